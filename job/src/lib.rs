@@ -1,0 +1,21 @@
+//! The job model shared by every part of minipbs: job ids, states and their legal transitions,
+//! the resource grammar (`nodes=`, `select=`, sizes, durations), `#PBS` directive extraction and
+//! the attribute lists that `qstat` displays.
+//!
+//! Architecture invariant: this crate is pure. It has no tokio, no sockets, no files, no diesel,
+//! no clap and no processes; everything here is a function of its arguments.
+
+pub mod attrs;
+pub mod directives;
+pub mod duration;
+pub mod id;
+pub mod resources;
+pub mod size;
+pub mod spec;
+pub mod state;
+
+pub use attrs::Attr;
+pub use id::JobId;
+pub use resources::{Chunk, Placement, ResourceError, ResourceRequest};
+pub use spec::JobSpec;
+pub use state::{JobEvent, JobState};

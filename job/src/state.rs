@@ -1,0 +1,148 @@
+//! Job states (the letters `qstat` prints) and the only legal transitions between them.
+//!
+//! Invariant: the server changes a job's state only through [`JobState::apply`]; an illegal
+//! transition is an error the caller must handle, never silently ignored.
+
+use serde::{Deserialize, Serialize};
+
+/// The state of a job, as OpenPBS names it (pbs-reference section 7.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum JobState {
+    /// `Q`: queued and eligible to run.
+    Queued,
+    /// `H`: held (user, operator or system hold).
+    Held,
+    /// `W`: waiting for its execution time.
+    Waiting,
+    /// `R`: running on its nodes.
+    Running,
+    /// `E`: ended or being killed; output delivery and clean-up in progress.
+    Exiting,
+    /// `F`: finished, kept in history.
+    Finished,
+}
+
+/// What happens to a job. Each event names who triggers it in ARCHITECTURE.md's diagram.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobEvent {
+    /// A hold was set (qhold, `qsub -h`).
+    Hold,
+    /// The last hold was released (qrls).
+    Release,
+    /// The scheduler placed the job and the server sent it to its mother superior.
+    Run,
+    /// The job was asked to end (qdel of a running job, walltime) or its script exited.
+    Exit,
+    /// The mom reported the end and output was delivered.
+    Finish,
+    /// qdel of a job that is not running.
+    Delete,
+    /// The job goes back to the queue (its mom was lost, or qrerun).
+    Requeue,
+}
+
+/// An event that is not allowed in the job's current state.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("event {event:?} is not allowed for a job in state {}", state.letter())]
+pub struct IllegalTransition {
+    pub state: JobState,
+    pub event: JobEvent,
+}
+
+impl JobState {
+    /// The one-letter code shown by `qstat`.
+    pub fn letter(self) -> char {
+        match self {
+            JobState::Queued => 'Q',
+            JobState::Held => 'H',
+            JobState::Waiting => 'W',
+            JobState::Running => 'R',
+            JobState::Exiting => 'E',
+            JobState::Finished => 'F',
+        }
+    }
+
+    /// Parses a state letter (used by the store when it loads rows).
+    pub fn from_letter(letter: char) -> Option<JobState> {
+        Some(match letter {
+            'Q' => JobState::Queued,
+            'H' => JobState::Held,
+            'W' => JobState::Waiting,
+            'R' => JobState::Running,
+            'E' => JobState::Exiting,
+            'F' => JobState::Finished,
+            _ => return None,
+        })
+    }
+
+    /// Whether the job is over (kept only as history).
+    pub fn is_finished(self) -> bool {
+        self == JobState::Finished
+    }
+
+    /// Whether the job holds resources on nodes.
+    pub fn is_active(self) -> bool {
+        matches!(self, JobState::Running | JobState::Exiting)
+    }
+
+    /// The state after `event`, or an error if the event is illegal here.
+    pub fn apply(self, event: JobEvent) -> Result<JobState, IllegalTransition> {
+        use JobEvent as Ev;
+        use JobState as St;
+        let next = match (self, event) {
+            (St::Queued | St::Waiting, Ev::Hold) => St::Held,
+            (St::Held, Ev::Hold) => St::Held,
+            // Holding a running job records the hold; it applies if the job is requeued.
+            (St::Running, Ev::Hold) => St::Running,
+            (St::Held, Ev::Release) => St::Queued,
+            (St::Queued | St::Waiting | St::Running, Ev::Release) => self,
+            (St::Queued, Ev::Run) => St::Running,
+            (St::Running, Ev::Exit) => St::Exiting,
+            (St::Exiting, Ev::Exit) => St::Exiting,
+            (St::Running | St::Exiting, Ev::Finish) => St::Finished,
+            (St::Queued | St::Held | St::Waiting, Ev::Delete) => St::Finished,
+            (St::Running | St::Exiting, Ev::Requeue) => St::Queued,
+            _ => return Err(IllegalTransition { state: self, event }),
+        };
+        Ok(next)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use JobEvent as Ev;
+    use JobState as St;
+
+    const ALL_STATES: [St; 6] = [St::Queued, St::Held, St::Waiting, St::Running, St::Exiting, St::Finished];
+    const ALL_EVENTS: [Ev; 7] = [Ev::Hold, Ev::Release, Ev::Run, Ev::Exit, Ev::Finish, Ev::Delete, Ev::Requeue];
+
+    #[test]
+    fn transition_table() {
+        let mut table = String::new();
+        for state in ALL_STATES {
+            for event in ALL_EVENTS {
+                let result = match state.apply(event) {
+                    Ok(next) => next.letter().to_string(),
+                    Err(_) => "-".to_string(),
+                };
+                table.push_str(&format!("{} {:?} -> {}\n", state.letter(), event, result));
+            }
+        }
+        insta::assert_snapshot!(table);
+    }
+
+    #[test]
+    fn finished_is_terminal() {
+        for event in ALL_EVENTS {
+            assert!(St::Finished.apply(event).is_err(), "{event:?} left F");
+        }
+    }
+
+    #[test]
+    fn letters_round_trip() {
+        for state in ALL_STATES {
+            assert_eq!(St::from_letter(state.letter()), Some(state));
+        }
+    }
+}

@@ -1,0 +1,46 @@
+//! Requests from the commands to the server and the server's replies. One request per command
+//! family; the server handler file has the request's snake-case name (`DeleteJob` ->
+//! `server/src/handlers/delete_job.rs`, sent by `client/src/qdel.rs`).
+
+use crate::error::RequestError;
+use crate::status::{JobStatus, NodeStatus};
+use job::JobSpec;
+use serde::{Deserialize, Serialize};
+
+/// A command's request. The requester's identity comes from the transport, never from here.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ClientRequest {
+    /// qsub. Replied to with `JobSubmitted` only after the job is committed to the store.
+    SubmitJob(Box<JobSpec>),
+    /// qstat. `selectors` are job ids (`12`, `12.head`) or queue names; empty = all jobs.
+    StatusJob {
+        selectors: Vec<String>,
+        /// Include finished jobs (`-x`).
+        history: bool,
+        /// Only these owners' jobs (`-u`); empty = everyone's.
+        users: Vec<String>,
+    },
+    /// qdel.
+    DeleteJob { ids: Vec<String> },
+    /// qhold: `hold_types` is `u`, `o`, `s` or a combination.
+    HoldJob { ids: Vec<String>, hold_types: String },
+    /// qrls.
+    ReleaseJob { ids: Vec<String>, hold_types: String },
+    /// pbsnodes; empty `names` = all nodes.
+    StatusNode { names: Vec<String> },
+}
+
+/// The server's answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ServerReply {
+    /// The committed job's id (`12.head`).
+    JobSubmitted { id: String },
+    /// Status of the matched jobs, plus one error per selector that matched nothing.
+    Jobs { server: String, jobs: Vec<JobStatus>, errors: Vec<RequestError> },
+    /// Status of nodes, plus one error per unknown name.
+    Nodes { nodes: Vec<NodeStatus>, errors: Vec<RequestError> },
+    /// A request over several ids: done for all ids except those in `errors`.
+    Done { errors: Vec<RequestError> },
+    /// The whole request was refused.
+    Error(RequestError),
+}

@@ -1,0 +1,117 @@
+//! Error codes on the wire, numbered as OpenPBS's `PBSE_*` (pbs-reference section 12), with
+//! the texts the commands print. Commands exit with `code % 256`.
+
+use serde::{Deserialize, Serialize};
+
+/// A typed reason the server refused a request. Stable numbers; new codes may be added.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ErrorCode {
+    UnknownJobId,
+    NoAttribute,
+    InvalidRequest,
+    PermissionDenied,
+    System,
+    BadAttributeValue,
+    ModifyWhileRunning,
+    BadState,
+    UnknownQueue,
+    QueueNotEnabled,
+    BadUser,
+    UnknownResource,
+    ExceedsLimits,
+    BadNodeSpec,
+    JobFinished,
+    ProtocolMismatch,
+    UnknownNode,
+}
+
+impl ErrorCode {
+    /// The OpenPBS error number.
+    pub fn number(self) -> u32 {
+        match self {
+            ErrorCode::UnknownJobId => 15001,
+            ErrorCode::NoAttribute => 15002,
+            ErrorCode::InvalidRequest => 15004,
+            ErrorCode::PermissionDenied => 15007,
+            ErrorCode::System => 15010,
+            ErrorCode::BadAttributeValue => 15014,
+            ErrorCode::ModifyWhileRunning => 15015,
+            ErrorCode::BadState => 15016,
+            ErrorCode::UnknownQueue => 15018,
+            ErrorCode::QueueNotEnabled => 15021,
+            ErrorCode::BadUser => 15023,
+            ErrorCode::UnknownResource => 15035,
+            ErrorCode::ExceedsLimits => 15036,
+            ErrorCode::BadNodeSpec => 15089,
+            ErrorCode::JobFinished => 15139,
+            // PBSE_PROTOCOL in OpenPBS.
+            ErrorCode::ProtocolMismatch => 15031,
+            // PBSE_UNKNODE.
+            ErrorCode::UnknownNode => 15062,
+        }
+    }
+
+    /// The exit code a command uses for this error: the number modulo 256.
+    pub fn exit_code(self) -> u8 {
+        (self.number() % 256) as u8
+    }
+
+    /// OpenPBS's text for the error (`pbse_to_txt`), without the trailing blank some have.
+    pub fn text(self) -> &'static str {
+        match self {
+            ErrorCode::UnknownJobId => "Unknown Job Id",
+            ErrorCode::NoAttribute => "Undefined attribute",
+            ErrorCode::InvalidRequest => "Invalid request",
+            ErrorCode::PermissionDenied => "Unauthorized Request",
+            ErrorCode::System => "System error:",
+            ErrorCode::BadAttributeValue => "Illegal attribute or resource value",
+            ErrorCode::ModifyWhileRunning => "Cannot modify attribute while job running",
+            ErrorCode::BadState => "Request invalid for state of job",
+            ErrorCode::UnknownQueue => "Unknown queue",
+            ErrorCode::QueueNotEnabled => "Queue is not enabled",
+            ErrorCode::BadUser => "Bad UID for job execution",
+            ErrorCode::UnknownResource => "Unknown resource",
+            ErrorCode::ExceedsLimits => "Job violates queue and/or server resource limits",
+            ErrorCode::BadNodeSpec => "node(s) specification error",
+            ErrorCode::JobFinished => "Job has finished",
+            ErrorCode::ProtocolMismatch => "Protocol error",
+            ErrorCode::UnknownNode => "Unknown node",
+        }
+    }
+}
+
+/// An error reply: the code and a message naming what was wrong.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{message}")]
+pub struct RequestError {
+    pub code: ErrorCode,
+    /// Full text for the user, e.g. `Unknown Job Id 12.head`.
+    pub message: String,
+}
+
+impl RequestError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> RequestError {
+        RequestError { code, message: message.into() }
+    }
+
+    /// The standard text for `code`, followed by `detail` (usually a job id).
+    pub fn with_detail(code: ErrorCode, detail: impl std::fmt::Display) -> RequestError {
+        RequestError { code, message: format!("{} {}", code.text(), detail) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_match_reference() {
+        assert_eq!(ErrorCode::UnknownJobId.exit_code(), 153);
+        assert_eq!(ErrorCode::PermissionDenied.exit_code(), 159);
+        assert_eq!(ErrorCode::ExceedsLimits.exit_code(), 188);
+        assert_eq!(ErrorCode::UnknownQueue.exit_code(), 170);
+        assert_eq!(ErrorCode::JobFinished.exit_code(), 35);
+        assert_eq!(ErrorCode::BadNodeSpec.exit_code(), 241);
+    }
+}

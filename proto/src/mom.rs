@@ -1,0 +1,117 @@
+//! Messages between `pbs_server` and `pbs_mom`. The mom opens the connection, registers, and
+//! then both sides send on it: the server pushes work, the mom reports starts and ends.
+//! Invariant: a mom resends every `JobEnded` until the server acknowledges it with `ObitAck`,
+//! so an end is never lost across a server restart.
+
+use job::spec::Join;
+use serde::{Deserialize, Serialize};
+
+/// From a mom to the server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MomToServer {
+    /// First message after the handshake; again after every reconnect.
+    Register(Registration),
+    /// Sent every few seconds; the server marks a silent node down.
+    Heartbeat,
+    /// The mother superior started the job's top shell.
+    JobStarted { job_id: String, session_id: i32 },
+    /// The job's top shell ended (or could not start: negative status).
+    JobEnded(JobObit),
+}
+
+/// What a mom tells the server about itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Registration {
+    pub node: String,
+    /// Cpu slots.
+    pub np: u32,
+    pub mem_bytes: u64,
+    pub ngpus: u32,
+    pub properties: Vec<String>,
+    /// Changes every time the mom process starts, so the server can tell a restart from a
+    /// reconnect.
+    pub start_id: String,
+    /// Jobs this mom still runs or holds a share of (after a server restart or reconnect).
+    pub jobs: Vec<String>,
+}
+
+/// The end of a job as the mother superior saw it (pbs-reference section 7.2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobObit {
+    pub job_id: String,
+    pub exit_status: i32,
+    pub session_id: i32,
+    pub used: ResourcesUsed,
+}
+
+/// `resources_used.*`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ResourcesUsed {
+    pub cput_secs: u64,
+    pub mem_kb: u64,
+    pub vmem_kb: u64,
+    pub walltime_secs: u64,
+    pub ncpus: u32,
+}
+
+/// From the server to a mom.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ServerToMom {
+    /// Answer to `Register`. `stale_jobs` are jobs the mom reported that the server does not
+    /// consider running here: the mom kills them.
+    Registered { server_name: String, stale_jobs: Vec<String> },
+    /// Start the job here as mother superior.
+    RunJob(Box<JobLaunch>),
+    /// Hold a share of the job here as a sister node.
+    JoinJob(Box<JobLaunch>),
+    /// Kill the job's processes (qdel): SIGTERM, then SIGKILL after `kill_delay`.
+    KillJob { job_id: String },
+    /// The job is over: a sister drops its share and cleans up.
+    EndJob { job_id: String },
+    /// The server has committed this job's end; the mom may forget it.
+    ObitAck { job_id: String },
+}
+
+/// One node's part of a job's allocation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostAlloc {
+    pub node: String,
+    pub ncpus: u32,
+    /// Lines this node gets in `PBS_NODEFILE`.
+    pub mpiprocs: u32,
+    /// GPU indices on this node.
+    pub gpus: Vec<u32>,
+    pub mem_bytes: Option<u64>,
+}
+
+/// Everything a mom needs to run (or join) a job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobLaunch {
+    pub job_id: String,
+    pub name: String,
+    pub queue: String,
+    /// Execution user and group names, looked up on the execution host.
+    pub user: String,
+    pub group: Option<String>,
+    pub script: String,
+    /// `Variable_List` (PBS_O_*, -v/-V). The mom sets its own variables after these.
+    pub variables: Vec<(String, String)>,
+    /// Allocation, mother superior first.
+    pub hosts: Vec<HostAlloc>,
+    pub walltime: Option<u64>,
+    /// Seconds between SIGTERM and SIGKILL.
+    pub kill_delay: u64,
+    /// Destination of stdout as an absolute path on this host.
+    pub output_path: String,
+    pub error_path: String,
+    pub join: Join,
+    pub shell: Option<String>,
+    /// `-d` start directory; default is the user's home.
+    pub init_dir: Option<String>,
+    /// `PBS_NUM_PPN`.
+    pub num_ppn: u32,
+    /// `NCPUS` / `OMP_NUM_THREADS`: cpus of the first chunk.
+    pub first_ncpus: u32,
+    /// Per-job random cookie (`PBS_JOBCOOKIE`).
+    pub cookie: String,
+}

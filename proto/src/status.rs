@@ -1,0 +1,32 @@
+//! Status records the server sends to qstat and pbsnodes: an id and an attribute list in
+//! PBS's order. Formatting is the client's job.
+
+use job::Attr;
+use serde::{Deserialize, Serialize};
+
+/// One job as qstat sees it. `id` is the full id (`12.head`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobStatus {
+    pub id: String,
+    pub attrs: Vec<Attr>,
+}
+
+impl JobStatus {
+    /// The value of an attribute by full name (`job_state`, `Resource_List.walltime`).
+    pub fn get(&self, full_name: &str) -> Option<&str> {
+        job::attrs::find(&self.attrs, full_name)
+    }
+}
+
+/// One node as pbsnodes sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeStatus {
+    pub name: String,
+    pub attrs: Vec<Attr>,
+}
+
+impl NodeStatus {
+    pub fn get(&self, full_name: &str) -> Option<&str> {
+        job::attrs::find(&self.attrs, full_name)
+    }
+}
