@@ -14,6 +14,9 @@ pub mod size;
 pub mod spec;
 pub mod state;
 
+#[cfg(test)]
+mod no_panic;
+
 pub use attrs::Attr;
 pub use id::JobId;
 pub use resources::{Chunk, Placement, ResourceError, ResourceRequest};

@@ -2,7 +2,24 @@
 //! (`nodes=2:ppn=2:gpus=1+node3`), OpenPBS `select=`/`place=`, job-wide `ncpus`/`mem`/`ngpus`,
 //! sizes and durations (pbs-reference section 3).
 
+//!
+//! Layout: `list` splits the `-l` text into pairs, `merge` combines lists from directives and
+//! the command line, `nodes` and `select` parse the two chunk grammars, `request` turns pairs
+//! into a [`ResourceRequest`] and `display` renders its `Resource_List`.
+
 use serde::{Deserialize, Serialize};
+
+mod display;
+mod list;
+mod merge;
+mod nodes;
+mod request;
+mod select;
+#[cfg(test)]
+mod tests;
+
+pub use list::parse_list;
+pub use merge::{merge_directive_lists, merge_override};
 
 /// A `-l` list error: names the bad token and where it is in the input (0-based column).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
@@ -69,44 +86,110 @@ pub struct ResourceRequest {
     pub display: Vec<(String, String)>,
 }
 
-/// Splits `name=value[,name=value...]` into pairs (values may be quoted to protect commas;
-/// `nodes=2:ppn=2+1:ppn=4` keeps its `+`). Errors point at the bad token.
-pub fn parse_list(text: &str) -> Result<Vec<(String, String)>, ResourceError> {
-    let _ = text;
-    unimplemented!("filled in by the parser work")
-}
-
-/// Merges `-l` lists per resource name. `later` entries replace earlier ones of the same name
-/// (command line over directives); see [`merge_directive_lists`] for the directive rule.
-pub fn merge_override(base: &mut Vec<(String, String)>, later: &[(String, String)]) {
-    for (name, value) in later {
-        match base.iter_mut().find(|(existing, _)| existing == name) {
-            Some(slot) => slot.1 = value.clone(),
-            None => base.push((name.clone(), value.clone())),
-        }
-    }
-}
-
 impl ResourceRequest {
     /// Builds the request from merged pairs. Rejects unknown resource names, bad values,
     /// `nodes` together with `select`, job-wide `ncpus`/`mem` with `select`.
+    ///
+    /// A name given twice keeps its last value (merge the lists first, see
+    /// [`merge_directive_lists`]). Errors carry `name=value` of the offending pair as `input`.
     pub fn from_list(pairs: &[(String, String)]) -> Result<ResourceRequest, ResourceError> {
-        let _ = pairs;
-        unimplemented!("filled in by the parser work")
+        request::build(pairs)
     }
 
-    /// Total cpus over all chunks.
+    /// Total cpus over all chunks (saturating).
     pub fn total_ncpus(&self) -> u32 {
-        self.chunks.iter().map(|chunk| chunk.count * chunk.ncpus).sum()
+        self.chunks.iter().fold(0u32, |sum, chunk| sum.saturating_add(chunk.count.saturating_mul(chunk.ncpus)))
     }
 
-    /// Total GPUs over all chunks.
+    /// Total GPUs over all chunks (saturating).
     pub fn total_ngpus(&self) -> u32 {
-        self.chunks.iter().map(|chunk| chunk.count * chunk.ngpus).sum()
+        self.chunks.iter().fold(0u32, |sum, chunk| sum.saturating_add(chunk.count.saturating_mul(chunk.ngpus)))
     }
 
-    /// Number of chunks (= nodes for scatter placement).
+    /// Number of chunks (= nodes for scatter placement, saturating).
     pub fn nodect(&self) -> u32 {
-        self.chunks.iter().map(|chunk| chunk.count).sum()
+        self.chunks.iter().fold(0u32, |sum, chunk| sum.saturating_add(chunk.count))
     }
+
+    /// The displayed value of one `Resource_List` entry (`"walltime"` -> `"01:00:00"`).
+    pub fn display_value(&self, name: &str) -> Option<&str> {
+        self.display.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str())
+    }
+}
+
+impl ResourceError {
+    /// An error about `token`, found at byte offset `byte` of `input`.
+    pub(crate) fn at(message: impl Into<String>, input: &str, byte: usize, token: &str) -> ResourceError {
+        ResourceError {
+            message: message.into(),
+            input: input.to_string(),
+            column: char_column(input, byte),
+            token: token.to_string(),
+            unknown_resource: false,
+        }
+    }
+
+    /// The input with a caret under the bad token, as OpenPBS's qsub shows `-l` errors:
+    ///
+    /// ```text
+    /// walltime=1:00:00,,mem=1gb
+    ///                  ^
+    /// ```
+    pub fn caret_display(&self) -> String {
+        format!("{}\n{}^", self.input, " ".repeat(self.column))
+    }
+}
+
+/// The 0-based character column of byte offset `byte` in `text` (clamped, never panics).
+fn char_column(text: &str, byte: usize) -> usize {
+    let mut byte = byte.min(text.len());
+    while !text.is_char_boundary(byte) {
+        byte -= 1;
+    }
+    text[..byte].chars().count()
+}
+
+/// Where a value sits inside the text an error reports: `input` is the whole text and the
+/// value starts at byte `base`. Lets the chunk parsers report columns in `name=value`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Span<'a> {
+    pub input: &'a str,
+    pub base: usize,
+}
+
+impl Span<'_> {
+    /// An error about `token` found at byte `offset` of the value.
+    pub fn error(&self, message: impl Into<String>, offset: usize, token: &str) -> ResourceError {
+        ResourceError::at(message, self.input, self.base + offset, token)
+    }
+
+    /// [`Span::error`] with OpenPBS's value-error wording naming resource `name`.
+    pub fn bad_value(&self, name: &str, detail: impl std::fmt::Display, offset: usize, token: &str) -> ResourceError {
+        self.error(format!("Illegal attribute or resource value Resource_List.{name}: {detail}"), offset, token)
+    }
+}
+
+/// Splits `text` at every `separator`, yielding each piece with its byte offset.
+pub(crate) fn pieces(text: &str, separator: char) -> impl Iterator<Item = (usize, &str)> {
+    let mut offset = 0;
+    text.split(separator).map(move |piece| {
+        let start = offset;
+        offset += piece.len() + separator.len_utf8();
+        (start, piece)
+    })
+}
+
+/// A non-empty run of ASCII digits that fits a `u32` (no sign, no blanks).
+pub(crate) fn parse_u32(text: &str) -> Option<u32> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
+}
+
+/// Whether `name` is a plausible resource or property name: letters, digits, `_ - .`, not
+/// starting with a digit or punctuation.
+pub(crate) fn is_name(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }

@@ -1,1 +1,116 @@
-//! placeholder
+//! `pbs_mom`, the execution daemon of one compute node, as a library: [`run`] connects to the
+//! server, registers the node, and runs the jobs the server sends as their users.
+//!
+//! Layout:
+//! * `config.rs`: [`MomConfig`] and the `pbs_mom` flags ([`MomArgs`]).
+//! * `link.rs`: the server connection (handshake, register, heartbeat, reconnect, obit resend).
+//! * `jobs.rs`: the job table and the decision taken on each server message (pure).
+//! * `daemon.rs`: the main loop carrying those decisions out.
+//! * `exec/`: running one job (files, identity, environment, session, kill, reap, delivery).
+//!
+//! Must not know: the database, other nodes' state, scheduling policy, queue rules. The
+//! tracing subscriber is installed by the binary, never here.
+
+pub mod config;
+pub mod daemon;
+pub mod exec;
+pub mod jobs;
+pub mod link;
+
+pub use config::{MomArgs, MomConfig};
+
+use anyhow::Context;
+use std::fs;
+use std::future::Future;
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tracing::Instrument;
+
+/// Runs the mom until `shutdown` completes. Running jobs are left running unless
+/// `config.kill_jobs_on_shutdown` is set, in which case they are killed (and their ends
+/// awaited) first. Fails only when the spool directories cannot be prepared; an absent server
+/// is retried for ever.
+pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
+    prepare_directories(&config)?;
+    let mom_uid = nix::unistd::geteuid().as_raw();
+    if mom_uid != 0 {
+        tracing::warn!(uid = mom_uid, "not running as root: only jobs of this user can run here");
+    }
+    let context = Arc::new(exec::ExecContext {
+        node: config.node.clone(),
+        spool_dir: config.spool_dir.clone(),
+        tmpdir_base: config.tmpdir_base.clone(),
+        default_kill_delay: config.kill_delay,
+        mom_uid,
+    });
+    let table = Arc::new(Mutex::new(jobs::JobTable::new()));
+    let (inbound_sender, inbound) = mpsc::unbounded_channel();
+    let (outbound, outbound_receiver) = mpsc::unbounded_channel();
+    let channels = link::LinkChannels { inbound: inbound_sender, outbound: outbound_receiver };
+    let link_span = tracing::info_span!("link", node = %config.node);
+    let link_task = tokio::spawn(link::run(link_settings(&config), table.clone(), channels).instrument(link_span));
+    tracing::info!(node = %config.node, socket = %config.socket.display(), "pbs_mom started");
+    let patience = config.kill_delay.max(Duration::from_secs(10)) + Duration::from_secs(20);
+    let daemon = daemon::Daemon::new(context, table, outbound);
+    let span = tracing::info_span!("mom", node = %config.node);
+    daemon.run(inbound, shutdown, config.kill_jobs_on_shutdown, patience).instrument(span).await;
+    link_task.abort();
+    tracing::info!(node = %config.node, "pbs_mom stopped");
+    Ok(())
+}
+
+fn link_settings(config: &MomConfig) -> link::LinkSettings {
+    link::LinkSettings {
+        socket: config.socket.clone(),
+        registration: proto::mom::Registration {
+            node: config.node.clone(),
+            np: config.np,
+            mem_bytes: config.mem_bytes,
+            ngpus: config.ngpus,
+            properties: config.properties.clone(),
+            start_id: random_hex(8),
+            jobs: Vec::new(),
+        },
+        heartbeat_interval: config.heartbeat_interval,
+        reconnect_min: config.reconnect_min,
+        reconnect_max: config.reconnect_max,
+    }
+}
+
+/// Creates the spool directory, its `aux/` (0755: jobs read their node files there) and the
+/// TMPDIR base.
+fn prepare_directories(config: &MomConfig) -> anyhow::Result<()> {
+    let aux = config.spool_dir.join("aux");
+    for dir in [&config.spool_dir, &aux, &config.tmpdir_base] {
+        fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    fs::set_permissions(&aux, fs::Permissions::from_mode(0o755))
+        .with_context(|| format!("cannot set the mode of {}", aux.display()))?;
+    Ok(())
+}
+
+/// `bytes` random bytes as hex (from the kernel; time and pid when that fails).
+fn random_hex(bytes: usize) -> String {
+    let mut buffer = vec![0u8; bytes];
+    let read = fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut buffer));
+    if read.is_err() {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
+        let seed = nanos ^ (u128::from(std::process::id()) << 64);
+        buffer.iter_mut().enumerate().for_each(|(i, b)| *b = (seed >> ((i % 16) * 8)) as u8);
+    }
+    buffer.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn random_hex_is_hex_and_varies() {
+        let (a, b) = (super::random_hex(8), super::random_hex(8));
+        assert_eq!(a.len(), 16);
+        assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a, b);
+    }
+}

@@ -1,1 +1,37 @@
-fn main() {}
+//! `pbs_mom`: flags -> [`mom::MomConfig`] -> tracing -> [`mom::run`] until SIGINT or SIGTERM.
+//! No logic here.
+
+use clap::Parser;
+use tracing_subscriber::EnvFilter;
+
+fn main() -> anyhow::Result<()> {
+    let args = mom::MomArgs::parse();
+    let level = match args.verbose {
+        0 => "info",
+        1 => "debug",
+        _ => "trace",
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    let config = args.into_config();
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(mom::run(config, shutdown_signal()))
+}
+
+/// Completes on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        Err(err) => {
+            tracing::warn!("cannot watch SIGTERM: {err}");
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+    tracing::info!("shutting down");
+}

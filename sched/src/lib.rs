@@ -1,1 +1,36 @@
-//! placeholder
+//! The scheduling policy of minipbs as a pure function: a `ClusterView` (nodes with their free
+//! slots, GPUs and memory, plus the queued jobs) goes in, `Decision`s (which job starts where)
+//! come out. `can_ever_run` answers at submit whether a request could ever be placed.
+//!
+//! Architecture invariant: this crate is pure and deterministic. No tokio, no I/O, no clock
+//! (time, when backfill needs it, will be an argument), no `proto`; it depends only on `job`.
+//! The server builds the view, calls `schedule`, and carries the decisions out.
+//!
+//! Layout (the order a reader should follow):
+//! - `view`: input and output types.
+//! - `pass`: `schedule`, the policy (priority order, greedy, skip failed request classes).
+//! - `class`: grouping identical requests and planning each group once per pass.
+//! - `place`: first-fit placement of one plan, all or nothing.
+//! - `work`: the working copy of free resources and the per-job transaction.
+//! - `nodeset`, `captree`: nodes matching a host/property set, with a max segment tree so
+//!   "first node where this fits" costs about O(log nodes).
+//! - `feasible`: `can_ever_run`.
+//!
+//! Performance (design.md sections 5 and 11): a pass over 100,000 jobs and 5,000 nodes should
+//! take well under 100 ms; `examples/sched_pass.rs` measures it.
+
+mod captree;
+mod class;
+mod feasible;
+mod nodeset;
+mod pass;
+mod place;
+mod view;
+mod work;
+
+pub use feasible::can_ever_run;
+pub use pass::schedule;
+pub use view::{Assignment, ClusterView, Decision, NodeView, PendingJob};
+
+#[cfg(test)]
+mod tests;

@@ -1,1 +1,73 @@
-//! placeholder
+//! `pbs_server` as a library: [`run`] opens the store, recovers the state, listens on the
+//! Unix socket and runs the scheduler loop until `shutdown` resolves. `main.rs` only parses
+//! flags and calls it, so tests run servers in-process.
+//!
+//! Layout: `handlers/` (one file per request, pure), `state/` (jobs and nodes in memory),
+//! `status.rs` (attribute lists), `sched_loop.rs` (state <-> crate `sched`), `store/` (diesel,
+//! the only database code), `shared.rs` + `listener.rs` + `client_conn.rs` + `mom_conn.rs`
+//! (async glue).
+
+pub mod client_conn;
+pub mod config;
+pub mod handlers;
+pub mod listener;
+pub mod mom_conn;
+pub mod outbox;
+pub mod sched_loop;
+pub mod shared;
+pub mod state;
+pub mod status;
+pub mod store;
+
+use anyhow::Context;
+use config::ServerConfig;
+use shared::Shared;
+use state::ServerState;
+use std::future::Future;
+use std::os::unix::fs::PermissionsExt;
+use std::sync::Arc;
+
+/// Runs a server until `shutdown` resolves.
+pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
+    std::fs::create_dir_all(&config.state_dir)
+        .with_context(|| format!("cannot create state directory {}", config.state_dir.display()))?;
+    let mut store = store::Store::open(&config.db_path)
+        .with_context(|| format!("cannot open the job store {}", config.db_path.display()))?;
+    let loaded = store.load(&config.server_name).context("cannot load jobs from the store")?;
+    let mut state = ServerState::new(&config.server_name, &config.default_queue, config.kill_delay, nix::unistd::getuid().as_raw());
+    state.next_seq = loaded.next_seq;
+    state.jobs = loaded.jobs.into_iter().map(|job| (job.id.seq, job)).collect();
+    tracing::info!(server = %config.server_name, jobs = state.jobs.len(), next_seq = state.next_seq, "state loaded");
+
+    let _ = std::fs::remove_file(&config.socket_path);
+    let listener = tokio::net::UnixListener::bind(&config.socket_path)
+        .with_context(|| format!("cannot listen on {}", config.socket_path.display()))?;
+    // Anyone may connect: identity comes from SO_PEERCRED, and handlers authorise.
+    std::fs::set_permissions(&config.socket_path, std::fs::Permissions::from_mode(0o666))?;
+
+    let shared = Arc::new(Shared::new(config, state, store::StoreHandle::spawn(store)));
+    let accept = tokio::spawn(listener::accept_loop(shared.clone(), listener));
+    let scheduler = tokio::spawn(scheduler_loop(shared.clone()));
+    tracing::info!(socket = %shared.config.socket_path.display(), "server ready");
+    shutdown.await;
+    accept.abort();
+    scheduler.abort();
+    let _ = std::fs::remove_file(&shared.config.socket_path);
+    tracing::info!("server stopped");
+    Ok(())
+}
+
+/// Wakes on events (coalesced over `sched_delay`) and on a slow timer, and runs a pass.
+async fn scheduler_loop(shared: Arc<Shared>) {
+    loop {
+        tokio::select! {
+            _ = shared.sched_wakeup.notified() => {}
+            _ = tokio::time::sleep(shared.config.sched_interval) => {}
+        }
+        tokio::time::sleep(shared.config.sched_delay).await;
+        let result = shared.apply(|state, out| sched_loop::schedule_pass(state, out, shared::now())).await;
+        if let Err(error) = result {
+            tracing::error!(%error, "store commit failed after scheduling");
+        }
+    }
+}

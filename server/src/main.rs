@@ -1,1 +1,56 @@
-fn main() {}
+//! `pbs_server`: flags -> `ServerConfig` -> logging -> `server::run`. No logic here.
+
+use clap::Parser;
+use server::config::{short_hostname, Flavor, ServerConfig};
+use std::path::PathBuf;
+use tracing_subscriber::EnvFilter;
+
+/// The minipbs head server.
+#[derive(Parser, Debug)]
+#[command(name = "pbs_server", version)]
+struct Args {
+    /// Directory for the socket, the database and logs.
+    #[arg(long)]
+    state_dir: PathBuf,
+    /// Server name used in job ids (default: the short host name).
+    #[arg(long)]
+    name: Option<String>,
+    /// Seconds between SIGTERM and SIGKILL when killing a job.
+    #[arg(long, default_value_t = 10)]
+    kill_delay: u64,
+    /// Mark a mom down after this many seconds without a heartbeat.
+    #[arg(long, default_value_t = 30)]
+    node_timeout: u64,
+    /// Output flavor for conflicting displays: openpbs or torque.
+    #[arg(long, default_value = "openpbs")]
+    flavor: String,
+    /// More logging (-v info, -vv debug).
+    #[arg(short, action = clap::ArgAction::Count)]
+    verbose: u8,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let level = ["warn", "info", "debug"][args.verbose.min(2) as usize];
+    tracing_subscriber::fmt()
+        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level)))
+        .with_writer(std::io::stderr)
+        .init();
+    let mut config = ServerConfig::new(args.state_dir, args.name.unwrap_or_else(short_hostname));
+    config.kill_delay = args.kill_delay;
+    config.node_timeout = std::time::Duration::from_secs(args.node_timeout);
+    config.flavor = match args.flavor.as_str() {
+        "torque" => Flavor::Torque,
+        "openpbs" => Flavor::OpenPbs,
+        other => anyhow::bail!("unknown flavor {other:?}: use openpbs or torque"),
+    };
+    let shutdown = async {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    };
+    server::run(config, shutdown).await
+}

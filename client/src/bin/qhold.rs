@@ -1,0 +1,5 @@
+//! The `qhold` command; everything is in `client::qhold`.
+
+fn main() -> std::process::ExitCode {
+    client::qhold::main(true)
+}

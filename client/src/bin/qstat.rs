@@ -1,0 +1,5 @@
+//! The `qstat` command; everything is in `client::qstat`.
+
+fn main() -> std::process::ExitCode {
+    client::qstat::main()
+}

@@ -1,0 +1,5 @@
+//! The `qsub` command; everything is in `client::qsub`.
+
+fn main() -> std::process::ExitCode {
+    client::qsub::main()
+}

@@ -1,0 +1,100 @@
+//! qsub's options and how directives merge with the command line (pbs-reference 1.4): the
+//! same clap definition parses the command line and every `#PBS` line; command-line options
+//! win; among directives the last occurrence wins, except `-l`, merged per resource with the
+//! first directive winning (OpenPBS) and a warning naming the ignored line.
+
+use clap::Parser;
+
+/// qsub's options. Used for the command line and for each directive line.
+#[derive(Parser, Debug, Default, Clone)]
+#[command(name = "qsub", disable_help_flag = true, disable_version_flag = true)]
+#[command(override_usage = "qsub [-N name] [-q queue] [-l resources] [-o path] [-e path] [-j oe|eo|n] [-v vars] [-V] \
+[-p prio] [-h] [-r y|n] [-S shell] [-d dir] [-C prefix] [-z] [script | -- command args]")]
+pub struct QsubOpts {
+    #[arg(short = 'N')]
+    pub name: Option<String>,
+    #[arg(short = 'q')]
+    pub queue: Option<String>,
+    #[arg(short = 'l')]
+    pub resources: Vec<String>,
+    #[arg(short = 'o')]
+    pub output: Option<String>,
+    #[arg(short = 'e')]
+    pub error: Option<String>,
+    #[arg(short = 'j', value_parser = ["oe", "eo", "n"])]
+    pub join: Option<String>,
+    #[arg(short = 'k')]
+    pub keep: Option<String>,
+    #[arg(short = 'm')]
+    pub mail_points: Option<String>,
+    #[arg(short = 'M')]
+    pub mail_users: Option<String>,
+    #[arg(short = 'v')]
+    pub variables: Vec<String>,
+    #[arg(short = 'V')]
+    pub export_all: bool,
+    #[arg(short = 'p', allow_negative_numbers = true)]
+    pub priority: Option<i32>,
+    #[arg(short = 'h')]
+    pub hold: bool,
+    #[arg(short = 'r', value_parser = ["y", "n"])]
+    pub rerunnable: Option<String>,
+    #[arg(short = 'S')]
+    pub shell: Option<String>,
+    #[arg(short = 'd')]
+    pub init_dir: Option<String>,
+    #[arg(short = 'C')]
+    pub prefix: Option<String>,
+    #[arg(short = 'A')]
+    pub account: Option<String>,
+    #[arg(short = 'W')]
+    pub extra: Vec<String>,
+    #[arg(short = 'z')]
+    pub quiet: bool,
+    #[arg(short = 'I')]
+    pub interactive: bool,
+    #[arg(short = 'J')]
+    pub array_pbs: Option<String>,
+    #[arg(short = 't')]
+    pub array_torque: Option<String>,
+    #[arg(long = "help", action = clap::ArgAction::Help)]
+    pub help: Option<bool>,
+    /// The script, then (only in directives) leftover words.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub operands: Vec<String>,
+}
+
+/// Later scalar options replace earlier ones; flags accumulate; lists append.
+pub fn overlay(base: &mut QsubOpts, over: QsubOpts) {
+    macro_rules! take {
+        ($($field:ident),*) => { $( if over.$field.is_some() { base.$field = over.$field; } )* };
+    }
+    take!(name, queue, output, error, join, keep, mail_points, mail_users, priority, rerunnable, shell, init_dir, prefix, account, array_pbs, array_torque);
+    base.export_all |= over.export_all;
+    base.hold |= over.hold;
+    base.quiet |= over.quiet;
+    base.interactive |= over.interactive;
+    base.variables.extend(over.variables);
+    base.extra.extend(over.extra);
+}
+
+/// A parsed directive line.
+pub struct DirectiveOpts {
+    pub line: usize,
+    pub opts: QsubOpts,
+}
+
+/// Parses one directive's words with qsub's own definition. Leftover words are reported as a
+/// warning (TORQUE ignores them; OpenPBS refuses; we are lenient, pbs-reference section 0).
+pub fn parse_directive(directive: &job::directives::Directive) -> Result<(DirectiveOpts, Option<String>), String> {
+    let args = std::iter::once("qsub".to_string()).chain(directive.words.iter().cloned());
+    let mut opts = QsubOpts::try_parse_from(args).map_err(|error| {
+        let first = error.to_string().lines().next().unwrap_or_default().trim_start_matches("error: ").to_string();
+        format!("directive error at line {}: {}: {first}", directive.line, directive.text.trim())
+    })?;
+    let warning = (!opts.operands.is_empty()).then(|| {
+        format!("directive at line {}: ignoring trailing words: {}", directive.line, opts.operands.join(" "))
+    });
+    opts.operands.clear();
+    Ok((DirectiveOpts { line: directive.line, opts }, warning))
+}

@@ -1,0 +1,27 @@
+//! The exit codes of every command, in one table (documented in the README):
+//!
+//! | code | meaning |
+//! |---|---|
+//! | 0 | success |
+//! | 1 | generic failure: bad script, directive error, unexpected reply |
+//! | 2 | usage error (bad option or option value, conflicting options) |
+//! | 3 | cannot reach the server (no pbs.conf, no socket, server not running) |
+//! | other | the server refused the request: its PBS error number modulo 256, e.g. 153 Unknown Job Id, 159 Unauthorized Request, 188 resource limits, 170 Unknown queue |
+
+use proto::ErrorCode;
+use std::process::ExitCode;
+
+pub const SUCCESS: u8 = 0;
+pub const FAILURE: u8 = 1;
+pub const USAGE: u8 = 2;
+pub const NO_SERVER: u8 = 3;
+
+/// The exit code for a server error.
+pub fn for_error(code: ErrorCode) -> u8 {
+    code.exit_code()
+}
+
+/// Converts a code from the table to a process exit code.
+pub fn exit(code: u8) -> ExitCode {
+    ExitCode::from(code)
+}

@@ -1,0 +1,146 @@
+//! The default `qstat` table (OpenPBS flavor, PBS reference section 6.1):
+//!
+//! ```text
+//! Job id            Name             User              Time Use S Queue
+//! ----------------  ---------------- ----------------  -------- - -----
+//! 123.head          myjob            alice             00:00:01 R workq
+//! ```
+//!
+//! Owns: that table. Must not: filter or sort jobs, talk to the server, or print.
+//!
+//! Invariant: every row splits into exactly six whitespace-separated fields, because Parsl and
+//! other clients parse it that way (section 6.1). A missing or empty value is shown as `--`
+//! (`-` in the one-letter state column) and white space inside a value as `_`.
+
+use proto::JobStatus;
+
+use super::columns::{before_at, short_job_id, truncate};
+
+/// The two header lines, exactly as OpenPBS prints them.
+pub const DEFAULT_HEADER: &str = "\
+Job id            Name             User              Time Use S Queue
+----------------  ---------------- ----------------  -------- - -----
+";
+
+/// The default `qstat` display of one server's jobs, in the order given. Empty when there is no
+/// job (the header is printed only above at least one row; there is no summary line). Rows
+/// follow `%-17s %-16s %-16s  %8s %1s %-16s` and keep the trailing blanks of the last column.
+pub fn qstat_default(jobs: &[JobStatus]) -> String {
+    if jobs.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(DEFAULT_HEADER);
+    for job in jobs {
+        out.push_str(&default_row(job));
+        out.push('\n');
+    }
+    out
+}
+
+/// One row of the default display, without the newline.
+fn default_row(job: &JobStatus) -> String {
+    let id = truncate(short_job_id(&job.id), 17);
+    let name = job.get("Job_Name").unwrap_or("");
+    // OpenPBS marks a name of 16 characters or more, even one that would fit: 15 + `*`.
+    let name = if name.chars().count() >= 16 {
+        name.chars().take(15).collect::<String>() + "*"
+    } else {
+        name.to_string()
+    };
+    let user = truncate(before_at(job.get("Job_Owner").unwrap_or("")), 16);
+    let time_use = truncate(job.get("resources_used.cput").unwrap_or("0"), 8);
+    // One column wide, so a missing state is `-` rather than `--`.
+    let state = match job.get("job_state").map(str::trim) {
+        Some(letter) if !letter.is_empty() => truncate(letter, 1),
+        _ => "-".to_string(),
+    };
+    let queue = truncate(before_at(job.get("queue").unwrap_or("")), 16);
+    format!(
+        "{:<17} {:<16} {:<16}  {:>8} {:>1} {:<16}",
+        field(&id),
+        field(&name),
+        field(&user),
+        field(&time_use),
+        field(&state),
+        field(&queue)
+    )
+}
+
+/// A value made safe for white-space splitting: never empty, never containing blanks.
+fn field(value: &str) -> String {
+    if value.trim().is_empty() {
+        return "--".to_string();
+    }
+    value
+        .chars()
+        .map(|c| if c.is_whitespace() { '_' } else { c })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::samples;
+
+    #[test]
+    fn no_jobs_prints_nothing() {
+        assert_eq!(qstat_default(&[]), "");
+    }
+
+    #[test]
+    fn reference_rows_byte_for_byte() {
+        let text = qstat_default(&samples::reference_jobs());
+        let expected = [
+            "Job id            Name             User              Time Use S Queue",
+            "----------------  ---------------- ----------------  -------- - -----",
+            "123.head          myjob            alice             00:00:01 R workq           ",
+            "124.head          STDIN            alice                    0 Q workq           ",
+            "125.head          a_very_long_job* alice                    0 H workq           ",
+        ];
+        assert_eq!(text, expected.join("\n") + "\n");
+    }
+
+    #[test]
+    fn header_is_printed_once() {
+        let text = qstat_default(&samples::all_jobs());
+        assert!(text.starts_with(DEFAULT_HEADER));
+        assert_eq!(text.matches("Job id").count(), 1);
+    }
+
+    #[test]
+    fn every_row_has_six_fields() {
+        let mut jobs = samples::all_jobs();
+        jobs.push(JobStatus {
+            id: "9.head".into(),
+            attrs: vec![job::Attr::new("Job_Name", "two words")],
+        });
+        let text = qstat_default(&jobs);
+        for row in text.lines().skip(2) {
+            assert_eq!(row.split_whitespace().count(), 6, "{row:?}");
+            assert_eq!(row.chars().count(), 80, "{row:?}");
+        }
+        assert_eq!(text.lines().count(), jobs.len() + 2);
+    }
+
+    #[test]
+    fn long_values_are_cut_with_a_star() {
+        let row = default_row(&samples::long_names_job());
+        let fields: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(
+            fields,
+            [
+                "1234567[].head-n*",
+                "exactly_sixteen*",
+                "averyveryverylo*",
+                "1234:56*",
+                "R",
+                "long_queue_name*"
+            ]
+        );
+    }
+
+    #[test]
+    fn snapshot_all_jobs() {
+        insta::assert_snapshot!(qstat_default(&samples::all_jobs()));
+    }
+}

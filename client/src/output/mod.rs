@@ -1,0 +1,40 @@
+//! What `qstat` and `pbsnodes` print: pure functions from status records
+//! ([`proto::JobStatus`], [`proto::NodeStatus`]) to the exact text of OpenPBS, as described in
+//! sections 6 and 8.4 of the PBS reference.
+//!
+//! Owns: every byte of those displays (columns, truncation marks, folding, JSON layout, time
+//! stamp text). Must not: talk to the server, read the clock or the environment, filter or
+//! sort jobs, or write to stdout; callers pass the records in display order and print the
+//! returned `String` as it is.
+//!
+//! Layout:
+//! - [`default`]: `qstat` (6.1);
+//! - [`alternate`]: `qstat -a`, `-n`, `-1`, `-s` (6.2, 6.3);
+//! - [`full`]: `qstat -f` (6.4);
+//! - [`json`]: `qstat -f -F json` (6.5), printed by [`cjson`] in cJSON's layout;
+//! - [`nodes`]: `pbsnodes -a` (8.4);
+//! - [`columns`], [`time`]: shared cell and time-stamp helpers.
+//!
+//! Time stamps: functions that show them come in two forms, `f(..)` using local time through
+//! [`ctime_text`] (what the commands call) and `f_with(.., time)` taking any [`TimeText`];
+//! tests use [`ctime_text_utc`] so snapshots do not depend on the machine's time zone.
+
+pub mod alternate;
+pub mod cjson;
+pub mod columns;
+pub mod default;
+pub mod full;
+pub mod json;
+pub mod nodes;
+pub mod time;
+
+#[cfg(test)]
+mod samples;
+
+pub use alternate::{qstat_alternate, AltOptions};
+pub use columns::{short_job_id, truncate};
+pub use default::qstat_default;
+pub use full::{qstat_full, qstat_full_with};
+pub use json::{qstat_json, qstat_json_with};
+pub use nodes::{pbsnodes_full, pbsnodes_full_with};
+pub use time::{ctime_text, ctime_text_utc, TimeText};

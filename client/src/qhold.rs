@@ -1,0 +1,78 @@
+//! `qhold` and `qrls`: set and release holds (`-h u|o|s`, default `u`). Send `HoldJob` /
+//! `ReleaseJob` (handled by `server/src/handlers/hold_job.rs`). Also the shared
+//! request-over-ids helper used by qdel.
+
+use crate::conn::Connection;
+use crate::exit;
+use clap::Parser;
+use proto::{ClientRequest, ServerReply};
+use std::process::ExitCode;
+
+/// qhold / qrls options.
+#[derive(Parser, Debug)]
+#[command(disable_help_flag = true, disable_version_flag = true)]
+struct Args {
+    /// Hold types: u (user), o (operator), s (system).
+    #[arg(short = 'h', default_value = "u")]
+    hold_types: String,
+    #[arg(long = "help", action = clap::ArgAction::Help)]
+    help: Option<bool>,
+    #[arg(required = true)]
+    ids: Vec<String>,
+}
+
+/// Entry point of `qhold` (`hold = true`) and `qrls`.
+pub fn main(hold: bool) -> ExitCode {
+    let command = if hold { "qhold" } else { "qrls" };
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        Err(error) if error.kind() == clap::error::ErrorKind::DisplayHelp => {
+            print!("{error}");
+            return exit::exit(exit::SUCCESS);
+        }
+        Err(_) => {
+            eprintln!("usage: {command} [-h hold_list] job_identifier ...");
+            return exit::exit(exit::USAGE);
+        }
+    };
+    let request = if hold {
+        ClientRequest::HoldJob { ids: args.ids, hold_types: args.hold_types }
+    } else {
+        ClientRequest::ReleaseJob { ids: args.ids, hold_types: args.hold_types }
+    };
+    exit::exit(send_for_ids(command, request))
+}
+
+/// Sends a request over several ids and reports per-id errors as `<command>: <message>`.
+/// Returns the exit code (the last error's, 0 if none).
+pub fn send_for_ids(command: &str, request: ClientRequest) -> u8 {
+    let mut conn = match Connection::open() {
+        Ok(conn) => conn,
+        Err(error) => {
+            eprintln!("{command}: {error}");
+            return error.exit_code();
+        }
+    };
+    match conn.request(&request) {
+        Ok(ServerReply::Done { errors }) => {
+            let mut code = exit::SUCCESS;
+            for error in errors {
+                eprintln!("{command}: {}", error.message);
+                code = exit::for_error(error.code);
+            }
+            code
+        }
+        Ok(ServerReply::Error(error)) => {
+            eprintln!("{command}: {}", error.message);
+            exit::for_error(error.code)
+        }
+        Ok(other) => {
+            eprintln!("{command}: unexpected reply from server: {other:?}");
+            exit::FAILURE
+        }
+        Err(error) => {
+            eprintln!("{command}: {error}");
+            error.exit_code()
+        }
+    }
+}

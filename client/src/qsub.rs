@@ -1,0 +1,265 @@
+//! `qsub`: read the script, extract `#PBS` directives, merge them with the command line
+//! (command line wins), build the `JobSpec`, submit it, print the id (and nothing else) on
+//! stdout. Sends `SubmitJob` (handled by `server/src/handlers/submit_job.rs`).
+
+use crate::conn::Connection;
+use crate::directives::{overlay, parse_directive, QsubOpts};
+use crate::exit;
+use clap::Parser;
+use job::resources::{merge_directive_lists, merge_override, parse_list, ResourceError};
+use job::spec::Join;
+use job::{JobSpec, ResourceRequest};
+use proto::{ClientRequest, ServerReply};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// A failure with the message for stderr (without the `qsub: ` prefix) and the exit code.
+pub struct Failure {
+    pub message: String,
+    pub code: u8,
+}
+
+fn fail(code: u8, message: impl Into<String>) -> Failure {
+    Failure { message: message.into(), code }
+}
+
+/// Entry point of the `qsub` binary.
+pub fn main() -> ExitCode {
+    let raw: Vec<String> = std::env::args().collect();
+    let (option_args, command) = match raw.iter().position(|arg| arg == "--") {
+        Some(split) => (raw[..split].to_vec(), Some(raw[split + 1..].to_vec())),
+        None => (raw.clone(), None),
+    };
+    let cli = match QsubOpts::try_parse_from(&option_args) {
+        Ok(cli) => cli,
+        Err(error) if error.kind() == clap::error::ErrorKind::DisplayHelp => {
+            print!("{error}");
+            return exit::exit(exit::SUCCESS);
+        }
+        Err(error) => {
+            let first = error.to_string().lines().next().unwrap_or_default().trim_start_matches("error: ").to_string();
+            eprintln!("qsub: {first}");
+            eprintln!("{}", QsubOpts::command_usage());
+            return exit::exit(exit::USAGE);
+        }
+    };
+    let quiet = cli.quiet;
+    match run(cli, command, &option_args[1..]) {
+        Ok(id) => {
+            if !quiet {
+                println!("{id}");
+            }
+            exit::exit(exit::SUCCESS)
+        }
+        Err(failure) => {
+            for line in failure.message.lines() {
+                eprintln!("qsub: {line}");
+            }
+            exit::exit(failure.code)
+        }
+    }
+}
+
+impl QsubOpts {
+    fn command_usage() -> String {
+        use clap::CommandFactory;
+        QsubOpts::command().render_usage().to_string()
+    }
+}
+
+/// Submits the job described by the command line and returns its id.
+pub fn run(cli: QsubOpts, command: Option<Vec<String>>, typed_args: &[String]) -> Result<String, Failure> {
+    if cli.operands.len() > 1 {
+        return Err(fail(exit::USAGE, format!("too many arguments: {} (the script must be the last argument)", cli.operands.join(" "))));
+    }
+    refuse_unsupported(&cli)?;
+    let script = Script::read(&cli, command)?;
+    let prefix = cli.prefix.clone().or_else(|| std::env::var("PBS_DPREFIX").ok()).unwrap_or_else(|| "#PBS".to_string());
+    let mut opts = QsubOpts::default();
+    let mut directive_lists = Vec::new();
+    if script.parse_directives {
+        let directives = job::directives::extract(&script.text, &prefix).map_err(|error| fail(exit::FAILURE, error.to_string()))?;
+        for directive in &directives {
+            let (parsed, warning) = parse_directive(directive).map_err(|message| fail(exit::FAILURE, message))?;
+            if let Some(warning) = warning {
+                eprintln!("qsub: warning: {warning}");
+            }
+            for value in &parsed.opts.resources {
+                let pairs = check_resources(value).map_err(|error| {
+                    let header = format!("directive error at line {}: {}", directive.line, directive.text.trim());
+                    fail(exit::FAILURE, format!("{header}\n{}", caret_message(&error)))
+                })?;
+                directive_lists.push((parsed.line, pairs));
+            }
+            overlay(&mut opts, parsed.opts);
+        }
+    }
+    let (mut resources, warnings) = merge_directive_lists(&directive_lists);
+    for warning in warnings {
+        eprintln!("qsub: warning: {warning}");
+    }
+    for value in &cli.resources {
+        let pairs = check_resources(value).map_err(|error| fail(exit::USAGE, caret_message(&error)))?;
+        merge_override(&mut resources, &pairs);
+    }
+    overlay(&mut opts, cli);
+    if let Err(error) = ResourceRequest::from_list(&resources) {
+        if !error.unknown_resource {
+            return Err(fail(exit::FAILURE, format!("illegal -l value: {}", error.message)));
+        }
+    }
+    let spec = build_spec(opts, resources, &script, typed_args)?;
+    submit(spec)
+}
+
+/// Parses one `-l` value and checks each resource's value on its own, so an error can name the
+/// line it came from. Unknown resource names are left for the server to refuse.
+fn check_resources(value: &str) -> Result<Vec<(String, String)>, ResourceError> {
+    let pairs = parse_list(value)?;
+    match ResourceRequest::from_list(&pairs) {
+        Err(error) if !error.unknown_resource && !is_combination_error(&error) => Err(error),
+        _ => Ok(pairs),
+    }
+}
+
+/// Errors that only concern combining resources, which a single `-l` line may not show.
+fn is_combination_error(error: &ResourceError) -> bool {
+    error.message.contains("cannot be used with") || error.message.contains("together")
+}
+
+/// `illegal -l value <reason>:` then the input and a caret under the bad token.
+fn caret_message(error: &ResourceError) -> String {
+    let input = if error.input.is_empty() { error.token.clone() } else { error.input.clone() };
+    format!("illegal -l value {}:\n{}\n{}^", error.message, input, " ".repeat(error.column.min(input.len())))
+}
+
+fn refuse_unsupported(cli: &QsubOpts) -> Result<(), Failure> {
+    let unsupported = if cli.interactive {
+        Some("-I (interactive jobs)")
+    } else if cli.array_pbs.is_some() || cli.array_torque.is_some() {
+        Some("-J/-t (job arrays)")
+    } else if cli.extra.iter().any(|item| item.starts_with("depend")) {
+        Some("-W depend (dependencies)")
+    } else {
+        None
+    };
+    match unsupported {
+        Some(what) => Err(fail(exit::USAGE, format!("{what} is not supported yet by minipbs"))),
+        None => Ok(()),
+    }
+}
+
+/// The job script and where it came from.
+struct Script {
+    text: String,
+    /// Base name for the default job name (`None` = `STDIN`).
+    file_name: Option<String>,
+    parse_directives: bool,
+}
+
+impl Script {
+    fn read(cli: &QsubOpts, command: Option<Vec<String>>) -> Result<Script, Failure> {
+        if let Some(command) = command {
+            if command.is_empty() {
+                return Err(fail(exit::USAGE, "no command given after --"));
+            }
+            let quoted: Vec<String> = command.iter().map(|word| shell_quote(word)).collect();
+            return Ok(Script { text: format!("{}\n", quoted.join(" ")), file_name: None, parse_directives: false });
+        }
+        match cli.operands.first().map(String::as_str) {
+            None | Some("-") => {
+                let mut bytes = Vec::new();
+                std::io::stdin().read_to_end(&mut bytes).map_err(|error| fail(exit::FAILURE, format!("cannot read the script from standard input: {error}")))?;
+                let text = String::from_utf8(bytes).map_err(|_| fail(exit::FAILURE, "file must be an ascii script"))?;
+                Ok(Script { text, file_name: None, parse_directives: true })
+            }
+            Some(path) => {
+                let bytes = std::fs::read(path)
+                    .map_err(|error| fail(exit::FAILURE, format!("script file '{path}' cannot be loaded - {}", io_text(&error))))?;
+                let text = String::from_utf8(bytes).map_err(|_| fail(exit::FAILURE, format!("file must be an ascii script: {path}")))?;
+                let file_name = Path::new(path).file_name().map(|name| name.to_string_lossy().into_owned());
+                Ok(Script { text, file_name, parse_directives: true })
+            }
+        }
+    }
+}
+
+fn io_text(error: &std::io::Error) -> String {
+    let text = error.to_string();
+    text.split(" (os error").next().unwrap_or(&text).to_string()
+}
+
+fn shell_quote(word: &str) -> String {
+    if !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c)) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+fn build_spec(opts: QsubOpts, resources: Vec<(String, String)>, script: &Script, typed_args: &[String]) -> Result<JobSpec, Failure> {
+    let cwd = crate::qsub_env::workdir();
+    let host = crate::qsub_env::hostname();
+    let name = opts.name.clone().or_else(|| script.file_name.clone()).unwrap_or_else(|| "STDIN".to_string());
+    job::spec::check_job_name(&name).map_err(|reason| fail(exit::USAGE, format!("illegal -N value: {reason}")))?;
+    let init_dir = opts.init_dir.as_deref().map(|dir| absolute(&cwd, dir).to_string_lossy().into_owned());
+    let variables = crate::qsub_env::variables(&opts, &cwd, &host, init_dir.as_deref()).map_err(|message| fail(exit::FAILURE, message))?;
+    Ok(JobSpec {
+        name,
+        script: script.text.clone(),
+        queue: opts.queue.clone(),
+        resources,
+        output_path: opts.output.as_deref().map(|path| std_path(&cwd, &host, path)),
+        error_path: opts.error.as_deref().map(|path| std_path(&cwd, &host, path)),
+        join: match opts.join.as_deref() {
+            Some("oe") => Join::OutErr,
+            Some("eo") => Join::ErrOut,
+            _ => Join::No,
+        },
+        keep: opts.keep.clone().unwrap_or_else(|| "n".to_string()),
+        user_hold: opts.hold,
+        rerunnable: opts.rerunnable.as_deref() != Some("n"),
+        priority: opts.priority.unwrap_or(0),
+        variables,
+        shell: opts.shell.clone(),
+        init_dir,
+        mail_points: opts.mail_points.clone().unwrap_or_else(|| "a".to_string()),
+        mail_users: opts.mail_users.iter().flat_map(|list| list.split(',')).map(str::to_string).collect(),
+        account: opts.account.clone(),
+        submit_host: host,
+        submit_args: typed_args.join(" "),
+    })
+}
+
+fn absolute(cwd: &Path, path: &str) -> PathBuf {
+    if Path::new(path).is_absolute() {
+        PathBuf::from(path)
+    } else {
+        cwd.join(path)
+    }
+}
+
+/// `-o`/`-e`: `[host:]path` made absolute against the submit directory; an existing
+/// directory gets a trailing `/` so the server appends the default file name.
+fn std_path(cwd: &Path, host: &str, given: &str) -> String {
+    let (host, path) = match given.split_once(':') {
+        Some((host, path)) if !host.contains('/') => (host.to_string(), path.to_string()),
+        _ => (host.to_string(), given.to_string()),
+    };
+    let mut full = absolute(cwd, &path).to_string_lossy().into_owned();
+    if !full.ends_with('/') && Path::new(&full).is_dir() {
+        full.push('/');
+    }
+    format!("{host}:{full}")
+}
+
+fn submit(spec: JobSpec) -> Result<String, Failure> {
+    let mut conn = Connection::open().map_err(|error| fail(error.exit_code(), error.to_string()))?;
+    match conn.request(&ClientRequest::SubmitJob(Box::new(spec))) {
+        Ok(ServerReply::JobSubmitted { id }) => Ok(id),
+        Ok(ServerReply::Error(error)) => Err(fail(exit::for_error(error.code), error.message)),
+        Ok(other) => Err(fail(exit::FAILURE, format!("unexpected reply from server: {other:?}"))),
+        Err(error) => Err(fail(error.exit_code(), error.to_string())),
+    }
+}

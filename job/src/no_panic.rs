@@ -1,0 +1,96 @@
+//! A deterministic fuzz-style test: thousands of pseudo-random strings built from pieces of
+//! the grammars (and some hostile characters) go through every parser of this crate, which
+//! must return `Ok` or `Err` and never panic. Errors must point inside their input.
+
+use crate::directives::extract;
+use crate::duration::parse_duration;
+use crate::resources::{merge_directive_lists, parse_list, ResourceError, ResourceRequest};
+use crate::size::Size;
+
+/// Pieces the strings are built from: grammar tokens, separators, quotes, escapes, line ends,
+/// digits, multi-byte characters.
+const PIECES: &[&str] = &[
+    "nodes=", "select=", "place=", "walltime=", "mem=", "ncpus=", "ngpus=", "procs=", "host=", "cput=", "ppn=",
+    "gpus=", "mics=", "mpiprocs=", "vnode=", "gpu=True", "excl", "scatter", "free", "pack", "exclusive_process",
+    "#excl", "#PBS", "#PBS ", "#!", ":", "+", ",", "=", "'", "\"", "\\", " ", "\t", "\n", "\r", "\r\n", "#", ".",
+    "-", "0", "1", "2", "9", "99999999999", "4294967295", "65536", "g", "kb", "w", "e", "é", "名", "\u{0}",
+    "-N", "-l", "echo hi", ":", "x",
+];
+
+/// xorshift64: small, deterministic, good enough to mix pieces.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, bound: usize) -> usize {
+        (self.next() % bound as u64) as usize
+    }
+
+    fn text(&mut self) -> String {
+        let length = self.below(12);
+        (0..length).map(|_| PIECES[self.below(PIECES.len())]).collect()
+    }
+
+    /// A script whose lines are mostly directives.
+    fn script(&mut self) -> String {
+        let lines = self.below(6);
+        (0..lines).map(|_| format!("{}{}\n", ["#PBS ", "#PBS -l ", "  #PBS", ""][self.below(4)], self.text())).collect()
+    }
+
+    /// A resource list whose items mostly have the `name=value` shape.
+    fn list(&mut self) -> String {
+        let items = 1 + self.below(3);
+        let items: Vec<String> = (0..items).map(|_| format!("{}{}", KNOWN[self.below(KNOWN.len())], self.text())).collect();
+        items.join(",")
+    }
+}
+
+/// Resource names with their `=`, to start list items.
+const KNOWN: &[&str] = &["nodes=", "select=", "place=", "walltime=", "mem=", "ncpus=", "ngpus=", "procs=", "host="];
+
+fn check_error(error: &ResourceError) {
+    assert!(error.column <= error.input.chars().count(), "{error:?}");
+    let _ = error.caret_display();
+}
+
+#[test]
+fn parsers_never_panic() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let (mut directives, mut requests) = (0, 0);
+    for _ in 0..20_000 {
+        let text = rng.text();
+        directives += extract(&rng.script(), "#PBS").map_or(0, |found| found.len());
+        let _ = extract(&text, "#PBS");
+        let _ = extract(&text, &rng.text());
+        let _ = Size::parse(&text);
+        let _ = parse_duration(&text);
+        let list = if rng.below(2) == 0 { rng.list() } else { text.clone() };
+        match parse_list(&list) {
+            Ok(pairs) => match ResourceRequest::from_list(&pairs) {
+                Ok(request) => {
+                    assert!(!request.chunks.is_empty(), "{list:?}");
+                    requests += 1;
+                }
+                Err(error) => check_error(&error),
+            },
+            Err(error) => check_error(&error),
+        }
+        // Known names with random values reach the value parsers directly.
+        let name = KNOWN[rng.below(KNOWN.len())].trim_end_matches('=');
+        let pairs = vec![(name.to_string(), rng.text()), ("mem".to_string(), rng.text())];
+        match ResourceRequest::from_list(&pairs) {
+            Ok(_) => requests += 1,
+            Err(error) => check_error(&error),
+        }
+        let _ = merge_directive_lists(&[(1, pairs.clone()), (2, pairs)]);
+    }
+    eprintln!("{directives} directives, {requests} requests");
+    // The strings must reach the successful paths too, not only the first error check.
+    assert!(directives > 8000 && requests > 400, "{directives} directives, {requests} requests");
+}

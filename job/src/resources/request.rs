@@ -1,0 +1,216 @@
+//! Turning merged `-l` pairs into a [`ResourceRequest`] (pbs-reference sections 3.2 to 3.6):
+//! checks names and values, refuses conflicting ways of asking for chunks, builds the chunks
+//! and the placement. The `Resource_List` display is rendered by `display`.
+
+use super::nodes::{parse_nodes, NodeSpec};
+use super::select::{parse_place, parse_select, PlaceSpec};
+use super::{display, parse_u32, Chunk, Placement, ResourceError, ResourceRequest, Span};
+use crate::duration::{format_hms, parse_duration};
+use crate::size::Size;
+use std::collections::BTreeMap;
+
+/// Resource names we know; anything else is `Unknown resource`.
+const KNOWN: [&str; 17] = [
+    "walltime", "cput", "mem", "vmem", "pmem", "pvmem", "ncpus", "ngpus", "nodes", "procs", "select", "place", "software",
+    "arch", "host", "nodect", "file",
+];
+
+/// Job-wide resources that cannot be combined with each way of describing chunks.
+const CONFLICTS: [(&str, &[&str], &str); 3] = [
+    ("select", &["ncpus", "ngpus", "mem", "host"], "\"select\" or \"place\""),
+    ("nodes", &["ncpus", "ngpus", "host"], "\"nodes\""),
+    ("procs", &["ncpus", "ngpus", "host"], "\"procs\""),
+];
+
+/// The pairs after their values were checked, before chunks are built.
+#[derive(Default)]
+struct Given {
+    walltime: Option<u64>,
+    cput: Option<u64>,
+    mem: Option<Size>,
+    ncpus: Option<u32>,
+    ngpus: Option<u32>,
+    procs: Option<u32>,
+    host: Option<String>,
+    nodes: Option<NodeSpec>,
+    select: Option<Vec<Chunk>>,
+    place: Option<PlaceSpec>,
+    /// The user's resources in display form, by name.
+    shown: BTreeMap<String, String>,
+}
+
+/// Builds the request from pairs; see [`ResourceRequest::from_list`].
+pub(super) fn build(pairs: &[(String, String)]) -> Result<ResourceRequest, ResourceError> {
+    let pairs = last_wins(pairs);
+    let mut given = Given::default();
+    for &(name, value) in &pairs {
+        given.add(name, value)?;
+    }
+    check_conflicts(&pairs)?;
+    let (chunks, place, exclusive) = arrange(&mut given);
+    check_totals(&pairs, &chunks)?;
+    let mut request = ResourceRequest {
+        first_ppn: chunks.first().map_or(0, |chunk| chunk.ncpus),
+        chunks,
+        place,
+        exclusive,
+        walltime: given.walltime,
+        cput: given.cput,
+        display: Vec::new(),
+    };
+    request.display = display::render(&request, given.shown);
+    Ok(request)
+}
+
+/// The pairs with each name once, at its first position with its last value.
+fn last_wins(pairs: &[(String, String)]) -> Vec<(&str, &str)> {
+    let mut unique: Vec<(&str, &str)> = Vec::new();
+    for (name, value) in pairs {
+        match unique.iter_mut().find(|(known, _)| known == name) {
+            Some(slot) => slot.1 = value,
+            None => unique.push((name, value)),
+        }
+    }
+    unique
+}
+
+/// An error about the whole pair `name=value` (column 0, token = the name).
+fn pair_error(pairs: &[(&str, &str)], name: &str, message: String) -> ResourceError {
+    let value = pairs.iter().find(|(known, _)| *known == name).map_or("", |(_, value)| *value);
+    ResourceError::at(message, &format!("{name}={value}"), 0, name)
+}
+
+impl Given {
+    /// Checks one pair and records its value.
+    fn add(&mut self, name: &str, value: &str) -> Result<(), ResourceError> {
+        let input = format!("{name}={value}");
+        let span = Span { input: &input, base: name.len() + 1 };
+        let bad = |detail: String| span.bad_value(name, detail, 0, value);
+        let shown = match name {
+            "walltime" | "cput" => {
+                let seconds = parse_duration(value).map_err(bad)?;
+                *(if name == "walltime" { &mut self.walltime } else { &mut self.cput }) = Some(seconds);
+                format_hms(seconds)
+            }
+            "mem" | "vmem" | "pmem" | "pvmem" | "file" => {
+                let size = Size::parse(value).map_err(bad)?;
+                if name == "mem" {
+                    self.mem = Some(size);
+                }
+                size.to_string()
+            }
+            "ncpus" | "ngpus" | "procs" | "nodect" => self.add_count(name, value).map_err(bad)?,
+            "nodes" => {
+                self.nodes = Some(parse_nodes(span, value)?);
+                value.to_string()
+            }
+            "select" => {
+                self.select = Some(parse_select(span, value)?);
+                value.to_string()
+            }
+            "place" => {
+                self.place = Some(parse_place(span, value)?);
+                value.to_string()
+            }
+            "host" => {
+                self.host = Some(value.to_string());
+                value.to_string()
+            }
+            _ if KNOWN.contains(&name) => value.to_string(),
+            _ => {
+                let mut error = ResourceError::at(format!("Unknown resource Resource_List.{name}"), &input, 0, name);
+                error.unknown_resource = true;
+                return Err(error);
+            }
+        };
+        self.shown.insert(name.to_string(), shown);
+        Ok(())
+    }
+
+    /// `ncpus`/`ngpus` (0 allowed) and `procs`/`nodect` (at least 1).
+    fn add_count(&mut self, name: &str, value: &str) -> Result<String, String> {
+        let minimum = if matches!(name, "procs" | "nodect") { 1 } else { 0 };
+        let Some(count) = parse_u32(value).filter(|count| *count >= minimum) else {
+            let expected = if minimum == 0 { "a non-negative integer" } else { "a positive integer" };
+            return Err(format!("'{value}' is not {expected}"));
+        };
+        match name {
+            "ncpus" => self.ncpus = Some(count),
+            "ngpus" => self.ngpus = Some(count),
+            "procs" => self.procs = Some(count),
+            _ => {} // nodect is derived; the user's value is only checked.
+        }
+        Ok(count.to_string())
+    }
+}
+
+/// Refuses `nodes` with `select`/`place`, `procs` with `nodes`/`select`, and job-wide chunk
+/// resources with any of the three.
+fn check_conflicts(pairs: &[(&str, &str)]) -> Result<(), ResourceError> {
+    let has = |name: &str| pairs.iter().any(|(known, _)| *known == name);
+    if has("nodes") && (has("select") || has("place")) {
+        return Err(pair_error(pairs, "nodes", "\"nodes\" cannot be used with \"select\" or \"place\"".into()));
+    }
+    if has("procs") && (has("nodes") || has("select")) {
+        return Err(pair_error(pairs, "procs", "\"procs\" cannot be used with \"nodes\" or \"select\"".into()));
+    }
+    for (spec, job_wide, with) in CONFLICTS {
+        if let Some(name) = job_wide.iter().find(|name| has(spec) && has(name)) {
+            let message = format!("\"-lresource=\" cannot be used with {with}, resource is: {name}");
+            return Err(pair_error(pairs, name, message));
+        }
+    }
+    Ok(())
+}
+
+/// Builds the chunks, arrangement and exclusivity from whichever way chunks were described.
+fn arrange(given: &mut Given) -> (Vec<Chunk>, Placement, bool) {
+    let place = given.place.unwrap_or(PlaceSpec { arrangement: None, exclusive: false });
+    let arranged = |default: Placement| place.arrangement.unwrap_or(default);
+    let mem = given.mem.map(|size| size.bytes());
+    if let Some(spec) = given.nodes.take() {
+        let mut chunks = spec.chunks;
+        share_mem(&mut chunks, mem);
+        return (chunks, Placement::Scatter, spec.exclusive);
+    }
+    if let Some(chunks) = given.select.take() {
+        return (chunks, arranged(Placement::Free), place.exclusive);
+    }
+    let host = given.host.clone();
+    if let Some(count) = given.procs {
+        let mut chunks = vec![Chunk { count, ncpus: 1, ngpus: 0, mem: None, mpiprocs: 1, host, properties: vec![] }];
+        share_mem(&mut chunks, mem);
+        return (chunks, arranged(Placement::Free), place.exclusive);
+    }
+    let ncpus = given.ncpus.unwrap_or(1);
+    let ngpus = given.ngpus.unwrap_or(0);
+    let chunk = Chunk { count: 1, ncpus, ngpus, mem, mpiprocs: 1, host, properties: vec![] };
+    (vec![chunk], arranged(Placement::Pack), place.exclusive)
+}
+
+/// Gives each chunk an equal share (in whole bytes) of a job-wide `mem`.
+fn share_mem(chunks: &mut [Chunk], mem: Option<u64>) {
+    let Some(mem) = mem else { return };
+    let count: u64 = chunks.iter().map(|chunk| u64::from(chunk.count)).sum();
+    let share = mem / count.max(1);
+    for chunk in chunks {
+        chunk.mem = Some(share);
+    }
+}
+
+/// Refuses requests whose totals do not fit the counters (`u32`).
+fn check_totals(pairs: &[(&str, &str)], chunks: &[Chunk]) -> Result<(), ResourceError> {
+    let total = |per_chunk: fn(&Chunk) -> u32| {
+        chunks.iter().try_fold(0u32, |sum, chunk| sum.checked_add(chunk.count.checked_mul(per_chunk(chunk))?))
+    };
+    let fits = total(|_| 1).is_some()
+        && total(|chunk| chunk.ncpus).is_some()
+        && total(|chunk| chunk.ngpus).is_some()
+        && total(|chunk| chunk.mpiprocs).is_some();
+    if fits {
+        return Ok(());
+    }
+    let name = ["select", "nodes", "procs"].into_iter().find(|name| pairs.iter().any(|(known, _)| known == name));
+    let name = name.unwrap_or("ncpus");
+    Err(pair_error(pairs, name, format!("Illegal attribute or resource value Resource_List.{name}: request is too large")))
+}

@@ -1,0 +1,217 @@
+//! `ResourceRequest::from_list` on the reference examples (pbs-reference section 3) and on
+//! every error it reports. Parsed requests and error messages are insta snapshots.
+
+use super::*;
+
+fn request(list: &str) -> Result<ResourceRequest, ResourceError> {
+    ResourceRequest::from_list(&parse_list(list).unwrap_or_else(|e| panic!("{list}: {e}")))
+}
+
+fn ok(list: &str) -> ResourceRequest {
+    request(list).unwrap_or_else(|e| panic!("{list}: {e}"))
+}
+
+/// The display as `name=value` lines.
+fn shown(request: &ResourceRequest) -> String {
+    request.display.iter().map(|(name, value)| format!("{name}={value}\n")).collect()
+}
+
+#[test]
+fn reference_example_nodes_ppn_gpus() {
+    insta::assert_debug_snapshot!(ok("nodes=2:ppn=2:gpus=1"));
+}
+
+#[test]
+fn reference_example_named_nodes() {
+    insta::assert_debug_snapshot!(ok("nodes=node01:ppn=2+node02:ppn=2"));
+}
+
+#[test]
+fn reference_example_two_parts() {
+    insta::assert_debug_snapshot!(ok("nodes=2:ppn=2+1:ppn=4"));
+}
+
+#[test]
+fn reference_example_property() {
+    insta::assert_debug_snapshot!(ok("nodes=1:gpu"));
+}
+
+#[test]
+fn reference_example_count_property_ppn() {
+    insta::assert_debug_snapshot!(ok("nodes=4:blue:ppn=2"));
+}
+
+#[test]
+fn reference_example_select() {
+    insta::assert_debug_snapshot!(ok("select=2:ncpus=2:ngpus=1:mem=4gb"));
+}
+
+#[test]
+fn reference_example_select_place_scatter_excl() {
+    insta::assert_debug_snapshot!(ok("select=1:ncpus=4:mem=2gb,place=scatter:excl"));
+}
+
+#[test]
+fn reference_example_job_wide() {
+    insta::assert_debug_snapshot!(ok("ncpus=4,mem=2gb"));
+}
+
+#[test]
+fn reference_totals_and_first_ppn() {
+    // (list, hosts/chunks, slots, gpus, first_ppn, place)
+    let cases = [
+        ("nodes=2:ppn=2:gpus=1", 2, 4, 2, 2, Placement::Scatter),
+        ("nodes=node01:ppn=2+node02:ppn=2", 2, 4, 0, 2, Placement::Scatter),
+        ("nodes=2:ppn=2+1:ppn=4", 3, 8, 0, 2, Placement::Scatter),
+        ("nodes=1:gpu", 1, 1, 0, 1, Placement::Scatter),
+        ("nodes=4:blue:ppn=2", 4, 8, 0, 2, Placement::Scatter),
+        ("select=2:ncpus=2:ngpus=1:mem=4gb", 2, 4, 2, 2, Placement::Free),
+        ("select=1:ncpus=4:mem=2gb,place=scatter:excl", 1, 4, 0, 4, Placement::Scatter),
+        ("ncpus=4,mem=2gb", 1, 4, 0, 4, Placement::Pack),
+        ("walltime=1:00:00", 1, 1, 0, 1, Placement::Pack),
+        ("ngpus=2", 1, 1, 2, 1, Placement::Pack),
+        ("procs=6", 6, 6, 0, 1, Placement::Free),
+        ("procs=3,place=scatter", 3, 3, 0, 1, Placement::Scatter),
+        ("ncpus=2,place=excl", 1, 2, 0, 2, Placement::Pack),
+        ("select=3:ncpus=1,place=pack", 3, 3, 0, 1, Placement::Pack),
+        ("select=1:ncpus=2+2:ncpus=1", 3, 4, 0, 2, Placement::Free),
+    ];
+    for (list, nodect, ncpus, ngpus, first_ppn, place) in cases {
+        let request = ok(list);
+        let got = (request.nodect(), request.total_ncpus(), request.total_ngpus(), request.first_ppn, request.place);
+        assert_eq!(got, (nodect, ncpus, ngpus, first_ppn, place), "{list}");
+    }
+}
+
+#[test]
+fn display_normalises_values() {
+    let request = ok("walltime=1:00:00,nodes=2:ppn=2,mem=2G,cput=90:00,vmem=4096MB,software=\"a,b\",arch=linux");
+    insta::assert_snapshot!(shown(&request), @r"
+    arch=linux
+    cput=01:30:00
+    mem=2gb
+    ncpus=4
+    nodect=2
+    nodes=2:ppn=2
+    place=scatter
+    select=2:ncpus=2:mem=1048576kb:mpiprocs=2
+    software=a,b
+    vmem=4096mb
+    walltime=01:00:00
+    ");
+    assert_eq!(request.display_value("walltime"), Some("01:00:00"));
+    assert_eq!(request.display_value("nope"), None);
+    assert_eq!((request.walltime, request.cput), (Some(3600), Some(5400)));
+}
+
+#[test]
+fn display_of_derived_values() {
+    let cases = [
+        ("nodes=2:ppn=2:gpus=1", "2:ncpus=2:ngpus=1:mpiprocs=2", "scatter", Some("2")),
+        ("nodes=2:ppn=2#excl", "2:ncpus=2:mpiprocs=2", "scatter:excl", None),
+        ("nodes=node01:ppn=2", "1:ncpus=2:node01=True:mpiprocs=2", "scatter", None),
+        ("select=2:ncpus=1:host=n1:gpu=True", "2:ncpus=1:host=n1:gpu=True:mpiprocs=1", "free", None),
+        ("select=1:ncpus=0", "1:ncpus=0:mpiprocs=0", "free", None),
+        ("select=1:ncpus=4,place=vscatter:exclhost", "1:ncpus=4:mpiprocs=1", "scatter:excl", None),
+        ("ncpus=4,mem=2gb,host=n3", "1:ncpus=4:mem=2097152kb:host=n3:mpiprocs=1", "pack", None),
+        ("procs=3,mem=3000b", "3:ncpus=1:mem=1000b:mpiprocs=1", "free", None),
+        ("ngpus=0", "1:ncpus=1:mpiprocs=1", "pack", None),
+    ];
+    for (list, select, place, ngpus) in cases {
+        let request = ok(list);
+        assert_eq!(request.display_value("select"), Some(select), "{list}");
+        assert_eq!(request.display_value("place"), Some(place), "{list}");
+        let shown_ngpus = request.display_value("ngpus").filter(|value| *value != "0");
+        assert_eq!(shown_ngpus, ngpus, "{list}");
+    }
+    // select chunks with mem give a job-wide mem total.
+    assert_eq!(ok("select=2:mem=4gb+1:ncpus=1").display_value("mem"), Some("8388608kb"));
+    // A user's nodect is checked but the derived one is shown.
+    assert_eq!(ok("nodes=3,nodect=1").display_value("nodect"), Some("3"));
+}
+
+#[test]
+fn nodes_mem_is_shared_per_chunk() {
+    let request = ok("nodes=2:ppn=2+1:ppn=4,mem=3gb");
+    let mems: Vec<Option<u64>> = request.chunks.iter().map(|chunk| chunk.mem).collect();
+    assert_eq!(mems, vec![Some(1 << 30), Some(1 << 30)]);
+    assert_eq!(request.display_value("mem"), Some("3gb"));
+}
+
+#[test]
+fn last_value_of_a_repeated_name_wins() {
+    let pairs = vec![("walltime".to_string(), "1:00:00".to_string()), ("walltime".to_string(), "2:00".to_string())];
+    let request = ResourceRequest::from_list(&pairs).unwrap();
+    assert_eq!(request.walltime, Some(120));
+    assert_eq!(request.display.iter().filter(|(name, _)| name == "walltime").count(), 1);
+}
+
+#[test]
+fn empty_list_is_one_default_chunk() {
+    let request = ResourceRequest::from_list(&[]).unwrap();
+    assert_eq!(request.chunks.len(), 1);
+    assert_eq!((request.total_ncpus(), request.place, request.first_ppn), (1, Placement::Pack, 1));
+}
+
+#[test]
+fn unknown_resources_are_flagged() {
+    for list in ["gpus=1", "Walltime=1:00:00", "foo=bar", "select=1:model=x"] {
+        let err = request(list).expect_err(list);
+        assert!(err.unknown_resource, "{list}: {err}");
+        assert!(err.message.starts_with("Unknown resource"), "{list}: {err}");
+    }
+}
+
+#[test]
+fn errors_name_resource_value_and_column() {
+    let cases = [
+        ("nodes=2:ppn=x", "nodes=2:ppn=x", 12, "x"),
+        ("mem=1gb,nodes=0", "nodes=0", 6, "0"),
+        ("nodes=1:gpus=abc", "nodes=1:gpus=abc", 13, "abc"),
+        ("walltime=1:xx", "walltime=1:xx", 9, "1:xx"),
+        ("mem=2.5gb", "mem=2.5gb", 4, "2.5gb"),
+        ("ncpus=-1", "ncpus=-1", 6, "-1"),
+        ("procs=0", "procs=0", 6, "0"),
+        ("nodect=x", "nodect=x", 7, "x"),
+        ("gpus=1", "gpus=1", 0, "gpus"),
+        ("nodes=2,select=2", "nodes=2", 0, "nodes"),
+        ("place=scatter,nodes=2", "nodes=2", 0, "nodes"),
+        ("select=2:ncpus=1,ncpus=2", "ncpus=2", 0, "ncpus"),
+        ("mem=2gb,select=2", "mem=2gb", 0, "mem"),
+        ("select=2,ngpus=1", "ngpus=1", 0, "ngpus"),
+        ("nodes=2:ppn=2,ncpus=4", "ncpus=4", 0, "ncpus"),
+        ("procs=2,nodes=2", "procs=2", 0, "procs"),
+        ("procs=2,ncpus=2", "ncpus=2", 0, "ncpus"),
+        ("select=65536:ncpus=65536+1:ncpus=1", "select=65536:ncpus=65536+1:ncpus=1", 0, "select"),
+    ];
+    for (list, input, column, token) in cases {
+        let err = request(list).expect_err(list);
+        assert_eq!((err.input.as_str(), err.column, err.token.as_str()), (input, column, token), "{list}: {err}");
+    }
+}
+
+#[test]
+fn error_messages() {
+    let lists = [
+        "nodes=2:ppn=x",
+        "nodes=0",
+        "walltime=1:xx",
+        "cput=-5",
+        "mem=2.5gb",
+        "ncpus=x",
+        "gpus=1",
+        "nodes=2,select=2",
+        "select=2:ncpus=1,ncpus=2",
+        "nodes=2:ppn=2,ngpus=4",
+        "procs=2,select=1",
+        "select=65536:ncpus=65536+1:ncpus=1",
+    ];
+    let text: String = lists
+        .iter()
+        .map(|list| {
+            let err = request(list).unwrap_err();
+            format!("{list}\n{err}\n{}\n\n", err.caret_display())
+        })
+        .collect();
+    insta::assert_snapshot!(text);
+}

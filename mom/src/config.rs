@@ -1,0 +1,225 @@
+//! The mom's configuration: [`MomConfig`] (what `run` needs) and [`MomArgs`] (the `pbs_mom`
+//! command line that produces it), plus the small size parser `--mem` uses.
+//!
+//! Owns: every default value, in one place ([`MomConfig::new`]). Must not: read environment
+//! variables or configuration anywhere else, start anything, or know the protocol.
+
+use clap::Parser;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Everything the mom needs to run. Built once (by `main` from [`MomArgs`], or by tests) and
+/// passed down; nothing else in the crate reads settings from the environment.
+#[derive(Debug, Clone)]
+pub struct MomConfig {
+    /// The server's Unix socket.
+    pub socket: PathBuf,
+    /// This node's name as the server knows it (also the name written into `PBS_NODEFILE`).
+    pub node: String,
+    /// Cpu slots offered to the server.
+    pub np: u32,
+    /// Memory offered to the server, in bytes.
+    pub mem_bytes: u64,
+    /// GPUs offered to the server (indices `0..ngpus`).
+    pub ngpus: u32,
+    /// Node properties (`pbsnodes` "properties"), matched by `nodes=1:bigmem`.
+    pub properties: Vec<String>,
+    /// Spool directory: `<jobid>.SC`, `.OU`, `.ER`, and `aux/` for node and GPU files.
+    pub spool_dir: PathBuf,
+    /// Base of each job's private `TMPDIR` (`<base>/pbs.<jobid>`).
+    pub tmpdir_base: PathBuf,
+    /// Time between two heartbeats to the server.
+    pub heartbeat_interval: Duration,
+    /// SIGTERM-to-SIGKILL delay used when a launch carries `kill_delay = 0`.
+    pub kill_delay: Duration,
+    /// First reconnect delay after the server connection fails; doubles up to `reconnect_max`.
+    pub reconnect_min: Duration,
+    /// Largest reconnect delay.
+    pub reconnect_max: Duration,
+    /// Whether `run` kills every running job before it returns. Off for the daemon (jobs
+    /// survive a mom restart); tests turn it on so nothing outlives them.
+    pub kill_jobs_on_shutdown: bool,
+}
+
+impl MomConfig {
+    /// A configuration with every default filled in: the host's cpus and memory, no GPUs, no
+    /// properties, spool `/var/spool/minipbs/mom`, tmpdir `/var/tmp`, heartbeat 5 s,
+    /// kill_delay 10 s (OpenPBS), reconnect backoff 50 ms .. 2 s.
+    pub fn new(socket: impl Into<PathBuf>, node: impl Into<String>) -> MomConfig {
+        MomConfig {
+            socket: socket.into(),
+            node: node.into(),
+            np: host_cpus(),
+            mem_bytes: host_memory_bytes(),
+            ngpus: 0,
+            properties: Vec::new(),
+            spool_dir: PathBuf::from("/var/spool/minipbs/mom"),
+            tmpdir_base: PathBuf::from("/var/tmp"),
+            heartbeat_interval: Duration::from_secs(5),
+            kill_delay: Duration::from_secs(10),
+            reconnect_min: Duration::from_millis(50),
+            reconnect_max: Duration::from_secs(2),
+            kill_jobs_on_shutdown: false,
+        }
+    }
+}
+
+/// `pbs_mom` command-line flags.
+#[derive(Debug, Parser)]
+#[command(name = "pbs_mom", about = "minipbs execution daemon (one per compute node)")]
+pub struct MomArgs {
+    /// The server's Unix socket.
+    #[arg(long)]
+    pub socket: PathBuf,
+    /// Node name (default: the short host name).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Cpu slots (default: the host's cpus).
+    #[arg(long)]
+    pub np: Option<u32>,
+    /// Memory, e.g. `8gb` (default: the host's memory).
+    #[arg(long, value_parser = parse_size)]
+    pub mem: Option<u64>,
+    /// Number of GPUs.
+    #[arg(long, default_value_t = 0)]
+    pub gpus: u32,
+    /// Node properties, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub properties: Vec<String>,
+    /// Spool directory.
+    #[arg(long)]
+    pub spool: Option<PathBuf>,
+    /// Base directory of the jobs' TMPDIRs.
+    #[arg(long)]
+    pub tmpdir: Option<PathBuf>,
+    /// Heartbeat interval in seconds.
+    #[arg(long)]
+    pub heartbeat: Option<u64>,
+    /// Default SIGTERM-to-SIGKILL delay in seconds.
+    #[arg(long)]
+    pub kill_delay: Option<u64>,
+    /// Kill running jobs when the mom stops.
+    #[arg(long)]
+    pub kill_jobs_on_shutdown: bool,
+    /// More logging (-v debug, -vv trace); RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+impl MomArgs {
+    /// The configuration these flags describe (defaults from [`MomConfig::new`]).
+    pub fn into_config(self) -> MomConfig {
+        let node = self.name.unwrap_or_else(short_host_name);
+        let mut config = MomConfig::new(self.socket, node);
+        config.np = self.np.unwrap_or(config.np);
+        config.mem_bytes = self.mem.unwrap_or(config.mem_bytes);
+        config.ngpus = self.gpus;
+        config.properties = self.properties.into_iter().filter(|p| !p.is_empty()).collect();
+        config.spool_dir = self.spool.unwrap_or(config.spool_dir);
+        config.tmpdir_base = self.tmpdir.unwrap_or(config.tmpdir_base);
+        if let Some(secs) = self.heartbeat {
+            config.heartbeat_interval = Duration::from_secs(secs.max(1));
+        }
+        if let Some(secs) = self.kill_delay {
+            config.kill_delay = Duration::from_secs(secs);
+        }
+        config.kill_jobs_on_shutdown = self.kill_jobs_on_shutdown;
+        config
+    }
+}
+
+/// Parses a PBS size (`1024`, `2G`, `2gb`, `4096mb`, `12kB`, `8w`) into bytes. Units are
+/// powers of 1024; `w` counts 8-byte words; a bare number is bytes.
+///
+/// Kept local until `job::size::Size::parse` is available everywhere.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    let digits_end = trimmed.find(|c: char| !c.is_ascii_digit()).unwrap_or(trimmed.len());
+    let (digits, unit) = trimmed.split_at(digits_end);
+    let value: u64 = digits.parse().map_err(|_| format!("bad size {text:?}"))?;
+    let unit = unit.to_ascii_lowercase();
+    let (scale, rest) = match unit.chars().next() {
+        Some('k') => (10, &unit[1..]),
+        Some('m') => (20, &unit[1..]),
+        Some('g') => (30, &unit[1..]),
+        Some('t') => (40, &unit[1..]),
+        Some('p') => (50, &unit[1..]),
+        _ => (0, unit.as_str()),
+    };
+    let word = match rest {
+        "" | "b" => 1,
+        "w" => 8,
+        _ => return Err(format!("bad size unit in {text:?}")),
+    };
+    value
+        .checked_mul(word)
+        .and_then(|bytes| bytes.checked_mul(1u64 << scale))
+        .ok_or_else(|| format!("size {text:?} is too large"))
+}
+
+fn host_cpus() -> u32 {
+    std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+}
+
+/// `MemTotal` from `/proc/meminfo`, or 0 when it cannot be read.
+fn host_memory_bytes() -> u64 {
+    let text = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    text.lines()
+        .find_map(|line| line.strip_prefix("MemTotal:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+fn short_host_name() -> String {
+    let name = nix::unistd::gethostname().ok().and_then(|n| n.into_string().ok());
+    let name = name.unwrap_or_else(|| "localhost".to_string());
+    name.split('.').next().unwrap_or("localhost").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("1024"), Ok(1024));
+        assert_eq!(parse_size("2G"), Ok(2 << 30));
+        assert_eq!(parse_size("8gb"), Ok(8 << 30));
+        assert_eq!(parse_size("4096mb"), Ok(4096 << 20));
+        assert_eq!(parse_size("12kB"), Ok(12 << 10));
+        assert_eq!(parse_size("8w"), Ok(64));
+        assert_eq!(parse_size("3kw"), Ok(3 * 8 * 1024));
+        assert!(parse_size("").is_err());
+        assert!(parse_size("gb").is_err());
+        assert!(parse_size("5xb").is_err());
+        assert!(parse_size("99999999999999pb").is_err());
+    }
+
+    #[test]
+    fn flags_fill_the_config() {
+        let args = MomArgs::parse_from([
+            "pbs_mom", "--socket", "/s", "--name", "n1", "--np", "4", "--mem", "8gb", "--gpus", "2",
+            "--properties", "bigmem,fast", "--spool", "/sp", "--tmpdir", "/t", "--heartbeat", "3",
+            "-vv",
+        ]);
+        assert_eq!(args.verbose, 2);
+        let config = args.into_config();
+        assert_eq!(config.node, "n1");
+        assert_eq!(config.np, 4);
+        assert_eq!(config.mem_bytes, 8 << 30);
+        assert_eq!(config.ngpus, 2);
+        assert_eq!(config.properties, vec!["bigmem", "fast"]);
+        assert_eq!(config.spool_dir, PathBuf::from("/sp"));
+        assert_eq!(config.tmpdir_base, PathBuf::from("/t"));
+        assert_eq!(config.heartbeat_interval, Duration::from_secs(3));
+        assert!(!config.kill_jobs_on_shutdown);
+    }
+
+    #[test]
+    fn defaults_probe_the_host() {
+        let config = MomArgs::parse_from(["pbs_mom", "--socket", "/s"]).into_config();
+        assert!(config.np >= 1);
+        assert!(!config.node.is_empty());
+        assert_eq!(config.kill_delay, Duration::from_secs(10));
+    }
+}

@@ -1,0 +1,150 @@
+//! The mom's main loop: applies server messages to the job table, carries out the resulting
+//! actions (start a job task, forward a kill), turns finished jobs into obits, and on shutdown
+//! optionally kills every job.
+//!
+//! Owns: the job tasks and their kill channels. Must not: read or write the socket (link.rs)
+//! or touch processes directly (exec/).
+
+use crate::exec::{self, ExecContext, JobOutcome, KillRequest};
+use crate::jobs::{Action, JobTable};
+use crate::link::lock;
+use proto::mom::{JobLaunch, JobObit, MomToServer, ServerToMom};
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::task::{JoinError, JoinSet};
+use tracing::Instrument;
+
+/// The daemon's state.
+pub struct Daemon {
+    context: Arc<ExecContext>,
+    table: Arc<Mutex<JobTable>>,
+    outbound: mpsc::UnboundedSender<MomToServer>,
+    kill_senders: HashMap<String, mpsc::UnboundedSender<KillRequest>>,
+    tasks: JoinSet<(String, JobOutcome)>,
+    task_jobs: HashMap<tokio::task::Id, String>,
+}
+
+impl Daemon {
+    /// A daemon with no jobs.
+    pub fn new(
+        context: Arc<ExecContext>,
+        table: Arc<Mutex<JobTable>>,
+        outbound: mpsc::UnboundedSender<MomToServer>,
+    ) -> Daemon {
+        Daemon { context, table, outbound, kill_senders: HashMap::new(), tasks: JoinSet::new(), task_jobs: HashMap::new() }
+    }
+
+    /// Serves until `shutdown` completes or the link is gone. With `kill_jobs`, every running
+    /// job is then killed and awaited (bounded by `kill_patience`).
+    pub async fn run(
+        mut self,
+        mut inbound: mpsc::UnboundedReceiver<ServerToMom>,
+        shutdown: impl Future<Output = ()>,
+        kill_jobs: bool,
+        kill_patience: Duration,
+    ) {
+        tokio::pin!(shutdown);
+        loop {
+            tokio::select! {
+                () = &mut shutdown => break,
+                message = inbound.recv() => match message {
+                    Some(message) => self.on_server_message(message),
+                    None => break,
+                },
+                Some(done) = self.tasks.join_next_with_id(), if !self.tasks.is_empty() => self.on_task_done(done),
+            }
+        }
+        if kill_jobs {
+            self.kill_all(kill_patience).await;
+        }
+    }
+
+    fn on_server_message(&mut self, message: ServerToMom) {
+        tracing::debug!(message = message_name(&message), "from server");
+        let actions = lock(&self.table).on_message(message);
+        for action in actions {
+            match action {
+                Action::Start(launch) => self.start(launch),
+                Action::Kill { job_id } => self.kill(&job_id),
+            }
+        }
+    }
+
+    fn start(&mut self, launch: Box<JobLaunch>) {
+        let job_id = launch.job_id.clone();
+        let (kill_sender, kills) = mpsc::unbounded_channel();
+        self.kill_senders.insert(job_id.clone(), kill_sender);
+        let span = tracing::info_span!("job", node = %self.context.node, job_id = %job_id);
+        let (context, outbound, id) = (self.context.clone(), self.outbound.clone(), job_id.clone());
+        let task = async move {
+            let on_started = |session_id| {
+                let _ = outbound.send(MomToServer::JobStarted { job_id: id.clone(), session_id });
+            };
+            let outcome = exec::run_job(launch, context, kills, on_started).await;
+            (id, outcome)
+        };
+        let handle = self.tasks.spawn(task.instrument(span));
+        self.task_jobs.insert(handle.id(), job_id);
+    }
+
+    fn kill(&mut self, job_id: &str) {
+        match self.kill_senders.get(job_id) {
+            Some(sender) => {
+                let _ = sender.send(KillRequest);
+            }
+            None => tracing::warn!(job_id, "kill for a job without a task"),
+        }
+    }
+
+    fn on_task_done(&mut self, done: Result<(tokio::task::Id, (String, JobOutcome)), JoinError>) {
+        let (job_id, outcome) = match done {
+            Ok((task, (job_id, outcome))) => {
+                self.task_jobs.remove(&task);
+                (job_id, outcome)
+            }
+            Err(err) => {
+                let Some(job_id) = self.task_jobs.remove(&err.id()) else { return };
+                tracing::error!(job_id, "job task failed: {err}");
+                (job_id, JobOutcome { exit_status: exec::JOB_EXEC_FAIL2, session_id: 0, used: Default::default() })
+            }
+        };
+        self.kill_senders.remove(&job_id);
+        let obit = JobObit { job_id, exit_status: outcome.exit_status, session_id: outcome.session_id, used: outcome.used };
+        // Invariant: the obit is in the table before it is sent, so a reconnect resends it.
+        lock(&self.table).on_job_ended(obit.clone());
+        let _ = self.outbound.send(MomToServer::JobEnded(obit));
+    }
+
+    /// Kills every running job and waits for their tasks (ends included) up to `patience`.
+    async fn kill_all(&mut self, patience: Duration) {
+        let running: Vec<String> = self.kill_senders.keys().cloned().collect();
+        for job_id in &running {
+            self.kill(job_id);
+        }
+        let deadline = tokio::time::Instant::now() + patience;
+        while !self.tasks.is_empty() {
+            match tokio::time::timeout_at(deadline, self.tasks.join_next_with_id()).await {
+                Ok(Some(done)) => self.on_task_done(done),
+                Ok(None) => break,
+                Err(_) => {
+                    tracing::warn!(left = self.tasks.len(), "jobs still ending at shutdown");
+                    break;
+                }
+            }
+        }
+    }
+}
+
+fn message_name(message: &ServerToMom) -> &'static str {
+    match message {
+        ServerToMom::Registered { .. } => "Registered",
+        ServerToMom::RunJob(_) => "RunJob",
+        ServerToMom::JoinJob(_) => "JoinJob",
+        ServerToMom::KillJob { .. } => "KillJob",
+        ServerToMom::EndJob { .. } => "EndJob",
+        ServerToMom::ObitAck { .. } => "ObitAck",
+    }
+}

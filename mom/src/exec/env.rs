@@ -1,0 +1,223 @@
+//! The job's environment (pbs-reference 4.1) as a pure function of the launch, the user and
+//! the job's file paths.
+//!
+//! Owns: which variables a job sees and their precedence: `JobLaunch.variables` first, then
+//! the mom's own variables, which the user cannot override. Must not: read the mom's own
+//! environment, touch files, or log values (they may hold secrets).
+
+use super::files::{distinct_hosts, local_gpus};
+use super::user::JobUser;
+use proto::mom::JobLaunch;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// `PBS_MOMPORT`: the resource-manager port OpenPBS reports.
+pub const MOM_PORT: u16 = 15003;
+
+/// PATH given to jobs whose variables carry none (login shells usually reset it anyway).
+pub const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// What the environment is computed from, besides the launch itself.
+#[derive(Debug, Clone, Copy)]
+pub struct EnvInput<'a> {
+    pub launch: &'a JobLaunch,
+    pub user: &'a JobUser,
+    /// This node's name (selects this host's GPUs).
+    pub node: &'a str,
+    pub nodefile: &'a Path,
+    /// Set when the job has GPUs anywhere.
+    pub gpufile: Option<&'a Path>,
+    pub tmpdir: &'a Path,
+}
+
+/// The complete environment of the job's top shell, sorted by name.
+pub fn job_environment(input: &EnvInput<'_>) -> Vec<(String, String)> {
+    let launch = input.launch;
+    let mut env: BTreeMap<String, String> = launch.variables.iter().cloned().collect();
+    env.entry("PATH".into()).or_insert_with(|| DEFAULT_PATH.into());
+    let mut set = |name: &str, value: String| {
+        env.insert(name.to_string(), value);
+    };
+    let home = input.user.home.display().to_string();
+    set("HOME", home.clone());
+    set("LOGNAME", input.user.name.clone());
+    set("USER", input.user.name.clone());
+    set("SHELL", input.user.login_shell.display().to_string());
+    set("PBS_ENVIRONMENT", "PBS_BATCH".into());
+    set("ENVIRONMENT", "BATCH".into());
+    set("PBS_JOBID", launch.job_id.clone());
+    set("PBS_JOBNAME", launch.name.clone());
+    set("PBS_QUEUE", launch.queue.clone());
+    set("PBS_JOBCOOKIE", launch.cookie.clone());
+    set("PBS_NODENUM", "0".into());
+    set("PBS_TASKNUM", "1".into());
+    set("PBS_VNODENUM", "0".into());
+    set("PBS_MOMPORT", MOM_PORT.to_string());
+    set("PBS_NODEFILE", input.nodefile.display().to_string());
+    set("PBS_NUM_NODES", distinct_hosts(&launch.hosts).len().max(1).to_string());
+    set("PBS_NUM_PPN", launch.num_ppn.to_string());
+    set("PBS_NP", total_slots(launch).to_string());
+    if let Some(walltime) = launch.walltime {
+        set("PBS_WALLTIME", walltime.to_string());
+    }
+    set("PBS_JOBDIR", home);
+    set("TMPDIR", input.tmpdir.display().to_string());
+    set("NCPUS", launch.first_ncpus.to_string());
+    set("OMP_NUM_THREADS", launch.first_ncpus.to_string());
+    if let Some(gpufile) = input.gpufile {
+        set("PBS_GPUFILE", gpufile.display().to_string());
+    }
+    let gpus = local_gpus(&launch.hosts, input.node);
+    if !gpus.is_empty() {
+        let indices: Vec<String> = gpus.iter().map(u32::to_string).collect();
+        set("CUDA_VISIBLE_DEVICES", indices.join(","));
+        set("CUDA_DEVICE_ORDER", "PCI_BUS_ID".into());
+    }
+    if let Some(init_dir) = &launch.init_dir {
+        set("PBS_O_INITDIR", init_dir.clone());
+    }
+    env.into_iter().collect()
+}
+
+/// Total cpu slots of the job (`PBS_NP`, `resources_used.ncpus`): the sum of every host's
+/// ncpus, at least 1.
+pub fn total_slots(launch: &JobLaunch) -> u32 {
+    launch.hosts.iter().map(|h| h.ncpus).sum::<u32>().max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proto::mom::HostAlloc;
+
+    fn host(node: &str, ncpus: u32, gpus: &[u32]) -> HostAlloc {
+        HostAlloc { node: node.into(), ncpus, mpiprocs: ncpus, gpus: gpus.to_vec(), mem_bytes: None }
+    }
+
+    fn launch() -> JobLaunch {
+        JobLaunch {
+            job_id: "7.head".into(),
+            name: "run.sh".into(),
+            queue: "workq".into(),
+            user: "alice".into(),
+            group: None,
+            script: "echo secret".into(),
+            variables: vec![
+                ("PBS_O_WORKDIR".into(), "/home/alice/run".into()),
+                ("PBS_JOBID".into(), "forged".into()),
+                ("HOME".into(), "/forged".into()),
+                ("MY_VAR".into(), "x".into()),
+            ],
+            hosts: vec![host("node1", 2, &[1, 3]), host("node2", 2, &[0])],
+            walltime: Some(3600),
+            kill_delay: 10,
+            output_path: "/home/alice/run/run.sh.o7".into(),
+            error_path: "/home/alice/run/run.sh.e7".into(),
+            join: Default::default(),
+            shell: None,
+            init_dir: None,
+            num_ppn: 2,
+            first_ncpus: 2,
+            cookie: "c0ffee".into(),
+        }
+    }
+
+    fn user() -> JobUser {
+        JobUser {
+            name: "alice".into(),
+            uid: 1000,
+            gid: 1000,
+            groups: vec![1000],
+            home: "/home/alice".into(),
+            login_shell: "/bin/bash".into(),
+        }
+    }
+
+    fn environment(launch: &JobLaunch, node: &str, gpufile: Option<&Path>) -> BTreeMap<String, String> {
+        let user = user();
+        let input = EnvInput {
+            launch,
+            user: &user,
+            node,
+            nodefile: Path::new("/spool/aux/7.head"),
+            gpufile,
+            tmpdir: Path::new("/var/tmp/pbs.7.head"),
+        };
+        job_environment(&input).into_iter().collect()
+    }
+
+    #[test]
+    fn mom_variables_win_over_user_variables() {
+        let env = environment(&launch(), "node1", None);
+        assert_eq!(env["PBS_JOBID"], "7.head");
+        assert_eq!(env["HOME"], "/home/alice");
+        assert_eq!(env["MY_VAR"], "x");
+        assert_eq!(env["PBS_O_WORKDIR"], "/home/alice/run");
+    }
+
+    #[test]
+    fn pbs_variables() {
+        let env = environment(&launch(), "node1", Some(Path::new("/spool/aux/7.headgpu")));
+        let expect = [
+            ("LOGNAME", "alice"),
+            ("USER", "alice"),
+            ("SHELL", "/bin/bash"),
+            ("PATH", DEFAULT_PATH),
+            ("PBS_ENVIRONMENT", "PBS_BATCH"),
+            ("ENVIRONMENT", "BATCH"),
+            ("PBS_JOBNAME", "run.sh"),
+            ("PBS_QUEUE", "workq"),
+            ("PBS_JOBCOOKIE", "c0ffee"),
+            ("PBS_NODENUM", "0"),
+            ("PBS_TASKNUM", "1"),
+            ("PBS_VNODENUM", "0"),
+            ("PBS_MOMPORT", "15003"),
+            ("PBS_NODEFILE", "/spool/aux/7.head"),
+            ("PBS_NUM_NODES", "2"),
+            ("PBS_NUM_PPN", "2"),
+            ("PBS_NP", "4"),
+            ("PBS_WALLTIME", "3600"),
+            ("PBS_JOBDIR", "/home/alice"),
+            ("TMPDIR", "/var/tmp/pbs.7.head"),
+            ("NCPUS", "2"),
+            ("OMP_NUM_THREADS", "2"),
+            ("PBS_GPUFILE", "/spool/aux/7.headgpu"),
+            ("CUDA_VISIBLE_DEVICES", "1,3"),
+            ("CUDA_DEVICE_ORDER", "PCI_BUS_ID"),
+        ];
+        for (name, value) in expect {
+            assert_eq!(env.get(name).map(String::as_str), Some(value), "{name}");
+        }
+        assert!(!env.contains_key("PBS_O_INITDIR"));
+    }
+
+    #[test]
+    fn cuda_lists_only_this_hosts_gpus() {
+        let env = environment(&launch(), "node2", Some(Path::new("/g")));
+        assert_eq!(env["CUDA_VISIBLE_DEVICES"], "0");
+    }
+
+    #[test]
+    fn no_gpus_no_cuda_and_optional_variables() {
+        let mut launch = launch();
+        launch.hosts = vec![host("node1", 1, &[])];
+        launch.walltime = None;
+        launch.init_dir = Some("/scratch/alice".into());
+        launch.variables.push(("PATH".into(), "/opt/bin".into()));
+        let env = environment(&launch, "node1", None);
+        for absent in ["CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "PBS_GPUFILE", "PBS_WALLTIME"] {
+            assert!(!env.contains_key(absent), "{absent}");
+        }
+        assert_eq!(env["PBS_O_INITDIR"], "/scratch/alice");
+        assert_eq!(env["PATH"], "/opt/bin");
+        assert_eq!(env["PBS_NUM_NODES"], "1");
+        assert_eq!(env["PBS_NP"], "1");
+    }
+
+    #[test]
+    fn a_host_listed_twice_counts_once() {
+        let mut launch = launch();
+        launch.hosts = vec![host("node1", 1, &[]), host("node2", 1, &[]), host("node1", 1, &[])];
+        assert_eq!(environment(&launch, "node1", None)["PBS_NUM_NODES"], "2");
+    }
+}

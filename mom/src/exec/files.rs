@@ -1,0 +1,247 @@
+//! A job's files on the mother superior: the spooled script (`<jobid>.SC`), the stdout and
+//! stderr spool files (`.OU`, `.ER`), `PBS_NODEFILE` (`aux/<jobid>`), `PBS_GPUFILE`
+//! (`aux/<jobid>gpu`) and the private TMPDIR (`<base>/pbs.<jobid>`).
+//!
+//! Owns: their names, contents (pure functions, unit-tested), creation with the right modes
+//! and owners, and removal. Must not: write into a user's directory (delivery does that, as
+//! the user) or spawn processes.
+
+use super::user::JobUser;
+use job::spec::Join;
+use proto::mom::{HostAlloc, JobLaunch};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// Host names of an allocation, each once, in allocation order (mother superior first).
+pub fn distinct_hosts(hosts: &[HostAlloc]) -> Vec<&str> {
+    let mut names: Vec<&str> = Vec::new();
+    for host in hosts {
+        if !names.contains(&host.node.as_str()) {
+            names.push(&host.node);
+        }
+    }
+    names
+}
+
+/// GPU indices allocated on `node`. When no entry names this node (a node-name mismatch), the
+/// first entry is taken: the allocation lists the mother superior first.
+pub fn local_gpus(hosts: &[HostAlloc], node: &str) -> Vec<u32> {
+    let mut mine = hosts.iter().filter(|h| h.node == node).peekable();
+    if mine.peek().is_none() {
+        return hosts.first().map(|h| h.gpus.clone()).unwrap_or_default();
+    }
+    mine.flat_map(|h| h.gpus.iter().copied()).collect()
+}
+
+/// `PBS_NODEFILE`: one line per slot (`mpiprocs` lines per host), grouped by host in
+/// allocation order.
+pub fn nodefile_contents(hosts: &[HostAlloc]) -> String {
+    let mut text = String::new();
+    for name in distinct_hosts(hosts) {
+        let lines: u32 = hosts.iter().filter(|h| h.node == name).map(|h| h.mpiprocs).sum();
+        for _ in 0..lines {
+            text.push_str(name);
+            text.push('\n');
+        }
+    }
+    text
+}
+
+/// `PBS_GPUFILE`: `<host>-gpu<index>` for every GPU of every host, or `None` when the job
+/// has no GPUs.
+pub fn gpufile_contents(hosts: &[HostAlloc]) -> Option<String> {
+    let mut text = String::new();
+    for name in distinct_hosts(hosts) {
+        for index in hosts.iter().filter(|h| h.node == name).flat_map(|h| &h.gpus) {
+            text.push_str(&format!("{name}-gpu{index}\n"));
+        }
+    }
+    (!text.is_empty()).then_some(text)
+}
+
+/// Whether `job_id` can safely name files: no path separators, no leading dot, only
+/// characters job ids use (`123.head`, `123[4].head`).
+pub fn job_id_is_safe(job_id: &str) -> bool {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || "._-[]".contains(c);
+    !job_id.is_empty() && !job_id.starts_with('.') && job_id.chars().all(allowed)
+}
+
+/// The paths of one job's files. `stdout`/`stderr` are where the job's streams go: with
+/// `-j oe` both are the `.OU` file, with `-j eo` both are the `.ER` file.
+#[derive(Debug, Clone)]
+pub struct JobFiles {
+    pub script: PathBuf,
+    pub stdout: PathBuf,
+    pub stderr: PathBuf,
+    pub nodefile: PathBuf,
+    pub gpufile: Option<PathBuf>,
+    pub tmpdir: PathBuf,
+    join: Join,
+}
+
+/// The three standard streams of the job's top shell.
+#[derive(Debug)]
+pub struct JobStdio {
+    /// The spooled script, which the shell reads as its stdin.
+    pub stdin: File,
+    pub stdout: File,
+    pub stderr: File,
+}
+
+impl JobFiles {
+    /// Names the files of `launch` (pure).
+    pub fn new(spool: &Path, tmpdir_base: &Path, launch: &JobLaunch) -> JobFiles {
+        let id = &launch.job_id;
+        let out = spool.join(format!("{id}.OU"));
+        let err = spool.join(format!("{id}.ER"));
+        let (stdout, stderr) = match launch.join {
+            Join::No => (out, err),
+            Join::OutErr => (out.clone(), out),
+            Join::ErrOut => (err.clone(), err),
+        };
+        let has_gpus = launch.hosts.iter().any(|h| !h.gpus.is_empty());
+        JobFiles {
+            script: spool.join(format!("{id}.SC")),
+            stdout,
+            stderr,
+            nodefile: spool.join("aux").join(id),
+            gpufile: has_gpus.then(|| spool.join("aux").join(format!("{id}gpu"))),
+            tmpdir: tmpdir_base.join(format!("pbs.{id}")),
+            join: launch.join,
+        }
+    }
+
+    /// Creates every file. On error some may exist: call [`JobFiles::remove`].
+    /// `chown_tmpdir` hands TMPDIR to the user (only root can).
+    pub fn create(&self, launch: &JobLaunch, user: &JobUser, chown_tmpdir: bool) -> io::Result<()> {
+        if let Some(aux) = self.nodefile.parent() {
+            fs::create_dir_all(aux)?;
+        }
+        write_file(&self.script, launch.script.as_bytes(), 0o600)?;
+        write_file(&self.nodefile, nodefile_contents(&launch.hosts).as_bytes(), 0o644)?;
+        if let (Some(path), Some(text)) = (&self.gpufile, gpufile_contents(&launch.hosts)) {
+            write_file(path, text.as_bytes(), 0o644)?;
+        }
+        write_file(&self.stdout, b"", 0o600)?;
+        write_file(&self.stderr, b"", 0o600)?;
+        self.create_tmpdir(user, chown_tmpdir)
+    }
+
+    /// Opens the streams for the job's top shell (stdout and stderr in append mode, shared
+    /// when joined).
+    pub fn open_stdio(&self) -> io::Result<JobStdio> {
+        let stdin = File::open(&self.script)?;
+        let stdout = OpenOptions::new().append(true).open(&self.stdout)?;
+        let stderr = if self.stderr == self.stdout {
+            stdout.try_clone()?
+        } else {
+            OpenOptions::new().append(true).open(&self.stderr)?
+        };
+        Ok(JobStdio { stdin, stdout, stderr })
+    }
+
+    /// Appends a line to the file the job's stderr goes to (limit-kill messages).
+    pub fn append_to_stderr(&self, line: &str) -> io::Result<()> {
+        let mut file = OpenOptions::new().append(true).open(&self.stderr)?;
+        writeln!(file, "{line}")
+    }
+
+    /// Spool files to deliver and where (`-o`/`-e` destinations as given by the server).
+    pub fn deliveries(&self, launch: &JobLaunch) -> Vec<(PathBuf, String)> {
+        match self.join {
+            Join::No => vec![
+                (self.stdout.clone(), launch.output_path.clone()),
+                (self.stderr.clone(), launch.error_path.clone()),
+            ],
+            Join::OutErr => vec![(self.stdout.clone(), launch.output_path.clone())],
+            Join::ErrOut => vec![(self.stderr.clone(), launch.error_path.clone())],
+        }
+    }
+
+    /// Removes every file and TMPDIR; missing ones are fine, other failures are logged.
+    pub fn remove(&self) {
+        let mut files = vec![&self.script, &self.stdout, &self.stderr, &self.nodefile];
+        files.extend(&self.gpufile);
+        for path in files {
+            if let Err(err) = fs::remove_file(path) {
+                if err.kind() != io::ErrorKind::NotFound {
+                    tracing::warn!(path = %path.display(), "cannot remove job file: {err}");
+                }
+            }
+        }
+        remove_any(&self.tmpdir);
+    }
+
+    /// Creates TMPDIR afresh (mode 0700). Whatever had that name is removed first without
+    /// following symbolic links, so a user cannot point it elsewhere.
+    fn create_tmpdir(&self, user: &JobUser, chown: bool) -> io::Result<()> {
+        remove_any(&self.tmpdir);
+        fs::DirBuilder::new().mode(0o700).create(&self.tmpdir)?;
+        fs::set_permissions(&self.tmpdir, fs::Permissions::from_mode(0o700))?;
+        if chown {
+            std::os::unix::fs::chown(&self.tmpdir, Some(user.uid), Some(user.gid))?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes `path` (created or truncated) and sets its mode regardless of the umask.
+fn write_file(path: &Path, contents: &[u8], mode: u32) -> io::Result<()> {
+    let mut file = OpenOptions::new().write(true).create(true).truncate(true).mode(mode).open(path)?;
+    file.write_all(contents)?;
+    file.set_permissions(fs::Permissions::from_mode(mode))
+}
+
+/// Removes a file, symlink or directory tree at `path` (never following symlinks).
+fn remove_any(path: &Path) {
+    let result = match fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_dir() => fs::remove_dir_all(path),
+        Ok(_) => fs::remove_file(path),
+        Err(_) => return,
+    };
+    if let Err(err) = result {
+        tracing::warn!(path = %path.display(), "cannot remove: {err}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(node: &str, mpiprocs: u32, gpus: &[u32]) -> HostAlloc {
+        HostAlloc { node: node.into(), ncpus: mpiprocs, mpiprocs, gpus: gpus.to_vec(), mem_bytes: None }
+    }
+
+    #[test]
+    fn nodefile_one_line_per_slot_grouped_mother_first() {
+        let hosts = [host("node2", 2, &[]), host("node1", 1, &[]), host("node2", 1, &[])];
+        assert_eq!(nodefile_contents(&hosts), "node2\nnode2\nnode2\nnode1\n");
+        assert_eq!(nodefile_contents(&[host("n", 0, &[])]), "");
+    }
+
+    #[test]
+    fn gpufile_lists_every_gpu_of_every_host() {
+        let hosts = [host("node1", 1, &[0, 1]), host("node2", 1, &[3])];
+        assert_eq!(gpufile_contents(&hosts).as_deref(), Some("node1-gpu0\nnode1-gpu1\nnode2-gpu3\n"));
+        assert_eq!(gpufile_contents(&[host("node1", 1, &[])]), None);
+    }
+
+    #[test]
+    fn local_gpus_by_node_name() {
+        let hosts = [host("node1", 1, &[0, 1]), host("node2", 1, &[3]), host("node1", 1, &[2])];
+        assert_eq!(local_gpus(&hosts, "node1"), vec![0, 1, 2]);
+        assert_eq!(local_gpus(&hosts, "node2"), vec![3]);
+        assert_eq!(local_gpus(&hosts, "elsewhere"), vec![0, 1], "falls back to the mother superior");
+    }
+
+    #[test]
+    fn job_ids_that_name_files() {
+        assert!(job_id_is_safe("12.head"));
+        assert!(job_id_is_safe("12[3].head-1_x"));
+        for bad in ["", "../x", "a/b", ".hidden", "1 2", "x\0"] {
+            assert!(!job_id_is_safe(bad), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! Killing a job's processes: everything in the job's session, found both as the process
+//! group and by scanning `/proc/*/stat` for the session id (processes that changed their
+//! process group stay in the session). SIGTERM first, SIGKILL after `kill_delay`.
+//!
+//! Owns: signalling and the session scan. Must not: reap (reap.rs does) or signal anything
+//! outside the job's session; session ids 0 and 1 and the mom's own session are refused.
+
+use nix::sys::signal::{self, Signal};
+use nix::unistd::Pid;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// How often a kill checks whether the session is empty.
+const POLL: Duration = Duration::from_millis(50);
+
+/// One line of `/proc/<pid>/stat`, the fields the scan needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatLine {
+    pub pid: i32,
+    pub state: char,
+    pub session: i32,
+}
+
+/// Parses `/proc/<pid>/stat` (`pid (comm) state ppid pgrp session ...`); the command name
+/// may contain spaces and parentheses, so fields are counted after the last `)`.
+pub fn parse_stat(text: &str) -> Option<StatLine> {
+    let (head, tail) = text.rsplit_once(')')?;
+    let pid = head.split_whitespace().next()?.parse().ok()?;
+    let mut fields = tail.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let session = fields.nth(2)?.parse().ok()?;
+    Some(StatLine { pid, state, session })
+}
+
+/// Live (not zombie) processes of session `sid`.
+pub fn session_members(sid: i32) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let stats = entries.flatten().filter_map(|entry| {
+        entry.file_name().to_str()?.parse::<i32>().ok()?;
+        parse_stat(&std::fs::read_to_string(entry.path().join("stat")).ok()?)
+    });
+    stats.filter(|s| s.session == sid && s.state != 'Z' && s.state != 'X').map(|s| s.pid).collect()
+}
+
+/// Sends `signal` to the process group `sid` and to every live member of session `sid`.
+/// Returns how many members the scan found.
+pub fn signal_session(sid: i32, signal: Signal) -> usize {
+    if !may_signal(sid) {
+        tracing::error!(sid, "refusing to signal this session");
+        return 0;
+    }
+    let _ = signal::killpg(Pid::from_raw(sid), signal);
+    let members = session_members(sid);
+    for pid in &members {
+        let _ = signal::kill(Pid::from_raw(*pid), signal);
+    }
+    members.len()
+}
+
+/// How a [`terminate`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Termination {
+    /// SIGTERM was enough.
+    Terminated,
+    /// Something was left after `delay`; it got SIGKILL.
+    Killed,
+}
+
+/// SIGTERM to the session, then SIGKILL after `delay` if anything is left.
+pub async fn terminate(sid: i32, delay: Duration) -> Termination {
+    signal_session(sid, Signal::SIGTERM);
+    let deadline = Instant::now() + delay;
+    while Instant::now() < deadline {
+        tokio::time::sleep(POLL).await;
+        if session_members(sid).is_empty() {
+            return Termination::Terminated;
+        }
+    }
+    signal_session(sid, Signal::SIGKILL);
+    Termination::Killed
+}
+
+/// SIGKILL to whatever is left in the session, repeated until it is empty or `patience`
+/// runs out. Returns whether the session is empty.
+pub async fn kill_leftovers(sid: i32, patience: Duration) -> bool {
+    let deadline = Instant::now() + patience;
+    loop {
+        if signal_session(sid, Signal::SIGKILL) == 0 {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// Whether `sid` may be signalled: a real session that is not the mom's own.
+fn may_signal(sid: i32) -> bool {
+    let own = nix::unistd::getsid(None).map(Pid::as_raw).unwrap_or(-1);
+    sid > 1 && sid != own && sid != std::process::id() as i32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_stat_lines() {
+        let line = "4242 (sleep) S 4240 4241 4241 0 -1 4194304 91 0 0 0";
+        assert_eq!(parse_stat(line), Some(StatLine { pid: 4242, state: 'S', session: 4241 }));
+        let odd = "77 (a) b (c)) Z 1 77 70 0";
+        assert_eq!(parse_stat(odd), Some(StatLine { pid: 77, state: 'Z', session: 70 }));
+        assert_eq!(parse_stat("garbage"), None);
+        assert_eq!(parse_stat("1 (x) R 0"), None);
+    }
+
+    #[test]
+    fn never_signals_own_session_or_init() {
+        let own = nix::unistd::getsid(None).unwrap().as_raw();
+        assert!(!may_signal(own));
+        assert!(!may_signal(1));
+        assert!(!may_signal(0));
+        assert!(!may_signal(-5));
+    }
+
+    #[test]
+    fn finds_our_own_session() {
+        let own = nix::unistd::getsid(None).unwrap().as_raw();
+        assert!(session_members(own).contains(&(std::process::id() as i32)));
+    }
+}

@@ -1,0 +1,65 @@
+//! Job execution on the mother superior: files, identity, environment, the top shell in its
+//! own session, kills and limits, reaping, output delivery and clean-up.
+//!
+//! Layout: `run.rs` drives one job from start to end; `user.rs` resolves the identity;
+//! `files.rs` names and writes the spool files; `env.rs` computes the environment (pure);
+//! `spawn.rs` forks the shell; `kill.rs` signals the session; `reap.rs` waits for the shell;
+//! `deliver.rs` copies output as the user.
+//!
+//! Must not: speak the protocol or touch the job table. A job's result goes back to the daemon
+//! as a [`JobOutcome`]; the daemon turns it into an obit.
+
+pub mod deliver;
+pub mod env;
+pub mod files;
+pub mod kill;
+pub mod reap;
+pub mod run;
+pub mod spawn;
+pub mod user;
+
+pub use run::{run_job, ExecContext, JobOutcome, KillRequest};
+
+use std::io;
+use std::path::PathBuf;
+
+/// Exit status: the job failed before its files were set up (`JOB_EXEC_FAIL1`).
+pub const JOB_EXEC_FAIL1: i32 = -1;
+/// Exit status: the job failed after its files were set up (`JOB_EXEC_FAIL2`).
+pub const JOB_EXEC_FAIL2: i32 = -2;
+/// Exit status: a uid/gid this mom cannot run the job as (OpenPBS "invalid uid/gid").
+pub const JOB_EXEC_INVALID_ID: i32 = -10;
+/// Exit status: killed for exceeding its walltime (OpenPBS `JOB_EXEC_KILL_WALLTIME`).
+pub const JOB_EXEC_KILL_WALLTIME: i32 = -29;
+
+/// Why a job could not start. Each reason maps to a negative exit status (pbs-reference 7.2).
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("job id {0:?} cannot name a spool file")]
+    BadJobId(String),
+    #[error("user {0:?} does not exist on this host")]
+    UnknownUser(String),
+    #[error("group {0:?} does not exist on this host")]
+    UnknownGroup(String),
+    #[error("this mom runs as uid {mom_uid} and runs only its own user's jobs, not {user}'s (uid {uid})")]
+    ForeignUser { mom_uid: u32, user: String, uid: u32 },
+    #[error("shell {0} does not exist or is not executable")]
+    ShellMissing(PathBuf),
+    #[error("cannot set up the job's spool files: {0}")]
+    Files(#[source] io::Error),
+    #[error("cannot open the job's spool files: {0}")]
+    Stdio(#[source] io::Error),
+    #[error("cannot start {shell} in {dir}: {source}")]
+    Spawn { shell: PathBuf, dir: PathBuf, source: io::Error },
+}
+
+impl StartError {
+    /// The exit status the job ends with.
+    pub fn exit_status(&self) -> i32 {
+        match self {
+            StartError::ForeignUser { .. } => JOB_EXEC_INVALID_ID,
+            StartError::Stdio(_) | StartError::Spawn { .. } => JOB_EXEC_FAIL2,
+            _ => JOB_EXEC_FAIL1,
+        }
+    }
+}

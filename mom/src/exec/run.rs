@@ -1,0 +1,247 @@
+//! One job on the mother superior, from launch to outcome: set up (identity, files, spawn),
+//! supervise (kill requests, walltime), finish (leftover processes, delivery, clean-up).
+//!
+//! Owns: the order of those steps and the exit status chosen. Must not: panic or return
+//! early without an outcome: a job that cannot start still ends, with a negative status.
+
+use super::deliver::{deliver, destination, keep_undelivered};
+use super::env::{job_environment, total_slots, EnvInput};
+use super::files::{job_id_is_safe, JobFiles};
+use super::kill::{self, Termination};
+use super::reap::{self, Reaped};
+use super::spawn::{spawn_shell, ShellSpec};
+use super::user::{self, JobUser};
+use super::{StartError, JOB_EXEC_FAIL1, JOB_EXEC_FAIL2, JOB_EXEC_KILL_WALLTIME};
+use proto::mom::{JobLaunch, ResourcesUsed};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+/// How long leftover processes get to die after SIGKILL before the mom gives up on them.
+const LEFTOVER_PATIENCE: Duration = Duration::from_secs(10);
+
+/// What every job on this mom shares.
+#[derive(Debug, Clone)]
+pub struct ExecContext {
+    pub node: String,
+    pub spool_dir: PathBuf,
+    pub tmpdir_base: PathBuf,
+    /// Used when the launch's `kill_delay` is 0.
+    pub default_kill_delay: Duration,
+    /// The mom's effective uid (0: it can run anyone's job).
+    pub mom_uid: u32,
+}
+
+/// Ask a running job to be killed (qdel, stale job): SIGTERM, then SIGKILL after kill_delay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KillRequest;
+
+/// How a job ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobOutcome {
+    pub exit_status: i32,
+    /// 0 when the job never started.
+    pub session_id: i32,
+    pub used: ResourcesUsed,
+}
+
+/// A started job.
+struct Started {
+    sid: i32,
+    user: JobUser,
+    files: JobFiles,
+    at: Instant,
+}
+
+/// How supervision ended.
+struct Ending {
+    reaped: Option<Reaped>,
+    walltime_exceeded: bool,
+}
+
+/// Runs `launch` to its end. `on_started` gets the session id once the shell runs; `kills`
+/// delivers kill requests. Never fails: failures become negative exit statuses.
+pub async fn run_job(
+    launch: Box<JobLaunch>,
+    context: Arc<ExecContext>,
+    kills: mpsc::UnboundedReceiver<KillRequest>,
+    on_started: impl FnOnce(i32),
+) -> JobOutcome {
+    let launch: Arc<JobLaunch> = Arc::from(launch);
+    let ncpus = total_slots(&launch);
+    let setup = {
+        let (launch, context) = (launch.clone(), context.clone());
+        tokio::task::spawn_blocking(move || start(&launch, &context)).await
+    };
+    let started = match setup {
+        Ok(Ok(started)) => started,
+        Ok(Err(err)) => {
+            tracing::error!(exit_status = err.exit_status(), "job cannot start: {err}");
+            return JobOutcome { exit_status: err.exit_status(), session_id: 0, used: ResourcesUsed { ncpus, ..Default::default() } };
+        }
+        Err(err) => {
+            tracing::error!("job set-up crashed: {err}");
+            return JobOutcome { exit_status: JOB_EXEC_FAIL1, session_id: 0, used: ResourcesUsed { ncpus, ..Default::default() } };
+        }
+    };
+    tracing::info!(session_id = started.sid, user = %started.user.name, "job started");
+    on_started(started.sid);
+    let ending = supervise(&launch, &context, &started, kills).await;
+    finish(launch, context, started, ending, ncpus).await
+}
+
+/// Resolves the user, writes the files and spawns the shell (blocking).
+fn start(launch: &JobLaunch, context: &ExecContext) -> Result<Started, StartError> {
+    if !job_id_is_safe(&launch.job_id) {
+        return Err(StartError::BadJobId(launch.job_id.clone()));
+    }
+    let user = user::resolve(&launch.user, launch.group.as_deref())?;
+    user::may_run(context.mom_uid, &user)?;
+    let shell = launch.shell.as_ref().map(PathBuf::from).unwrap_or_else(|| user.login_shell.clone());
+    if !is_executable_file(&shell) {
+        return Err(StartError::ShellMissing(shell));
+    }
+    let files = JobFiles::new(&context.spool_dir, &context.tmpdir_base, launch);
+    if let Err(err) = files.create(launch, &user, context.mom_uid == 0) {
+        files.remove();
+        return Err(StartError::Files(err));
+    }
+    match spawn(launch, context, &user, &shell, &files) {
+        Ok(sid) => Ok(Started { sid, user, files, at: Instant::now() }),
+        Err(err) => {
+            files.remove();
+            Err(err)
+        }
+    }
+}
+
+fn spawn(launch: &JobLaunch, context: &ExecContext, user: &JobUser, shell: &Path, files: &JobFiles) -> Result<i32, StartError> {
+    let stdio = files.open_stdio().map_err(StartError::Stdio)?;
+    let env = job_environment(&EnvInput {
+        launch,
+        user,
+        node: &context.node,
+        nodefile: &files.nodefile,
+        gpufile: files.gpufile.as_deref(),
+        tmpdir: &files.tmpdir,
+    });
+    let start_dir = launch.init_dir.as_ref().map(PathBuf::from).unwrap_or_else(|| user.home.clone());
+    let spec = ShellSpec { shell, user, change_identity: context.mom_uid == 0, env: &env, start_dir: &start_dir, stdio };
+    spawn_shell(spec).map_err(|source| StartError::Spawn { shell: shell.to_path_buf(), dir: start_dir.clone(), source })
+}
+
+/// Waits for the top shell while serving kill requests and the walltime limit.
+async fn supervise(
+    launch: &JobLaunch,
+    context: &ExecContext,
+    started: &Started,
+    mut kills: mpsc::UnboundedReceiver<KillRequest>,
+) -> Ending {
+    let mut reaper = reap::watch(started.sid);
+    let delay = if launch.kill_delay > 0 { Duration::from_secs(launch.kill_delay) } else { context.default_kill_delay };
+    let limit = launch.walltime.map(Duration::from_secs);
+    let far_future = Duration::from_secs(100 * 365 * 24 * 3600);
+    let walltime_timer = tokio::time::sleep_until(started.at + limit.unwrap_or(far_future));
+    tokio::pin!(walltime_timer);
+    let (mut killer, mut walltime_exceeded, mut kills_open) = (None, false, true);
+    let reaped = loop {
+        tokio::select! {
+            result = &mut reaper => break result,
+            request = kills.recv(), if kills_open => match request {
+                Some(KillRequest) => {
+                    tracing::info!("killing the job on request");
+                    start_kill(&mut killer, started.sid, delay);
+                }
+                None => kills_open = false,
+            },
+            () = &mut walltime_timer, if limit.is_some() && !walltime_exceeded => {
+                walltime_exceeded = true;
+                let (used, limit) = (started.at.elapsed().as_secs(), launch.walltime.unwrap_or_default());
+                tracing::info!(used, limit, "walltime exceeded: killing the job");
+                let line = format!("=>> PBS: job killed: walltime {used} exceeded limit {limit}");
+                if let Err(err) = started.files.append_to_stderr(&line) {
+                    tracing::warn!("cannot write the walltime message: {err}");
+                }
+                start_kill(&mut killer, started.sid, delay);
+            }
+        }
+    };
+    if let Some(killer) = killer {
+        killer.abort();
+    }
+    let reaped = match reaped {
+        Ok(Ok(reaped)) => Some(reaped),
+        Ok(Err(err)) => {
+            tracing::error!("cannot collect the job's shell: {err}");
+            None
+        }
+        Err(_) => None,
+    };
+    Ending { reaped, walltime_exceeded }
+}
+
+/// Starts the SIGTERM/SIGKILL sequence once (later requests are no-ops).
+fn start_kill(killer: &mut Option<JoinHandle<()>>, sid: i32, delay: Duration) {
+    if killer.is_some() {
+        return;
+    }
+    *killer = Some(tokio::spawn(async move {
+        if kill::terminate(sid, delay).await == Termination::Killed {
+            tracing::info!(sid, "session needed SIGKILL");
+        }
+    }));
+}
+
+/// Kills leftovers, delivers output, removes the files and computes the outcome.
+async fn finish(launch: Arc<JobLaunch>, context: Arc<ExecContext>, started: Started, ending: Ending, ncpus: u32) -> JobOutcome {
+    let sid = started.sid;
+    if !kill::kill_leftovers(sid, LEFTOVER_PATIENCE).await {
+        tracing::error!(sid, "processes of the job's session survived SIGKILL");
+    }
+    let walltime_secs = started.at.elapsed().as_secs();
+    let exit_status = match (&ending.reaped, ending.walltime_exceeded) {
+        (_, true) => JOB_EXEC_KILL_WALLTIME,
+        (Some(reaped), false) => reaped.exit_status,
+        (None, false) => JOB_EXEC_FAIL2,
+    };
+    let cleanup = tokio::task::spawn_blocking(move || deliver_and_clean(&launch, &context, &started));
+    if let Err(err) = cleanup.await {
+        tracing::error!("output delivery crashed: {err}");
+    }
+    let (cput_secs, mem_kb) = ending.reaped.map_or((0, 0), |r| (r.cput_secs, r.maxrss_kb));
+    tracing::info!(exit_status, walltime_secs, "job ended");
+    JobOutcome {
+        exit_status,
+        session_id: sid,
+        used: ResourcesUsed { cput_secs, mem_kb, vmem_kb: 0, walltime_secs, ncpus },
+    }
+}
+
+/// Delivers each spool file as the user (an undeliverable one is kept under
+/// `<spool>/undelivered/`), then removes the job's files.
+fn deliver_and_clean(launch: &JobLaunch, context: &ExecContext, started: &Started) {
+    let user = &started.user;
+    let as_child = context.mom_uid != user.uid;
+    for (spool, dest) in started.files.deliveries(launch) {
+        let path = destination(&dest, &user.home);
+        match deliver(&spool, &path, user, as_child) {
+            Ok(()) => tracing::debug!(dest = %path.display(), "output delivered"),
+            Err(err) => {
+                tracing::warn!("{err}");
+                match keep_undelivered(&spool, &context.spool_dir) {
+                    Ok(kept) => tracing::warn!(kept = %kept.display(), "undelivered output kept"),
+                    Err(err) => tracing::error!("cannot keep undelivered output: {err}"),
+                }
+            }
+        }
+    }
+    started.files.remove();
+}
+
+fn is_executable_file(path: &Path) -> bool {
+    path.is_absolute() && std::fs::metadata(path).is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+}

@@ -1,0 +1,113 @@
+//! Starting a job's top shell: a new session (setsid), the user's identity (supplementary
+//! groups, gid, uid), umask 077, the start directory, an environment built from nothing, and
+//! the shell started as a login shell (`argv[0]` = `-bash`) reading the spooled script on
+//! its stdin.
+//!
+//! Owns: the code that runs in the forked child before `exec`. Must not: wait for the child
+//! (reap.rs does), decide the environment (env.rs does) or look users up in the child: every
+//! look-up and allocation happens before the fork, the child only makes system calls.
+
+use super::files::JobStdio;
+use super::user::JobUser;
+use std::ffi::CString;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// What to start.
+#[derive(Debug)]
+pub struct ShellSpec<'a> {
+    pub shell: &'a Path,
+    pub user: &'a JobUser,
+    /// Switch to the user's groups, gid and uid (the mom runs as root).
+    pub change_identity: bool,
+    pub env: &'a [(String, String)],
+    pub start_dir: &'a Path,
+    pub stdio: JobStdio,
+}
+
+/// Starts the job's top shell and returns its pid, which is also its session id (and process
+/// group id). The child is not waited for here.
+pub fn spawn_shell(spec: ShellSpec<'_>) -> io::Result<i32> {
+    let start_dir = CString::new(spec.start_dir.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "start directory contains a NUL byte"))?;
+    let identity = spec.change_identity.then(|| Identity::of(spec.user));
+    let mut command = Command::new(spec.shell);
+    command
+        .arg0(login_argv0(spec.shell))
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::from(spec.stdio.stdin))
+        .stdout(Stdio::from(spec.stdio.stdout))
+        .stderr(Stdio::from(spec.stdio.stderr));
+    // SAFETY: the closure runs in the forked child before exec and only makes system calls
+    // (setsid, setgroups, setgid, setuid, umask, chdir) on data prepared before the fork.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::setsid() < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if let Some(identity) = &identity {
+                identity.assume()?;
+            }
+            libc::umask(0o077);
+            if libc::chdir(start_dir.as_ptr()) < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = command.spawn()?;
+    // Dropping `child` neither waits nor kills; reap.rs collects the exit status.
+    Ok(child.id() as i32)
+}
+
+/// `argv[0]` of a login shell: `-` followed by the shell's file name (`/bin/bash` -> `-bash`).
+pub fn login_argv0(shell: &Path) -> String {
+    let name = shell.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "sh".into());
+    format!("-{name}")
+}
+
+/// A user identity ready to be assumed in a forked child without allocating.
+#[derive(Debug, Clone)]
+pub struct Identity {
+    uid: libc::uid_t,
+    gid: libc::gid_t,
+    groups: Vec<libc::gid_t>,
+}
+
+impl Identity {
+    /// The identity of `user` (its groups as `initgroups` would set them).
+    pub fn of(user: &JobUser) -> Identity {
+        Identity { uid: user.uid, gid: user.gid, groups: user.groups.clone() }
+    }
+
+    /// Sets supplementary groups, gid and uid, in that order (after setuid nothing else may
+    /// change). Meant for `pre_exec`: only system calls.
+    pub fn assume(&self) -> io::Result<()> {
+        // SAFETY: plain system calls on owned, already-allocated data.
+        unsafe {
+            if libc::setgroups(self.groups.len() as _, self.groups.as_ptr()) < 0
+                || libc::setgid(self.gid) < 0
+                || libc::setuid(self.uid) < 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn login_shell_names() {
+        assert_eq!(login_argv0(Path::new("/bin/bash")), "-bash");
+        assert_eq!(login_argv0(Path::new("/usr/bin/zsh")), "-zsh");
+        assert_eq!(login_argv0(Path::new("/")), "-sh");
+    }
+}

@@ -1,0 +1,98 @@
+//! Who a job runs as: the passwd and group look-ups for `JobLaunch.user` / `.group` on this
+//! host, and the rule that a mom not running as root runs only its own user's jobs.
+//!
+//! Owns: [`JobUser`] and [`may_run`]. Must not: change the process identity (that happens in
+//! the spawned child, `spawn.rs`) or cache look-ups (users may be created at any time).
+
+use super::StartError;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use uzers::os::unix::UserExt;
+
+/// The execution identity of a job, resolved on this host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobUser {
+    /// Login name.
+    pub name: String,
+    pub uid: u32,
+    /// The job's group: `JobLaunch.group` when given, else the passwd primary group.
+    pub gid: u32,
+    /// Supplementary groups (as `initgroups` would set them), always including `gid`.
+    pub groups: Vec<u32>,
+    /// Home directory from passwd.
+    pub home: PathBuf,
+    /// Login shell from passwd (`/bin/sh` when empty).
+    pub login_shell: PathBuf,
+}
+
+/// Looks up `name` (and `group`, when given) in the host's user database.
+pub fn resolve(name: &str, group: Option<&str>) -> Result<JobUser, StartError> {
+    let entry = uzers::get_user_by_name(name).ok_or_else(|| StartError::UnknownUser(name.to_string()))?;
+    let gid = match group {
+        Some(group_name) => uzers::get_group_by_name(group_name)
+            .ok_or_else(|| StartError::UnknownGroup(group_name.to_string()))?
+            .gid(),
+        None => entry.primary_group_id(),
+    };
+    let mut groups: Vec<u32> = uzers::get_user_groups(name, entry.primary_group_id())
+        .unwrap_or_default()
+        .iter()
+        .map(|g| g.gid())
+        .collect();
+    if !groups.contains(&gid) {
+        groups.push(gid);
+    }
+    let shell = entry.shell();
+    let login_shell = if shell.as_os_str().as_bytes().is_empty() { PathBuf::from("/bin/sh") } else { shell.to_path_buf() };
+    Ok(JobUser { name: name.to_string(), uid: entry.uid(), gid, groups, home: entry.home_dir().to_path_buf(), login_shell })
+}
+
+/// Whether a mom running as `mom_uid` may run a job as `user`: root may run anyone's job; any
+/// other uid only its own (it cannot change identity). Refusal is OpenPBS's -10.
+pub fn may_run(mom_uid: u32, user: &JobUser) -> Result<(), StartError> {
+    if mom_uid == 0 || mom_uid == user.uid {
+        return Ok(());
+    }
+    Err(StartError::ForeignUser { mom_uid, user: user.name.clone(), uid: user.uid })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(uid: u32) -> JobUser {
+        JobUser {
+            name: "alice".into(),
+            uid,
+            gid: uid,
+            groups: vec![uid],
+            home: "/home/alice".into(),
+            login_shell: "/bin/bash".into(),
+        }
+    }
+
+    #[test]
+    fn root_runs_anyone_others_only_themselves() {
+        assert!(may_run(0, &user(1000)).is_ok());
+        assert!(may_run(1000, &user(1000)).is_ok());
+        let refused = may_run(1001, &user(1000)).unwrap_err();
+        assert_eq!(refused.exit_status(), -10);
+        assert!(refused.to_string().contains("alice"), "{refused}");
+    }
+
+    #[test]
+    fn root_resolves_with_groups() {
+        let root = resolve("root", None).expect("root exists");
+        assert_eq!(root.uid, 0);
+        assert!(root.groups.contains(&0));
+        assert!(!root.login_shell.as_os_str().is_empty());
+    }
+
+    #[test]
+    fn unknown_user_and_group() {
+        let err = resolve("no-such-user-minipbs", None).unwrap_err();
+        assert_eq!(err.exit_status(), -1);
+        let err = resolve("root", Some("no-such-group-minipbs")).unwrap_err();
+        assert_eq!(err.exit_status(), -1);
+    }
+}

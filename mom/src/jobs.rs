@@ -1,0 +1,214 @@
+//! The mom's job table: which jobs run here as mother superior, which hold a sister share, and
+//! which ended with an obit the server has not acknowledged yet.
+//!
+//! Owns: the decisions taken on each server message ([`JobTable::on_message`] returns
+//! [`Action`]s). Pure: no I/O, no processes, no channels; the daemon carries actions out.
+//! Invariant: a job is in at most one of "running" and "unacknowledged obit".
+
+use proto::mom::{JobLaunch, JobObit, ServerToMom};
+use std::collections::BTreeMap;
+
+/// What this node holds of a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Share {
+    /// This node runs the job's top shell.
+    Mother,
+    /// This node holds a share for a job whose mother superior is elsewhere.
+    Sister,
+}
+
+/// Something the daemon must do after a server message.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Start the job here as mother superior.
+    Start(Box<JobLaunch>),
+    /// Kill the running job's processes (it then ends with an obit as usual).
+    Kill { job_id: String },
+}
+
+/// The table. Created empty at start; the mom does not (yet) recover jobs across its own
+/// restarts.
+#[derive(Debug, Default)]
+pub struct JobTable {
+    running: BTreeMap<String, Share>,
+    unacked: BTreeMap<String, JobObit>,
+}
+
+impl JobTable {
+    /// An empty table.
+    pub fn new() -> JobTable {
+        JobTable::default()
+    }
+
+    /// Applies one server message and says what to do about it.
+    pub fn on_message(&mut self, message: ServerToMom) -> Vec<Action> {
+        match message {
+            ServerToMom::Registered { stale_jobs, .. } => stale_jobs.iter().filter_map(|id| self.on_stale(id)).collect(),
+            ServerToMom::RunJob(launch) => self.on_run(launch).into_iter().collect(),
+            ServerToMom::JoinJob(launch) => {
+                self.running.entry(launch.job_id.clone()).or_insert(Share::Sister);
+                Vec::new()
+            }
+            ServerToMom::KillJob { job_id } => self.kill_if_mother(&job_id).into_iter().collect(),
+            ServerToMom::EndJob { job_id } => self.on_end(&job_id).into_iter().collect(),
+            ServerToMom::ObitAck { job_id } => {
+                self.unacked.remove(&job_id);
+                Vec::new()
+            }
+        }
+    }
+
+    /// Records that a mother-superior job ended: it leaves the running set and its obit is
+    /// kept until [`ServerToMom::ObitAck`].
+    pub fn on_job_ended(&mut self, obit: JobObit) {
+        self.running.remove(&obit.job_id);
+        self.unacked.insert(obit.job_id.clone(), obit);
+    }
+
+    /// Ids to list in `Registration::jobs`: jobs running here or holding a share.
+    pub fn registered_jobs(&self) -> Vec<String> {
+        self.running.keys().cloned().collect()
+    }
+
+    /// Obits to resend after a reconnect, in job id order.
+    pub fn unacked_obits(&self) -> Vec<JobObit> {
+        self.unacked.values().cloned().collect()
+    }
+
+    /// What this node holds of `job_id`, if it is running here.
+    pub fn share(&self, job_id: &str) -> Option<Share> {
+        self.running.get(job_id).copied()
+    }
+
+    /// Ids of the mother-superior jobs still running.
+    pub fn mother_jobs(&self) -> Vec<String> {
+        let mothers = self.running.iter().filter(|(_, share)| **share == Share::Mother);
+        mothers.map(|(id, _)| id.clone()).collect()
+    }
+
+    fn on_run(&mut self, launch: Box<JobLaunch>) -> Option<Action> {
+        let known = self.running.contains_key(&launch.job_id) || self.unacked.contains_key(&launch.job_id);
+        if known {
+            tracing::warn!(job_id = %launch.job_id, "RunJob for a job this mom already has: ignored");
+            return None;
+        }
+        self.running.insert(launch.job_id.clone(), Share::Mother);
+        Some(Action::Start(launch))
+    }
+
+    /// A stale job (the server does not think it runs here): kill it or drop the share.
+    fn on_stale(&mut self, job_id: &str) -> Option<Action> {
+        tracing::info!(job_id, "server reports the job as stale here");
+        self.on_end(job_id)
+    }
+
+    /// The job is over as far as the server is concerned. A sister drops its share; a
+    /// mother superior that still runs it kills it, so nothing outlives the job.
+    fn on_end(&mut self, job_id: &str) -> Option<Action> {
+        match self.running.get(job_id) {
+            Some(Share::Sister) => {
+                self.running.remove(job_id);
+                None
+            }
+            Some(Share::Mother) => self.kill_if_mother(job_id),
+            None => None,
+        }
+    }
+
+    fn kill_if_mother(&self, job_id: &str) -> Option<Action> {
+        let is_mother = self.running.get(job_id) == Some(&Share::Mother);
+        is_mother.then(|| Action::Kill { job_id: job_id.to_string() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proto::mom::ResourcesUsed;
+
+    fn launch(id: &str) -> Box<JobLaunch> {
+        Box::new(JobLaunch {
+            job_id: id.to_string(),
+            name: "x".into(),
+            queue: "q".into(),
+            user: "u".into(),
+            group: None,
+            script: String::new(),
+            variables: Vec::new(),
+            hosts: Vec::new(),
+            walltime: None,
+            kill_delay: 0,
+            output_path: String::new(),
+            error_path: String::new(),
+            join: Default::default(),
+            shell: None,
+            init_dir: None,
+            num_ppn: 1,
+            first_ncpus: 1,
+            cookie: String::new(),
+        })
+    }
+
+    fn obit(id: &str) -> JobObit {
+        JobObit { job_id: id.into(), exit_status: 0, session_id: 5, used: ResourcesUsed::default() }
+    }
+
+    #[test]
+    fn run_starts_once() {
+        let mut table = JobTable::new();
+        assert_eq!(table.on_message(ServerToMom::RunJob(launch("1.s"))), vec![Action::Start(launch("1.s"))]);
+        assert!(table.on_message(ServerToMom::RunJob(launch("1.s"))).is_empty());
+        assert_eq!(table.registered_jobs(), vec!["1.s"]);
+        assert_eq!(table.share("1.s"), Some(Share::Mother));
+    }
+
+    #[test]
+    fn kill_only_for_mothers() {
+        let mut table = JobTable::new();
+        table.on_message(ServerToMom::RunJob(launch("1.s")));
+        table.on_message(ServerToMom::JoinJob(launch("2.s")));
+        let kill = |id: &str| ServerToMom::KillJob { job_id: id.into() };
+        assert_eq!(table.on_message(kill("1.s")), vec![Action::Kill { job_id: "1.s".into() }]);
+        assert!(table.on_message(kill("2.s")).is_empty());
+        assert!(table.on_message(kill("3.s")).is_empty());
+        assert_eq!(table.registered_jobs(), vec!["1.s", "2.s"]);
+    }
+
+    #[test]
+    fn end_drops_sister_and_kills_mother() {
+        let mut table = JobTable::new();
+        table.on_message(ServerToMom::RunJob(launch("1.s")));
+        table.on_message(ServerToMom::JoinJob(launch("2.s")));
+        assert!(table.on_message(ServerToMom::EndJob { job_id: "2.s".into() }).is_empty());
+        assert_eq!(table.registered_jobs(), vec!["1.s"]);
+        let actions = table.on_message(ServerToMom::EndJob { job_id: "1.s".into() });
+        assert_eq!(actions, vec![Action::Kill { job_id: "1.s".into() }]);
+    }
+
+    #[test]
+    fn obit_kept_until_ack() {
+        let mut table = JobTable::new();
+        table.on_message(ServerToMom::RunJob(launch("1.s")));
+        table.on_job_ended(obit("1.s"));
+        assert!(table.registered_jobs().is_empty());
+        assert_eq!(table.unacked_obits(), vec![obit("1.s")]);
+        assert!(table.on_message(ServerToMom::RunJob(launch("1.s"))).is_empty(), "duplicate run while obit pending");
+        table.on_message(ServerToMom::ObitAck { job_id: "1.s".into() });
+        assert!(table.unacked_obits().is_empty());
+    }
+
+    #[test]
+    fn stale_jobs_are_killed_or_dropped() {
+        let mut table = JobTable::new();
+        table.on_message(ServerToMom::RunJob(launch("1.s")));
+        table.on_message(ServerToMom::JoinJob(launch("2.s")));
+        table.on_message(ServerToMom::RunJob(launch("3.s")));
+        let registered = ServerToMom::Registered {
+            server_name: "s".into(),
+            stale_jobs: vec!["1.s".into(), "2.s".into(), "9.s".into()],
+        };
+        assert_eq!(table.on_message(registered), vec![Action::Kill { job_id: "1.s".into() }]);
+        assert_eq!(table.registered_jobs(), vec!["1.s", "3.s"]);
+        assert_eq!(table.mother_jobs(), vec!["1.s", "3.s"]);
+    }
+}

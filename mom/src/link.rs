@@ -1,0 +1,267 @@
+//! The mom's connection to the server: connect to the Unix socket, handshake (`Hello` /
+//! `HelloReply`), `Register` with the jobs still held, then heartbeats and messages in both
+//! directions. When the connection fails (server restart) it reconnects with backoff, registers
+//! again and resends every obit the server has not acknowledged.
+//!
+//! Owns: the connection's life and the order of messages on it. Must not: start, signal or
+//! wait for processes; inbound messages go to the daemon through a channel.
+//! Invariant: after `Registered`, unacknowledged obits are sent before anything else.
+
+use crate::jobs::JobTable;
+use proto::frame::nonblocking::{read, write};
+use proto::frame::FrameError;
+use proto::mom::{MomToServer, Registration, ServerToMom};
+use proto::{Hello, HelloReply, Role, PROTOCOL_VERSION};
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::UnixStream;
+use tokio::sync::mpsc;
+
+/// How long the server may take to answer `Hello` and `Register`.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why a connection ended.
+#[derive(Debug, thiserror::Error)]
+pub enum LinkError {
+    #[error("cannot connect to {path}: {source}")]
+    Connect { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Frame(#[from] FrameError),
+    #[error("server refused the mom: {0}")]
+    Refused(String),
+    #[error("protocol error: {0}")]
+    Protocol(String),
+    #[error("server did not answer within {0:?}")]
+    Timeout(Duration),
+}
+
+/// What the link needs to know.
+#[derive(Debug, Clone)]
+pub struct LinkSettings {
+    pub socket: PathBuf,
+    /// Sent on every registration, with `jobs` filled in from the job table.
+    pub registration: Registration,
+    pub heartbeat_interval: Duration,
+    pub reconnect_min: Duration,
+    pub reconnect_max: Duration,
+}
+
+/// Reconnect delays: `min`, doubling up to `max`; reset after a successful registration.
+#[derive(Debug, Clone)]
+pub struct Backoff {
+    min: Duration,
+    max: Duration,
+    next: Duration,
+}
+
+impl Backoff {
+    /// Starts at `min`.
+    pub fn new(min: Duration, max: Duration) -> Backoff {
+        Backoff { min, max, next: min }
+    }
+
+    /// The delay before the next attempt (and doubles the one after).
+    pub fn next_delay(&mut self) -> Duration {
+        let delay = self.next;
+        self.next = (self.next * 2).min(self.max);
+        delay
+    }
+
+    /// Back to `min`.
+    pub fn reset(&mut self) {
+        self.next = self.min;
+    }
+}
+
+/// The channels between the link and the daemon.
+pub struct LinkChannels {
+    /// Messages from the server, in order.
+    pub inbound: mpsc::UnboundedSender<ServerToMom>,
+    /// Messages for the server. `JobEnded` queued while disconnected is dropped here: the
+    /// table's unacknowledged obits are resent instead.
+    pub outbound: mpsc::UnboundedReceiver<MomToServer>,
+}
+
+/// Runs forever (until the task is aborted or the daemon drops its channels).
+pub async fn run(settings: LinkSettings, table: Arc<Mutex<JobTable>>, mut channels: LinkChannels) {
+    let mut backoff = Backoff::new(settings.reconnect_min, settings.reconnect_max);
+    let mut carry: VecDeque<MomToServer> = VecDeque::new();
+    let mut failures = 0u32;
+    loop {
+        match session(&settings, &table, &mut channels, &mut carry, &mut backoff).await {
+            Ok(()) => return,
+            Err(err @ LinkError::Connect { .. }) => {
+                failures += 1;
+                if failures == 1 {
+                    tracing::warn!("{err}; retrying");
+                } else {
+                    tracing::debug!("{err}");
+                }
+            }
+            Err(err) => {
+                failures = 0;
+                tracing::warn!("server connection lost: {err}; reconnecting");
+            }
+        }
+        if channels.inbound.is_closed() {
+            return;
+        }
+        tokio::time::sleep(backoff.next_delay()).await;
+    }
+}
+
+/// One connection. `Ok` only when the daemon is gone (outbound channel closed).
+async fn session(
+    settings: &LinkSettings,
+    table: &Arc<Mutex<JobTable>>,
+    channels: &mut LinkChannels,
+    carry: &mut VecDeque<MomToServer>,
+    backoff: &mut Backoff,
+) -> Result<(), LinkError> {
+    let stream = UnixStream::connect(&settings.socket)
+        .await
+        .map_err(|source| LinkError::Connect { path: settings.socket.clone(), source })?;
+    let (mut reader, mut writer) = stream.into_split();
+    let server_name = with_timeout(handshake(&mut reader, &mut writer)).await?;
+    keep_undelivered_starts(&mut channels.outbound, carry);
+    let stale_jobs = with_timeout(register(settings, table, &mut reader, &mut writer)).await?;
+    tracing::info!(server = %server_name, stale = stale_jobs.len(), "registered with the server");
+    backoff.reset();
+    let _ = channels.inbound.send(ServerToMom::Registered { server_name, stale_jobs });
+    let obits = lock(table).unacked_obits();
+    for obit in obits {
+        write(&mut writer, &MomToServer::JobEnded(obit)).await?;
+    }
+    while let Some(message) = carry.pop_front() {
+        if let Err(err) = write(&mut writer, &message).await {
+            carry.push_front(message);
+            return Err(err.into());
+        }
+    }
+    serve(settings, reader, writer, channels, carry).await
+}
+
+/// Sends `Hello` and returns the server's name from `Welcome`.
+async fn handshake(reader: &mut OwnedReadHalf, writer: &mut OwnedWriteHalf) -> Result<String, LinkError> {
+    write(writer, &Hello { role: Role::Mom, protocol: PROTOCOL_VERSION }).await?;
+    match read::<HelloReply>(reader).await? {
+        HelloReply::Welcome { server_name, .. } => Ok(server_name),
+        HelloReply::Refused { code, message } => Err(LinkError::Refused(format!("{code:?}: {message}"))),
+    }
+}
+
+/// Sends `Register` and returns the stale jobs from `Registered`.
+async fn register(
+    settings: &LinkSettings,
+    table: &Arc<Mutex<JobTable>>,
+    reader: &mut OwnedReadHalf,
+    writer: &mut OwnedWriteHalf,
+) -> Result<Vec<String>, LinkError> {
+    let registration = Registration { jobs: lock(table).registered_jobs(), ..settings.registration.clone() };
+    write(writer, &MomToServer::Register(registration)).await?;
+    match read::<ServerToMom>(reader).await? {
+        ServerToMom::Registered { stale_jobs, .. } => Ok(stale_jobs),
+        other => Err(LinkError::Protocol(format!("expected Registered, got {other:?}"))),
+    }
+}
+
+/// The registered connection: forwards inbound messages, writes outbound ones, heartbeats.
+async fn serve(
+    settings: &LinkSettings,
+    mut reader: OwnedReadHalf,
+    mut writer: OwnedWriteHalf,
+    channels: &mut LinkChannels,
+    carry: &mut VecDeque<MomToServer>,
+) -> Result<(), LinkError> {
+    let inbound = channels.inbound.clone();
+    // Reading is not cancel-safe, so it gets its own task; aborted when this function ends.
+    let reader_task = AbortOnDrop(tokio::spawn(async move {
+        loop {
+            let message = read::<ServerToMom>(&mut reader).await?;
+            if inbound.send(message).is_err() {
+                return Ok::<(), FrameError>(());
+            }
+        }
+    }));
+    let mut heartbeat = tokio::time::interval(settings.heartbeat_interval);
+    heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut reader_done = reader_task;
+    loop {
+        tokio::select! {
+            ended = &mut reader_done.0 => {
+                return match ended {
+                    Ok(Ok(())) => Ok(()),
+                    Ok(Err(err)) => Err(err.into()),
+                    Err(err) => Err(LinkError::Protocol(format!("reader task failed: {err}"))),
+                };
+            }
+            message = channels.outbound.recv() => {
+                let Some(message) = message else { return Ok(()) };
+                if let Err(err) = write(&mut writer, &message).await {
+                    if matches!(message, MomToServer::JobStarted { .. }) {
+                        carry.push_back(message);
+                    }
+                    return Err(err.into());
+                }
+            }
+            _ = heartbeat.tick() => write(&mut writer, &MomToServer::Heartbeat).await?,
+        }
+    }
+}
+
+/// Moves messages queued while disconnected into `carry`: `JobStarted` is kept, `JobEnded`
+/// dropped (the table resends it), heartbeats dropped.
+fn keep_undelivered_starts(outbound: &mut mpsc::UnboundedReceiver<MomToServer>, carry: &mut VecDeque<MomToServer>) {
+    while let Ok(message) = outbound.try_recv() {
+        if matches!(message, MomToServer::JobStarted { .. }) {
+            carry.push_back(message);
+        }
+    }
+}
+
+async fn with_timeout<T>(future: impl std::future::Future<Output = Result<T, LinkError>>) -> Result<T, LinkError> {
+    tokio::time::timeout(HANDSHAKE_TIMEOUT, future).await.unwrap_or(Err(LinkError::Timeout(HANDSHAKE_TIMEOUT)))
+}
+
+/// Locks the table. A poisoned lock only means a panic elsewhere; the data is still usable.
+pub(crate) fn lock(table: &Mutex<JobTable>) -> std::sync::MutexGuard<'_, JobTable> {
+    table.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Aborts a task when dropped.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_caps_and_resets() {
+        let mut backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(2));
+        let delays: Vec<u128> = (0..8).map(|_| backoff.next_delay().as_millis()).collect();
+        assert_eq!(delays, vec![50, 100, 200, 400, 800, 1600, 2000, 2000]);
+        backoff.reset();
+        assert_eq!(backoff.next_delay(), Duration::from_millis(50));
+    }
+
+    #[test]
+    fn queued_ends_are_dropped_starts_kept() {
+        let (sender, mut receiver) = mpsc::unbounded_channel();
+        sender.send(MomToServer::Heartbeat).unwrap();
+        sender.send(MomToServer::JobStarted { job_id: "1.s".into(), session_id: 9 }).unwrap();
+        let obit = proto::mom::JobObit { job_id: "2.s".into(), exit_status: 0, session_id: 3, used: Default::default() };
+        sender.send(MomToServer::JobEnded(obit)).unwrap();
+        let mut carry = VecDeque::new();
+        keep_undelivered_starts(&mut receiver, &mut carry);
+        assert_eq!(carry, VecDeque::from([MomToServer::JobStarted { job_id: "1.s".into(), session_id: 9 }]));
+    }
+}

@@ -1,0 +1,156 @@
+//! Node sets: the nodes a unit may use given its `host` and `properties`, each with its own
+//! `CapacityTree`, created on first use in a pass and shared by every request naming the
+//! same host and properties.
+//!
+//! Owns: property and host matching, the name/property index, set membership.
+//! Must not know: jobs, priorities, how units are counted or merged.
+
+use std::collections::HashMap;
+
+use crate::captree::{Capacity, CapacityTree, Need};
+use crate::work::{Work, WorkNode};
+
+/// Which nodes a unit may use: the node's name must equal every host, and every property must
+/// be the node's name or one of its properties. Both lists are sorted and deduplicated, so
+/// equal requirements give equal keys.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub(crate) struct SetKey<'a> {
+    pub hosts: Vec<&'a str>,
+    pub properties: Vec<&'a str>,
+}
+
+impl<'a> SetKey<'a> {
+    /// A key from unsorted requirements (a packed job passes the union over its chunks).
+    pub fn new(
+        hosts: impl IntoIterator<Item = &'a str>,
+        properties: impl IntoIterator<Item = &'a str>,
+    ) -> SetKey<'a> {
+        let mut hosts: Vec<&str> = hosts.into_iter().collect();
+        let mut properties: Vec<&str> = properties.into_iter().collect();
+        hosts.sort_unstable();
+        hosts.dedup();
+        properties.sort_unstable();
+        properties.dedup();
+        SetKey { hosts, properties }
+    }
+
+    /// Whether `node` satisfies the host and property requirements (usability aside).
+    pub fn matches(&self, node: &WorkNode) -> bool {
+        self.hosts.iter().all(|host| node.name == *host)
+            && self.properties.iter().all(|property| {
+                node.name == *property || node.properties.iter().any(|own| own == property)
+            })
+    }
+}
+
+/// One set: its members (node indices, ascending) and the tree over their capacities.
+#[derive(Debug)]
+struct NodeSet {
+    members: Vec<u32>,
+    tree: CapacityTree,
+}
+
+/// Node indices by name and by property (a node name counts as a property of its node).
+#[derive(Debug, Default)]
+struct NameIndex<'a> {
+    by_name: HashMap<&'a str, Vec<u32>>,
+    by_property: HashMap<&'a str, Vec<u32>>,
+}
+
+/// All sets created in this pass. Invariant: every member's `memberships` names the set.
+#[derive(Debug, Default)]
+pub(crate) struct NodeSets<'a> {
+    sets: Vec<NodeSet>,
+    ids: HashMap<SetKey<'a>, u32>,
+    index: Option<NameIndex<'a>>,
+}
+
+impl NodeSets<'_> {
+    /// Sets the capacity of the member at `position` of `set`.
+    pub fn update(&mut self, set: u32, position: usize, capacity: Capacity) {
+        self.sets[set as usize].tree.update(position, capacity);
+    }
+}
+
+impl<'a> Work<'a> {
+    /// The id of the set for `key`, building it (members usable now, in view order) if new.
+    pub fn set_for(&mut self, key: SetKey<'a>) -> u32 {
+        if let Some(&id) = self.sets.ids.get(&key) {
+            return id;
+        }
+        let id = self.sets.sets.len() as u32;
+        let members: Vec<u32> = self
+            .candidates(&key)
+            .into_iter()
+            .filter(|&node| {
+                let work_node = &self.nodes[node as usize];
+                work_node.usable && key.matches(work_node)
+            })
+            .collect();
+        for (position, &node) in members.iter().enumerate() {
+            self.nodes[node as usize]
+                .memberships
+                .push((id, position as u32));
+        }
+        let tree = CapacityTree::new(members.iter().map(|&node| self.capacity(node as usize)));
+        self.sets.sets.push(NodeSet { members, tree });
+        self.sets.ids.insert(key, id);
+        id
+    }
+
+    /// The first member of `set` (in view order) where `need` fits now.
+    pub fn first_fit(&self, set: u32, need: &Need) -> Option<usize> {
+        let set = &self.sets.sets[set as usize];
+        set.tree
+            .first_fit(need)
+            .map(|position| set.members[position] as usize)
+    }
+
+    /// Maxima over the set's members now (a quick "could anything fit" check).
+    pub fn set_capacity(&self, set: u32) -> Capacity {
+        self.sets.sets[set as usize].tree.root()
+    }
+
+    /// A superset of the nodes matching `key`, ascending: the nodes named by the first host or
+    /// having the rarest property, or all nodes when the key is empty.
+    fn candidates(&mut self, key: &SetKey<'a>) -> Vec<u32> {
+        if key.hosts.is_empty() && key.properties.is_empty() {
+            return (0..self.nodes.len() as u32).collect();
+        }
+        let nodes = &self.nodes;
+        let index = self.sets.index.get_or_insert_with(|| NameIndex::new(nodes));
+        let list = match key.hosts.first() {
+            Some(host) => index.by_name.get(host),
+            None => key
+                .properties
+                .iter()
+                .map(|property| index.by_property.get(property))
+                .min_by_key(|list| list.map_or(0, Vec::len))
+                .flatten(),
+        };
+        list.cloned().unwrap_or_default()
+    }
+}
+
+impl<'a> NameIndex<'a> {
+    fn new(nodes: &[WorkNode<'a>]) -> NameIndex<'a> {
+        let mut index = NameIndex::default();
+        for (node, work_node) in nodes.iter().enumerate() {
+            let node = node as u32;
+            index.by_name.entry(work_node.name).or_default().push(node);
+            index
+                .by_property
+                .entry(work_node.name)
+                .or_default()
+                .push(node);
+            for property in work_node.properties {
+                let list = index.by_property.entry(property.as_str()).or_default();
+                // A node listing its own name, or a property twice, is indexed once.
+                if list.last() != Some(&node) {
+                    list.push(node);
+                }
+            }
+        }
+        index
+    }
+}

@@ -1,0 +1,62 @@
+//! One scheduling pass: order the queued jobs, then start greedily whatever fits now.
+//!
+//! Owns: the policy (priority order, greedy first fit, skipping failed request classes).
+//! Must not know: the clock, I/O, how the server applies decisions.
+//!
+//! Not done yet (design.md section 5): reservations and EASY backfill. A job that does not fit
+//! is simply skipped, so a large job can wait behind a stream of small ones.
+
+use std::cmp::Reverse;
+
+use crate::class::Classes;
+use crate::place::place;
+use crate::view::{ClusterView, Decision, PendingJob};
+use crate::work::{Work, WorkNode};
+
+/// The policy: which queued jobs to start now and where.
+///
+/// Jobs are taken by queue priority (highest first), then job priority (highest first), then
+/// submission order (earliest first). Each job that fits on what is still free is placed and
+/// its resources are taken from the working copy; a job that does not fit is skipped, and so
+/// is every later job with an identical request (same chunks, placement and exclusivity),
+/// since free resources only shrink during a pass. Deterministic: the same view gives the same
+/// decisions. Jobs with no chunks are never started.
+pub fn schedule(view: &ClusterView) -> Vec<Decision> {
+    let mut work = Work::new(view.nodes.iter().map(WorkNode::from_view).collect());
+    let mut classes = Classes::default();
+    let mut decisions = Vec::new();
+    for index in priority_order(&view.jobs) {
+        let job = &view.jobs[index];
+        let class = classes.class_of(job.request, &mut work);
+        if classes.failed(class) {
+            continue;
+        }
+        match place(classes.plan(class), &mut work) {
+            Some(assignments) => decisions.push(Decision {
+                key: job.key,
+                assignments,
+            }),
+            None => classes.mark_failed(class),
+        }
+    }
+    decisions
+}
+
+/// Indices into `jobs` in the order the policy considers them. Jobs equal in all three keys
+/// keep their order in the view.
+pub(crate) fn priority_order(jobs: &[PendingJob]) -> Vec<usize> {
+    let mut keyed: Vec<(Reverse<i32>, Reverse<i32>, u64, usize)> = jobs
+        .iter()
+        .enumerate()
+        .map(|(index, job)| {
+            (
+                Reverse(job.queue_priority),
+                Reverse(job.priority),
+                job.order,
+                index,
+            )
+        })
+        .collect();
+    keyed.sort_unstable();
+    keyed.into_iter().map(|(_, _, _, index)| index).collect()
+}

@@ -1,0 +1,84 @@
+//! The scheduler's input and output: a snapshot of nodes and queued jobs (`ClusterView`) and
+//! the decisions taken from it (`Decision`, `Assignment`).
+//!
+//! Owns: the plain data types the server fills in and reads back.
+//! Must not know: how the server stores nodes or jobs, protocol messages, the clock, or how a
+//! decision is carried out. Nothing here is `Serialize`: the server maps these by hand.
+
+use job::ResourceRequest;
+
+/// One node as the scheduler sees it at the start of a pass.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NodeView {
+    /// The node's name (what `host=` and a property equal to a node name match).
+    pub name: String,
+    /// Node properties (TORQUE `properties`, OpenPBS boolean resources set to true).
+    pub properties: Vec<String>,
+    /// The node can take new work (up, not offline).
+    pub available: bool,
+    /// Number of cpu slots.
+    pub np: u32,
+    /// Indices (0..np) of free cpu slots, ascending.
+    pub free_slots: Vec<u32>,
+    /// Memory of the node in bytes.
+    pub mem_total: u64,
+    /// Memory not yet given to running jobs, in bytes.
+    pub mem_free: u64,
+    /// Number of GPUs.
+    pub ngpus: u32,
+    /// Indices of free GPUs, ascending.
+    pub free_gpus: Vec<u32>,
+    /// Some job already runs here (an exclusive request cannot use the node).
+    pub busy: bool,
+    /// An exclusive job holds this node (nothing else may use it).
+    pub exclusive: bool,
+}
+
+/// A queued job waiting for resources.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PendingJob<'a> {
+    /// Caller's key (the job sequence number), echoed in [`Decision::key`].
+    pub key: u64,
+    /// Priority of the job's queue; higher goes first.
+    pub queue_priority: i32,
+    /// Job priority (`qsub -p`); higher goes first within a queue priority.
+    pub priority: i32,
+    /// Submission order (lower = earlier); the final tie-break.
+    pub order: u64,
+    /// What the job asks for.
+    pub request: &'a ResourceRequest,
+}
+
+/// Everything one scheduling pass looks at. The scheduler never mutates it.
+#[derive(Debug, Clone, Default)]
+pub struct ClusterView<'a> {
+    /// All nodes, in the order first fit tries them. [`Assignment::node`] indexes this.
+    pub nodes: Vec<NodeView>,
+    /// Queued jobs, in any order (the scheduler sorts them).
+    pub jobs: Vec<PendingJob<'a>>,
+}
+
+/// One node's share of a decision: the units of the job that landed on this node, merged.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Assignment {
+    /// Index into [`ClusterView::nodes`].
+    pub node: usize,
+    /// Cpu slot indices given to the job, in allocation order (lowest free first).
+    pub slots: Vec<u32>,
+    /// GPU indices given to the job, in allocation order (lowest free first).
+    pub gpus: Vec<u32>,
+    /// Bytes of memory given to the job on this node (0 when no unit asked for memory).
+    pub mem: u64,
+    /// `PBS_NODEFILE` lines for this node: the sum of the units' `mpiprocs`.
+    pub mpiprocs: u32,
+}
+
+/// Start the job `key` now, on these nodes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Decision {
+    /// The [`PendingJob::key`] of the job to start.
+    pub key: u64,
+    /// One entry per node, in the order the nodes were first used; the first is the mother
+    /// superior. Invariant: no node appears twice.
+    pub assignments: Vec<Assignment>,
+}

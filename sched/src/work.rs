@@ -1,0 +1,228 @@
+//! `Work`: the scheduler's private working copy of free resources during one pass, and the
+//! transaction that places one job on it (take units, then commit or roll back).
+//!
+//! Owns: free slot/GPU/memory bookkeeping per node, the busy/exclusive marks a pass adds, and
+//! keeping every node set's `CapacityTree` in step with those changes.
+//! Must not know: job priorities, request classes or placement rules (see `place`).
+
+use crate::captree::{Capacity, Need};
+use crate::nodeset::NodeSets;
+use crate::view::{Assignment, NodeView};
+
+/// Free indices of one kind (cpu slots or GPUs) on one node. Indices are handed out from the
+/// front, lowest first, so rolling back only moves `next` back.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Pool<'a> {
+    /// The free indices, ascending; `None` means `0..len` (an empty node in `can_ever_run`).
+    listed: Option<&'a [u32]>,
+    len: usize,
+    /// Invariant: indices before `next` are taken in this pass.
+    next: usize,
+}
+
+impl<'a> Pool<'a> {
+    /// The free indices listed by the view.
+    pub fn listed(free: &'a [u32]) -> Pool<'a> {
+        Pool {
+            listed: Some(free),
+            len: free.len(),
+            next: 0,
+        }
+    }
+
+    /// All of `0..count` free.
+    pub fn all(count: u32) -> Pool<'a> {
+        Pool {
+            listed: None,
+            len: count as usize,
+            next: 0,
+        }
+    }
+
+    /// How many indices are still free.
+    pub fn free(&self) -> usize {
+        self.len - self.next
+    }
+
+    /// Moves the lowest `count` free indices into `out`. The caller has checked `free()`.
+    fn take(&mut self, count: usize, out: &mut Vec<u32>) {
+        let end = self.next + count;
+        match self.listed {
+            Some(free) => out.extend_from_slice(&free[self.next..end]),
+            // `end <= len`, which came from a u32, so the casts are lossless.
+            None => out.extend(self.next as u32..end as u32),
+        }
+        self.next = end;
+    }
+}
+
+/// One node in the working copy.
+#[derive(Debug, Clone)]
+pub(crate) struct WorkNode<'a> {
+    pub name: &'a str,
+    pub properties: &'a [String],
+    /// Up, not offline, not held by an exclusive job.
+    pub usable: bool,
+    /// No job runs here (an exclusive request may use it).
+    pub idle: bool,
+    pub slots: Pool<'a>,
+    pub gpus: Pool<'a>,
+    pub mem_free: u64,
+    /// Index of this node's entry in the open transaction's assignments, or `NO_ENTRY`.
+    entry: u32,
+    /// The node sets this node belongs to, as `(set, position in the set)`.
+    pub memberships: Vec<(u32, u32)>,
+}
+
+const NO_ENTRY: u32 = u32::MAX;
+
+impl<'a> WorkNode<'a> {
+    /// The node as the view describes it.
+    pub fn from_view(node: &'a NodeView) -> WorkNode<'a> {
+        WorkNode {
+            name: &node.name,
+            properties: &node.properties,
+            usable: node.available && !node.exclusive,
+            idle: !node.busy,
+            slots: Pool::listed(&node.free_slots),
+            gpus: Pool::listed(&node.free_gpus),
+            mem_free: node.mem_free,
+            entry: NO_ENTRY,
+            memberships: Vec::new(),
+        }
+    }
+
+    /// The node up and with nothing running on it.
+    pub fn empty(node: &'a NodeView) -> WorkNode<'a> {
+        WorkNode {
+            usable: true,
+            idle: true,
+            slots: Pool::all(node.np),
+            gpus: Pool::all(node.ngpus),
+            mem_free: node.mem_total,
+            ..WorkNode::from_view(node)
+        }
+    }
+
+    /// What one more unit could get here. A node already used by the scatter job being placed
+    /// counts as unusable.
+    fn capacity(&self, scatter: bool) -> Capacity {
+        if !self.usable || (scatter && self.entry != NO_ENTRY) {
+            return Capacity::default();
+        }
+        let cpus_plus_one = self.slots.free().min(u32::MAX as usize - 1) as u32 + 1;
+        Capacity {
+            cpus_plus_one,
+            idle_cpus_plus_one: if self.idle { cpus_plus_one } else { 0 },
+            gpus: self.gpus.free().min(u32::MAX as usize) as u32,
+            mem: self.mem_free,
+        }
+    }
+}
+
+/// What a node looked like before the open transaction first touched it.
+#[derive(Debug, Clone, Copy)]
+struct Touched {
+    node: usize,
+    slots_next: usize,
+    gpus_next: usize,
+    mem_free: u64,
+}
+
+/// The working copy: nodes, the node sets over them, and at most one open transaction.
+#[derive(Debug)]
+pub(crate) struct Work<'a> {
+    pub nodes: Vec<WorkNode<'a>>,
+    pub sets: NodeSets<'a>,
+    /// The open transaction places a scatter job (each node used at most once).
+    scatter: bool,
+    touched: Vec<Touched>,
+    entries: Vec<Assignment>,
+}
+
+impl<'a> Work<'a> {
+    /// A working copy over `nodes` (index i here is index i of the view).
+    pub fn new(nodes: Vec<WorkNode<'a>>) -> Work<'a> {
+        Work {
+            nodes,
+            sets: NodeSets::default(),
+            scatter: false,
+            touched: Vec::new(),
+            entries: Vec::new(),
+        }
+    }
+
+    /// What one unit could get on `node` now (as the trees see it).
+    pub fn capacity(&self, node: usize) -> Capacity {
+        self.nodes[node].capacity(self.scatter)
+    }
+
+    /// Opens a transaction for one job.
+    pub fn begin(&mut self, scatter: bool) {
+        debug_assert!(self.touched.is_empty() && self.entries.is_empty());
+        self.scatter = scatter;
+    }
+
+    /// Gives one unit with `need` on `node` to the open transaction. The caller found `node`
+    /// through a tree, so the unit fits.
+    pub fn take(&mut self, node: usize, need: &Need, mpiprocs: u32) {
+        let work_node = &mut self.nodes[node];
+        if work_node.entry == NO_ENTRY {
+            self.touched.push(Touched {
+                node,
+                slots_next: work_node.slots.next,
+                gpus_next: work_node.gpus.next,
+                mem_free: work_node.mem_free,
+            });
+            work_node.entry = self.entries.len() as u32;
+            self.entries.push(Assignment {
+                node,
+                ..Assignment::default()
+            });
+        }
+        let entry = &mut self.entries[work_node.entry as usize];
+        // `need` fitted this node's capacity, so these counts are at most the free counts.
+        work_node.slots.take(need.cpus as usize, &mut entry.slots);
+        work_node.gpus.take(need.gpus as usize, &mut entry.gpus);
+        work_node.mem_free -= need.mem;
+        entry.mem += need.mem;
+        entry.mpiprocs = entry.mpiprocs.saturating_add(mpiprocs);
+        self.refresh(node);
+    }
+
+    /// Keeps what the transaction took: the nodes are now busy and, for an exclusive job,
+    /// closed to everyone else. Returns the assignments in first-use order.
+    pub fn commit(&mut self, exclusive: bool) -> Vec<Assignment> {
+        self.scatter = false;
+        for touched in std::mem::take(&mut self.touched) {
+            let work_node = &mut self.nodes[touched.node];
+            work_node.entry = NO_ENTRY;
+            work_node.idle = false;
+            work_node.usable &= !exclusive;
+            self.refresh(touched.node);
+        }
+        std::mem::take(&mut self.entries)
+    }
+
+    /// Gives back everything the open transaction took.
+    pub fn rollback(&mut self) {
+        self.scatter = false;
+        self.entries.clear();
+        for touched in std::mem::take(&mut self.touched).into_iter().rev() {
+            let work_node = &mut self.nodes[touched.node];
+            work_node.entry = NO_ENTRY;
+            work_node.slots.next = touched.slots_next;
+            work_node.gpus.next = touched.gpus_next;
+            work_node.mem_free = touched.mem_free;
+            self.refresh(touched.node);
+        }
+    }
+
+    /// Pushes `node`'s current capacity into every set that contains it.
+    fn refresh(&mut self, node: usize) {
+        let capacity = self.nodes[node].capacity(self.scatter);
+        for &(set, position) in &self.nodes[node].memberships {
+            self.sets.update(set, position as usize, capacity);
+        }
+    }
+}

@@ -1,0 +1,3 @@
+-- Undoes up.sql.
+DROP TABLE meta;
+DROP TABLE jobs;

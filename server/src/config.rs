@@ -1,0 +1,67 @@
+//! Server configuration: one struct, defaults in one function, read once in `main` and passed
+//! down. Nothing else in the server reads the environment.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Which PBS dialect conflicting displays follow (pbs-reference section 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    OpenPbs,
+    Torque,
+}
+
+/// Everything `pbs_server` needs to run.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Holds the socket, the database and the logs.
+    pub state_dir: PathBuf,
+    /// The server part of job ids (`12.<server_name>`).
+    pub server_name: String,
+    /// Unix socket for commands and moms; default `<state_dir>/server.sock`.
+    pub socket_path: PathBuf,
+    /// SQLite database; default `<state_dir>/server.db`.
+    pub db_path: PathBuf,
+    pub default_queue: String,
+    pub flavor: Flavor,
+    /// Seconds between SIGTERM and SIGKILL when a job is killed (OpenPBS default 10).
+    pub kill_delay: u64,
+    /// How long finished jobs stay in history.
+    pub history_duration: Duration,
+    /// A mom silent for this long is marked down.
+    pub node_timeout: Duration,
+    /// Coalescing delay of the scheduler after an event.
+    pub sched_delay: Duration,
+    /// Safety-net scheduling interval.
+    pub sched_interval: Duration,
+}
+
+impl ServerConfig {
+    /// Defaults for a server keeping its state in `state_dir`.
+    pub fn new(state_dir: PathBuf, server_name: String) -> ServerConfig {
+        ServerConfig {
+            socket_path: state_dir.join("server.sock"),
+            db_path: state_dir.join("server.db"),
+            state_dir,
+            server_name,
+            default_queue: "workq".to_string(),
+            flavor: Flavor::OpenPbs,
+            kill_delay: 10,
+            history_duration: Duration::from_secs(14 * 24 * 3600),
+            node_timeout: Duration::from_secs(30),
+            sched_delay: Duration::from_millis(1),
+            sched_interval: Duration::from_secs(10),
+        }
+    }
+}
+
+/// The short host name of this machine (the default server name).
+pub fn short_hostname() -> String {
+    let name = nix::unistd::gethostname().ok().and_then(|name| name.into_string().ok()).unwrap_or_default();
+    let short = name.split('.').next().unwrap_or_default().to_string();
+    if short.is_empty() {
+        "localhost".to_string()
+    } else {
+        short
+    }
+}

@@ -1,0 +1,42 @@
+//! `JobEnded` from a mother superior: record the exit status and usage, finish the job, free
+//! its nodes, tell the sisters, and acknowledge the obituary once it is committed (the mom
+//! resends it until then, so an end is never lost).
+
+use crate::outbox::Outbox;
+use crate::state::ServerState;
+use crate::store::StoreOp;
+use job::JobEvent;
+use proto::mom::JobObit;
+use proto::ServerToMom;
+
+/// Handles the end of a job reported by `node`.
+pub fn job_ended(state: &mut ServerState, out: &mut Outbox, node: &str, obit: JobObit, now: i64) {
+    let ack = ServerToMom::ObitAck { job_id: obit.job_id.clone() };
+    let Ok(seq) = state.find_job(&obit.job_id) else {
+        tracing::warn!(job_id = %obit.job_id, node, "end report for an unknown job");
+        out.send(node, ack);
+        return;
+    };
+    if !state.jobs[&seq].state.is_active() {
+        // A resent obituary for a job already ended: acknowledge again.
+        out.send(node, ack);
+        return;
+    }
+    state.release_nodes(seq);
+    if state.jobs[&seq].state == job::JobState::Running {
+        state.transition(seq, JobEvent::Exit, now).expect("running job may exit");
+    }
+    state.transition(seq, JobEvent::Finish, now).expect("exiting job may finish");
+    let job = state.jobs.get_mut(&seq).expect("job exists");
+    job.exit_status = Some(obit.exit_status);
+    job.used = obit.used;
+    job.session_id = Some(obit.session_id).filter(|session| *session > 0).or(job.session_id);
+    job.times.obittime = Some(now);
+    tracing::info!(job_id = %job.id, exit_status = obit.exit_status, "job ended");
+    out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
+    for share in job.exec.iter().skip(1) {
+        out.send(&share.node, ServerToMom::EndJob { job_id: job.id.to_string() });
+    }
+    out.send(node, ack);
+    out.schedule = true;
+}

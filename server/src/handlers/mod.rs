@@ -1,0 +1,12 @@
+//! One handler per request, named after it (`DeleteJob` -> `delete_job.rs`). Handlers are
+//! synchronous functions of the state: they mutate it and record effects in an `Outbox`; they
+//! never touch sockets or the database.
+
+pub mod delete_job;
+pub mod hold_job;
+pub mod job_ended;
+pub mod job_started;
+pub mod register_mom;
+pub mod status_job;
+pub mod status_node;
+pub mod submit_job;

@@ -1,0 +1,80 @@
+//! `Register` from a mom: add or update the node, mark it up, and reconcile its jobs with ours
+//! (design.md section 4): jobs the mom runs that we do not consider running there are stale
+//! (the mom kills them); jobs we think run there as mother superior that the mom no longer
+//! knows were lost with it (requeued if rerunnable, else ended with status -20).
+
+use crate::outbox::Outbox;
+use crate::state::{Node, ServerState};
+use crate::store::StoreOp;
+use job::JobEvent;
+use proto::mom::Registration;
+use proto::ServerToMom;
+
+/// Exit status recorded for a job whose mother superior lost it (OpenPBS JOB_EXEC_RERUN_MS_FAIL).
+pub const LOST_WITH_MOM: i32 = -20;
+
+/// Handles a mom's registration; returns the `Registered` answer.
+pub fn register_mom(state: &mut ServerState, out: &mut Outbox, registration: Registration, now: i64) -> ServerToMom {
+    let name = registration.node.clone();
+    let node = state
+        .nodes
+        .entry(name.clone())
+        .or_insert_with(|| Node::new(&name, registration.np, registration.mem_bytes, registration.ngpus, Vec::new(), now));
+    node.resize(registration.np, registration.mem_bytes, registration.ngpus, registration.properties.clone());
+    if !node.up {
+        node.last_state_change = now;
+    }
+    node.up = true;
+    node.comment = None;
+    let restarted = !node.start_id.is_empty() && node.start_id != registration.start_id;
+    node.start_id = registration.start_id.clone();
+    state.claim_shares_on(&name);
+    tracing::info!(node = %name, np = registration.np, ngpus = registration.ngpus, restarted, "mom registered");
+
+    let mut stale_jobs = Vec::new();
+    for reported in &registration.jobs {
+        let known_here = state.find_job(reported).ok().and_then(|seq| state.jobs.get(&seq)).is_some_and(|job| {
+            job.state.is_active() && job.exec.iter().any(|share| share.node == name)
+        });
+        if !known_here {
+            stale_jobs.push(reported.clone());
+        }
+    }
+    let lost: Vec<u64> = state
+        .jobs
+        .values()
+        .filter(|job| job.state.is_active() && job.exec.first().is_some_and(|share| share.node == name))
+        .filter(|job| !registration.jobs.contains(&job.id.to_string()))
+        .map(|job| job.id.seq)
+        .collect();
+    for seq in lost {
+        end_lost_job(state, out, seq, now);
+    }
+    out.schedule = true;
+    ServerToMom::Registered { server_name: state.server_name.clone(), stale_jobs }
+}
+
+/// A job its mother superior no longer knows: requeue it if rerunnable, else end it.
+fn end_lost_job(state: &mut ServerState, out: &mut Outbox, seq: u64, now: i64) {
+    state.release_nodes(seq);
+    let rerun = state.jobs[&seq].spec.rerunnable && !state.jobs[&seq].delete_requested;
+    let event = if rerun { JobEvent::Requeue } else { JobEvent::Finish };
+    if state.transition(seq, event, now).is_err() {
+        return;
+    }
+    let job = state.jobs.get_mut(&seq).expect("job exists");
+    let sisters: Vec<String> = job.exec.iter().skip(1).map(|share| share.node.clone()).collect();
+    if rerun {
+        job.exec.clear();
+        job.comment = Some("requeued: its mother superior lost the job".to_string());
+    } else {
+        job.exit_status = Some(LOST_WITH_MOM);
+        job.times.obittime = Some(now);
+        job.comment = Some("ended: its mother superior lost the job".to_string());
+    }
+    tracing::warn!(job_id = %job.id, rerun, "job lost with its mom");
+    out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
+    for sister in sisters {
+        out.send(&sister, ServerToMom::EndJob { job_id: job.id.to_string() });
+    }
+}

@@ -1,0 +1,50 @@
+//! `StatusJob` (qstat): the status of the selected jobs. Selectors are job ids or queue names;
+//! finished jobs are included only with `history` (OpenPBS `-x`), and asking for a finished
+//! job by id without it is the reference's "Job has finished" error.
+
+use crate::config::Flavor;
+use crate::state::ServerState;
+use crate::status::job_status;
+use job::JobId;
+use proto::error::{ErrorCode, RequestError};
+use proto::ServerReply;
+
+/// Handles qstat.
+pub fn status_job(state: &ServerState, flavor: Flavor, selectors: &[String], history: bool, users: &[String]) -> ServerReply {
+    let user_ok = |owner: &str| users.is_empty() || users.iter().any(|user| user == owner);
+    let mut jobs = Vec::new();
+    let mut errors = Vec::new();
+    if selectors.is_empty() {
+        for job in state.jobs.values() {
+            if (history || !job.state.is_finished()) && user_ok(&job.owner) {
+                jobs.push(job_status(job, &state.server_name, flavor));
+            }
+        }
+    }
+    for selector in selectors {
+        if selector.starts_with(|c: char| c.is_ascii_digit()) {
+            match state.find_job(selector) {
+                Ok(seq) => {
+                    let job = &state.jobs[&seq];
+                    if job.state.is_finished() && !history {
+                        let id = JobId::new(seq, &state.server_name);
+                        let message = format!("{id} {}, use -x or -H to obtain historical job information", ErrorCode::JobFinished.text());
+                        errors.push(RequestError::new(ErrorCode::JobFinished, message));
+                    } else if user_ok(&job.owner) {
+                        jobs.push(job_status(job, &state.server_name, flavor));
+                    }
+                }
+                Err(error) => errors.push(error),
+            }
+        } else if *selector == state.default_queue {
+            for job in state.jobs.values().filter(|job| job.queue == *selector) {
+                if (history || !job.state.is_finished()) && user_ok(&job.owner) {
+                    jobs.push(job_status(job, &state.server_name, flavor));
+                }
+            }
+        } else {
+            errors.push(RequestError::new(ErrorCode::UnknownQueue, format!("{} {selector}", ErrorCode::UnknownQueue.text())));
+        }
+    }
+    ServerReply::Jobs { server: state.server_name.clone(), jobs, errors }
+}

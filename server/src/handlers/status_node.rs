@@ -1,0 +1,22 @@
+//! `StatusNode` (pbsnodes): the status of all or the named nodes.
+
+use crate::state::ServerState;
+use crate::status::node_status;
+use proto::error::{ErrorCode, RequestError};
+use proto::ServerReply;
+
+/// Handles pbsnodes.
+pub fn status_node(state: &ServerState, names: &[String]) -> ServerReply {
+    let mut nodes = Vec::new();
+    let mut errors = Vec::new();
+    if names.is_empty() {
+        nodes.extend(state.nodes.values().map(|node| node_status(node, &state.server_name)));
+    }
+    for name in names {
+        match state.nodes.get(name) {
+            Some(node) => nodes.push(node_status(node, &state.server_name)),
+            None => errors.push(RequestError::new(ErrorCode::UnknownNode, format!("{} {name}", ErrorCode::UnknownNode.text()))),
+        }
+    }
+    ServerReply::Nodes { nodes, errors }
+}

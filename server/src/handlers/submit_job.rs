@@ -1,0 +1,124 @@
+//! `SubmitJob` (qsub): validate the job again (the server never trusts the client), refuse what
+//! can never run, assign the next id and record the job. The reply goes out only after the
+//! job's row is committed (the connection code commits the outbox before replying).
+
+use crate::outbox::Outbox;
+use crate::state::{Job, JobTimes, Requester, ServerState};
+use crate::store::StoreOp;
+use job::{JobId, JobSpec, JobState, ResourceRequest};
+use proto::error::{ErrorCode, RequestError};
+use proto::mom::ResourcesUsed;
+use proto::ServerReply;
+
+/// Handles a submission from `requester` at time `now`.
+pub fn submit_job(
+    state: &mut ServerState,
+    out: &mut Outbox,
+    requester: &Requester,
+    now: i64,
+    spec: JobSpec,
+) -> ServerReply {
+    match build_job(state, requester, now, spec) {
+        Ok(job) => {
+            let id = job.id.to_string();
+            state.next_seq = job.id.seq + 1;
+            out.persist(StoreOp::InsertJob(Box::new(job.clone())));
+            out.persist(StoreOp::SetNextSeq(state.next_seq));
+            state.jobs.insert(job.id.seq, job);
+            out.schedule = true;
+            ServerReply::JobSubmitted { id }
+        }
+        Err(error) => ServerReply::Error(error),
+    }
+}
+
+fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: JobSpec) -> Result<Job, RequestError> {
+    if let Err(reason) = job::spec::check_job_name(&spec.name) {
+        return Err(bad_value(format!("Job_Name: {reason}")));
+    }
+    let queue = spec.queue.clone().unwrap_or_else(|| state.default_queue.clone());
+    if queue != state.default_queue {
+        return Err(RequestError::new(ErrorCode::UnknownQueue, ErrorCode::UnknownQueue.text()));
+    }
+    if !spec.variables.iter().any(|(name, _)| name == "PBS_O_QUEUE") {
+        spec.variables.push(("PBS_O_QUEUE".to_string(), queue.clone()));
+    }
+    if !(-1024..=1023).contains(&spec.priority) {
+        return Err(bad_value(format!("Priority: {} is outside -1024..1023", spec.priority)));
+    }
+    if state.server_uid != 0 && requester.uid != state.server_uid {
+        let message = format!(
+            "{}: this cluster runs as uid {} and can only run that user's jobs",
+            ErrorCode::BadUser.text(),
+            state.server_uid
+        );
+        return Err(RequestError::new(ErrorCode::BadUser, message));
+    }
+    let request = ResourceRequest::from_list(&spec.resources).map_err(|error| {
+        if error.unknown_resource {
+            RequestError::new(ErrorCode::UnknownResource, format!("{} {}", ErrorCode::UnknownResource.text(), error.token))
+        } else {
+            bad_value(format!("Resource_List: {}", error.message))
+        }
+    })?;
+    check_feasible(state, &request)?;
+    let seq = state.next_seq;
+    let hold_types = if spec.user_hold { "u" } else { "n" }.to_string();
+    let job_state = if spec.user_hold { JobState::Held } else { JobState::Queued };
+    let workdir = spec.workdir().unwrap_or("/").to_string();
+    let output_path = std_path(spec.output_path.as_deref(), &spec, &workdir, 'o', seq);
+    let error_path = std_path(spec.error_path.as_deref(), &spec, &workdir, 'e', seq);
+    Ok(Job {
+        id: JobId::new(seq, &state.server_name),
+        request,
+        state: job_state,
+        owner: requester.user.clone(),
+        owner_uid: requester.uid,
+        group: group_name(requester.gid),
+        queue,
+        hold_types,
+        times: JobTimes { ctime: now, qtime: now, mtime: now, etime: now, stime: None, obittime: None },
+        exec: Vec::new(),
+        session_id: None,
+        exit_status: None,
+        used: ResourcesUsed::default(),
+        run_count: 0,
+        comment: None,
+        output_path,
+        error_path,
+        delete_requested: false,
+        spec,
+    })
+}
+
+/// Refuses a request no known node could ever satisfy (a job that would wait forever).
+fn check_feasible(state: &ServerState, request: &ResourceRequest) -> Result<(), RequestError> {
+    if state.nodes.is_empty() {
+        return Ok(());
+    }
+    let empty_nodes: Vec<sched::NodeView> = state.nodes.values().map(crate::sched_loop::empty_view).collect();
+    sched::can_ever_run(request, &empty_nodes).map_err(|reason| {
+        RequestError::new(ErrorCode::ExceedsLimits, format!("{} ({reason})", ErrorCode::ExceedsLimits.text()))
+    })
+}
+
+/// `Output_Path`/`Error_Path`: the given `host:/path` (a trailing `/` names a directory, as in
+/// TORQUE), or `<submit host>:<workdir>/<name>.o<seq>`.
+fn std_path(given: Option<&str>, spec: &JobSpec, workdir: &str, kind: char, seq: u64) -> String {
+    let file_name = format!("{}.{}{}", spec.name, kind, seq);
+    match given {
+        Some(path) if path.ends_with('/') => format!("{path}{file_name}"),
+        Some(path) => path.to_string(),
+        None => format!("{}:{}/{}", spec.submit_host, workdir.trim_end_matches('/'), file_name),
+    }
+}
+
+fn bad_value(detail: String) -> RequestError {
+    RequestError::new(ErrorCode::BadAttributeValue, format!("{} {}", ErrorCode::BadAttributeValue.text(), detail))
+}
+
+fn group_name(gid: u32) -> String {
+    uzers::get_group_by_gid(gid)
+        .map(|group| group.name().to_string_lossy().into_owned())
+        .unwrap_or_else(|| gid.to_string())
+}

@@ -1,0 +1,177 @@
+//! Glue between the server state and the pure policy in crate `sched`: build a `ClusterView`
+//! from the state, run `sched::schedule`, and apply its decisions (allocate node shares, mark
+//! jobs running, tell the moms). The async loop wakes on a `Notify` after events, coalesces
+//! them for a few milliseconds, and has a slow safety-net timer. No policy lives here.
+
+use crate::outbox::Outbox;
+use crate::state::{Job, Node, NodeShare, ServerState};
+use crate::store::StoreOp;
+use job::{JobEvent, JobState};
+use proto::mom::{HostAlloc, JobLaunch};
+use proto::ServerToMom;
+use std::hash::{BuildHasher, Hasher};
+
+/// A node as the scheduler sees it now.
+pub fn node_view(node: &Node) -> sched::NodeView {
+    sched::NodeView {
+        name: node.name.clone(),
+        properties: node.properties.clone(),
+        available: node.up && !node.offline,
+        np: node.np,
+        free_slots: node.free_slots(),
+        mem_total: node.mem_bytes,
+        mem_free: node.mem_bytes.saturating_sub(node.mem_used),
+        ngpus: node.ngpus,
+        free_gpus: node.free_gpus(),
+        busy: !node.jobs.is_empty(),
+        exclusive: !node.exclusive_jobs.is_empty(),
+    }
+}
+
+/// A node as if it were empty and up (for "could this ever run" checks at submit).
+pub fn empty_view(node: &Node) -> sched::NodeView {
+    sched::NodeView {
+        name: node.name.clone(),
+        properties: node.properties.clone(),
+        available: true,
+        np: node.np,
+        free_slots: (0..node.np).collect(),
+        mem_total: node.mem_bytes,
+        mem_free: node.mem_bytes,
+        ngpus: node.ngpus,
+        free_gpus: (0..node.ngpus).collect(),
+        busy: false,
+        exclusive: false,
+    }
+}
+
+/// One scheduling pass: start every job the policy places now. Returns how many started.
+pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usize {
+    let names: Vec<String> = state.nodes.keys().cloned().collect();
+    let decisions = {
+        let nodes: Vec<sched::NodeView> = state.nodes.values().map(node_view).collect();
+        if !nodes.iter().any(|node| node.available) {
+            return 0;
+        }
+        let jobs: Vec<sched::PendingJob> = state
+            .jobs
+            .values()
+            .filter(|job| job.state == JobState::Queued)
+            .map(|job| sched::PendingJob {
+                key: job.id.seq,
+                queue_priority: 0,
+                priority: job.spec.priority,
+                order: job.id.seq,
+                request: &job.request,
+            })
+            .collect();
+        if jobs.is_empty() {
+            return 0;
+        }
+        sched::schedule(&sched::ClusterView { nodes, jobs })
+    };
+    let mut started = 0;
+    for decision in decisions {
+        let shares: Vec<NodeShare> = decision
+            .assignments
+            .iter()
+            .map(|assignment| NodeShare {
+                node: names[assignment.node].clone(),
+                slots: assignment.slots.clone(),
+                gpus: assignment.gpus.clone(),
+                mem_bytes: assignment.mem,
+                mpiprocs: assignment.mpiprocs,
+            })
+            .collect();
+        if start_job(state, out, decision.key, shares, now) {
+            started += 1;
+        }
+    }
+    started
+}
+
+/// Takes the shares on the nodes, marks the job running and sends it to its moms.
+fn start_job(state: &mut ServerState, out: &mut Outbox, seq: u64, shares: Vec<NodeShare>, now: i64) -> bool {
+    let exclusive = state.jobs[&seq].request.exclusive;
+    for (index, share) in shares.iter().enumerate() {
+        let node = state.nodes.get_mut(&share.node).expect("scheduler placed a job on a known node");
+        if !node.assign(seq, &share.slots, &share.gpus, share.mem_bytes, exclusive) {
+            // Invariant broken between view and apply: undo and leave the job queued.
+            tracing::error!(job_id = seq, node = %share.node, "scheduler decision conflicts with node state");
+            for earlier in &shares[..index] {
+                if let Some(node) = state.nodes.get_mut(&earlier.node) {
+                    node.release(seq, earlier.mem_bytes);
+                }
+            }
+            return false;
+        }
+    }
+    if state.transition(seq, JobEvent::Run, now).is_err() {
+        return false;
+    }
+    let kill_delay = state.kill_delay;
+    let job = state.jobs.get_mut(&seq).expect("job exists");
+    job.exec = shares;
+    job.times.stime = Some(now);
+    job.run_count += 1;
+    job.used = Default::default();
+    job.used.ncpus = job.request.total_ncpus();
+    job.session_id = None;
+    job.exit_status = None;
+    tracing::info!(job_id = %job.id, exec_host = %job.exec_host().unwrap_or_default(), "job run");
+    out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
+    let launch = job_launch(job, kill_delay);
+    let mother = job.exec[0].node.clone();
+    for share in &job.exec[1..] {
+        out.send(&share.node, ServerToMom::JoinJob(Box::new(launch.clone())));
+    }
+    out.send(&mother, ServerToMom::RunJob(Box::new(launch)));
+    true
+}
+
+/// What the moms need to run `job`.
+pub fn job_launch(job: &Job, kill_delay: u64) -> JobLaunch {
+    JobLaunch {
+        job_id: job.id.to_string(),
+        name: job.spec.name.clone(),
+        queue: job.queue.clone(),
+        user: job.owner.clone(),
+        group: Some(job.group.clone()),
+        script: job.spec.script.clone(),
+        variables: job.spec.variables.clone(),
+        hosts: job
+            .exec
+            .iter()
+            .map(|share| HostAlloc {
+                node: share.node.clone(),
+                ncpus: share.slots.len() as u32,
+                mpiprocs: share.mpiprocs,
+                gpus: share.gpus.clone(),
+                mem_bytes: (share.mem_bytes > 0).then_some(share.mem_bytes),
+            })
+            .collect(),
+        walltime: job.request.walltime,
+        kill_delay,
+        output_path: strip_host(&job.output_path),
+        error_path: strip_host(&job.error_path),
+        join: job.spec.join,
+        shell: job.spec.shell.clone(),
+        init_dir: job.spec.init_dir.clone(),
+        num_ppn: job.request.first_ppn,
+        first_ncpus: job.request.chunks.first().map(|chunk| chunk.ncpus).unwrap_or(1),
+        cookie: cookie(job.id.seq),
+    }
+}
+
+fn strip_host(path: &str) -> String {
+    match path.split_once(':') {
+        Some((_, rest)) if rest.starts_with('/') => rest.to_string(),
+        _ => path.to_string(),
+    }
+}
+
+fn cookie(seq: u64) -> String {
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(seq);
+    format!("{:016X}", hasher.finish())
+}

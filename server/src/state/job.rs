@@ -1,0 +1,113 @@
+//! The server's record of one job: the submitted spec plus everything the server decided or
+//! learned since (owner, queue, state, allocation, times, exit status, usage).
+//!
+//! Not serialisable on purpose: the store maps it to rows by hand, and status replies are
+//! built as attribute lists (`status.rs`).
+
+use job::{JobId, JobSpec, JobState, ResourceRequest};
+use proto::mom::ResourcesUsed;
+
+/// Epoch seconds of the moments PBS shows (`ctime`, `qtime`, ...).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JobTimes {
+    /// Created (submitted).
+    pub ctime: i64,
+    /// Entered its current queue.
+    pub qtime: i64,
+    /// Last modified.
+    pub mtime: i64,
+    /// Became eligible to run.
+    pub etime: i64,
+    /// Started.
+    pub stime: Option<i64>,
+    /// Ended (obituary received).
+    pub obittime: Option<i64>,
+}
+
+/// One node's share of a running job: cpu slot indices, GPU indices and memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeShare {
+    pub node: String,
+    /// Cpu slot indices on the node (`exec_host` `node/0*2` = slots 0 and 1).
+    pub slots: Vec<u32>,
+    pub gpus: Vec<u32>,
+    pub mem_bytes: u64,
+    /// Lines in `PBS_NODEFILE` for this share.
+    pub mpiprocs: u32,
+}
+
+/// A job as the server keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Job {
+    pub id: JobId,
+    pub spec: JobSpec,
+    /// Parsed from `spec.resources`; recomputed when loading from the store.
+    pub request: ResourceRequest,
+    pub state: JobState,
+    /// Owner's user name and uid, from the submitting connection's credentials.
+    pub owner: String,
+    pub owner_uid: u32,
+    /// Execution group (the owner's primary group).
+    pub group: String,
+    pub queue: String,
+    /// `Hold_Types`: `n` or a combination of `u`, `o`, `s`.
+    pub hold_types: String,
+    pub times: JobTimes,
+    /// Where the job runs, mother superior first; empty unless running or exiting.
+    pub exec: Vec<NodeShare>,
+    pub session_id: Option<i32>,
+    pub exit_status: Option<i32>,
+    pub used: ResourcesUsed,
+    pub run_count: u32,
+    /// Scheduler or server comment shown by `qstat -f` / `-s`.
+    pub comment: Option<String>,
+    /// Resolved `Output_Path` / `Error_Path` (`host:/abs/path`).
+    pub output_path: String,
+    pub error_path: String,
+    /// A qdel arrived while running: the end is recorded as a deletion.
+    pub delete_requested: bool,
+}
+
+impl Job {
+    /// `exec_host` in OpenPBS form: `node1/0*2+node2/0*2` (`*N` omitted when N is 1).
+    pub fn exec_host(&self) -> Option<String> {
+        if self.exec.is_empty() {
+            return None;
+        }
+        let parts: Vec<String> = self
+            .exec
+            .iter()
+            .map(|share| {
+                let first = share.slots.first().copied().unwrap_or(0);
+                match share.slots.len() {
+                    0 | 1 => format!("{}/{}", share.node, first),
+                    n => format!("{}/{}*{}", share.node, first, n),
+                }
+            })
+            .collect();
+        Some(parts.join("+"))
+    }
+
+    /// `exec_vnode` in OpenPBS form: `(node1:ncpus=2:ngpus=1)+(node2:ncpus=2)`.
+    pub fn exec_vnode(&self) -> Option<String> {
+        if self.exec.is_empty() {
+            return None;
+        }
+        let parts: Vec<String> = self
+            .exec
+            .iter()
+            .map(|share| {
+                let mut text = format!("({}:ncpus={}", share.node, share.slots.len());
+                if share.mem_bytes > 0 {
+                    text.push_str(&format!(":mem={}kb", share.mem_bytes / 1024));
+                }
+                if !share.gpus.is_empty() {
+                    text.push_str(&format!(":ngpus={}", share.gpus.len()));
+                }
+                text.push(')');
+                text
+            })
+            .collect();
+        Some(parts.join("+"))
+    }
+}

@@ -1,0 +1,167 @@
+//! The text form of a job's allocation (`Job::exec`) in the `jobs.exec_hosts` column:
+//! `node|slots|gpus|mem_bytes|mpiprocs` per share, shares joined by `;`, slot and GPU indices
+//! joined by `,`; e.g. `n1|0,1|0|1073741824|2;n2|0,1||0|2`. An empty string is no allocation.
+//!
+//! Pure text in, text out; no diesel. Invariant: `decode(encode(x)) == x` for every allocation
+//! `encode` accepts, and `decode` refuses anything else with an error instead of panicking.
+
+use crate::state::NodeShare;
+
+/// Separates the shares of one allocation.
+const SHARE_SEPARATOR: char = ';';
+/// Separates the five fields of one share.
+const FIELD_SEPARATOR: char = '|';
+/// Separates the indices of a slot or GPU list.
+const INDEX_SEPARATOR: char = ',';
+
+/// Why an allocation cannot be written, or a stored text cannot be read back.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ExecHostsError(pub String);
+
+/// Writes `shares` in the column format. Refuses node names the format cannot carry (empty,
+/// or containing whitespace or one of `;|,`), so nothing is stored that `decode` would reject.
+pub fn encode(shares: &[NodeShare]) -> Result<String, ExecHostsError> {
+    let mut parts = Vec::with_capacity(shares.len());
+    for share in shares {
+        check_node_name(&share.node)?;
+        parts.push(format!(
+            "{node}{sep}{slots}{sep}{gpus}{sep}{mem}{sep}{mpiprocs}",
+            node = share.node,
+            sep = FIELD_SEPARATOR,
+            slots = join_indices(&share.slots),
+            gpus = join_indices(&share.gpus),
+            mem = share.mem_bytes,
+            mpiprocs = share.mpiprocs,
+        ));
+    }
+    Ok(parts.join(&SHARE_SEPARATOR.to_string()))
+}
+
+/// Reads the column format back. Every field must be present and well formed; anything else
+/// (a missing or extra field, a non-number, an empty share, a bad node name) is an error.
+pub fn decode(text: &str) -> Result<Vec<NodeShare>, ExecHostsError> {
+    if text.is_empty() {
+        return Ok(Vec::new());
+    }
+    text.split(SHARE_SEPARATOR)
+        .enumerate()
+        .map(|(index, share)| {
+            decode_share(share)
+                .map_err(|err| ExecHostsError(format!("share {} {share:?}: {}", index + 1, err.0)))
+        })
+        .collect()
+}
+
+/// Reads one `node|slots|gpus|mem_bytes|mpiprocs` share.
+fn decode_share(text: &str) -> Result<NodeShare, ExecHostsError> {
+    let fields: Vec<&str> = text.split(FIELD_SEPARATOR).collect();
+    let [node, slots, gpus, mem, mpiprocs] = fields.as_slice() else {
+        return Err(ExecHostsError(format!(
+            "expected 5 fields separated by '{FIELD_SEPARATOR}', found {}",
+            fields.len()
+        )));
+    };
+    check_node_name(node)?;
+    Ok(NodeShare {
+        node: (*node).to_string(),
+        slots: split_indices(slots, "slots")?,
+        gpus: split_indices(gpus, "gpus")?,
+        mem_bytes: parse_number(mem, "mem_bytes")?,
+        mpiprocs: parse_number(mpiprocs, "mpiprocs")?,
+    })
+}
+
+/// Node names are host names: non-empty, no whitespace, none of the separators.
+fn check_node_name(node: &str) -> Result<(), ExecHostsError> {
+    let is_bad = |c: char| {
+        c.is_whitespace() || c.is_control() || [SHARE_SEPARATOR, FIELD_SEPARATOR, INDEX_SEPARATOR].contains(&c)
+    };
+    if node.is_empty() {
+        return Err(ExecHostsError("empty node name".to_string()));
+    }
+    if node.contains(is_bad) {
+        return Err(ExecHostsError(format!("node name {node:?} contains a separator or blank")));
+    }
+    Ok(())
+}
+
+/// `[0, 1]` -> `0,1`; `[]` -> ``.
+fn join_indices(indices: &[u32]) -> String {
+    let texts: Vec<String> = indices.iter().map(u32::to_string).collect();
+    texts.join(&INDEX_SEPARATOR.to_string())
+}
+
+/// `0,1` -> `[0, 1]`; `` -> `[]`.
+fn split_indices(text: &str, field: &str) -> Result<Vec<u32>, ExecHostsError> {
+    if text.is_empty() {
+        return Ok(Vec::new());
+    }
+    text.split(INDEX_SEPARATOR).map(|index| parse_number(index, field)).collect()
+}
+
+/// A plain decimal number: digits only (no sign, no blanks), within the type's range.
+fn parse_number<T: std::str::FromStr>(text: &str, field: &str) -> Result<T, ExecHostsError> {
+    let bad = || ExecHostsError(format!("{field}: {text:?} is not a number"));
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    text.parse::<T>().map_err(|_| bad())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn share(node: &str, slots: &[u32], gpus: &[u32], mem_bytes: u64, mpiprocs: u32) -> NodeShare {
+        NodeShare { node: node.to_string(), slots: slots.to_vec(), gpus: gpus.to_vec(), mem_bytes, mpiprocs }
+    }
+
+    #[test]
+    fn empty_allocation_is_empty_text() {
+        assert_eq!(encode(&[]).unwrap(), "");
+        assert_eq!(decode("").unwrap(), Vec::new());
+    }
+
+    #[test]
+    fn round_trip_keeps_every_field() {
+        let shares = vec![
+            share("n1", &[0, 1], &[0], 1 << 30, 2),
+            share("n2.example", &[], &[], 0, 0),
+            share("n3", &[7], &[1, 3], u64::MAX, u32::MAX),
+        ];
+        let text = encode(&shares).unwrap();
+        let expected = format!("n1|0,1|0|1073741824|2;n2.example|||0|0;n3|7|1,3|{}|{}", u64::MAX, u32::MAX);
+        assert_eq!(text, expected);
+        assert_eq!(decode(&text).unwrap(), shares);
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        let bad = [
+            "garbage",
+            "n1|0|0|1",
+            "n1|0|0|1|2|3",
+            "n1|0,|0|1|2",
+            "n1|x|0|1|2",
+            "n1|0|0|-1|2",
+            "n1|0|0| 1|2",
+            "n1|0|0|1|99999999999",
+            "n1|0|0|1|2;",
+            ";n1|0|0|1|2",
+            "|0|0|1|2",
+            "n 1|0|0|1|2",
+            "n1|0|0|99999999999999999999|2",
+        ];
+        for text in bad {
+            assert!(decode(text).is_err(), "{text:?} was accepted");
+        }
+    }
+
+    #[test]
+    fn encode_refuses_names_the_format_cannot_carry() {
+        for node in ["", "a|b", "a;b", "a,b", "a b"] {
+            assert!(encode(&[share(node, &[0], &[], 0, 1)]).is_err(), "{node:?} was accepted");
+        }
+    }
+}

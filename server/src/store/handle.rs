@@ -1,0 +1,103 @@
+//! Group commit: [`StoreHandle`] hands batches of [`StoreOp`]s to one dedicated thread that
+//! owns the [`Store`]. The thread blocks for a batch, then takes every batch already queued
+//! and commits them all in one transaction, so N concurrent submits cost a few fsyncs.
+//!
+//! No locks: callers only send on a channel and await a oneshot, so nothing is held across an
+//! `.await`. The thread never touches server state.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
+
+use tokio::sync::oneshot;
+
+use super::error::StoreError;
+use super::sqlite::Store;
+use super::StoreOp;
+
+/// One caller's operations and where to send their outcome.
+pub(super) struct Batch {
+    pub ops: Vec<StoreOp>,
+    pub reply: oneshot::Sender<Result<(), StoreError>>,
+}
+
+/// A cheap, cloneable way to commit through the store thread. The thread ends (and closes the
+/// database) when the last handle is dropped.
+#[derive(Clone)]
+pub struct StoreHandle {
+    sender: mpsc::Sender<Batch>,
+    transactions: Arc<AtomicU64>,
+}
+
+impl StoreHandle {
+    /// Starts the store thread, which owns `store` from now on.
+    ///
+    /// Panics if the OS cannot start a thread (the server cannot run without one).
+    pub fn spawn(store: Store) -> StoreHandle {
+        let (sender, receiver) = mpsc::channel();
+        let transactions = Arc::new(AtomicU64::new(0));
+        let counter = Arc::clone(&transactions);
+        std::thread::Builder::new()
+            .name("pbs-store".to_string())
+            .spawn(move || run(store, &receiver, &counter))
+            // Invariant: failing to start one thread at start-up is not recoverable.
+            .expect("cannot start the store thread");
+        StoreHandle { sender, transactions }
+    }
+
+    /// Resolves once `ops` are durably committed. Everything pending when the thread wakes
+    /// goes into one transaction (so 100 concurrent submits cost a handful of fsyncs). If that
+    /// transaction fails, every caller whose ops were in it gets the error and none of those
+    /// ops is stored.
+    pub async fn commit(&self, ops: Vec<StoreOp>) -> Result<(), StoreError> {
+        self.enqueue(ops).await
+    }
+
+    /// Hands `ops` to the store thread now, before returning, and gives back a future that
+    /// resolves like [`StoreHandle::commit`]. Batches are committed in the order they were
+    /// enqueued, so calling this while holding the state lock (and awaiting the future after
+    /// releasing it) keeps the store's order equal to the order of the mutations.
+    pub fn enqueue(&self, ops: Vec<StoreOp>) -> impl Future<Output = Result<(), StoreError>> + Send + 'static {
+        let (reply, answer) = oneshot::channel();
+        let sent = self.sender.send(Batch { ops, reply }).map_err(|_| StoreError::Closed);
+        async move {
+            sent?;
+            answer.await.map_err(|_| StoreError::Closed)?
+        }
+    }
+
+    /// Number of transactions committed so far (for tests and benchmarks).
+    pub fn transactions(&self) -> u64 {
+        self.transactions.load(Ordering::Relaxed)
+    }
+}
+
+/// The store thread: one transaction per wake-up until every handle is gone.
+pub(super) fn run(mut store: Store, receiver: &mpsc::Receiver<Batch>, transactions: &AtomicU64) {
+    while let Ok(first) = receiver.recv() {
+        let mut batches = vec![first];
+        batches.extend(receiver.try_iter());
+        let mut ops = Vec::with_capacity(batches.iter().map(|batch| batch.ops.len()).sum());
+        let mut replies = Vec::with_capacity(batches.len());
+        for batch in batches {
+            ops.extend(batch.ops);
+            replies.push(batch.reply);
+        }
+        let outcome = store.commit(&ops);
+        match &outcome {
+            Ok(()) if !ops.is_empty() => {
+                transactions.fetch_add(1, Ordering::Relaxed);
+                tracing::trace!(batches = replies.len(), ops = ops.len(), "store transaction committed");
+            }
+            Ok(()) => {}
+            Err(err) => {
+                tracing::error!(batches = replies.len(), ops = ops.len(), error = %err.report(), "store transaction failed");
+            }
+        }
+        for reply in replies {
+            // A caller that stopped waiting (its task was cancelled) needs no answer.
+            let _ = reply.send(outcome.clone());
+        }
+    }
+    tracing::debug!("store thread stopping: no handles left");
+}

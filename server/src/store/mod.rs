@@ -1,0 +1,53 @@
+//! The durable job store: the server's write-ahead record of every job, in SQLite through
+//! diesel (WAL, `synchronous=FULL`), with migrations from `server/migrations/` embedded and
+//! applied at open.
+//!
+//! Layout: [`Store`] (`sqlite.rs`) opens, loads and commits; [`StoreHandle`] (`handle.rs`) is
+//! the group-commit thread the server talks to; `models.rs` maps `state::Job` to rows by hand;
+//! `exec_hosts.rs` is the text form of an allocation; `schema.rs` is diesel's table view.
+//!
+//! Invariants: this is the only module that imports diesel, and no diesel type appears in its
+//! public API (errors carry causes as `dyn Error`). A job's request is not stored: it is
+//! recomputed from the spec on load. The job id's server part is not stored per row: `load`
+//! takes it. Whatever a commit returns `Ok` for is on disk.
+
+mod error;
+mod exec_hosts;
+mod handle;
+mod models;
+mod schema;
+mod sqlite;
+
+#[cfg(test)]
+mod tests;
+
+pub use error::{Cause, StoreError};
+pub use handle::StoreHandle;
+pub use sqlite::Store;
+
+use crate::state::Job;
+
+/// One durable change. A batch of these is applied in order, in one transaction.
+#[derive(Debug, Clone)]
+pub enum StoreOp {
+    /// Stores a new job (its seq must not be stored yet).
+    InsertJob(Box<Job>),
+    /// Rewrites every column of a stored job except its spec, which never changes after
+    /// submission. Refused (`StoreError::NoSuchJob`) if the job is not stored.
+    UpdateJob(Box<Job>),
+    /// Removes the job with this seq (purged from history); a missing job is not an error.
+    DeleteJob(u64),
+    /// Records the next sequence number to hand out, so ids are not reused after restart
+    /// even when the newest jobs were deleted.
+    SetNextSeq(u64),
+}
+
+/// What the server recovers at start-up.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// Every stored job, ordered by seq, with its request recomputed from its spec.
+    pub jobs: Vec<Job>,
+    /// The next sequence number to hand out: never below any stored job's seq + 1, never
+    /// below the stored counter, at least 1.
+    pub next_seq: u64,
+}

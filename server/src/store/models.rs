@@ -1,0 +1,223 @@
+//! Rows of the `jobs` table and their hand-written mapping to and from `state::Job`.
+//! These types never leave `store/`: the rest of the server sees only `Job`.
+//!
+//! Invariant: every conversion is checked. Unsigned numbers that do not fit `i64` are refused
+//! on the way in (`Unstorable`), and negative or oversized numbers, unknown state letters,
+//! garbled `exec_hosts` or spec JSON are refused on the way out (`CorruptRow`); nothing wraps
+//! and nothing panics.
+
+use diesel::prelude::*;
+use job::{Chunk, JobId, JobSpec, JobState, Placement, ResourceError, ResourceRequest};
+use proto::mom::ResourcesUsed;
+
+use super::error::StoreError;
+use super::exec_hosts;
+use super::schema::jobs;
+use crate::state::{Job, JobTimes};
+
+/// A full `jobs` row: the key, every mutable column and the spec.
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = jobs, check_for_backend(diesel::sqlite::Sqlite))]
+pub(super) struct JobRow {
+    pub seq: i64,
+    #[diesel(embed)]
+    pub columns: JobColumns,
+    pub spec_json: String,
+}
+
+/// The columns `UpdateJob` rewrites: all but the key and the spec. `None` writes NULL.
+#[derive(Debug, Clone, Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = jobs, treat_none_as_null = true, check_for_backend(diesel::sqlite::Sqlite))]
+pub(super) struct JobColumns {
+    pub state: String,
+    pub owner: String,
+    pub owner_uid: i64,
+    pub grp: String,
+    pub queue: String,
+    pub hold_types: String,
+    pub ctime: i64,
+    pub qtime: i64,
+    pub mtime: i64,
+    pub etime: i64,
+    pub stime: Option<i64>,
+    pub obittime: Option<i64>,
+    pub exec_hosts: String,
+    pub session_id: Option<i32>,
+    pub exit_status: Option<i32>,
+    pub used_cput: i64,
+    pub used_mem_kb: i64,
+    pub used_vmem_kb: i64,
+    pub used_walltime: i64,
+    pub used_ncpus: i64,
+    pub run_count: i64,
+    pub comment: Option<String>,
+    pub output_path: String,
+    pub error_path: String,
+    pub delete_requested: bool,
+}
+
+/// Parses a job's `-l` pairs into its request; `ResourceRequest::from_list` in production.
+pub(super) type RequestParser<'a> = &'a dyn Fn(&[(String, String)]) -> Result<ResourceRequest, ResourceError>;
+
+/// The key column's value for a job sequence number.
+pub(super) fn seq_column(seq: u64) -> Result<i64, StoreError> {
+    to_column(seq, seq, "seq")
+}
+
+impl JobRow {
+    /// Maps a job to the row that stores it.
+    pub(super) fn from_job(job: &Job) -> Result<JobRow, StoreError> {
+        let seq = job.id.seq;
+        let spec_json = serde_json::to_string(&job.spec)
+            .map_err(|err| StoreError::Unstorable { seq, message: format!("spec: {err}") })?;
+        Ok(JobRow { seq: seq_column(seq)?, columns: JobColumns::from_job(job)?, spec_json })
+    }
+
+    /// Maps a row back to a job of server `server_name`. The request is recomputed from the
+    /// spec with `parse`; if that fails the job still loads, with [`fallback_request`].
+    pub(super) fn into_job(self, server_name: &str, parse: RequestParser<'_>) -> Result<Job, StoreError> {
+        let row_seq = self.seq;
+        let seq: u64 = from_column(row_seq, "seq", self.seq)?;
+        let spec: JobSpec = serde_json::from_str(&self.spec_json)
+            .map_err(|err| corrupt(row_seq, "spec_json", err.to_string()))?;
+        let id = JobId::new(seq, server_name);
+        let mut job = self.columns.into_job(row_seq, id, spec)?;
+        job.request = match parse(&job.spec.resources) {
+            Ok(request) => request,
+            Err(err) => {
+                tracing::warn!(job_id = %job.id, error = %err, "stored resource list no longer parses; loading the job with a one-cpu request");
+                fallback_request(&job.spec)
+            }
+        };
+        Ok(job)
+    }
+}
+
+impl JobColumns {
+    /// Maps everything but the key and the spec.
+    pub(super) fn from_job(job: &Job) -> Result<JobColumns, StoreError> {
+        let seq = job.id.seq;
+        let exec_hosts = exec_hosts::encode(&job.exec)
+            .map_err(|err| StoreError::Unstorable { seq, message: format!("exec: {err}") })?;
+        Ok(JobColumns {
+            state: job.state.letter().to_string(),
+            owner: job.owner.clone(),
+            owner_uid: i64::from(job.owner_uid),
+            grp: job.group.clone(),
+            queue: job.queue.clone(),
+            hold_types: job.hold_types.clone(),
+            ctime: job.times.ctime,
+            qtime: job.times.qtime,
+            mtime: job.times.mtime,
+            etime: job.times.etime,
+            stime: job.times.stime,
+            obittime: job.times.obittime,
+            exec_hosts,
+            session_id: job.session_id,
+            exit_status: job.exit_status,
+            used_cput: to_column(seq, job.used.cput_secs, "used_cput")?,
+            used_mem_kb: to_column(seq, job.used.mem_kb, "used_mem_kb")?,
+            used_vmem_kb: to_column(seq, job.used.vmem_kb, "used_vmem_kb")?,
+            used_walltime: to_column(seq, job.used.walltime_secs, "used_walltime")?,
+            used_ncpus: i64::from(job.used.ncpus),
+            run_count: i64::from(job.run_count),
+            comment: job.comment.clone(),
+            output_path: job.output_path.clone(),
+            error_path: job.error_path.clone(),
+            delete_requested: job.delete_requested,
+        })
+    }
+
+    /// Maps the columns back; the request is left as the fallback for the caller to replace.
+    fn into_job(self, row_seq: i64, id: JobId, spec: JobSpec) -> Result<Job, StoreError> {
+        let state = parse_state(&self.state).ok_or_else(|| corrupt(row_seq, "state", format!("{:?} is not a job state", self.state)))?;
+        let exec = exec_hosts::decode(&self.exec_hosts).map_err(|err| corrupt(row_seq, "exec_hosts", err.to_string()))?;
+        let used = ResourcesUsed {
+            cput_secs: from_column(row_seq, "used_cput", self.used_cput)?,
+            mem_kb: from_column(row_seq, "used_mem_kb", self.used_mem_kb)?,
+            vmem_kb: from_column(row_seq, "used_vmem_kb", self.used_vmem_kb)?,
+            walltime_secs: from_column(row_seq, "used_walltime", self.used_walltime)?,
+            ncpus: from_column(row_seq, "used_ncpus", self.used_ncpus)?,
+        };
+        Ok(Job {
+            id,
+            request: fallback_request(&spec),
+            spec,
+            state,
+            owner: self.owner,
+            owner_uid: from_column(row_seq, "owner_uid", self.owner_uid)?,
+            group: self.grp,
+            queue: self.queue,
+            hold_types: self.hold_types,
+            times: JobTimes {
+                ctime: self.ctime,
+                qtime: self.qtime,
+                mtime: self.mtime,
+                etime: self.etime,
+                stime: self.stime,
+                obittime: self.obittime,
+            },
+            exec,
+            session_id: self.session_id,
+            exit_status: self.exit_status,
+            used,
+            run_count: from_column(row_seq, "run_count", self.run_count)?,
+            comment: self.comment,
+            output_path: self.output_path,
+            error_path: self.error_path,
+            delete_requested: self.delete_requested,
+        })
+    }
+}
+
+/// The request a job gets when its stored resource list no longer parses: one chunk of one
+/// cpu, no limits, the list shown as it was given. Enough for `qstat` and to finish or delete
+/// the job; the scheduler may place it as a one-cpu job.
+pub(super) fn fallback_request(spec: &JobSpec) -> ResourceRequest {
+    let mut display = spec.resources.clone();
+    display.sort();
+    ResourceRequest {
+        chunks: vec![Chunk {
+            count: 1,
+            ncpus: 1,
+            ngpus: 0,
+            mem: None,
+            mpiprocs: 1,
+            host: None,
+            properties: Vec::new(),
+        }],
+        place: Placement::Free,
+        exclusive: false,
+        walltime: None,
+        cput: None,
+        first_ppn: 1,
+        display,
+    }
+}
+
+/// A state column holds exactly one letter from `JobState::letter`.
+fn parse_state(text: &str) -> Option<JobState> {
+    let mut chars = text.chars();
+    match (chars.next(), chars.next()) {
+        (Some(letter), None) => JobState::from_letter(letter),
+        _ => None,
+    }
+}
+
+/// An unsigned value into a BIGINT column, refusing values beyond `i64::MAX`.
+fn to_column(seq: u64, value: u64, column: &str) -> Result<i64, StoreError> {
+    i64::try_from(value).map_err(|_| StoreError::Unstorable {
+        seq,
+        message: format!("{column} = {value} does not fit a BIGINT column"),
+    })
+}
+
+/// A BIGINT column back into the job's unsigned type, refusing negative or oversized values.
+fn from_column<T: TryFrom<i64>>(row_seq: i64, column: &'static str, value: i64) -> Result<T, StoreError> {
+    T::try_from(value).map_err(|_| corrupt(row_seq, column, format!("{value} is out of range")))
+}
+
+/// A `CorruptRow` error for `column` of the row keyed `row_seq`.
+fn corrupt(row_seq: i64, column: &'static str, message: String) -> StoreError {
+    StoreError::CorruptRow { seq: row_seq, column, message }
+}

@@ -1,0 +1,46 @@
+//! The diesel view of the tables created by `server/migrations/` (regenerate with
+//! `diesel print_schema`, configured in the repository's `diesel.toml`, and keep this header).
+//! Only `store/` may use these items; the rest of the server never sees them.
+
+// @generated automatically by Diesel CLI.
+
+diesel::table! {
+    jobs (seq) {
+        seq -> BigInt,
+        state -> Text,
+        owner -> Text,
+        owner_uid -> BigInt,
+        grp -> Text,
+        queue -> Text,
+        hold_types -> Text,
+        ctime -> BigInt,
+        qtime -> BigInt,
+        mtime -> BigInt,
+        etime -> BigInt,
+        stime -> Nullable<BigInt>,
+        obittime -> Nullable<BigInt>,
+        exec_hosts -> Text,
+        session_id -> Nullable<Integer>,
+        exit_status -> Nullable<Integer>,
+        used_cput -> BigInt,
+        used_mem_kb -> BigInt,
+        used_vmem_kb -> BigInt,
+        used_walltime -> BigInt,
+        used_ncpus -> BigInt,
+        run_count -> BigInt,
+        comment -> Nullable<Text>,
+        output_path -> Text,
+        error_path -> Text,
+        delete_requested -> Bool,
+        spec_json -> Text,
+    }
+}
+
+diesel::table! {
+    meta (key) {
+        key -> Text,
+        value -> Text,
+    }
+}
+
+diesel::allow_tables_to_appear_in_same_query!(jobs, meta,);

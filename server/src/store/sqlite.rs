@@ -1,0 +1,195 @@
+//! [`Store`]: one SQLite connection that opens (and migrates) the job database, loads it at
+//! start-up and applies batches of [`StoreOp`]s in single transactions.
+//!
+//! Blocking: every call here waits for SQLite (and for fsync on commit). The server calls
+//! `load` before it serves anything and `commit` only through [`super::StoreHandle`]'s thread,
+//! never on an async worker.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use diesel::connection::SimpleConnection;
+use diesel::prelude::*;
+use diesel::sql_types::Text;
+use diesel::sqlite::SqliteConnection;
+use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
+use job::ResourceRequest;
+
+use super::error::StoreError;
+use super::models::{seq_column, JobColumns, JobRow, RequestParser};
+use super::schema::{jobs, meta};
+use super::{Loaded, StoreOp};
+
+/// The migrations under `server/migrations/`, compiled into the binary.
+const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations");
+
+/// The `meta` key holding the next job sequence number to hand out.
+pub(super) const NEXT_SEQ_KEY: &str = "next_seq";
+
+/// How long a statement waits for a lock held by another connection (e.g. an operator's
+/// `sqlite3` shell) before failing, in milliseconds.
+const BUSY_TIMEOUT_MS: u32 = 5_000;
+
+/// The durable job store: one SQLite database in WAL mode with `synchronous=FULL`, so a
+/// committed transaction survives a crash or power loss.
+pub struct Store {
+    connection: SqliteConnection,
+}
+
+/// The answer of `PRAGMA journal_mode`.
+#[derive(QueryableByName)]
+struct JournalMode {
+    #[diesel(sql_type = Text)]
+    journal_mode: String,
+}
+
+/// Why a commit's transaction was rolled back: an error of ours, or of the transaction itself.
+enum TransactionError {
+    Store(StoreError),
+    Database(diesel::result::Error),
+}
+
+impl From<diesel::result::Error> for TransactionError {
+    fn from(err: diesel::result::Error) -> Self {
+        TransactionError::Database(err)
+    }
+}
+
+impl From<StoreError> for TransactionError {
+    fn from(err: StoreError) -> Self {
+        TransactionError::Store(err)
+    }
+}
+
+impl Store {
+    /// Opens the database at `path`, creating the file if needed, sets WAL mode,
+    /// `synchronous=FULL` and a busy timeout, and applies pending embedded migrations.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let url = path.to_str().ok_or_else(|| StoreError::BadPath(path.to_path_buf()))?;
+        let mut connection = SqliteConnection::establish(url)
+            .map_err(|err| StoreError::Open { path: path.to_path_buf(), source: Arc::new(err) })?;
+        connection
+            .batch_execute(&format!("PRAGMA busy_timeout = {BUSY_TIMEOUT_MS};"))
+            .map_err(|err| StoreError::database("setting busy_timeout", err))?;
+        let mode = diesel::sql_query("PRAGMA journal_mode = WAL")
+            .get_result::<JournalMode>(&mut connection)
+            .map_err(|err| StoreError::database("setting journal_mode", err))?;
+        if !mode.journal_mode.eq_ignore_ascii_case("wal") {
+            tracing::warn!(path = %path.display(), journal_mode = %mode.journal_mode, "job store is not in WAL mode (file system without shared memory?)");
+        }
+        connection
+            .batch_execute("PRAGMA synchronous = FULL;")
+            .map_err(|err| StoreError::database("setting synchronous", err))?;
+        connection
+            .run_pending_migrations(MIGRATIONS)
+            .map_err(|err| StoreError::Migrate { source: Arc::from(err) })?;
+        Ok(Store { connection })
+    }
+
+    /// Reads every stored job (the ids take `server_name` as their server part) and the next
+    /// sequence number: the larger of the stored counter and the highest job seq + 1, at
+    /// least 1. Each job's request is recomputed from its spec.
+    pub fn load(&mut self, server_name: &str) -> Result<Loaded, StoreError> {
+        self.load_with(server_name, &ResourceRequest::from_list)
+    }
+
+    /// `load` with the resource-list parser given (tests substitute one).
+    pub(super) fn load_with(&mut self, server_name: &str, parse: RequestParser<'_>) -> Result<Loaded, StoreError> {
+        let (rows, stored_next) = self
+            .connection
+            .transaction(|connection| {
+                let rows = jobs::table.order(jobs::seq.asc()).select(JobRow::as_select()).load(connection)?;
+                let stored_next = meta::table
+                    .find(NEXT_SEQ_KEY)
+                    .select(meta::value)
+                    .first::<String>(connection)
+                    .optional()?;
+                Ok::<_, diesel::result::Error>((rows, stored_next))
+            })
+            .map_err(|err| StoreError::database("load", err))?;
+        let stored_next = match stored_next {
+            None => 0,
+            Some(text) => text
+                .parse::<u64>()
+                .map_err(|_| StoreError::CorruptMeta { key: NEXT_SEQ_KEY.to_string(), value: text })?,
+        };
+        let jobs = rows
+            .into_iter()
+            .map(|row| row.into_job(server_name, parse))
+            .collect::<Result<Vec<_>, _>>()?;
+        let after_last = jobs.last().map_or(0, |job| job.id.seq.saturating_add(1));
+        let next_seq = stored_next.max(after_last).max(1);
+        tracing::info!(jobs = jobs.len(), next_seq, "job store loaded");
+        Ok(Loaded { jobs, next_seq })
+    }
+
+    /// Applies `ops` in order in one transaction: all of them are durable when this returns
+    /// `Ok`, none of them when it returns `Err`. An empty slice does nothing.
+    pub fn commit(&mut self, ops: &[StoreOp]) -> Result<(), StoreError> {
+        if ops.is_empty() {
+            return Ok(());
+        }
+        self.connection
+            .immediate_transaction(|connection| {
+                for op in ops {
+                    apply(connection, op)?;
+                }
+                Ok(())
+            })
+            .map_err(|err| match err {
+                TransactionError::Store(err) => err,
+                TransactionError::Database(err) => {
+                    StoreError::database(format!("commit of {} operations", ops.len()), err)
+                }
+            })
+    }
+
+    /// The raw connection, for tests that plant rows the store would never write.
+    #[cfg(test)]
+    pub(super) fn connection(&mut self) -> &mut SqliteConnection {
+        &mut self.connection
+    }
+}
+
+/// Applies one operation inside the commit's transaction.
+fn apply(connection: &mut SqliteConnection, op: &StoreOp) -> Result<(), TransactionError> {
+    match op {
+        StoreOp::InsertJob(job) => {
+            let row = JobRow::from_job(job)?;
+            diesel::insert_into(jobs::table)
+                .values(&row)
+                .execute(connection)
+                .map_err(|err| StoreError::database(format!("insert of job {}", job.id.seq), err))?;
+        }
+        StoreOp::UpdateJob(job) => {
+            let seq = job.id.seq;
+            let changes = JobColumns::from_job(job)?;
+            let updated = diesel::update(jobs::table.find(seq_column(seq)?))
+                .set(&changes)
+                .execute(connection)
+                .map_err(|err| StoreError::database(format!("update of job {seq}"), err))?;
+            if updated == 0 {
+                return Err(StoreError::NoSuchJob { seq }.into());
+            }
+        }
+        StoreOp::DeleteJob(seq) => {
+            // A seq beyond i64 cannot have been stored: there is nothing to delete.
+            if let Ok(key) = seq_column(*seq) {
+                diesel::delete(jobs::table.find(key))
+                    .execute(connection)
+                    .map_err(|err| StoreError::database(format!("delete of job {seq}"), err))?;
+            }
+        }
+        StoreOp::SetNextSeq(next) => {
+            let value = next.to_string();
+            diesel::insert_into(meta::table)
+                .values((meta::key.eq(NEXT_SEQ_KEY), meta::value.eq(&value)))
+                .on_conflict(meta::key)
+                .do_update()
+                .set(meta::value.eq(&value))
+                .execute(connection)
+                .map_err(|err| StoreError::database("storing next_seq", err))?;
+        }
+    }
+    Ok(())
+}

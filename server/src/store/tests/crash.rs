@@ -1,0 +1,70 @@
+//! Durability across a process crash: a child process (this test binary again, running only
+//! [`child_commits_then_aborts`]) commits jobs through a `StoreHandle` and calls `abort()`
+//! without closing anything; the parent then reopens the database and finds every job whose
+//! commit was acknowledged.
+
+use std::process::Command;
+
+use super::{fresh_db, full_job, load, queued_job};
+use crate::store::{Store, StoreHandle, StoreOp};
+
+/// Set (to the database path) only in the child process.
+const CHILD_DB_ENV: &str = "MINIPBS_STORE_CRASH_CHILD_DB";
+/// The child's test, by its full path in this test binary.
+const CHILD_TEST: &str = "store::tests::crash::child_commits_then_aborts";
+/// Jobs the child commits, in batches of [`BATCH`] concurrent commits.
+const JOBS: u64 = 60;
+const BATCH: u64 = 10;
+
+/// The child's half. Without the environment variable (a normal test run) it does nothing.
+#[test]
+fn child_commits_then_aborts() {
+    let Some(path) = std::env::var_os(CHILD_DB_ENV) else {
+        return;
+    };
+    let store = Store::open(path.as_ref()).expect("child: open store");
+    let handle = StoreHandle::spawn(store);
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    runtime.block_on(async {
+        for first in (1..=JOBS).step_by(BATCH as usize) {
+            let commits: Vec<_> = (first..first + BATCH)
+                .map(|seq| {
+                    let handle = handle.clone();
+                    let job = if seq % 7 == 0 { full_job(seq) } else { queued_job(seq) };
+                    tokio::spawn(async move {
+                        handle.commit(vec![StoreOp::InsertJob(Box::new(job)), StoreOp::SetNextSeq(seq + 1)]).await
+                    })
+                })
+                .collect();
+            for commit in commits {
+                commit.await.expect("child: task").expect("child: commit");
+            }
+        }
+    });
+    println!("child committed {JOBS} jobs");
+    use std::io::Write as _;
+    std::io::stdout().flush().unwrap();
+    // No drop of the handle, the store or the runtime: the process dies as in a crash.
+    std::process::abort();
+}
+
+#[test]
+fn committed_jobs_survive_an_abort() {
+    let (_dir, path) = fresh_db();
+    let exe = std::env::current_exe().expect("path of this test binary");
+    let output = Command::new(exe)
+        .args([CHILD_TEST, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD_DB_ENV, &path)
+        .output()
+        .expect("run the child");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stdout.contains(&format!("child committed {JOBS} jobs")), "child did not commit:\n{stdout}\n{stderr}");
+    assert!(!output.status.success(), "the child should have aborted: {:?}", output.status);
+
+    let mut store = Store::open(&path).expect("reopen after the crash");
+    let loaded = load(&mut store);
+    let expected: Vec<_> = (1..=JOBS).map(|seq| if seq % 7 == 0 { full_job(seq) } else { queued_job(seq) }).collect();
+    assert_eq!(loaded.jobs, expected);
+    assert_eq!(loaded.next_seq, JOBS + 1);
+}

@@ -1,0 +1,106 @@
+//! `StoreHandle`: concurrent commits share transactions, a failed transaction fails every
+//! batch in it, and batches from separate wake-ups stay independent.
+
+use std::sync::atomic::AtomicU64;
+use std::sync::{mpsc, Arc};
+
+use tokio::sync::{oneshot, Barrier};
+
+use super::{fresh_store, load, queued_job};
+use crate::store::handle::{run, Batch};
+use crate::store::{Store, StoreError, StoreHandle, StoreOp};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_commits_share_transactions() {
+    const TASKS: u64 = 200;
+    let (_dir, path, store) = fresh_store();
+    let handle = StoreHandle::spawn(store);
+    let barrier = Arc::new(Barrier::new(TASKS as usize));
+    let tasks: Vec<_> = (1..=TASKS)
+        .map(|seq| {
+            let handle = handle.clone();
+            let barrier = Arc::clone(&barrier);
+            tokio::spawn(async move {
+                barrier.wait().await;
+                handle
+                    .commit(vec![StoreOp::InsertJob(Box::new(queued_job(seq))), StoreOp::SetNextSeq(seq + 1)])
+                    .await
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.expect("task").expect("commit");
+    }
+    let transactions = handle.transactions();
+    println!("{TASKS} concurrent commits took {transactions} transactions");
+    assert!(transactions >= 1);
+    assert!(transactions < TASKS, "{transactions} transactions for {TASKS} commits");
+    drop(handle);
+
+    let mut store = Store::open(&path).unwrap();
+    let loaded = load(&mut store);
+    assert_eq!(loaded.jobs.len() as u64, TASKS, "every acknowledged job is stored");
+    assert_eq!(loaded.next_seq, TASKS + 1);
+}
+
+#[tokio::test]
+async fn sequential_commits_are_each_durable_and_counted() {
+    let (_dir, path, store) = fresh_store();
+    let handle = StoreHandle::spawn(store);
+    for seq in 1..=3 {
+        handle.commit(vec![StoreOp::InsertJob(Box::new(queued_job(seq)))]).await.unwrap();
+        assert_eq!(handle.transactions(), seq);
+    }
+    handle.commit(Vec::new()).await.unwrap();
+    assert_eq!(handle.transactions(), 3, "an empty batch is no transaction");
+    let failed = handle.commit(vec![StoreOp::UpdateJob(Box::new(queued_job(9)))]).await;
+    assert!(matches!(failed, Err(StoreError::NoSuchJob { seq: 9 })), "{failed:?}");
+    handle.commit(vec![StoreOp::InsertJob(Box::new(queued_job(4)))]).await.expect("the thread goes on after a failure");
+    assert_eq!(handle.transactions(), 4, "the failed transaction is not counted");
+    drop(handle);
+    let seqs: Vec<u64> = load(&mut Store::open(&path).unwrap()).jobs.iter().map(|job| job.id.seq).collect();
+    assert_eq!(seqs, vec![1, 2, 3, 4]);
+}
+
+/// Queues batches before the thread body runs, so they are drained into one transaction.
+fn run_queued(store: Store, batches: Vec<Vec<StoreOp>>) -> (Vec<Result<(), StoreError>>, u64) {
+    let (sender, receiver) = mpsc::channel();
+    let mut answers = Vec::new();
+    for ops in batches {
+        let (reply, answer) = oneshot::channel();
+        sender.send(Batch { ops, reply }).unwrap();
+        answers.push(answer);
+    }
+    drop(sender);
+    let transactions = AtomicU64::new(0);
+    run(store, &receiver, &transactions);
+    let results = answers.into_iter().map(|mut answer| answer.try_recv().expect("every batch is answered")).collect();
+    (results, transactions.into_inner())
+}
+
+#[test]
+fn queued_batches_go_into_one_transaction() {
+    let (_dir, path, store) = fresh_store();
+    let batches = (1..=5).map(|seq| vec![StoreOp::InsertJob(Box::new(queued_job(seq)))]).collect();
+    let (results, transactions) = run_queued(store, batches);
+    assert!(results.iter().all(Result::is_ok), "{results:?}");
+    assert_eq!(transactions, 1);
+    assert_eq!(load(&mut Store::open(&path).unwrap()).jobs.len(), 5);
+}
+
+#[test]
+fn a_failed_transaction_fails_every_batch_in_it() {
+    let (_dir, path, store) = fresh_store();
+    let batches = vec![
+        vec![StoreOp::InsertJob(Box::new(queued_job(1)))],
+        vec![StoreOp::UpdateJob(Box::new(queued_job(2)))],
+        vec![StoreOp::InsertJob(Box::new(queued_job(3)))],
+    ];
+    let (results, transactions) = run_queued(store, batches);
+    assert_eq!(results.len(), 3);
+    for result in &results {
+        assert!(matches!(result, Err(StoreError::NoSuchJob { seq: 2 })), "{result:?}");
+    }
+    assert_eq!(transactions, 0);
+    assert!(load(&mut Store::open(&path).unwrap()).jobs.is_empty(), "nothing of the transaction is stored");
+}

@@ -1,0 +1,218 @@
+//! Job rows: insert and reload, update, delete, reopen, refusal of corrupt and unstorable
+//! data, and the recomputation of the request on load.
+
+use diesel::prelude::*;
+use job::{JobState, ResourceError, ResourceRequest};
+
+use super::{fresh_store, full_job, load, queued_job, SERVER};
+use crate::store::models::fallback_request;
+use crate::store::{Store, StoreError, StoreOp};
+
+/// Overwrites one text column of one row behind the store's back.
+fn plant(store: &mut Store, column: &str, value: &str, seq: i64) {
+    diesel::sql_query(format!("UPDATE jobs SET {column} = ? WHERE seq = ?"))
+        .bind::<diesel::sql_types::Text, _>(value)
+        .bind::<diesel::sql_types::BigInt, _>(seq)
+        .execute(store.connection())
+        .expect("plant a value");
+}
+
+#[test]
+fn insert_and_reload_keeps_every_field() {
+    let (_dir, path, mut store) = fresh_store();
+    let full = full_job(7);
+    let queued = queued_job(3);
+    store
+        .commit(&[StoreOp::InsertJob(Box::new(full.clone())), StoreOp::InsertJob(Box::new(queued.clone()))])
+        .unwrap();
+    drop(store);
+
+    let mut store = Store::open(&path).unwrap();
+    let loaded = load(&mut store);
+    assert_eq!(loaded.jobs, vec![queued, full], "ordered by seq, every field equal");
+    assert_eq!(loaded.jobs[1].id.to_string(), format!("7.{SERVER}"));
+}
+
+#[test]
+fn job_ids_take_the_server_name_given_to_load() {
+    let (_dir, _path, mut store) = fresh_store();
+    store.commit(&[StoreOp::InsertJob(Box::new(queued_job(1)))]).unwrap();
+    let loaded = store.load_with("other", &super::fake_parser).unwrap();
+    assert_eq!(loaded.jobs[0].id.to_string(), "1.other");
+}
+
+#[test]
+fn update_changes_columns_but_keeps_the_spec() {
+    let (_dir, _path, mut store) = fresh_store();
+    let original = full_job(1);
+    store.commit(&[StoreOp::InsertJob(Box::new(original.clone()))]).unwrap();
+
+    let mut updated = queued_job(1);
+    updated.state = JobState::Finished;
+    updated.exit_status = Some(0);
+    updated.times.obittime = Some(1_700_000_100);
+    updated.spec.name = "renamed".to_string();
+    updated.spec.script = "changed".to_string();
+    store.commit(&[StoreOp::UpdateJob(Box::new(updated.clone()))]).unwrap();
+
+    let loaded = load(&mut store);
+    let mut expected = updated;
+    expected.spec = original.spec;
+    assert_eq!(loaded.jobs, vec![expected], "columns updated (Nones written as NULL), spec kept");
+}
+
+#[test]
+fn update_of_a_missing_job_rolls_back_the_whole_transaction() {
+    let (_dir, _path, mut store) = fresh_store();
+    let result = store.commit(&[
+        StoreOp::InsertJob(Box::new(queued_job(1))),
+        StoreOp::SetNextSeq(2),
+        StoreOp::UpdateJob(Box::new(queued_job(2))),
+    ]);
+    assert!(matches!(result, Err(StoreError::NoSuchJob { seq: 2 })), "{result:?}");
+    let loaded = load(&mut store);
+    assert!(loaded.jobs.is_empty(), "the insert was rolled back");
+    assert_eq!(loaded.next_seq, 1, "the counter was rolled back");
+}
+
+#[test]
+fn duplicate_insert_is_a_database_error_and_rolls_back() {
+    let (_dir, _path, mut store) = fresh_store();
+    store.commit(&[StoreOp::InsertJob(Box::new(queued_job(1)))]).unwrap();
+    let result = store.commit(&[
+        StoreOp::InsertJob(Box::new(queued_job(2))),
+        StoreOp::InsertJob(Box::new(full_job(1))),
+    ]);
+    let err = result.unwrap_err();
+    assert!(matches!(err, StoreError::Database { .. }), "{err:?}");
+    assert!(err.report().contains("insert of job 1"), "{}", err.report());
+    assert_eq!(load(&mut store).jobs, vec![queued_job(1)]);
+}
+
+#[test]
+fn delete_removes_only_that_job() {
+    let (_dir, _path, mut store) = fresh_store();
+    let ops: Vec<StoreOp> = (1..=3).map(|seq| StoreOp::InsertJob(Box::new(queued_job(seq)))).collect();
+    store.commit(&ops).unwrap();
+    store.commit(&[StoreOp::DeleteJob(2), StoreOp::DeleteJob(99), StoreOp::DeleteJob(u64::MAX)]).unwrap();
+    let seqs: Vec<u64> = load(&mut store).jobs.iter().map(|job| job.id.seq).collect();
+    assert_eq!(seqs, vec![1, 3]);
+}
+
+#[test]
+fn reopen_after_drop_keeps_everything() {
+    let (_dir, path, mut store) = fresh_store();
+    let mut jobs: Vec<_> = (1..=20).map(queued_job).collect();
+    jobs[4] = full_job(5);
+    let ops: Vec<StoreOp> = jobs.iter().map(|job| StoreOp::InsertJob(Box::new(job.clone()))).collect();
+    store.commit(&ops).unwrap();
+    store.commit(&[StoreOp::DeleteJob(20), StoreOp::SetNextSeq(21)]).unwrap();
+    jobs.pop();
+    drop(store);
+
+    for _ in 0..2 {
+        let mut store = Store::open(&path).expect("reopen runs no migration twice");
+        let loaded = load(&mut store);
+        assert_eq!(loaded.jobs, jobs);
+        assert_eq!(loaded.next_seq, 21);
+    }
+}
+
+#[test]
+fn open_sets_wal_and_full_sync() {
+    #[derive(QueryableByName)]
+    struct Pragma {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        journal_mode: String,
+    }
+    #[derive(QueryableByName)]
+    struct Synchronous {
+        #[diesel(sql_type = diesel::sql_types::Integer)]
+        synchronous: i32,
+    }
+    let (_dir, _path, mut store) = fresh_store();
+    let mode: Pragma = diesel::sql_query("PRAGMA journal_mode").get_result(store.connection()).unwrap();
+    assert_eq!(mode.journal_mode, "wal");
+    let sync: Synchronous = diesel::sql_query("PRAGMA synchronous").get_result(store.connection()).unwrap();
+    assert_eq!(sync.synchronous, 2, "FULL");
+}
+
+#[test]
+fn garbled_exec_hosts_is_an_error_not_a_panic() {
+    let (_dir, _path, mut store) = fresh_store();
+    store.commit(&[StoreOp::InsertJob(Box::new(full_job(4)))]).unwrap();
+    plant(&mut store, "exec_hosts", "n1/0*2+n2/0*2", 4);
+    // The real `load`: the row is refused before the resource parser is reached.
+    let err = store.load(SERVER).unwrap_err();
+    assert!(matches!(err, StoreError::CorruptRow { seq: 4, column: "exec_hosts", .. }), "{err:?}");
+}
+
+#[test]
+fn other_corrupt_columns_are_errors_not_panics() {
+    for (column, value) in [("state", "X"), ("state", "QQ"), ("state", ""), ("spec_json", "{not json")] {
+        let (_dir, _path, mut store) = fresh_store();
+        store.commit(&[StoreOp::InsertJob(Box::new(queued_job(1)))]).unwrap();
+        plant(&mut store, column, value, 1);
+        let err = store.load(SERVER).unwrap_err();
+        assert!(matches!(err, StoreError::CorruptRow { seq: 1, column: c, .. } if c == column), "{column}={value:?}: {err:?}");
+    }
+    let (_dir, _path, mut store) = fresh_store();
+    store.commit(&[StoreOp::InsertJob(Box::new(queued_job(1)))]).unwrap();
+    diesel::sql_query("UPDATE jobs SET run_count = -1").execute(store.connection()).unwrap();
+    let err = store.load(SERVER).unwrap_err();
+    assert!(matches!(err, StoreError::CorruptRow { column: "run_count", .. }), "{err:?}");
+}
+
+#[test]
+fn unstorable_jobs_are_refused_and_nothing_is_written() {
+    let (_dir, _path, mut store) = fresh_store();
+    let mut bad_node = full_job(2);
+    bad_node.exec[1].node = "n2|x".to_string();
+    let mut huge_seq = queued_job(1);
+    huge_seq.id.seq = u64::MAX;
+    let mut huge_cput = queued_job(3);
+    huge_cput.used.cput_secs = u64::MAX;
+    for bad in [bad_node, huge_seq, huge_cput] {
+        let seq = bad.id.seq;
+        let result = store.commit(&[StoreOp::InsertJob(Box::new(queued_job(9))), StoreOp::InsertJob(Box::new(bad))]);
+        assert!(matches!(result, Err(StoreError::Unstorable { seq: s, .. }) if s == seq), "{result:?}");
+    }
+    assert!(load(&mut store).jobs.is_empty());
+}
+
+#[test]
+fn a_resource_list_that_no_longer_parses_loads_with_a_fallback_request() {
+    let (_dir, _path, mut store) = fresh_store();
+    let job = full_job(1);
+    store.commit(&[StoreOp::InsertJob(Box::new(job.clone()))]).unwrap();
+    let refuse = |pairs: &[(String, String)]| -> Result<ResourceRequest, ResourceError> {
+        Err(ResourceError {
+            message: "unknown resource".to_string(),
+            input: format!("{pairs:?}"),
+            column: 0,
+            token: "nodes".to_string(),
+            unknown_resource: true,
+        })
+    };
+    let loaded = store.load_with(SERVER, &refuse).unwrap();
+    let mut expected = job;
+    expected.request = fallback_request(&expected.spec);
+    assert_eq!(loaded.jobs, vec![expected]);
+    assert_eq!(loaded.jobs[0].request.total_ncpus(), 1);
+}
+
+/// Uses the real `ResourceRequest::from_list`; fails (panics) until the parser work lands.
+#[test]
+fn load_recomputes_the_request_with_the_real_parser() {
+    let (_dir, _path, mut store) = fresh_store();
+    let mut job = queued_job(1);
+    job.spec.resources = vec![
+        ("select".to_string(), "2:ncpus=2:mem=1gb".to_string()),
+        ("walltime".to_string(), "00:10:00".to_string()),
+    ];
+    store.commit(&[StoreOp::InsertJob(Box::new(job.clone()))]).unwrap();
+    let loaded = store.load(SERVER).unwrap();
+    let expected = ResourceRequest::from_list(&job.spec.resources).expect("the test's list is valid");
+    assert_eq!(loaded.jobs[0].request, expected);
+    assert_eq!(loaded.jobs[0].request.total_ncpus(), 4);
+}
