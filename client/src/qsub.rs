@@ -130,8 +130,7 @@ fn is_combination_error(error: &ResourceError) -> bool {
 
 /// `illegal -l value <reason>:` then the input and a caret under the bad token.
 fn caret_message(error: &ResourceError) -> String {
-    let input = if error.input.is_empty() { error.token.clone() } else { error.input.clone() };
-    format!("illegal -l value {}:\n{}\n{}^", error.message, input, " ".repeat(error.column.min(input.len())))
+    format!("illegal -l value {}:\n{}", error.message, error.caret_display())
 }
 
 fn refuse_unsupported(cli: &QsubOpts) -> Result<(), Failure> {

@@ -10,11 +10,65 @@ use crate::size::Size;
 /// Pieces the strings are built from: grammar tokens, separators, quotes, escapes, line ends,
 /// digits, multi-byte characters.
 const PIECES: &[&str] = &[
-    "nodes=", "select=", "place=", "walltime=", "mem=", "ncpus=", "ngpus=", "procs=", "host=", "cput=", "ppn=",
-    "gpus=", "mics=", "mpiprocs=", "vnode=", "gpu=True", "excl", "scatter", "free", "pack", "exclusive_process",
-    "#excl", "#PBS", "#PBS ", "#!", ":", "+", ",", "=", "'", "\"", "\\", " ", "\t", "\n", "\r", "\r\n", "#", ".",
-    "-", "0", "1", "2", "9", "99999999999", "4294967295", "65536", "g", "kb", "w", "e", "é", "名", "\u{0}",
-    "-N", "-l", "echo hi", ":", "x",
+    "nodes=",
+    "select=",
+    "place=",
+    "walltime=",
+    "mem=",
+    "ncpus=",
+    "ngpus=",
+    "procs=",
+    "host=",
+    "cput=",
+    "ppn=",
+    "gpus=",
+    "mics=",
+    "mpiprocs=",
+    "vnode=",
+    "gpu=True",
+    "excl",
+    "scatter",
+    "free",
+    "pack",
+    "exclusive_process",
+    "#excl",
+    "#PBS",
+    "#PBS ",
+    "#!",
+    ":",
+    "+",
+    ",",
+    "=",
+    "'",
+    "\"",
+    "\\",
+    " ",
+    "\t",
+    "\n",
+    "\r",
+    "\r\n",
+    "#",
+    ".",
+    "-",
+    "0",
+    "1",
+    "2",
+    "9",
+    "99999999999",
+    "4294967295",
+    "65536",
+    "g",
+    "kb",
+    "w",
+    "e",
+    "é",
+    "名",
+    "\u{0}",
+    "-N",
+    "-l",
+    "echo hi",
+    ":",
+    "x",
 ];
 
 /// xorshift64: small, deterministic, good enough to mix pieces.
@@ -34,25 +88,47 @@ impl Rng {
 
     fn text(&mut self) -> String {
         let length = self.below(12);
-        (0..length).map(|_| PIECES[self.below(PIECES.len())]).collect()
+        (0..length)
+            .map(|_| PIECES[self.below(PIECES.len())])
+            .collect()
     }
 
     /// A script whose lines are mostly directives.
     fn script(&mut self) -> String {
         let lines = self.below(6);
-        (0..lines).map(|_| format!("{}{}\n", ["#PBS ", "#PBS -l ", "  #PBS", ""][self.below(4)], self.text())).collect()
+        (0..lines)
+            .map(|_| {
+                format!(
+                    "{}{}\n",
+                    ["#PBS ", "#PBS -l ", "  #PBS", ""][self.below(4)],
+                    self.text()
+                )
+            })
+            .collect()
     }
 
     /// A resource list whose items mostly have the `name=value` shape.
     fn list(&mut self) -> String {
         let items = 1 + self.below(3);
-        let items: Vec<String> = (0..items).map(|_| format!("{}{}", KNOWN[self.below(KNOWN.len())], self.text())).collect();
+        let items: Vec<String> = (0..items)
+            .map(|_| format!("{}{}", KNOWN[self.below(KNOWN.len())], self.text()))
+            .collect();
         items.join(",")
     }
 }
 
 /// Resource names with their `=`, to start list items.
-const KNOWN: &[&str] = &["nodes=", "select=", "place=", "walltime=", "mem=", "ncpus=", "ngpus=", "procs=", "host="];
+const KNOWN: &[&str] = &[
+    "nodes=",
+    "select=",
+    "place=",
+    "walltime=",
+    "mem=",
+    "ncpus=",
+    "ngpus=",
+    "procs=",
+    "host=",
+];
 
 fn check_error(error: &ResourceError) {
     assert!(error.column <= error.input.chars().count(), "{error:?}");
@@ -70,7 +146,11 @@ fn parsers_never_panic() {
         let _ = extract(&text, &rng.text());
         let _ = Size::parse(&text);
         let _ = parse_duration(&text);
-        let list = if rng.below(2) == 0 { rng.list() } else { text.clone() };
+        let list = if rng.below(2) == 0 {
+            rng.list()
+        } else {
+            text.clone()
+        };
         match parse_list(&list) {
             Ok(pairs) => match ResourceRequest::from_list(&pairs) {
                 Ok(request) => {
@@ -83,7 +163,10 @@ fn parsers_never_panic() {
         }
         // Known names with random values reach the value parsers directly.
         let name = KNOWN[rng.below(KNOWN.len())].trim_end_matches('=');
-        let pairs = vec![(name.to_string(), rng.text()), ("mem".to_string(), rng.text())];
+        let pairs = vec![
+            (name.to_string(), rng.text()),
+            ("mem".to_string(), rng.text()),
+        ];
         match ResourceRequest::from_list(&pairs) {
             Ok(_) => requests += 1,
             Err(error) => check_error(&error),
@@ -92,5 +175,8 @@ fn parsers_never_panic() {
     }
     eprintln!("{directives} directives, {requests} requests");
     // The strings must reach the successful paths too, not only the first error check.
-    assert!(directives > 8000 && requests > 400, "{directives} directives, {requests} requests");
+    assert!(
+        directives > 8000 && requests > 400,
+        "{directives} directives, {requests} requests"
+    );
 }

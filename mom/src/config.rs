@@ -198,8 +198,25 @@ mod tests {
     #[test]
     fn flags_fill_the_config() {
         let args = MomArgs::parse_from([
-            "pbs_mom", "--socket", "/s", "--name", "n1", "--np", "4", "--mem", "8gb", "--gpus", "2",
-            "--properties", "bigmem,fast", "--spool", "/sp", "--tmpdir", "/t", "--heartbeat", "3",
+            "pbs_mom",
+            "--socket",
+            "/s",
+            "--name",
+            "n1",
+            "--np",
+            "4",
+            "--mem",
+            "8gb",
+            "--gpus",
+            "2",
+            "--properties",
+            "bigmem,fast",
+            "--spool",
+            "/sp",
+            "--tmpdir",
+            "/t",
+            "--heartbeat",
+            "3",
             "-vv",
         ]);
         assert_eq!(args.verbose, 2);

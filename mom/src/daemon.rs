@@ -34,7 +34,14 @@ impl Daemon {
         table: Arc<Mutex<JobTable>>,
         outbound: mpsc::UnboundedSender<MomToServer>,
     ) -> Daemon {
-        Daemon { context, table, outbound, kill_senders: HashMap::new(), tasks: JoinSet::new(), task_jobs: HashMap::new() }
+        Daemon {
+            context,
+            table,
+            outbound,
+            kill_senders: HashMap::new(),
+            tasks: JoinSet::new(),
+            task_jobs: HashMap::new(),
+        }
     }
 
     /// Serves until `shutdown` completes or the link is gone. With `kill_jobs`, every running
@@ -112,7 +119,8 @@ impl Daemon {
             }
         };
         self.kill_senders.remove(&job_id);
-        let obit = JobObit { job_id, exit_status: outcome.exit_status, session_id: outcome.session_id, used: outcome.used };
+        let obit =
+            JobObit { job_id, exit_status: outcome.exit_status, session_id: outcome.session_id, used: outcome.used };
         // Invariant: the obit is in the table before it is sent, so a reconnect resends it.
         lock(&self.table).on_job_ended(obit.clone());
         let _ = self.outbound.send(MomToServer::JobEnded(obit));

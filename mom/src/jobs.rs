@@ -43,7 +43,9 @@ impl JobTable {
     /// Applies one server message and says what to do about it.
     pub fn on_message(&mut self, message: ServerToMom) -> Vec<Action> {
         match message {
-            ServerToMom::Registered { stale_jobs, .. } => stale_jobs.iter().filter_map(|id| self.on_stale(id)).collect(),
+            ServerToMom::Registered { stale_jobs, .. } => {
+                stale_jobs.iter().filter_map(|id| self.on_stale(id)).collect()
+            }
             ServerToMom::RunJob(launch) => self.on_run(launch).into_iter().collect(),
             ServerToMom::JoinJob(launch) => {
                 self.running.entry(launch.job_id.clone()).or_insert(Share::Sister);

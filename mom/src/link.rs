@@ -258,7 +258,8 @@ mod tests {
         let (sender, mut receiver) = mpsc::unbounded_channel();
         sender.send(MomToServer::Heartbeat).unwrap();
         sender.send(MomToServer::JobStarted { job_id: "1.s".into(), session_id: 9 }).unwrap();
-        let obit = proto::mom::JobObit { job_id: "2.s".into(), exit_status: 0, session_id: 3, used: Default::default() };
+        let obit =
+            proto::mom::JobObit { job_id: "2.s".into(), exit_status: 0, session_id: 3, used: Default::default() };
         sender.send(MomToServer::JobEnded(obit)).unwrap();
         let mut carry = VecDeque::new();
         keep_undelivered_starts(&mut receiver, &mut carry);

@@ -39,14 +39,8 @@ impl Capacity {
     /// Whether a unit with `need` fits. On an inner tree node (component-wise maxima) `false`
     /// proves that no member below fits; `true` only says one might.
     pub fn fits(&self, need: &Need) -> bool {
-        let cpus_plus_one = if need.idle {
-            self.idle_cpus_plus_one
-        } else {
-            self.cpus_plus_one
-        };
-        u64::from(cpus_plus_one) > need.cpus
-            && u64::from(self.gpus) >= need.gpus
-            && self.mem >= need.mem
+        let cpus_plus_one = if need.idle { self.idle_cpus_plus_one } else { self.cpus_plus_one };
+        u64::from(cpus_plus_one) > need.cpus && u64::from(self.gpus) >= need.gpus && self.mem >= need.mem
     }
 
     fn max(self, other: Capacity) -> Capacity {
@@ -115,7 +109,6 @@ impl CapacityTree {
         if index >= self.leaves {
             return Some(index - self.leaves);
         }
-        self.descend(2 * index, need)
-            .or_else(|| self.descend(2 * index + 1, need))
+        self.descend(2 * index, need).or_else(|| self.descend(2 * index + 1, need))
     }
 }

@@ -40,11 +40,7 @@ impl Plan {
             Placement::Pack => pack_step(request, work).into_iter().collect(),
             Placement::Free | Placement::Scatter => unit_steps(request, work),
         };
-        Plan {
-            steps,
-            scatter: request.place == Placement::Scatter,
-            exclusive: request.exclusive,
-        }
+        Plan { steps, scatter: request.place == Placement::Scatter, exclusive: request.exclusive }
     }
 }
 
@@ -53,20 +49,16 @@ fn unit_steps<'a>(request: &'a ResourceRequest, work: &mut Work<'a>) -> Vec<Step
     let chunks = request.chunks.iter().filter(|chunk| chunk.count > 0);
     chunks
         .map(|chunk| {
-            let properties = chunk.properties.iter().map(String::as_str);
-            let set = work.set_for(SetKey::new(chunk.host.as_deref(), properties));
             let need = Need {
                 cpus: u64::from(chunk.ncpus),
                 gpus: u64::from(chunk.ngpus),
                 mem: chunk.mem.unwrap_or(0),
                 idle: request.exclusive,
             };
-            Step {
-                set,
-                need,
-                count: chunk.count,
-                mpiprocs: chunk.mpiprocs,
-            }
+            let properties = chunk.properties.iter().map(String::as_str);
+            let key = SetKey::new(chunk.host.as_deref(), properties).for_need(&need);
+            let set = work.set_for(key);
+            Step { set, need, count: chunk.count, mpiprocs: chunk.mpiprocs }
         })
         .collect()
 }
@@ -74,39 +66,23 @@ fn unit_steps<'a>(request: &'a ResourceRequest, work: &mut Work<'a>) -> Vec<Step
 /// The whole request as one unit: needs summed, hosts and properties united. `None` when the
 /// request asks for no units.
 fn pack_step<'a>(request: &'a ResourceRequest, work: &mut Work<'a>) -> Option<Step> {
-    let chunks: Vec<&Chunk> = request
-        .chunks
-        .iter()
-        .filter(|chunk| chunk.count > 0)
-        .collect();
+    let chunks: Vec<&Chunk> = request.chunks.iter().filter(|chunk| chunk.count > 0).collect();
     if chunks.is_empty() {
         return None;
     }
-    let mut need = Need {
-        idle: request.exclusive,
-        ..Need::default()
-    };
+    let mut need = Need { idle: request.exclusive, ..Need::default() };
     let mut mpiprocs = 0u32;
     for chunk in &chunks {
         let count = u64::from(chunk.count);
         need.cpus = need.cpus.saturating_add(count * u64::from(chunk.ncpus));
         need.gpus = need.gpus.saturating_add(count * u64::from(chunk.ngpus));
-        need.mem = need
-            .mem
-            .saturating_add(count.saturating_mul(chunk.mem.unwrap_or(0)));
+        need.mem = need.mem.saturating_add(count.saturating_mul(chunk.mem.unwrap_or(0)));
         mpiprocs = mpiprocs.saturating_add(chunk.count.saturating_mul(chunk.mpiprocs));
     }
     let hosts = chunks.iter().filter_map(|chunk| chunk.host.as_deref());
-    let properties = chunks
-        .iter()
-        .flat_map(|chunk| chunk.properties.iter().map(String::as_str));
-    let set = work.set_for(SetKey::new(hosts, properties));
-    Some(Step {
-        set,
-        need,
-        count: 1,
-        mpiprocs,
-    })
+    let properties = chunks.iter().flat_map(|chunk| chunk.properties.iter().map(String::as_str));
+    let set = work.set_for(SetKey::new(hosts, properties).for_need(&need));
+    Some(Step { set, need, count: 1, mpiprocs })
 }
 
 /// The classes seen so far in one pass, each with its plan and whether it already failed.
@@ -153,9 +129,7 @@ struct ClassKey<'a>(&'a ResourceRequest);
 
 impl PartialEq for ClassKey<'_> {
     fn eq(&self, other: &Self) -> bool {
-        self.0.chunks == other.0.chunks
-
-            && self.0.exclusive == other.0.exclusive
+        self.0.chunks == other.0.chunks && self.0.place == other.0.place && self.0.exclusive == other.0.exclusive
     }
 }
 
@@ -164,14 +138,7 @@ impl Eq for ClassKey<'_> {}
 impl Hash for ClassKey<'_> {
     fn hash<H: Hasher>(&self, state: &mut H) {
         for chunk in &self.0.chunks {
-            (
-                chunk.count,
-                chunk.ncpus,
-                chunk.ngpus,
-                chunk.mem,
-                chunk.mpiprocs,
-            )
-                .hash(state);
+            (chunk.count, chunk.ncpus, chunk.ngpus, chunk.mem, chunk.mpiprocs).hash(state);
             chunk.host.hash(state);
             chunk.properties.hash(state);
         }

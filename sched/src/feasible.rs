@@ -22,20 +22,12 @@ use crate::work::{Work, WorkNode};
 /// first-fit placement on the empty cluster, so `Ok` means `schedule` would start the job on
 /// an idle cluster. Exclusivity does not matter on an empty cluster.
 pub fn can_ever_run(request: &ResourceRequest, nodes: &[NodeView]) -> Result<(), String> {
-    let chunks: Vec<&Chunk> = request
-        .chunks
-        .iter()
-        .filter(|chunk| chunk.count > 0)
-        .collect();
+    let chunks: Vec<&Chunk> = request.chunks.iter().filter(|chunk| chunk.count > 0).collect();
     if chunks.is_empty() {
         return Err("the request asks for no resources (no chunk with a count above 0)".into());
     }
     for (number, chunk) in chunks.iter().enumerate() {
-        let prefix = if chunks.len() > 1 {
-            format!("chunk {}: ", number + 1)
-        } else {
-            String::new()
-        };
+        let prefix = if chunks.len() > 1 { format!("chunk {}: ", number + 1) } else { String::new() };
         check_unit(&unit_need(chunk), &chunk_key(chunk), nodes).map_err(|why| prefix + &why)?;
     }
     match request.place {
@@ -54,34 +46,25 @@ pub fn can_ever_run(request: &ResourceRequest, nodes: &[NodeView]) -> Result<(),
 }
 
 fn unit_need(chunk: &Chunk) -> Need {
-    Need {
-        cpus: u64::from(chunk.ncpus),
-        gpus: u64::from(chunk.ngpus),
-        mem: chunk.mem.unwrap_or(0),
-        idle: false,
-    }
+    Need { cpus: u64::from(chunk.ncpus), gpus: u64::from(chunk.ngpus), mem: chunk.mem.unwrap_or(0), idle: false }
 }
 
 fn chunk_key(chunk: &Chunk) -> SetKey<'_> {
-    SetKey::new(
-        chunk.host.as_deref(),
-        chunk.properties.iter().map(String::as_str),
-    )
+    SetKey::new(chunk.host.as_deref(), chunk.properties.iter().map(String::as_str))
 }
 
 /// Whether `node` matches `key` (name and properties only).
 fn matches(key: &SetKey, node: &NodeView) -> bool {
     key.hosts.iter().all(|host| node.name == *host)
-        && key.properties.iter().all(|property| {
-            node.name == *property || node.properties.iter().any(|own| own == property)
-        })
+        && key
+            .properties
+            .iter()
+            .all(|property| node.name == *property || node.properties.iter().any(|own| own == property))
 }
 
 /// Whether one unit with `need` fits an empty `node`.
 fn holds(need: &Need, node: &NodeView) -> bool {
-    u64::from(node.np) >= need.cpus
-        && u64::from(node.ngpus) >= need.gpus
-        && node.mem_total >= need.mem
+    u64::from(node.np) >= need.cpus && u64::from(node.ngpus) >= need.gpus && node.mem_total >= need.mem
 }
 
 /// One unit with `need` fits some node matching `key`; otherwise says which limit fails.
@@ -98,23 +81,13 @@ fn check_unit(need: &Need, key: &SetKey, nodes: &[NodeView]) -> Result<(), Strin
     };
     let most_cpus = matching.iter().map(|node| node.np).max().unwrap_or(0);
     if u64::from(most_cpus) < need.cpus {
-        return Err(format!(
-            "needs {} cpus on one node; the largest {which} has {most_cpus}",
-            need.cpus
-        ));
+        return Err(format!("needs {} cpus on one node; the largest {which} has {most_cpus}", need.cpus));
     }
     let most_gpus = matching.iter().map(|node| node.ngpus).max().unwrap_or(0);
     if u64::from(most_gpus) < need.gpus {
-        return Err(format!(
-            "needs {} gpus on one node; the {which} with the most has {most_gpus}",
-            need.gpus
-        ));
+        return Err(format!("needs {} gpus on one node; the {which} with the most has {most_gpus}", need.gpus));
     }
-    let most_mem = matching
-        .iter()
-        .map(|node| node.mem_total)
-        .max()
-        .unwrap_or(0);
+    let most_mem = matching.iter().map(|node| node.mem_total).max().unwrap_or(0);
     if most_mem < need.mem {
         return Err(format!(
             "needs {} of memory on one node; the {which} with the most has {}",
@@ -123,10 +96,7 @@ fn check_unit(need: &Need, key: &SetKey, nodes: &[NodeView]) -> Result<(), Strin
         ));
     }
     if !matching.iter().any(|node| holds(need, node)) {
-        return Err(format!(
-            "needs {} on one node; no {which} has all of these",
-            describe_need(need)
-        ));
+        return Err(format!("needs {} on one node; no {which} has all of these", describe_need(need)));
     }
     Ok(())
 }
@@ -139,10 +109,7 @@ fn check_names(key: &SetKey, nodes: &[NodeView]) -> Result<(), String> {
         }
     }
     if key.hosts.len() > 1 {
-        return Err(format!(
-            "asks for several hosts on one node: {}",
-            key.hosts.join(", ")
-        ));
+        return Err(format!("asks for several hosts on one node: {}", key.hosts.join(", ")));
     }
     for property in &key.properties {
         let single = SetKey::new([], [*property]);
@@ -160,23 +127,16 @@ fn check_pack(chunks: &[&Chunk], nodes: &[NodeView]) -> Result<(), String> {
         let count = u64::from(chunk.count);
         need.cpus = need.cpus.saturating_add(count * u64::from(chunk.ncpus));
         need.gpus = need.gpus.saturating_add(count * u64::from(chunk.ngpus));
-        need.mem = need
-            .mem
-            .saturating_add(count.saturating_mul(chunk.mem.unwrap_or(0)));
+        need.mem = need.mem.saturating_add(count.saturating_mul(chunk.mem.unwrap_or(0)));
     }
     let hosts = chunks.iter().filter_map(|chunk| chunk.host.as_deref());
-    let properties = chunks
-        .iter()
-        .flat_map(|chunk| chunk.properties.iter().map(String::as_str));
-    check_unit(&need, &SetKey::new(hosts, properties), nodes)
-        .map_err(|why| format!("place=pack: {why}"))
+    let properties = chunks.iter().flat_map(|chunk| chunk.properties.iter().map(String::as_str));
+    check_unit(&need, &SetKey::new(hosts, properties), nodes).map_err(|why| format!("place=pack: {why}"))
 }
 
 /// `place=scatter`: enough distinct nodes, per chunk and in total.
 fn check_scatter(chunks: &[&Chunk], nodes: &[NodeView]) -> Result<(), String> {
-    let can_hold = |chunk: &Chunk, node: &NodeView| {
-        matches(&chunk_key(chunk), node) && holds(&unit_need(chunk), node)
-    };
+    let can_hold = |chunk: &Chunk, node: &NodeView| matches(&chunk_key(chunk), node) && holds(&unit_need(chunk), node);
     for chunk in chunks {
         let able = nodes.iter().filter(|node| can_hold(chunk, node)).count();
         if (chunk.count as usize) > able {
@@ -188,48 +148,32 @@ fn check_scatter(chunks: &[&Chunk], nodes: &[NodeView]) -> Result<(), String> {
         }
     }
     let total: u64 = chunks.iter().map(|chunk| u64::from(chunk.count)).sum();
-    let able = nodes
-        .iter()
-        .filter(|node| chunks.iter().any(|chunk| can_hold(chunk, node)))
-        .count();
+    let able = nodes.iter().filter(|node| chunks.iter().any(|chunk| can_hold(chunk, node))).count();
     if total > able as u64 {
-        return Err(format!(
-            "needs {total} distinct nodes (place=scatter); only {able} can hold one of its chunks"
-        ));
+        return Err(format!("needs {total} distinct nodes (place=scatter); only {able} can hold one of its chunks"));
     }
     Ok(())
 }
 
 /// `place=free`: the nodes matching some chunk have enough cpus, gpus and memory in total.
 fn check_totals(chunks: &[&Chunk], nodes: &[NodeView]) -> Result<(), String> {
-    let eligible: Vec<&NodeView> = nodes
-        .iter()
-        .filter(|node| chunks.iter().any(|chunk| matches(&chunk_key(chunk), node)))
-        .collect();
+    let eligible: Vec<&NodeView> =
+        nodes.iter().filter(|node| chunks.iter().any(|chunk| matches(&chunk_key(chunk), node))).collect();
     let sum = |per_chunk: fn(&Chunk) -> u64| -> u64 {
-        chunks
-            .iter()
-            .map(|chunk| u64::from(chunk.count).saturating_mul(per_chunk(chunk)))
-            .sum()
+        chunks.iter().map(|chunk| u64::from(chunk.count).saturating_mul(per_chunk(chunk))).sum()
     };
     let cpus = sum(|chunk| u64::from(chunk.ncpus));
     let have_cpus: u64 = eligible.iter().map(|node| u64::from(node.np)).sum();
     if cpus > have_cpus {
-        return Err(format!(
-            "needs {cpus} cpus in total; the nodes it may use have {have_cpus}"
-        ));
+        return Err(format!("needs {cpus} cpus in total; the nodes it may use have {have_cpus}"));
     }
     let gpus = sum(|chunk| u64::from(chunk.ngpus));
     let have_gpus: u64 = eligible.iter().map(|node| u64::from(node.ngpus)).sum();
     if gpus > have_gpus {
-        return Err(format!(
-            "needs {gpus} gpus in total; the nodes it may use have {have_gpus}"
-        ));
+        return Err(format!("needs {gpus} gpus in total; the nodes it may use have {have_gpus}"));
     }
     let mem = sum(|chunk| chunk.mem.unwrap_or(0));
-    let have_mem = eligible
-        .iter()
-        .fold(0u64, |total, node| total.saturating_add(node.mem_total));
+    let have_mem = eligible.iter().fold(0u64, |total, node| total.saturating_add(node.mem_total));
     if mem > have_mem {
         return Err(format!(
             "needs {} of memory in total; the nodes it may use have {}",
@@ -278,7 +222,7 @@ pub(crate) fn format_bytes(bytes: u64) -> String {
     const UNITS: [&str; 7] = ["b", "kb", "mb", "gb", "tb", "pb", "eb"];
     let mut value = bytes;
     let mut unit = 0;
-    while value != 0 && value % 1024 == 0 && unit < UNITS.len() - 1 {
+    while value != 0 && value.is_multiple_of(1024) && unit < UNITS.len() - 1 {
         value /= 1024;
         unit += 1;
     }

@@ -13,33 +13,51 @@ use crate::work::{Work, WorkNode};
 /// Which nodes a unit may use: the node's name must equal every host, and every property must
 /// be the node's name or one of its properties. Both lists are sorted and deduplicated, so
 /// equal requirements give equal keys.
+///
+/// `cpus` / `gpus`: the unit needs at least one cpu / GPU, so nodes with none free when the
+/// set is built are left out (free resources only shrink during a pass). This keeps full
+/// nodes, and for GPU units all cpu-only nodes, out of the tree, where their large values in
+/// other dimensions would send the search down subtrees that cannot hold the unit.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub(crate) struct SetKey<'a> {
     pub hosts: Vec<&'a str>,
     pub properties: Vec<&'a str>,
+    pub cpus: bool,
+    pub gpus: bool,
 }
 
 impl<'a> SetKey<'a> {
     /// A key from unsorted requirements (a packed job passes the union over its chunks).
-    pub fn new(
-        hosts: impl IntoIterator<Item = &'a str>,
-        properties: impl IntoIterator<Item = &'a str>,
-    ) -> SetKey<'a> {
+    pub fn new(hosts: impl IntoIterator<Item = &'a str>, properties: impl IntoIterator<Item = &'a str>) -> SetKey<'a> {
         let mut hosts: Vec<&str> = hosts.into_iter().collect();
         let mut properties: Vec<&str> = properties.into_iter().collect();
         hosts.sort_unstable();
         hosts.dedup();
         properties.sort_unstable();
         properties.dedup();
-        SetKey { hosts, properties }
+        SetKey { hosts, properties, cpus: false, gpus: false }
+    }
+
+    /// The key narrowed to nodes that have free cpus / GPUs if `need` asks for them.
+    pub fn for_need(self, need: &Need) -> SetKey<'a> {
+        SetKey { cpus: need.cpus > 0, gpus: need.gpus > 0, ..self }
+    }
+
+    /// Whether `node` could ever hold a unit of this set in the current pass.
+    fn admits(&self, node: &WorkNode) -> bool {
+        node.usable
+            && (!self.cpus || node.slots.free() > 0)
+            && (!self.gpus || node.gpus.free() > 0)
+            && self.matches(node)
     }
 
     /// Whether `node` satisfies the host and property requirements (usability aside).
     pub fn matches(&self, node: &WorkNode) -> bool {
         self.hosts.iter().all(|host| node.name == *host)
-            && self.properties.iter().all(|property| {
-                node.name == *property || node.properties.iter().any(|own| own == property)
-            })
+            && self
+                .properties
+                .iter()
+                .all(|property| node.name == *property || node.properties.iter().any(|own| own == property))
     }
 }
 
@@ -73,24 +91,16 @@ impl NodeSets<'_> {
 }
 
 impl<'a> Work<'a> {
-    /// The id of the set for `key`, building it (members usable now, in view order) if new.
+    /// The id of the set for `key`, building it (members admitted now, in view order) if new.
     pub fn set_for(&mut self, key: SetKey<'a>) -> u32 {
         if let Some(&id) = self.sets.ids.get(&key) {
             return id;
         }
         let id = self.sets.sets.len() as u32;
-        let members: Vec<u32> = self
-            .candidates(&key)
-            .into_iter()
-            .filter(|&node| {
-                let work_node = &self.nodes[node as usize];
-                work_node.usable && key.matches(work_node)
-            })
-            .collect();
+        let members: Vec<u32> =
+            self.candidates(&key).into_iter().filter(|&node| key.admits(&self.nodes[node as usize])).collect();
         for (position, &node) in members.iter().enumerate() {
-            self.nodes[node as usize]
-                .memberships
-                .push((id, position as u32));
+            self.nodes[node as usize].memberships.push((id, position as u32));
         }
         let tree = CapacityTree::new(members.iter().map(|&node| self.capacity(node as usize)));
         self.sets.sets.push(NodeSet { members, tree });
@@ -101,9 +111,7 @@ impl<'a> Work<'a> {
     /// The first member of `set` (in view order) where `need` fits now.
     pub fn first_fit(&self, set: u32, need: &Need) -> Option<usize> {
         let set = &self.sets.sets[set as usize];
-        set.tree
-            .first_fit(need)
-            .map(|position| set.members[position] as usize)
+        set.tree.first_fit(need).map(|position| set.members[position] as usize)
     }
 
     /// Maxima over the set's members now (a quick "could anything fit" check).
@@ -138,11 +146,7 @@ impl<'a> NameIndex<'a> {
         for (node, work_node) in nodes.iter().enumerate() {
             let node = node as u32;
             index.by_name.entry(work_node.name).or_default().push(node);
-            index
-                .by_property
-                .entry(work_node.name)
-                .or_default()
-                .push(node);
+            index.by_property.entry(work_node.name).or_default().push(node);
             for property in work_node.properties {
                 let list = index.by_property.entry(property.as_str()).or_default();
                 // A node listing its own name, or a property twice, is indexed once.

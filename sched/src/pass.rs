@@ -24,18 +24,17 @@ use crate::work::{Work, WorkNode};
 pub fn schedule(view: &ClusterView) -> Vec<Decision> {
     let mut work = Work::new(view.nodes.iter().map(WorkNode::from_view).collect());
     let mut classes = Classes::default();
+    // Classified in view order, which is the order the caller allocated the requests in most
+    // of the time: reading 100,000 requests in priority order instead costs cache misses.
+    let class_of: Vec<usize> = view.jobs.iter().map(|job| classes.class_of(job.request, &mut work)).collect();
     let mut decisions = Vec::new();
     for index in priority_order(&view.jobs) {
-        let job = &view.jobs[index];
-        let class = classes.class_of(job.request, &mut work);
+        let class = class_of[index];
         if classes.failed(class) {
             continue;
         }
         match place(classes.plan(class), &mut work) {
-            Some(assignments) => decisions.push(Decision {
-                key: job.key,
-                assignments,
-            }),
+            Some(assignments) => decisions.push(Decision { key: view.jobs[index].key, assignments }),
             None => classes.mark_failed(class),
         }
     }
@@ -48,14 +47,7 @@ pub(crate) fn priority_order(jobs: &[PendingJob]) -> Vec<usize> {
     let mut keyed: Vec<(Reverse<i32>, Reverse<i32>, u64, usize)> = jobs
         .iter()
         .enumerate()
-        .map(|(index, job)| {
-            (
-                Reverse(job.queue_priority),
-                Reverse(job.priority),
-                job.order,
-                index,
-            )
-        })
+        .map(|(index, job)| (Reverse(job.queue_priority), Reverse(job.priority), job.order, index))
         .collect();
     keyed.sort_unstable();
     keyed.into_iter().map(|(_, _, _, index)| index).collect()

@@ -18,11 +18,7 @@ pub(crate) fn place(plan: &Plan, work: &mut Work) -> Option<Vec<Assignment>> {
         return None;
     }
     // O(1) per step: nothing in the set is large enough, so do not start.
-    if plan
-        .steps
-        .iter()
-        .any(|step| !work.set_capacity(step.set).fits(&step.need))
-    {
+    if plan.steps.iter().any(|step| !work.set_capacity(step.set).fits(&step.need)) {
         return None;
     }
     work.begin(plan.scatter);

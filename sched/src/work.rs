@@ -23,20 +23,12 @@ pub(crate) struct Pool<'a> {
 impl<'a> Pool<'a> {
     /// The free indices listed by the view.
     pub fn listed(free: &'a [u32]) -> Pool<'a> {
-        Pool {
-            listed: Some(free),
-            len: free.len(),
-            next: 0,
-        }
+        Pool { listed: Some(free), len: free.len(), next: 0 }
     }
 
     /// All of `0..count` free.
     pub fn all(count: u32) -> Pool<'a> {
-        Pool {
-            listed: None,
-            len: count as usize,
-            next: 0,
-        }
+        Pool { listed: None, len: count as usize, next: 0 }
     }
 
     /// How many indices are still free.
@@ -143,13 +135,7 @@ pub(crate) struct Work<'a> {
 impl<'a> Work<'a> {
     /// A working copy over `nodes` (index i here is index i of the view).
     pub fn new(nodes: Vec<WorkNode<'a>>) -> Work<'a> {
-        Work {
-            nodes,
-            sets: NodeSets::default(),
-            scatter: false,
-            touched: Vec::new(),
-            entries: Vec::new(),
-        }
+        Work { nodes, sets: NodeSets::default(), scatter: false, touched: Vec::new(), entries: Vec::new() }
     }
 
     /// What one unit could get on `node` now (as the trees see it).
@@ -175,10 +161,7 @@ impl<'a> Work<'a> {
                 mem_free: work_node.mem_free,
             });
             work_node.entry = self.entries.len() as u32;
-            self.entries.push(Assignment {
-                node,
-                ..Assignment::default()
-            });
+            self.entries.push(Assignment { node, ..Assignment::default() });
         }
         let entry = &mut self.entries[work_node.entry as usize];
         // `need` fitted this node's capacity, so these counts are at most the free counts.

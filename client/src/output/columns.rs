@@ -61,7 +61,7 @@ pub fn size_column(value: &str) -> String {
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(value.len());
     let mut number: u64 = value[..digits_end].parse().unwrap_or(0);
-    let suffix = value[digits_end..].as_bytes();
+    let suffix = &value.as_bytes()[digits_end..];
     let mut unit = match suffix.first() {
         Some(b'k') => 1,
         Some(b'm') => 2,

@@ -77,6 +77,7 @@ mod tests {
     }
 
     #[tokio::test]
+    #[allow(clippy::zombie_processes)] // watch() reaps it
     async fn reaps_a_real_child() {
         let child = std::process::Command::new("/bin/sh").args(["-c", "exit 7"]).spawn().unwrap();
         let reaped = watch(child.id() as i32).await.unwrap().unwrap();

@@ -81,11 +81,19 @@ pub async fn run_job(
         Ok(Ok(started)) => started,
         Ok(Err(err)) => {
             tracing::error!(exit_status = err.exit_status(), "job cannot start: {err}");
-            return JobOutcome { exit_status: err.exit_status(), session_id: 0, used: ResourcesUsed { ncpus, ..Default::default() } };
+            return JobOutcome {
+                exit_status: err.exit_status(),
+                session_id: 0,
+                used: ResourcesUsed { ncpus, ..Default::default() },
+            };
         }
         Err(err) => {
             tracing::error!("job set-up crashed: {err}");
-            return JobOutcome { exit_status: JOB_EXEC_FAIL1, session_id: 0, used: ResourcesUsed { ncpus, ..Default::default() } };
+            return JobOutcome {
+                exit_status: JOB_EXEC_FAIL1,
+                session_id: 0,
+                used: ResourcesUsed { ncpus, ..Default::default() },
+            };
         }
     };
     tracing::info!(session_id = started.sid, user = %started.user.name, "job started");
@@ -119,7 +127,13 @@ fn start(launch: &JobLaunch, context: &ExecContext) -> Result<Started, StartErro
     }
 }
 
-fn spawn(launch: &JobLaunch, context: &ExecContext, user: &JobUser, shell: &Path, files: &JobFiles) -> Result<i32, StartError> {
+fn spawn(
+    launch: &JobLaunch,
+    context: &ExecContext,
+    user: &JobUser,
+    shell: &Path,
+    files: &JobFiles,
+) -> Result<i32, StartError> {
     let stdio = files.open_stdio().map_err(StartError::Stdio)?;
     let env = job_environment(&EnvInput {
         launch,
@@ -130,7 +144,8 @@ fn spawn(launch: &JobLaunch, context: &ExecContext, user: &JobUser, shell: &Path
         tmpdir: &files.tmpdir,
     });
     let start_dir = launch.init_dir.as_ref().map(PathBuf::from).unwrap_or_else(|| user.home.clone());
-    let spec = ShellSpec { shell, user, change_identity: context.mom_uid == 0, env: &env, start_dir: &start_dir, stdio };
+    let spec =
+        ShellSpec { shell, user, change_identity: context.mom_uid == 0, env: &env, start_dir: &start_dir, stdio };
     spawn_shell(spec).map_err(|source| StartError::Spawn { shell: shell.to_path_buf(), dir: start_dir.clone(), source })
 }
 
@@ -197,7 +212,13 @@ fn start_kill(killer: &mut Option<JoinHandle<()>>, sid: i32, delay: Duration) {
 }
 
 /// Kills leftovers, delivers output, removes the files and computes the outcome.
-async fn finish(launch: Arc<JobLaunch>, context: Arc<ExecContext>, started: Started, ending: Ending, ncpus: u32) -> JobOutcome {
+async fn finish(
+    launch: Arc<JobLaunch>,
+    context: Arc<ExecContext>,
+    started: Started,
+    ending: Ending,
+    ncpus: u32,
+) -> JobOutcome {
     let sid = started.sid;
     if !kill::kill_leftovers(sid, LEFTOVER_PATIENCE).await {
         tracing::error!(sid, "processes of the job's session survived SIGKILL");
@@ -243,5 +264,6 @@ fn deliver_and_clean(launch: &JobLaunch, context: &ExecContext, started: &Starte
 }
 
 fn is_executable_file(path: &Path) -> bool {
-    path.is_absolute() && std::fs::metadata(path).is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+    path.is_absolute()
+        && std::fs::metadata(path).is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
 }

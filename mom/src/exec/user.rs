@@ -29,22 +29,27 @@ pub struct JobUser {
 pub fn resolve(name: &str, group: Option<&str>) -> Result<JobUser, StartError> {
     let entry = uzers::get_user_by_name(name).ok_or_else(|| StartError::UnknownUser(name.to_string()))?;
     let gid = match group {
-        Some(group_name) => uzers::get_group_by_name(group_name)
-            .ok_or_else(|| StartError::UnknownGroup(group_name.to_string()))?
-            .gid(),
+        Some(group_name) => {
+            uzers::get_group_by_name(group_name).ok_or_else(|| StartError::UnknownGroup(group_name.to_string()))?.gid()
+        }
         None => entry.primary_group_id(),
     };
-    let mut groups: Vec<u32> = uzers::get_user_groups(name, entry.primary_group_id())
-        .unwrap_or_default()
-        .iter()
-        .map(|g| g.gid())
-        .collect();
+    let mut groups: Vec<u32> =
+        uzers::get_user_groups(name, entry.primary_group_id()).unwrap_or_default().iter().map(|g| g.gid()).collect();
     if !groups.contains(&gid) {
         groups.push(gid);
     }
     let shell = entry.shell();
-    let login_shell = if shell.as_os_str().as_bytes().is_empty() { PathBuf::from("/bin/sh") } else { shell.to_path_buf() };
-    Ok(JobUser { name: name.to_string(), uid: entry.uid(), gid, groups, home: entry.home_dir().to_path_buf(), login_shell })
+    let login_shell =
+        if shell.as_os_str().as_bytes().is_empty() { PathBuf::from("/bin/sh") } else { shell.to_path_buf() };
+    Ok(JobUser {
+        name: name.to_string(),
+        uid: entry.uid(),
+        gid,
+        groups,
+        home: entry.home_dir().to_path_buf(),
+        login_shell,
+    })
 }
 
 /// Whether a mom running as `mom_uid` may run a job as `user`: root may run anyone's job; any

@@ -18,23 +18,14 @@ fn check(request: &ResourceRequest) -> Result<(), String> {
 }
 
 fn with_properties(properties: &[&str]) -> Chunk {
-    Chunk {
-        properties: properties.iter().map(|p| p.to_string()).collect(),
-        ..chunk(1, 1)
-    }
+    Chunk { properties: properties.iter().map(|p| p.to_string()).collect(), ..chunk(1, 1) }
 }
 
 #[test]
 fn requests_that_fit_an_empty_cluster_are_accepted() {
-    assert_eq!(
-        check(&request(vec![chunk(3, 2)], Placement::Scatter)),
-        Ok(())
-    );
+    assert_eq!(check(&request(vec![chunk(3, 2)], Placement::Scatter)), Ok(()));
     assert_eq!(check(&request(vec![chunk(10, 1)], Placement::Free)), Ok(()));
-    assert_eq!(
-        check(&request(vec![gpu_chunk(1, 1)], Placement::Pack)),
-        Ok(())
-    );
+    assert_eq!(check(&request(vec![gpu_chunk(1, 1)], Placement::Pack)), Ok(()));
     // Down, busy and exclusively held nodes count as empty and up.
     let mut nodes = cluster();
     for node in &mut nodes {
@@ -44,54 +35,24 @@ fn requests_that_fit_an_empty_cluster_are_accepted() {
         node.free_slots.clear();
         node.mem_free = 0;
     }
-    assert_eq!(
-        can_ever_run(&request(vec![chunk(1, 4)], Placement::Free), &nodes),
-        Ok(())
-    );
+    assert_eq!(can_ever_run(&request(vec![chunk(1, 4)], Placement::Free), &nodes), Ok(()));
 }
 
 #[test]
 fn too_many_cpus_gpus_or_memory_on_one_node() {
     let cpus = request(vec![chunk(1, 64)], Placement::Free);
-    assert_eq!(
-        check(&cpus),
-        Err("needs 64 cpus on one node; the largest node has 4".into())
-    );
+    assert_eq!(check(&cpus), Err("needs 64 cpus on one node; the largest node has 4".into()));
     let gpus = request(vec![gpu_chunk(1, 2)], Placement::Free);
-    assert_eq!(
-        check(&gpus),
-        Err("needs 2 gpus on one node; the node with the most has 1".into())
-    );
-    let mem = request(
-        vec![Chunk {
-            mem: Some(128 * GB),
-            ..chunk(1, 1)
-        }],
-        Placement::Free,
-    );
-    assert_eq!(
-        check(&mem),
-        Err("needs 128gb of memory on one node; the node with the most has 64gb".into())
-    );
-    let both = request(
-        vec![Chunk {
-            ncpus: 4,
-            ..gpu_chunk(1, 1)
-        }],
-        Placement::Free,
-    );
-    assert_eq!(
-        check(&both),
-        Err("needs 4 cpus and 1 gpus on one node; no node has all of these".into())
-    );
+    assert_eq!(check(&gpus), Err("needs 2 gpus on one node; the node with the most has 1".into()));
+    let mem = request(vec![Chunk { mem: Some(128 * GB), ..chunk(1, 1) }], Placement::Free);
+    assert_eq!(check(&mem), Err("needs 128gb of memory on one node; the node with the most has 64gb".into()));
+    let both = request(vec![Chunk { ncpus: 4, ..gpu_chunk(1, 1) }], Placement::Free);
+    assert_eq!(check(&both), Err("needs 4 cpus and 1 gpus on one node; no node has all of these".into()));
 }
 
 #[test]
 fn the_limits_of_matching_nodes_are_named() {
-    let fast = Chunk {
-        ncpus: 8,
-        ..with_properties(&["fast"])
-    };
+    let fast = Chunk { ncpus: 8, ..with_properties(&["fast"]) };
     assert_eq!(
         check(&request(vec![fast], Placement::Free)),
         Err("needs 8 cpus on one node; the largest node with fast has 4".into())
@@ -100,30 +61,18 @@ fn the_limits_of_matching_nodes_are_named() {
 
 #[test]
 fn unknown_hosts_and_properties() {
-    let host = Chunk {
-        host: Some("n9".into()),
-        ..chunk(1, 1)
-    };
-    assert_eq!(
-        check(&request(vec![host], Placement::Free)),
-        Err("host 'n9' is not a node of this server".into())
-    );
+    let host = Chunk { host: Some("n9".into()), ..chunk(1, 1) };
+    assert_eq!(check(&request(vec![host], Placement::Free)), Err("host 'n9' is not a node of this server".into()));
     assert_eq!(
         check(&request(vec![with_properties(&["huge"])], Placement::Free)),
         Err("no node has property 'huge'".into())
     );
     assert_eq!(
-        check(&request(
-            vec![with_properties(&["fast", "bigmem"])],
-            Placement::Free
-        )),
+        check(&request(vec![with_properties(&["fast", "bigmem"])], Placement::Free)),
         Err("no node has all of: bigmem, fast".into())
     );
     // A node name works as a property.
-    assert_eq!(
-        check(&request(vec![with_properties(&["g1"])], Placement::Free)),
-        Ok(())
-    );
+    assert_eq!(check(&request(vec![with_properties(&["g1"])], Placement::Free)), Ok(()));
 }
 
 #[test]
@@ -178,13 +127,7 @@ fn first_fit_failure_on_an_empty_cluster_is_refused() {
         nodes[0].properties = vec!["bigmem".into()];
         nodes
     };
-    let big = Chunk {
-        ncpus: 4,
-        ..with_properties(&["bigmem"])
-    };
+    let big = Chunk { ncpus: 4, ..with_properties(&["bigmem"]) };
     let err = can_ever_run(&request(vec![chunk(1, 1), big], Placement::Free), &nodes).unwrap_err();
-    assert!(
-        err.starts_with("does not fit on the nodes even when all of them are empty"),
-        "{err}"
-    );
+    assert!(err.starts_with("does not fit on the nodes even when all of them are empty"), "{err}");
 }

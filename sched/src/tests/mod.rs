@@ -39,56 +39,28 @@ pub(crate) fn gpu_node(name: &str, np: u32, ngpus: u32) -> NodeView {
 
 /// `count` units of `ncpus` cpus each, nothing else, one `PBS_NODEFILE` line per unit.
 pub(crate) fn chunk(count: u32, ncpus: u32) -> Chunk {
-    Chunk {
-        count,
-        ncpus,
-        ngpus: 0,
-        mem: None,
-        mpiprocs: 1,
-        host: None,
-        properties: Vec::new(),
-    }
+    Chunk { count, ncpus, ngpus: 0, mem: None, mpiprocs: 1, host: None, properties: Vec::new() }
 }
 
 /// `count` units of one cpu and `ngpus` GPUs each.
 pub(crate) fn gpu_chunk(count: u32, ngpus: u32) -> Chunk {
-    Chunk {
-        ngpus,
-        ..chunk(count, 1)
-    }
+    Chunk { ngpus, ..chunk(count, 1) }
 }
 
 /// A non-exclusive request without walltime.
 pub(crate) fn request(chunks: Vec<Chunk>, place: Placement) -> ResourceRequest {
     let first_ppn = chunks.first().map_or(1, |chunk| chunk.ncpus);
-    ResourceRequest {
-        chunks,
-        place,
-        exclusive: false,
-        walltime: None,
-        cput: None,
-        first_ppn,
-        display: Vec::new(),
-    }
+    ResourceRequest { chunks, place, exclusive: false, walltime: None, cput: None, first_ppn, display: Vec::new() }
 }
 
 /// An exclusive version of [`request`].
 pub(crate) fn exclusive(chunks: Vec<Chunk>, place: Placement) -> ResourceRequest {
-    ResourceRequest {
-        exclusive: true,
-        ..request(chunks, place)
-    }
+    ResourceRequest { exclusive: true, ..request(chunks, place) }
 }
 
 /// A job with priorities 0 submitted in the order of its key.
 pub(crate) fn job(key: u64, request: &ResourceRequest) -> PendingJob<'_> {
-    PendingJob {
-        key,
-        queue_priority: 0,
-        priority: 0,
-        order: key,
-        request,
-    }
+    PendingJob { key, queue_priority: 0, priority: 0, order: key, request }
 }
 
 /// One pass over `nodes` and `jobs`.
@@ -103,9 +75,5 @@ pub(crate) fn keys(decisions: &[Decision]) -> Vec<u64> {
 
 /// The node indices of one decision, mother superior first.
 pub(crate) fn nodes_of(decision: &Decision) -> Vec<usize> {
-    decision
-        .assignments
-        .iter()
-        .map(|assignment| assignment.node)
-        .collect()
+    decision.assignments.iter().map(|assignment| assignment.node).collect()
 }

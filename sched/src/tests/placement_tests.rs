@@ -25,13 +25,7 @@ fn scatter_does_not_start_without_enough_nodes_but_free_shares_one() {
     let free = request(vec![chunk(2, 1)], Placement::Free);
     let decisions = run(vec![node("n1", 8)], vec![job(1, &scatter), job(2, &free)]);
     assert_eq!(keys(&decisions), vec![2]);
-    let expected = Assignment {
-        node: 0,
-        slots: vec![0, 1],
-        gpus: vec![],
-        mem: 0,
-        mpiprocs: 2,
-    };
+    let expected = Assignment { node: 0, slots: vec![0, 1], gpus: vec![], mem: 0, mpiprocs: 2 };
     assert_eq!(decisions[0].assignments, vec![expected]);
 }
 
@@ -41,22 +35,13 @@ fn free_units_fill_the_first_node_then_move_on() {
     let decisions = run(vec![node("n1", 3), node("n2", 4)], vec![job(1, &free)]);
     let assignments = &decisions[0].assignments;
     assert_eq!(nodes_of(&decisions[0]), vec![0, 1]);
-    assert_eq!(
-        (assignments[0].slots.clone(), assignments[0].mpiprocs),
-        (vec![0, 1, 2], 3)
-    );
-    assert_eq!(
-        (assignments[1].slots.clone(), assignments[1].mpiprocs),
-        (vec![0, 1], 1)
-    );
+    assert_eq!((assignments[0].slots.clone(), assignments[0].mpiprocs), (vec![0, 1, 2], 3));
+    assert_eq!((assignments[1].slots.clone(), assignments[1].mpiprocs), (vec![0, 1], 1));
 }
 
 #[test]
 fn the_first_node_used_comes_first_even_with_a_higher_index() {
-    let pinned = Chunk {
-        host: Some("n3".into()),
-        ..chunk(1, 1)
-    };
+    let pinned = Chunk { host: Some("n3".into()), ..chunk(1, 1) };
     let free = request(vec![pinned, chunk(1, 1)], Placement::Free);
     let nodes = vec![node("n1", 1), node("n2", 1), node("n3", 1)];
     let decisions = run(nodes, vec![job(1, &free)]);
@@ -65,21 +50,9 @@ fn the_first_node_used_comes_first_even_with_a_higher_index() {
 
 #[test]
 fn pack_puts_everything_on_one_node() {
-    let pack = request(
-        vec![Chunk {
-            mpiprocs: 2,
-            ..chunk(2, 2)
-        }],
-        Placement::Pack,
-    );
+    let pack = request(vec![Chunk { mpiprocs: 2, ..chunk(2, 2) }], Placement::Pack);
     let decisions = run(vec![node("n1", 2), node("n2", 4)], vec![job(1, &pack)]);
-    let expected = Assignment {
-        node: 1,
-        slots: vec![0, 1, 2, 3],
-        gpus: vec![],
-        mem: 0,
-        mpiprocs: 4,
-    };
+    let expected = Assignment { node: 1, slots: vec![0, 1, 2, 3], gpus: vec![], mem: 0, mpiprocs: 4 };
     assert_eq!(decisions[0].assignments, vec![expected]);
     // Two 3-slot nodes hold the same cpus in total, but not on one node.
     let decisions = run(vec![node("n1", 3), node("n2", 3)], vec![job(1, &pack)]);
@@ -89,18 +62,12 @@ fn pack_puts_everything_on_one_node() {
 #[test]
 fn two_jobs_wanting_both_gpus_never_share_a_node() {
     let both = request(vec![gpu_chunk(1, 2)], Placement::Free);
-    let decisions = run(
-        vec![gpu_node("g1", 8, 2)],
-        vec![job(1, &both), job(2, &both)],
-    );
+    let decisions = run(vec![gpu_node("g1", 8, 2)], vec![job(1, &both), job(2, &both)]);
     assert_eq!(keys(&decisions), vec![1]);
     assert_eq!(decisions[0].assignments[0].gpus, vec![0, 1]);
     let nodes = vec![gpu_node("g1", 8, 2), gpu_node("g2", 8, 2)];
     let decisions = run(nodes, vec![job(1, &both), job(2, &both)]);
-    assert_eq!(
-        decisions.iter().map(|d| nodes_of(d)).collect::<Vec<_>>(),
-        vec![vec![0], vec![1]]
-    );
+    assert_eq!(decisions.iter().map(nodes_of).collect::<Vec<_>>(), vec![vec![0], vec![1]]);
 }
 
 #[test]
@@ -128,17 +95,8 @@ fn only_free_gpus_are_handed_out() {
 fn memory_is_never_given_twice() {
     let mut n1 = node("n1", 8);
     n1.mem_free = 4 * GB;
-    let three = request(
-        vec![Chunk {
-            mem: Some(3 * GB),
-            ..chunk(1, 1)
-        }],
-        Placement::Free,
-    );
-    let decisions = run(
-        vec![n1, node("n2", 1)],
-        vec![job(1, &three), job(2, &three), job(3, &three)],
-    );
+    let three = request(vec![Chunk { mem: Some(3 * GB), ..chunk(1, 1) }], Placement::Free);
+    let decisions = run(vec![n1, node("n2", 1)], vec![job(1, &three), job(2, &three), job(3, &three)]);
     assert_eq!(keys(&decisions), vec![1, 2]);
     assert_eq!(nodes_of(&decisions[1]), vec![1]);
     assert_eq!(decisions[0].assignments[0].mem, 3 * GB);
@@ -151,14 +109,7 @@ fn properties_and_hosts_select_nodes() {
     nodes[1].properties = vec!["gpu".into(), "fast".into()];
     let with = |host: Option<&str>, properties: &[&str]| {
         let properties = properties.iter().map(|p| p.to_string()).collect();
-        request(
-            vec![Chunk {
-                host: host.map(str::to_string),
-                properties,
-                ..chunk(1, 1)
-            }],
-            Placement::Free,
-        )
+        request(vec![Chunk { host: host.map(str::to_string), properties, ..chunk(1, 1) }], Placement::Free)
     };
     let cases = [
         (with(None, &["fast"]), Some(1)),
@@ -173,9 +124,7 @@ fn properties_and_hosts_select_nodes() {
     ];
     for (request, expected) in &cases {
         let decisions = run(nodes.clone(), vec![job(1, request)]);
-        let placed = decisions
-            .first()
-            .map(|decision| decision.assignments[0].node);
+        let placed = decisions.first().map(|decision| decision.assignments[0].node);
         assert_eq!(placed, *expected, "{:?}", request.chunks[0]);
     }
 }
@@ -187,15 +136,12 @@ fn exclusive_takes_only_idle_nodes_and_closes_them() {
     nodes[0].busy = true;
     let excl = exclusive(vec![chunk(2, 1)], Placement::Free);
     let small = request(vec![chunk(1, 1)], Placement::Free);
-    let decisions = run(
-        nodes,
-        vec![job(1, &excl), job(2, &small), job(3, &small), job(4, &excl)],
-    );
+    let decisions = run(nodes, vec![job(1, &excl), job(2, &small), job(3, &small), job(4, &excl)]);
     // Job 1 skips busy n1 and puts both its units on n2 (its own node may be shared by its
     // own units); n2 is then closed, so the small jobs go to n1; job 4 gets idle n3.
     assert_eq!(keys(&decisions), vec![1, 2, 3, 4]);
     assert_eq!(decisions[0].assignments[0].slots, vec![0, 1]);
-    let placed: Vec<_> = decisions.iter().map(|d| nodes_of(d)).collect();
+    let placed: Vec<_> = decisions.iter().map(nodes_of).collect();
     assert_eq!(placed, vec![vec![1], vec![0], vec![0], vec![2]]);
 }
 
@@ -216,13 +162,7 @@ fn nodes_held_exclusively_or_unavailable_are_never_used() {
 fn a_zero_cpu_unit_still_needs_a_usable_node() {
     let mut down = gpu_node("g1", 0, 1);
     down.available = false;
-    let gpu_only = request(
-        vec![Chunk {
-            ncpus: 0,
-            ..gpu_chunk(1, 1)
-        }],
-        Placement::Free,
-    );
+    let gpu_only = request(vec![Chunk { ncpus: 0, ..gpu_chunk(1, 1) }], Placement::Free);
     assert!(run(vec![down.clone()], vec![job(1, &gpu_only)]).is_empty());
     down.available = true;
     let decisions = run(vec![down], vec![job(1, &gpu_only)]);

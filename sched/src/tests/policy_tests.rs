@@ -9,20 +9,9 @@ use crate::{schedule, ClusterView, PendingJob};
 #[test]
 fn queue_priority_then_priority_then_order() {
     let one_cpu = request(vec![chunk(1, 1)], Placement::Free);
-    let with = |key, queue_priority, priority, order| PendingJob {
-        key,
-        queue_priority,
-        priority,
-        order,
-        request: &one_cpu,
-    };
-    let jobs = vec![
-        with(1, 0, 10, 1),
-        with(2, 1, 0, 5),
-        with(3, 0, 10, 0),
-        with(4, 0, 0, 2),
-        with(5, 1, -5, 0),
-    ];
+    let with =
+        |key, queue_priority, priority, order| PendingJob { key, queue_priority, priority, order, request: &one_cpu };
+    let jobs = vec![with(1, 0, 10, 1), with(2, 1, 0, 5), with(3, 0, 10, 0), with(4, 0, 0, 2), with(5, 1, -5, 0)];
     // Three slots: only the three best jobs start, in policy order.
     let decisions = run(vec![node("n1", 3)], jobs);
     assert_eq!(keys(&decisions), vec![2, 5, 3]);
@@ -32,13 +21,7 @@ fn queue_priority_then_priority_then_order() {
 fn equal_priorities_start_in_submission_order() {
     let one_cpu = request(vec![chunk(1, 1)], Placement::Free);
     // The view lists the jobs newest first; `order`, not view position or key, decides.
-    let jobs = (0..4)
-        .map(|index| PendingJob {
-            key: 10 + index,
-            order: 100 - index,
-            ..job(0, &one_cpu)
-        })
-        .collect();
+    let jobs = (0..4).map(|index| PendingJob { key: 10 + index, order: 100 - index, ..job(0, &one_cpu) }).collect();
     let decisions = run(vec![node("n1", 2)], jobs);
     assert_eq!(keys(&decisions), vec![13, 12]);
 }
@@ -50,10 +33,7 @@ fn a_job_that_does_not_fit_is_skipped_without_reservation() {
     let mut nodes = vec![node("n1", 4)];
     nodes[0].free_slots = vec![1, 2];
     nodes[0].busy = true;
-    let decisions = run(
-        nodes,
-        vec![job(1, &big), job(2, &small), job(3, &big), job(4, &small)],
-    );
+    let decisions = run(nodes, vec![job(1, &big), job(2, &small), job(3, &big), job(4, &small)]);
     assert_eq!(keys(&decisions), vec![2, 4]);
     assert_eq!(decisions[0].assignments[0].slots, vec![1]);
     assert_eq!(decisions[1].assignments[0].slots, vec![2]);
@@ -100,12 +80,8 @@ fn the_same_view_gives_the_same_decisions() {
         request(vec![chunk(3, 1)], Placement::Free),
         request(vec![chunk(1, 5)], Placement::Pack),
     ];
-    let nodes: Vec<_> = (0..20)
-        .map(|index| node(&format!("n{index}"), 1 + index % 7))
-        .collect();
-    let jobs: Vec<_> = (0..60)
-        .map(|key| job(key, &shapes[key as usize % 3]))
-        .collect();
+    let nodes: Vec<_> = (0..20).map(|index| node(&format!("n{index}"), 1 + index % 7)).collect();
+    let jobs: Vec<_> = (0..60).map(|key| job(key, &shapes[key as usize % 3])).collect();
     let view = ClusterView { nodes, jobs };
     let first = schedule(&view);
     assert!(!first.is_empty());
@@ -114,15 +90,10 @@ fn the_same_view_gives_the_same_decisions() {
 
 #[test]
 fn a_thousand_nodes() {
-    let nodes: Vec<_> = (0..1000)
-        .map(|index| node(&format!("n{index}"), 8))
-        .collect();
+    let nodes: Vec<_> = (0..1000).map(|index| node(&format!("n{index}"), 8)).collect();
     let wide = request(vec![chunk(1000, 1)], Placement::Scatter);
     let pair = request(vec![chunk(1, 2)], Placement::Free);
-    let mut jobs = vec![PendingJob {
-        priority: 1,
-        ..job(0, &wide)
-    }];
+    let mut jobs = vec![PendingJob { priority: 1, ..job(0, &wide) }];
     jobs.extend((1..=5000).map(|key| job(key, &pair)));
     let decisions = run(nodes, jobs);
     // The wide job takes one slot per node; 7 slots remain per node, room for 3 pairs each.

@@ -43,26 +43,20 @@ const PROPERTIES: [&str; 3] = ["fast", "bigmem", "gpu"];
 fn random_node(rng: &mut Rng, index: usize) -> NodeView {
     let np = rng.below(9) as u32;
     let ngpus = rng.below(4) as u32;
-    let free_slots = rng.subset(np, 70);
-    let free_gpus = rng.subset(ngpus, 70);
+    // Some nodes idle, the others partly used.
+    let percent_free = if rng.chance(40) { 100 } else { 70 };
+    let free_slots = rng.subset(np, percent_free);
+    let free_gpus = rng.subset(ngpus, percent_free);
     let mem_total = (1 + rng.below(8)) * GB;
     let busy = free_slots.len() < np as usize || free_gpus.len() < ngpus as usize;
     NodeView {
         name: format!("n{index}"),
-        properties: PROPERTIES
-            .iter()
-            .filter(|_| rng.chance(30))
-            .map(|p| p.to_string())
-            .collect(),
+        properties: PROPERTIES.iter().filter(|_| rng.chance(30)).map(|p| p.to_string()).collect(),
         available: rng.chance(90),
         np,
         free_slots,
         mem_total,
-        mem_free: if busy {
-            rng.below(mem_total + 1)
-        } else {
-            mem_total
-        },
+        mem_free: if busy { rng.below(mem_total + 1) } else { mem_total },
         ngpus,
         free_gpus,
         busy,
@@ -74,33 +68,18 @@ fn random_chunk(rng: &mut Rng, n_nodes: usize) -> Chunk {
     Chunk {
         count: rng.below(4) as u32 + u32::from(rng.chance(90)),
         ncpus: rng.below(5) as u32,
-        ngpus: if rng.chance(30) {
-            rng.below(3) as u32
-        } else {
-            0
-        },
+        ngpus: if rng.chance(30) { rng.below(3) as u32 } else { 0 },
         mem: rng.chance(40).then(|| rng.below(4 * GB)),
         mpiprocs: rng.below(3) as u32,
-        host: rng
-            .chance(10)
-            .then(|| format!("n{}", rng.below(n_nodes as u64 + 1))),
-        properties: PROPERTIES
-            .iter()
-            .filter(|_| rng.chance(10))
-            .map(|p| p.to_string())
-            .collect(),
+        host: rng.chance(10).then(|| format!("n{}", rng.below(n_nodes as u64 + 1))),
+        properties: PROPERTIES.iter().filter(|_| rng.chance(10)).map(|p| p.to_string()).collect(),
     }
 }
 
 fn random_request(rng: &mut Rng, n_nodes: usize) -> ResourceRequest {
-    let chunks = (0..1 + rng.below(3))
-        .map(|_| random_chunk(rng, n_nodes))
-        .collect();
+    let chunks = (0..1 + rng.below(3)).map(|_| random_chunk(rng, n_nodes)).collect();
     let place = [Placement::Free, Placement::Pack, Placement::Scatter][rng.below(3) as usize];
-    ResourceRequest {
-        exclusive: rng.chance(20),
-        ..request(chunks, place)
-    }
+    ResourceRequest { exclusive: rng.chance(20), ..request(chunks, place) }
 }
 
 /// Up to 8 requests; some copy an earlier one's chunks with another placement or
@@ -110,9 +89,7 @@ fn random_shapes(rng: &mut Rng, n_nodes: usize) -> Vec<ResourceRequest> {
     for _ in 0..1 + rng.below(8) {
         let mut shape = random_request(rng, n_nodes);
         if !shapes.is_empty() && rng.chance(30) {
-            shape.chunks = shapes[rng.below(shapes.len() as u64) as usize]
-                .chunks
-                .clone();
+            shape.chunks = shapes[rng.below(shapes.len() as u64) as usize].chunks.clone();
         }
         shapes.push(shape);
     }
@@ -122,12 +99,11 @@ fn random_shapes(rng: &mut Rng, n_nodes: usize) -> Vec<ResourceRequest> {
 #[test]
 fn never_over_allocates_and_matches_the_reference() {
     let mut rng = Rng(20240501);
-    let mut started = 0;
-    for round in 0..400 {
+    // Started jobs by kind: free, pack, scatter, exclusive.
+    let mut started = [0usize; 4];
+    for round in 0..1000 {
         let n_nodes = 1 + rng.below(25) as usize;
-        let nodes: Vec<NodeView> = (0..n_nodes)
-            .map(|index| random_node(&mut rng, index))
-            .collect();
+        let nodes: Vec<NodeView> = (0..n_nodes).map(|index| random_node(&mut rng, index)).collect();
         // A few shapes reused by many jobs, so request classes and their skipping matter.
         let shapes = random_shapes(&mut rng, n_nodes);
         let jobs: Vec<PendingJob> = (0..rng.below(40))
@@ -143,10 +119,19 @@ fn never_over_allocates_and_matches_the_reference() {
         let decisions = schedule(&view);
         check_invariants(&view, &decisions, round);
         assert_eq!(decisions, reference_schedule(&view), "round {round}");
-        started += decisions.len();
+        for decision in &decisions {
+            let job = view.jobs.iter().find(|job| job.key == decision.key).unwrap();
+            let kind = match job.request.place {
+                Placement::Free => 0,
+                Placement::Pack => 1,
+                Placement::Scatter => 2,
+            };
+            started[kind] += 1;
+            started[3] += usize::from(job.request.exclusive);
+        }
     }
-    // The generator must actually start jobs, or the checks above prove little.
-    assert!(started > 1000, "only {started} jobs started");
+    // The generator must start every kind of job often, or the checks above prove little.
+    assert!(started.iter().all(|&count| count > 200), "started {started:?}");
 }
 
 fn check_invariants(view: &ClusterView, decisions: &[Decision], round: usize) {
@@ -156,99 +141,41 @@ fn check_invariants(view: &ClusterView, decisions: &[Decision], round: usize) {
     let mut users = vec![Vec::new(); view.nodes.len()];
     let mut keys = HashSet::new();
     for decision in decisions {
-        assert!(
-            keys.insert(decision.key),
-            "round {round}: job {} started twice",
-            decision.key
-        );
-        let job = view
-            .jobs
-            .iter()
-            .find(|job| job.key == decision.key)
-            .unwrap();
+        assert!(keys.insert(decision.key), "round {round}: job {} started twice", decision.key);
+        let job = view.jobs.iter().find(|job| job.key == decision.key).unwrap();
         check_counts(job.request, view, decision, round);
         for assignment in &decision.assignments {
             let node = &view.nodes[assignment.node];
-            assert!(
-                node.available && !node.exclusive,
-                "round {round}: unusable node used"
-            );
-            assert!(
-                !job.request.exclusive || !node.busy,
-                "round {round}: exclusive on busy node"
-            );
+            assert!(node.available && !node.exclusive, "round {round}: unusable node used");
+            assert!(!job.request.exclusive || !node.busy, "round {round}: exclusive on busy node");
             for slot in &assignment.slots {
-                assert!(
-                    node.free_slots.contains(slot),
-                    "round {round}: slot {slot} not free"
-                );
-                assert!(
-                    slots_given.insert((assignment.node, *slot)),
-                    "round {round}: slot twice"
-                );
+                assert!(node.free_slots.contains(slot), "round {round}: slot {slot} not free");
+                assert!(slots_given.insert((assignment.node, *slot)), "round {round}: slot twice");
             }
             for gpu in &assignment.gpus {
-                assert!(
-                    node.free_gpus.contains(gpu),
-                    "round {round}: gpu {gpu} not free"
-                );
-                assert!(
-                    gpus_given.insert((assignment.node, *gpu)),
-                    "round {round}: gpu twice"
-                );
+                assert!(node.free_gpus.contains(gpu), "round {round}: gpu {gpu} not free");
+                assert!(gpus_given.insert((assignment.node, *gpu)), "round {round}: gpu twice");
             }
             mem_given[assignment.node] += assignment.mem;
-            assert!(
-                mem_given[assignment.node] <= node.mem_free,
-                "round {round}: memory overcommitted"
-            );
+            assert!(mem_given[assignment.node] <= node.mem_free, "round {round}: memory overcommitted");
             users[assignment.node].push(job.request.exclusive);
         }
     }
     for users in users {
-        assert!(
-            users.len() <= 1 || !users.contains(&true),
-            "round {round}: exclusive node shared"
-        );
+        assert!(users.len() <= 1 || !users.contains(&true), "round {round}: exclusive node shared");
     }
 }
 
 /// The decision gives exactly what the request asks for, in the requested arrangement.
 fn check_counts(request: &ResourceRequest, view: &ClusterView, decision: &Decision, round: usize) {
-    let total = |f: fn(&Chunk) -> u64| {
-        request
-            .chunks
-            .iter()
-            .map(|c| u64::from(c.count) * f(c))
-            .sum::<u64>()
-    };
+    let total = |f: fn(&Chunk) -> u64| request.chunks.iter().map(|c| u64::from(c.count) * f(c)).sum::<u64>();
     let given = |f: fn(&crate::Assignment) -> u64| decision.assignments.iter().map(f).sum::<u64>();
-    assert_eq!(
-        given(|a| a.slots.len() as u64),
-        total(|c| c.ncpus.into()),
-        "round {round}: cpus"
-    );
-    assert_eq!(
-        given(|a| a.gpus.len() as u64),
-        total(|c| c.ngpus.into()),
-        "round {round}: gpus"
-    );
-    assert_eq!(
-        given(|a| a.mem),
-        total(|c| c.mem.unwrap_or(0)),
-        "round {round}: mem"
-    );
-    assert_eq!(
-        given(|a| a.mpiprocs.into()),
-        total(|c| c.mpiprocs.into()),
-        "round {round}: mpiprocs"
-    );
+    assert_eq!(given(|a| a.slots.len() as u64), total(|c| c.ncpus.into()), "round {round}: cpus");
+    assert_eq!(given(|a| a.gpus.len() as u64), total(|c| c.ngpus.into()), "round {round}: gpus");
+    assert_eq!(given(|a| a.mem), total(|c| c.mem.unwrap_or(0)), "round {round}: mem");
+    assert_eq!(given(|a| a.mpiprocs.into()), total(|c| c.mpiprocs.into()), "round {round}: mpiprocs");
     let nodes: HashSet<usize> = decision.assignments.iter().map(|a| a.node).collect();
-    assert_eq!(
-        nodes.len(),
-        decision.assignments.len(),
-        "round {round}: node listed twice"
-    );
+    assert_eq!(nodes.len(), decision.assignments.len(), "round {round}: node listed twice");
     match request.place {
         Placement::Scatter => {
             assert_eq!(nodes.len() as u64, total(|_| 1), "round {round}: scatter")
@@ -264,10 +191,6 @@ fn check_counts(request: &ResourceRequest, view: &ClusterView, decision: &Decisi
         } else {
             wanted.clone().any(|chunk| node_matches(node, chunk))
         };
-        assert!(
-            matched,
-            "round {round}: {} does not match the request",
-            node.name
-        );
+        assert!(matched, "round {round}: {} does not match the request", node.name);
     }
 }

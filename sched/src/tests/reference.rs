@@ -31,9 +31,7 @@ pub(crate) fn reference_schedule(view: &ClusterView) -> Vec<Decision> {
         })
         .collect();
     let mut jobs: Vec<_> = view.jobs.iter().collect();
-    jobs.sort_by(|a, b| {
-        (b.queue_priority, b.priority, a.order).cmp(&(a.queue_priority, a.priority, b.order))
-    });
+    jobs.sort_by(|a, b| (b.queue_priority, b.priority, a.order).cmp(&(a.queue_priority, a.priority, b.order)));
     let mut decisions = Vec::new();
     for job in jobs {
         let mut trial = free.clone();
@@ -43,59 +41,26 @@ pub(crate) fn reference_schedule(view: &ClusterView) -> Vec<Decision> {
                 trial[assignment.node].usable &= !job.request.exclusive;
             }
             free = trial;
-            decisions.push(Decision {
-                key: job.key,
-                assignments,
-            });
+            decisions.push(Decision { key: job.key, assignments });
         }
     }
     decisions
 }
 
-fn try_place(
-    request: &ResourceRequest,
-    nodes: &[NodeView],
-    free: &mut [Free],
-) -> Option<Vec<Assignment>> {
-    let chunks: Vec<&Chunk> = request
-        .chunks
-        .iter()
-        .filter(|chunk| chunk.count > 0)
-        .collect();
+fn try_place(request: &ResourceRequest, nodes: &[NodeView], free: &mut [Free]) -> Option<Vec<Assignment>> {
+    let chunks: Vec<&Chunk> = request.chunks.iter().filter(|chunk| chunk.count > 0).collect();
     if chunks.is_empty() {
         return None;
     }
     // Each unit: (cpus, gpus, mem, mpiprocs, chunks whose host/properties it must match).
     let units: Vec<(usize, usize, u64, u32, Vec<&Chunk>)> = if request.place == Placement::Pack {
-        let sum = |f: fn(&Chunk) -> u64| {
-            chunks
-                .iter()
-                .map(|c| u64::from(c.count) * f(c))
-                .sum::<u64>()
-        };
+        let sum = |f: fn(&Chunk) -> u64| chunks.iter().map(|c| u64::from(c.count) * f(c)).sum::<u64>();
         let mpiprocs = chunks.iter().map(|c| c.count * c.mpiprocs).sum();
-        let (cpus, gpus) = (
-            sum(|c| c.ncpus.into()) as usize,
-            sum(|c| c.ngpus.into()) as usize,
-        );
-        vec![(
-            cpus,
-            gpus,
-            sum(|c| c.mem.unwrap_or(0)),
-            mpiprocs,
-            chunks.clone(),
-        )]
+        let (cpus, gpus) = (sum(|c| c.ncpus.into()) as usize, sum(|c| c.ngpus.into()) as usize);
+        vec![(cpus, gpus, sum(|c| c.mem.unwrap_or(0)), mpiprocs, chunks.clone())]
     } else {
         let per_chunk = chunks.iter().flat_map(|c| {
-            (0..c.count).map(move |_| {
-                (
-                    c.ncpus as usize,
-                    c.ngpus as usize,
-                    c.mem.unwrap_or(0),
-                    c.mpiprocs,
-                    vec![*c],
-                )
-            })
+            (0..c.count).map(move |_| (c.ncpus as usize, c.ngpus as usize, c.mem.unwrap_or(0), c.mpiprocs, vec![*c]))
         });
         per_chunk.collect()
     };
@@ -108,18 +73,14 @@ fn try_place(
                 && state.gpus.len() >= gpus
                 && state.mem >= mem
                 && rules.iter().all(|chunk| node_matches(node, chunk))
-                && !(request.place == Placement::Scatter
-                    && assignments.iter().any(|a| a.node == index))
+                && !(request.place == Placement::Scatter && assignments.iter().any(|a| a.node == index))
         };
         let index = (0..nodes.len()).find(|&index| fits(index, &nodes[index], &free[index]))?;
         let state = &mut free[index];
         let position = match assignments.iter().position(|a| a.node == index) {
             Some(position) => position,
             None => {
-                assignments.push(Assignment {
-                    node: index,
-                    ..Assignment::default()
-                });
+                assignments.push(Assignment { node: index, ..Assignment::default() });
                 assignments.len() - 1
             }
         };
@@ -136,8 +97,5 @@ fn try_place(
 /// The host and property rules of one chunk, written out.
 pub(crate) fn node_matches(node: &NodeView, chunk: &Chunk) -> bool {
     chunk.host.as_ref().is_none_or(|host| &node.name == host)
-        && chunk
-            .properties
-            .iter()
-            .all(|p| &node.name == p || node.properties.contains(p))
+        && chunk.properties.iter().all(|p| &node.name == p || node.properties.contains(p))
 }

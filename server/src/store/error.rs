@@ -41,11 +41,7 @@ pub enum StoreError {
     /// A stored row does not map back to a job (garbled text, unknown state letter, a number
     /// out of range). Loading stops rather than dropping the job silently.
     #[error("stored job {seq} is corrupt: column {column}: {message}")]
-    CorruptRow {
-        seq: i64,
-        column: &'static str,
-        message: String,
-    },
+    CorruptRow { seq: i64, column: &'static str, message: String },
     /// A `meta` entry the store relies on is not what it wrote.
     #[error("job store setting {key:?} is corrupt: {value:?}")]
     CorruptMeta { key: String, value: String },

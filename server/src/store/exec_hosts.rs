@@ -47,8 +47,7 @@ pub fn decode(text: &str) -> Result<Vec<NodeShare>, ExecHostsError> {
     text.split(SHARE_SEPARATOR)
         .enumerate()
         .map(|(index, share)| {
-            decode_share(share)
-                .map_err(|err| ExecHostsError(format!("share {} {share:?}: {}", index + 1, err.0)))
+            decode_share(share).map_err(|err| ExecHostsError(format!("share {} {share:?}: {}", index + 1, err.0)))
         })
         .collect()
 }

@@ -78,8 +78,8 @@ impl JobRow {
     pub(super) fn into_job(self, server_name: &str, parse: RequestParser<'_>) -> Result<Job, StoreError> {
         let row_seq = self.seq;
         let seq: u64 = from_column(row_seq, "seq", self.seq)?;
-        let spec: JobSpec = serde_json::from_str(&self.spec_json)
-            .map_err(|err| corrupt(row_seq, "spec_json", err.to_string()))?;
+        let spec: JobSpec =
+            serde_json::from_str(&self.spec_json).map_err(|err| corrupt(row_seq, "spec_json", err.to_string()))?;
         let id = JobId::new(seq, server_name);
         let mut job = self.columns.into_job(row_seq, id, spec)?;
         job.request = match parse(&job.spec.resources) {
@@ -130,8 +130,10 @@ impl JobColumns {
 
     /// Maps the columns back; the request is left as the fallback for the caller to replace.
     fn into_job(self, row_seq: i64, id: JobId, spec: JobSpec) -> Result<Job, StoreError> {
-        let state = parse_state(&self.state).ok_or_else(|| corrupt(row_seq, "state", format!("{:?} is not a job state", self.state)))?;
-        let exec = exec_hosts::decode(&self.exec_hosts).map_err(|err| corrupt(row_seq, "exec_hosts", err.to_string()))?;
+        let state = parse_state(&self.state)
+            .ok_or_else(|| corrupt(row_seq, "state", format!("{:?} is not a job state", self.state)))?;
+        let exec =
+            exec_hosts::decode(&self.exec_hosts).map_err(|err| corrupt(row_seq, "exec_hosts", err.to_string()))?;
         let used = ResourcesUsed {
             cput_secs: from_column(row_seq, "used_cput", self.used_cput)?,
             mem_kb: from_column(row_seq, "used_mem_kb", self.used_mem_kb)?,

@@ -21,7 +21,7 @@ use super::schema::{jobs, meta};
 use super::{Loaded, StoreOp};
 
 /// The migrations under `server/migrations/`, compiled into the binary.
-const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations");
+pub(super) const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations");
 
 /// The `meta` key holding the next job sequence number to hand out.
 pub(super) const NEXT_SEQ_KEY: &str = "next_seq";
@@ -80,9 +80,7 @@ impl Store {
         connection
             .batch_execute("PRAGMA synchronous = FULL;")
             .map_err(|err| StoreError::database("setting synchronous", err))?;
-        connection
-            .run_pending_migrations(MIGRATIONS)
-            .map_err(|err| StoreError::Migrate { source: Arc::from(err) })?;
+        connection.run_pending_migrations(MIGRATIONS).map_err(|err| StoreError::Migrate { source: Arc::from(err) })?;
         Ok(Store { connection })
     }
 
@@ -99,11 +97,8 @@ impl Store {
             .connection
             .transaction(|connection| {
                 let rows = jobs::table.order(jobs::seq.asc()).select(JobRow::as_select()).load(connection)?;
-                let stored_next = meta::table
-                    .find(NEXT_SEQ_KEY)
-                    .select(meta::value)
-                    .first::<String>(connection)
-                    .optional()?;
+                let stored_next =
+                    meta::table.find(NEXT_SEQ_KEY).select(meta::value).first::<String>(connection).optional()?;
                 Ok::<_, diesel::result::Error>((rows, stored_next))
             })
             .map_err(|err| StoreError::database("load", err))?;
@@ -113,10 +108,7 @@ impl Store {
                 .parse::<u64>()
                 .map_err(|_| StoreError::CorruptMeta { key: NEXT_SEQ_KEY.to_string(), value: text })?,
         };
-        let jobs = rows
-            .into_iter()
-            .map(|row| row.into_job(server_name, parse))
-            .collect::<Result<Vec<_>, _>>()?;
+        let jobs = rows.into_iter().map(|row| row.into_job(server_name, parse)).collect::<Result<Vec<_>, _>>()?;
         let after_last = jobs.last().map_or(0, |job| job.id.seq.saturating_add(1));
         let next_seq = stored_next.max(after_last).max(1);
         tracing::info!(jobs = jobs.len(), next_seq, "job store loaded");

@@ -6,6 +6,7 @@
 use std::process::Command;
 
 use super::{fresh_db, full_job, load, queued_job};
+use crate::state::Job;
 use crate::store::{Store, StoreHandle, StoreOp};
 
 /// Set (to the database path) only in the child process.
@@ -15,6 +16,15 @@ const CHILD_TEST: &str = "store::tests::crash::child_commits_then_aborts";
 /// Jobs the child commits, in batches of [`BATCH`] concurrent commits.
 const JOBS: u64 = 60;
 const BATCH: u64 = 10;
+
+/// The job the child commits as `seq`: every seventh has every field set.
+fn child_job(seq: u64) -> Job {
+    if seq.is_multiple_of(7) {
+        full_job(seq)
+    } else {
+        queued_job(seq)
+    }
+}
 
 /// The child's half. Without the environment variable (a normal test run) it does nothing.
 #[test]
@@ -30,7 +40,7 @@ fn child_commits_then_aborts() {
             let commits: Vec<_> = (first..first + BATCH)
                 .map(|seq| {
                     let handle = handle.clone();
-                    let job = if seq % 7 == 0 { full_job(seq) } else { queued_job(seq) };
+                    let job = child_job(seq);
                     tokio::spawn(async move {
                         handle.commit(vec![StoreOp::InsertJob(Box::new(job)), StoreOp::SetNextSeq(seq + 1)]).await
                     })
@@ -64,7 +74,7 @@ fn committed_jobs_survive_an_abort() {
 
     let mut store = Store::open(&path).expect("reopen after the crash");
     let loaded = load(&mut store);
-    let expected: Vec<_> = (1..=JOBS).map(|seq| if seq % 7 == 0 { full_job(seq) } else { queued_job(seq) }).collect();
+    let expected: Vec<_> = (1..=JOBS).map(child_job).collect();
     assert_eq!(loaded.jobs, expected);
     assert_eq!(loaded.next_seq, JOBS + 1);
 }

@@ -4,6 +4,7 @@
 use std::sync::atomic::AtomicU64;
 use std::sync::{mpsc, Arc};
 
+use job::JobState;
 use tokio::sync::{oneshot, Barrier};
 
 use super::{fresh_store, load, queued_job};
@@ -22,9 +23,7 @@ async fn concurrent_commits_share_transactions() {
             let barrier = Arc::clone(&barrier);
             tokio::spawn(async move {
                 barrier.wait().await;
-                handle
-                    .commit(vec![StoreOp::InsertJob(Box::new(queued_job(seq))), StoreOp::SetNextSeq(seq + 1)])
-                    .await
+                handle.commit(vec![StoreOp::InsertJob(Box::new(queued_job(seq))), StoreOp::SetNextSeq(seq + 1)]).await
             })
         })
         .collect();
@@ -60,6 +59,22 @@ async fn sequential_commits_are_each_durable_and_counted() {
     drop(handle);
     let seqs: Vec<u64> = load(&mut Store::open(&path).unwrap()).jobs.iter().map(|job| job.id.seq).collect();
     assert_eq!(seqs, vec![1, 2, 3, 4]);
+}
+
+#[tokio::test]
+async fn enqueue_sends_at_once_so_commit_order_is_enqueue_order() {
+    let (_dir, path, store) = fresh_store();
+    let handle = StoreHandle::spawn(store);
+    let mut finished = queued_job(1);
+    finished.state = JobState::Finished;
+    // Both batches are handed over before either future is polled; the update, awaited
+    // first, must still see the insert before it.
+    let insert = handle.enqueue(vec![StoreOp::InsertJob(Box::new(queued_job(1)))]);
+    let update = handle.enqueue(vec![StoreOp::UpdateJob(Box::new(finished.clone()))]);
+    update.await.expect("update after insert");
+    insert.await.expect("insert");
+    drop(handle);
+    assert_eq!(load(&mut Store::open(&path).unwrap()).jobs, vec![finished]);
 }
 
 /// Queues batches before the thread body runs, so they are drained into one transaction.

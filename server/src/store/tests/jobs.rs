@@ -22,9 +22,7 @@ fn insert_and_reload_keeps_every_field() {
     let (_dir, path, mut store) = fresh_store();
     let full = full_job(7);
     let queued = queued_job(3);
-    store
-        .commit(&[StoreOp::InsertJob(Box::new(full.clone())), StoreOp::InsertJob(Box::new(queued.clone()))])
-        .unwrap();
+    store.commit(&[StoreOp::InsertJob(Box::new(full.clone())), StoreOp::InsertJob(Box::new(queued.clone()))]).unwrap();
     drop(store);
 
     let mut store = Store::open(&path).unwrap();
@@ -79,10 +77,8 @@ fn update_of_a_missing_job_rolls_back_the_whole_transaction() {
 fn duplicate_insert_is_a_database_error_and_rolls_back() {
     let (_dir, _path, mut store) = fresh_store();
     store.commit(&[StoreOp::InsertJob(Box::new(queued_job(1)))]).unwrap();
-    let result = store.commit(&[
-        StoreOp::InsertJob(Box::new(queued_job(2))),
-        StoreOp::InsertJob(Box::new(full_job(1))),
-    ]);
+    let result =
+        store.commit(&[StoreOp::InsertJob(Box::new(queued_job(2))), StoreOp::InsertJob(Box::new(full_job(1)))]);
     let err = result.unwrap_err();
     assert!(matches!(err, StoreError::Database { .. }), "{err:?}");
     assert!(err.report().contains("insert of job 1"), "{}", err.report());
@@ -154,7 +150,10 @@ fn other_corrupt_columns_are_errors_not_panics() {
         store.commit(&[StoreOp::InsertJob(Box::new(queued_job(1)))]).unwrap();
         plant(&mut store, column, value, 1);
         let err = store.load(SERVER).unwrap_err();
-        assert!(matches!(err, StoreError::CorruptRow { seq: 1, column: c, .. } if c == column), "{column}={value:?}: {err:?}");
+        assert!(
+            matches!(err, StoreError::CorruptRow { seq: 1, column: c, .. } if c == column),
+            "{column}={value:?}: {err:?}"
+        );
     }
     let (_dir, _path, mut store) = fresh_store();
     store.commit(&[StoreOp::InsertJob(Box::new(queued_job(1)))]).unwrap();
@@ -206,10 +205,8 @@ fn a_resource_list_that_no_longer_parses_loads_with_a_fallback_request() {
 fn load_recomputes_the_request_with_the_real_parser() {
     let (_dir, _path, mut store) = fresh_store();
     let mut job = queued_job(1);
-    job.spec.resources = vec![
-        ("select".to_string(), "2:ncpus=2:mem=1gb".to_string()),
-        ("walltime".to_string(), "00:10:00".to_string()),
-    ];
+    job.spec.resources =
+        vec![("select".to_string(), "2:ncpus=2:mem=1gb".to_string()), ("walltime".to_string(), "00:10:00".to_string())];
     store.commit(&[StoreOp::InsertJob(Box::new(job.clone()))]).unwrap();
     let loaded = store.load(SERVER).unwrap();
     let expected = ResourceRequest::from_list(&job.spec.resources).expect("the test's list is valid");

@@ -7,6 +7,7 @@
 mod crash;
 mod group_commit;
 mod jobs;
+mod migrations;
 mod next_seq;
 
 use std::path::PathBuf;
@@ -88,10 +89,7 @@ fn sample_spec(seq: u64) -> JobSpec {
         user_hold: true,
         rerunnable: false,
         priority: -17,
-        variables: vec![
-            ("PBS_O_WORKDIR".to_string(), "/home/alice".to_string()),
-            ("EMPTY".to_string(), String::new()),
-        ],
+        variables: vec![("PBS_O_WORKDIR".to_string(), "/home/alice".to_string()), ("EMPTY".to_string(), String::new())],
         shell: Some("/bin/bash".to_string()),
         init_dir: None,
         mail_points: "abe".to_string(),
@@ -150,7 +148,8 @@ fn full_job(seq: u64) -> Job {
     ];
     job.session_id = Some(i32::MAX);
     job.exit_status = Some(-9);
-    job.used = ResourcesUsed { cput_secs: 7, mem_kb: 2048, vmem_kb: i64::MAX as u64, walltime_secs: 65, ncpus: u32::MAX };
+    job.used =
+        ResourcesUsed { cput_secs: 7, mem_kb: 2048, vmem_kb: i64::MAX as u64, walltime_secs: 65, ncpus: u32::MAX };
     job.run_count = 3;
     job.comment = Some("Job run at Mon Jan 1 on (n1:ncpus=2)+(n2:ncpus=2) — ünïcode 'quoted'".to_string());
     job.delete_requested = true;

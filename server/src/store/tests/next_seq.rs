@@ -50,9 +50,7 @@ fn next_seq_is_the_larger_of_counter_and_highest_seq_plus_one() {
 fn a_garbled_counter_is_an_error() {
     let (_dir, _path, mut store) = fresh_store();
     store.commit(&[StoreOp::SetNextSeq(5)]).unwrap();
-    diesel::sql_query("UPDATE meta SET value = 'five' WHERE key = 'next_seq'")
-        .execute(store.connection())
-        .unwrap();
+    diesel::sql_query("UPDATE meta SET value = 'five' WHERE key = 'next_seq'").execute(store.connection()).unwrap();
     let err = store.load("head").unwrap_err();
     assert!(matches!(err, StoreError::CorruptMeta { ref value, .. } if value == "five"), "{err:?}");
 }

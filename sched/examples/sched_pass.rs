@@ -1,0 +1,177 @@
+//! Benchmark: one `sched::schedule` pass over 100,000 queued jobs and 5,000 nodes (design.md
+//! section 11 holds us to under 100 ms), and one pass where nothing fits.
+//!
+//! Owns: building the synthetic cluster and printing timings. Prints figures only; it asserts
+//! nothing about time. Run with `cargo run --release -p sched --example sched_pass`.
+
+use std::time::{Duration, Instant};
+
+use job::{Chunk, Placement, ResourceRequest};
+use sched::{schedule, ClusterView, Decision, NodeView, PendingJob};
+
+const N_NODES: usize = 5_000;
+const N_JOBS: usize = 100_000;
+const GB: u64 = 1 << 30;
+const RUNS: usize = 5;
+
+/// splitmix64, so every run builds the same cluster.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, bound: u64) -> u64 {
+        self.next() % bound
+    }
+}
+
+/// 4,000 cpu nodes (16 slots, 64gb; a quarter `fast`, an eighth `bigmem` with 512gb) and
+/// 1,000 GPU nodes (32 slots, 4 GPUs, 256gb, `gpu`). About 60% are partly busy, 2% down,
+/// 1% held by an exclusive job.
+fn nodes(rng: &mut Rng) -> Vec<NodeView> {
+    (0..N_NODES)
+        .map(|index| {
+            let gpu = index % 5 == 4;
+            let (np, ngpus, mut mem_total) = if gpu { (32, 4, 256 * GB) } else { (16, 0, 64 * GB) };
+            let mut properties = Vec::new();
+            if gpu {
+                properties.push("gpu".to_string());
+            } else if index % 4 == 0 {
+                properties.push("fast".to_string());
+            } else if index % 8 == 1 {
+                properties.push("bigmem".to_string());
+                mem_total = 512 * GB;
+            }
+            let busy = rng.below(100) < 60;
+            let keep = |rng: &mut Rng| !busy || rng.below(100) < 40;
+            let free_slots: Vec<u32> = (0..np).filter(|_| keep(rng)).collect();
+            let free_gpus: Vec<u32> = (0..ngpus).filter(|_| keep(rng)).collect();
+            let used = (np as usize - free_slots.len()) as u64;
+            NodeView {
+                name: format!("node{index:04}"),
+                properties,
+                available: rng.below(100) >= 2,
+                np,
+                mem_free: mem_total - mem_total * used / u64::from(np),
+                free_slots,
+                mem_total,
+                ngpus,
+                free_gpus,
+                busy,
+                exclusive: busy && rng.below(100) < 2,
+            }
+        })
+        .collect()
+}
+
+fn chunk(count: u32, ncpus: u32) -> Chunk {
+    Chunk { count, ncpus, ngpus: 0, mem: None, mpiprocs: 1, host: None, properties: Vec::new() }
+}
+
+fn request(chunks: Vec<Chunk>, place: Placement, exclusive: bool) -> ResourceRequest {
+    let first_ppn = chunks[0].ncpus;
+    ResourceRequest { chunks, place, exclusive, walltime: Some(3600), cput: None, first_ppn, display: Vec::new() }
+}
+
+/// One request per job (as the server has them), drawn from a mix of shapes; memory sizes
+/// and named hosts vary so there are a few thousand distinct request classes.
+fn requests(rng: &mut Rng) -> Vec<ResourceRequest> {
+    (0..N_JOBS)
+        .map(|_| {
+            let roll = rng.below(100);
+            let with = |properties: &[&str], chunk: Chunk| Chunk {
+                properties: properties.iter().map(|p| p.to_string()).collect(),
+                ..chunk
+            };
+            match roll {
+                0..=39 => request(vec![chunk(1, 1)], Placement::Free, false),
+                40..=54 => {
+                    let mem = Some((1 + rng.below(16)) * GB);
+                    request(vec![Chunk { mem, ..chunk(1, 4) }], Placement::Pack, false)
+                }
+                55..=64 => request(vec![Chunk { mpiprocs: 8, ..chunk(2, 8) }], Placement::Scatter, false),
+                65..=74 => {
+                    let gpus = Chunk { ngpus: 1 + rng.below(2) as u32, ..chunk(1, 4) };
+                    // Half name the `gpu` property, half only ask for a GPU.
+                    let properties: &[&str] = if rng.below(2) == 0 { &["gpu"] } else { &[] };
+                    request(vec![with(properties, gpus)], Placement::Free, false)
+                }
+                75..=79 => request(vec![chunk(4, 16)], Placement::Scatter, true),
+                80..=89 => {
+                    let mem = Some((1 + rng.below(20)) * GB / 2);
+                    let property = ["fast", "bigmem"][rng.below(2) as usize];
+                    request(vec![with(&[property], Chunk { mem, ..chunk(2, 2) })], Placement::Free, false)
+                }
+                90..=94 => {
+                    let host = Some(format!("node{:04}", rng.below(N_NODES as u64)));
+                    request(vec![Chunk { host, ..chunk(1, 2) }], Placement::Free, false)
+                }
+                _ => request(vec![chunk(1 + rng.below(64) as u32, 1)], Placement::Free, false),
+            }
+        })
+        .collect()
+}
+
+fn jobs<'a>(rng: &mut Rng, requests: &'a [ResourceRequest]) -> Vec<PendingJob<'a>> {
+    requests
+        .iter()
+        .enumerate()
+        .map(|(index, request)| PendingJob {
+            key: index as u64,
+            queue_priority: (rng.below(10) == 0) as i32,
+            priority: rng.below(5) as i32 - 2,
+            order: index as u64,
+            request,
+        })
+        .collect()
+}
+
+/// Runs `schedule` RUNS times; returns the decisions and each run's time.
+fn time_passes(view: &ClusterView) -> (Vec<Decision>, Vec<Duration>) {
+    let mut times = Vec::new();
+    let mut decisions = Vec::new();
+    for _ in 0..RUNS {
+        let start = Instant::now();
+        decisions = schedule(view);
+        times.push(start.elapsed());
+    }
+    (decisions, times)
+}
+
+fn report(label: &str, decisions: &[Decision], times: &[Duration]) {
+    let mut sorted = times.to_vec();
+    sorted.sort();
+    let ms = |duration: Duration| duration.as_secs_f64() * 1e3;
+    println!(
+        "{label}: {} jobs started; first {:.1} ms, median {:.1} ms, best {:.1} ms over {} runs",
+        decisions.len(),
+        ms(times[0]),
+        ms(sorted[sorted.len() / 2]),
+        ms(sorted[0]),
+        times.len()
+    );
+}
+
+fn main() {
+    let mut rng = Rng(5_000_100_000);
+    let requests = requests(&mut rng);
+    let mut view = ClusterView { nodes: nodes(&mut rng), jobs: jobs(&mut rng, &requests) };
+    let free: usize = view.nodes.iter().map(|node| node.free_slots.len()).sum();
+    println!("{N_JOBS} queued jobs, {N_NODES} nodes, {free} free cpu slots");
+    let (decisions, times) = time_passes(&view);
+    report("full pass", &decisions, &times);
+
+    for node in &mut view.nodes {
+        node.free_slots.clear();
+        node.free_gpus.clear();
+        node.busy = true;
+    }
+    let (decisions, times) = time_passes(&view);
+    report("nothing fits (every slot taken)", &decisions, &times);
+}

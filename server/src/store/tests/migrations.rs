@@ -1,0 +1,44 @@
+//! The embedded migrations: applied once by `open`, and reversible (so `down.sql` is valid).
+
+use diesel::prelude::*;
+use diesel_migrations::MigrationHarness;
+
+use super::{fresh_store, load, queued_job};
+use crate::store::sqlite::MIGRATIONS;
+use crate::store::{Store, StoreOp};
+
+/// Names of the tables in the database, sorted.
+fn tables(store: &mut Store) -> Vec<String> {
+    #[derive(QueryableByName)]
+    struct Name {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        name: String,
+    }
+    let names: Vec<Name> = diesel::sql_query(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+    )
+    .load(store.connection())
+    .unwrap();
+    names.into_iter().map(|name| name.name).collect()
+}
+
+#[test]
+fn open_applies_every_migration_once() {
+    let (_dir, path, mut store) = fresh_store();
+    assert_eq!(tables(&mut store), ["__diesel_schema_migrations", "jobs", "meta"]);
+    assert!(!store.connection().has_pending_migration(MIGRATIONS).unwrap());
+    drop(store);
+    let mut store = Store::open(&path).expect("reopening applies nothing twice");
+    assert!(!store.connection().has_pending_migration(MIGRATIONS).unwrap());
+}
+
+#[test]
+fn migrations_revert_and_reapply() {
+    let (_dir, path, mut store) = fresh_store();
+    store.commit(&[StoreOp::InsertJob(Box::new(queued_job(1)))]).unwrap();
+    store.connection().revert_all_migrations(MIGRATIONS).expect("down.sql runs");
+    assert_eq!(tables(&mut store), ["__diesel_schema_migrations"]);
+    drop(store);
+    let mut store = Store::open(&path).expect("up.sql runs again");
+    assert!(load(&mut store).jobs.is_empty());
+}

@@ -1,0 +1,67 @@
+//! The server dies and comes back: nothing that was acknowledged is lost, and running jobs
+//! keep running and are reconciled.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tests::{Cluster, Shape};
+
+fn kill9(pid: i32) {
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+}
+
+fn wait_server_up(cluster: &Cluster) {
+    tests::wait_for(Duration::from_secs(20), "the server to answer", || cluster.run("qstat", &[]).status.success().then_some(()));
+}
+
+#[test]
+fn kill_9_during_concurrent_submits_loses_no_printed_id() {
+    let cluster = Arc::new(Cluster::up(Shape { nodes: 2, ppn: 4, gpus: 0 }));
+    let script = cluster.script("quick.sh", "true\n");
+    let printed = Arc::new(AtomicUsize::new(0));
+    let submitters: Vec<_> = (0..8)
+        .map(|_| {
+            let (cluster, script, printed) = (cluster.clone(), script.clone(), printed.clone());
+            std::thread::spawn(move || {
+                let mut ids = Vec::new();
+                for _ in 0..25 {
+                    let output = cluster.command("qsub").arg(&script).output().unwrap();
+                    if output.status.success() {
+                        ids.push(String::from_utf8(output.stdout).unwrap().trim().to_string());
+                        printed.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+                ids
+            })
+        })
+        .collect();
+    tests::wait_for(Duration::from_secs(60), "some submissions", || (printed.load(Ordering::SeqCst) >= 40).then_some(()));
+    kill9(cluster.server_pid());
+    let ids: Vec<String> = submitters.into_iter().flat_map(|handle| handle.join().unwrap()).collect();
+    let unique: HashSet<&String> = ids.iter().collect();
+    assert_eq!(unique.len(), ids.len(), "an id was printed twice: {ids:?}");
+    assert!(ids.len() >= 40 && ids.len() < 200, "the kill happened mid-way ({} ids)", ids.len());
+    cluster.start_server();
+    wait_server_up(&cluster);
+    let output = cluster.run("qstat", &["-x"]);
+    let listing = String::from_utf8_lossy(&output.stdout);
+    let listed: HashSet<&str> = listing.lines().skip(2).filter_map(|line| line.split_whitespace().next()).collect();
+    for id in &ids {
+        assert!(listed.contains(id.as_str()), "{id} was printed but is gone after the restart\n{listing}");
+    }
+}
+
+#[test]
+fn running_job_survives_a_server_restart() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
+    let flag = cluster.work.path().join("go");
+    let script = cluster.script("survivor.sh", &format!("while [ ! -e {} ]; do sleep 0.1; done\nexit 7\n", flag.display()));
+    let id = cluster.qsub(&script, &[]);
+    tests::wait_for(Duration::from_secs(20), "the job to run", || (cluster.job_attr(&id, "job_state")? == "R").then_some(()));
+    kill9(cluster.server_pid());
+    cluster.start_server();
+    wait_server_up(&cluster);
+    std::fs::write(&flag, "").unwrap();
+    assert_eq!(cluster.wait_finished(&id, Duration::from_secs(30)), 7, "{}", cluster.logs());
+}

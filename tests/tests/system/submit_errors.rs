@@ -1,0 +1,64 @@
+//! Bad input at submit: clear message, non-zero exit, and nothing left behind.
+
+use tests::{Cluster, Shape};
+
+fn no_jobs(cluster: &Cluster) {
+    let output = cluster.run("qstat", &["-x"]);
+    assert!(output.status.success());
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "", "a job exists after a refused submit");
+}
+
+#[test]
+fn bad_ppn_in_directive_names_line_and_value() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 4, gpus: 0 });
+    let script = cluster.script("bad.sh", "#!/bin/sh\n#PBS -N fine\n#PBS -l nodes=2:ppn=x\necho never\n");
+    let output = cluster.command("qsub").arg(&script).output().unwrap();
+    assert!(!output.status.success());
+    assert_eq!(output.stdout, b"", "nothing on stdout");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("line 3"), "names the line: {stderr}");
+    assert!(stderr.contains("ppn=x") || stderr.contains("'x'"), "names the bad value: {stderr}");
+    insta::assert_snapshot!(stderr);
+    no_jobs(&cluster);
+}
+
+#[test]
+fn request_larger_than_any_node_is_refused_at_submit() {
+    let cluster = Cluster::up(Shape { nodes: 2, ppn: 4, gpus: 0 });
+    let script = cluster.script("big.sh", "#PBS -l nodes=1:ppn=64\necho never\n");
+    let output = cluster.command("qsub").arg(&script).output().unwrap();
+    assert_eq!(output.status.code(), Some(188), "{}", String::from_utf8_lossy(&output.stderr));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.starts_with("qsub: Job violates queue and/or server resource limits"), "{stderr}");
+    insta::assert_snapshot!(stderr);
+    no_jobs(&cluster);
+}
+
+#[test]
+fn unknown_ids_and_queues() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
+    let output = cluster.run("qstat", &["999"]);
+    assert_eq!(output.status.code(), Some(153));
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "qstat: Unknown Job Id 999.testsrv\n");
+    let output = cluster.run("qdel", &["999.testsrv"]);
+    assert_eq!(output.status.code(), Some(153));
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "qdel: Unknown Job Id 999.testsrv\n");
+    let script = cluster.script("q.sh", "true\n");
+    let output = cluster.command("qsub").args(["-q", "nosuch"]).arg(&script).output().unwrap();
+    assert_eq!(output.status.code(), Some(170));
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "qsub: Unknown queue\n");
+    let output = cluster.command("qsub").args(["-l", "frobs=2"]).arg(&script).output().unwrap();
+    assert_eq!(output.status.code(), Some(187), "{}", String::from_utf8_lossy(&output.stderr));
+    no_jobs(&cluster);
+}
+
+#[test]
+fn crlf_script_is_refused() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
+    let script = cluster.script("dos.sh", "#!/bin/sh\r\n#PBS -N x\r\necho hi\r\n");
+    let output = cluster.command("qsub").arg(&script).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("cr, lf"), "{stderr}");
+    no_jobs(&cluster);
+}

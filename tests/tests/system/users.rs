@@ -1,0 +1,66 @@
+//! Jobs run as the user who submitted them, and other users cannot touch them. Needs root
+//! (creates users); prints why it did nothing otherwise.
+
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::process::CommandExt;
+use std::time::Duration;
+use tests::{Cluster, Shape};
+
+/// A user created for one test and removed afterwards.
+struct TestUser {
+    name: String,
+    uid: u32,
+    gid: u32,
+}
+
+impl TestUser {
+    fn create(tag: &str) -> TestUser {
+        let name = format!("mp{}{}", tag, std::process::id() % 100000);
+        let status = std::process::Command::new("useradd").args(["-m", "-s", "/bin/bash", &name]).status().expect("useradd runs");
+        assert!(status.success(), "useradd {name} failed");
+        let user = uzers::get_user_by_name(&name).expect("user exists");
+        TestUser { name, uid: user.uid(), gid: user.primary_group_id() }
+    }
+}
+
+impl Drop for TestUser {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("pkill").args(["-9", "-u", &self.name]).status();
+        let _ = std::process::Command::new("userdel").args(["-r", &self.name]).output();
+    }
+}
+
+fn as_user(cluster: &Cluster, user: &TestUser, program: &str) -> std::process::Command {
+    let mut command = cluster.command(program);
+    command.uid(user.uid).gid(user.gid).env("HOME", format!("/home/{}", user.name)).env("USER", &user.name);
+    command
+}
+
+#[test]
+fn job_runs_as_its_owner_and_others_cannot_delete_it() {
+    if !nix::unistd::getuid().is_root() {
+        eprintln!("SKIPPED: job_runs_as_its_owner_and_others_cannot_delete_it needs root to create users");
+        return;
+    }
+    let alice = TestUser::create("a");
+    let bob = TestUser::create("b");
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 2, gpus: 0 });
+    let flag = cluster.work.path().join("release");
+    let script = cluster.script("whoami.sh", &format!("id -u\nwhile [ ! -e {} ]; do sleep 0.1; done\n", flag.display()));
+    let output = as_user(&cluster, &alice, "qsub").arg(&script).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let id = String::from_utf8(output.stdout).unwrap().trim().to_string();
+    assert_eq!(cluster.job_attr(&id, "Job_Owner").map(|owner| owner.starts_with(&format!("{}@", alice.name))), Some(true));
+
+    let output = as_user(&cluster, &bob, "qdel").arg(&id).output().unwrap();
+    assert_eq!(output.status.code(), Some(159));
+    assert_eq!(String::from_utf8_lossy(&output.stderr), format!("qdel: Unauthorized Request  {id}\n"));
+
+    std::fs::write(&flag, "").unwrap();
+    assert_eq!(cluster.wait_finished(&id, Duration::from_secs(30)), 0, "{}", cluster.logs());
+    let seq = id.split('.').next().unwrap();
+    let out_path = cluster.work.path().join(format!("whoami.sh.o{seq}"));
+    let text = tests::wait_for(Duration::from_secs(10), "output", || std::fs::read_to_string(&out_path).ok());
+    assert_eq!(text.trim(), alice.uid.to_string(), "the job ran as its owner");
+    assert_eq!(std::fs::metadata(&out_path).unwrap().uid(), alice.uid, "output owned by the job's owner");
+}
