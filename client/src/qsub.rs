@@ -17,11 +17,13 @@ use std::process::ExitCode;
 /// A failure with the message for stderr (without the `qsub: ` prefix) and the exit code.
 pub struct Failure {
     pub message: String,
+    /// Printed verbatim after the message (the input and a caret under the bad token).
+    pub detail: Option<String>,
     pub code: u8,
 }
 
 fn fail(code: u8, message: impl Into<String>) -> Failure {
-    Failure { message: message.into(), code }
+    Failure { message: message.into(), detail: None, code }
 }
 
 /// Entry point of the `qsub` binary.
@@ -56,6 +58,9 @@ pub fn main() -> ExitCode {
             for line in failure.message.lines() {
                 eprintln!("qsub: {line}");
             }
+            if let Some(detail) = failure.detail {
+                eprintln!("{detail}");
+            }
             exit::exit(failure.code)
         }
     }
@@ -88,7 +93,7 @@ pub fn run(cli: QsubOpts, command: Option<Vec<String>>, typed_args: &[String]) -
             for value in &parsed.opts.resources {
                 let pairs = check_resources(value).map_err(|error| {
                     let header = format!("directive error at line {}: {}", directive.line, directive.text.trim());
-                    fail(exit::FAILURE, format!("{header}\n{}", caret_message(&error)))
+                    caret_failure(exit::FAILURE, Some(header), &error)
                 })?;
                 directive_lists.push((parsed.line, pairs));
             }
@@ -100,7 +105,7 @@ pub fn run(cli: QsubOpts, command: Option<Vec<String>>, typed_args: &[String]) -
         eprintln!("qsub: warning: {warning}");
     }
     for value in &cli.resources {
-        let pairs = check_resources(value).map_err(|error| fail(exit::USAGE, caret_message(&error)))?;
+        let pairs = check_resources(value).map_err(|error| caret_failure(exit::USAGE, None, &error))?;
         merge_override(&mut resources, &pairs);
     }
     overlay(&mut opts, cli);
@@ -128,9 +133,15 @@ fn is_combination_error(error: &ResourceError) -> bool {
     error.message.contains("cannot be used with") || error.message.contains("together")
 }
 
-/// `illegal -l value <reason>:` then the input and a caret under the bad token.
-fn caret_message(error: &ResourceError) -> String {
-    format!("illegal -l value {}:\n{}", error.message, error.caret_display())
+/// `illegal -l value <reason>:` (after an optional header line naming the directive), then the
+/// input and a caret under the bad token, as OpenPBS prints `-l` errors.
+fn caret_failure(code: u8, header: Option<String>, error: &ResourceError) -> Failure {
+    let reason = format!("illegal -l value {}:", error.message);
+    let message = match header {
+        Some(header) => format!("{header}\n{reason}"),
+        None => reason,
+    };
+    Failure { message, detail: Some(error.caret_display()), code }
 }
 
 fn refuse_unsupported(cli: &QsubOpts) -> Result<(), Failure> {

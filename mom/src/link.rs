@@ -41,11 +41,15 @@ pub enum LinkError {
 /// What the link needs to know.
 #[derive(Debug, Clone)]
 pub struct LinkSettings {
+    /// The server's Unix socket.
     pub socket: PathBuf,
     /// Sent on every registration, with `jobs` filled in from the job table.
     pub registration: Registration,
+    /// Time between heartbeats.
     pub heartbeat_interval: Duration,
+    /// First reconnect delay.
     pub reconnect_min: Duration,
+    /// Largest reconnect delay.
     pub reconnect_max: Duration,
 }
 
@@ -103,7 +107,7 @@ pub async fn run(settings: LinkSettings, table: Arc<Mutex<JobTable>>, mut channe
             }
             Err(err) => {
                 failures = 0;
-                tracing::warn!("server connection lost: {err}; reconnecting");
+                tracing::warn!("server link: {err}; reconnecting");
             }
         }
         if channels.inbound.is_closed() {

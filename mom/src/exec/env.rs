@@ -20,13 +20,17 @@ pub const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 /// What the environment is computed from, besides the launch itself.
 #[derive(Debug, Clone, Copy)]
 pub struct EnvInput<'a> {
+    /// The job.
     pub launch: &'a JobLaunch,
+    /// Its resolved user (HOME, LOGNAME, USER, SHELL).
     pub user: &'a JobUser,
     /// This node's name (selects this host's GPUs).
     pub node: &'a str,
+    /// `PBS_NODEFILE`.
     pub nodefile: &'a Path,
     /// Set when the job has GPUs anywhere.
     pub gpufile: Option<&'a Path>,
+    /// `TMPDIR`.
     pub tmpdir: &'a Path,
 }
 

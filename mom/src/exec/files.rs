@@ -72,11 +72,17 @@ pub fn job_id_is_safe(job_id: &str) -> bool {
 /// `-j oe` both are the `.OU` file, with `-j eo` both are the `.ER` file.
 #[derive(Debug, Clone)]
 pub struct JobFiles {
+    /// `<spool>/<jobid>.SC`.
     pub script: PathBuf,
+    /// Where the job's stdout goes.
     pub stdout: PathBuf,
+    /// Where the job's stderr goes.
     pub stderr: PathBuf,
+    /// `<spool>/aux/<jobid>`.
     pub nodefile: PathBuf,
+    /// `<spool>/aux/<jobid>gpu`, when the job has GPUs.
     pub gpufile: Option<PathBuf>,
+    /// `<base>/pbs.<jobid>`.
     pub tmpdir: PathBuf,
     join: Join,
 }
@@ -86,7 +92,9 @@ pub struct JobFiles {
 pub struct JobStdio {
     /// The spooled script, which the shell reads as its stdin.
     pub stdin: File,
+    /// The stdout spool file.
     pub stdout: File,
+    /// The stderr spool file (the same file when joined).
     pub stderr: File,
 }
 
@@ -114,8 +122,9 @@ impl JobFiles {
     }
 
     /// Creates every file. On error some may exist: call [`JobFiles::remove`].
-    /// `chown_tmpdir` hands TMPDIR to the user (only root can).
-    pub fn create(&self, launch: &JobLaunch, user: &JobUser, chown_tmpdir: bool) -> io::Result<()> {
+    /// `chown` hands TMPDIR and the stdout/stderr spool files to the user (only root can), so
+    /// the job can reopen its own streams (`echo x > /dev/stderr`).
+    pub fn create(&self, launch: &JobLaunch, user: &JobUser, chown: bool) -> io::Result<()> {
         if let Some(aux) = self.nodefile.parent() {
             fs::create_dir_all(aux)?;
         }
@@ -124,9 +133,13 @@ impl JobFiles {
         if let (Some(path), Some(text)) = (&self.gpufile, gpufile_contents(&launch.hosts)) {
             write_file(path, text.as_bytes(), 0o644)?;
         }
-        write_file(&self.stdout, b"", 0o600)?;
-        write_file(&self.stderr, b"", 0o600)?;
-        self.create_tmpdir(user, chown_tmpdir)
+        for stream in [&self.stdout, &self.stderr] {
+            write_file(stream, b"", 0o600)?;
+            if chown {
+                std::os::unix::fs::chown(stream, Some(user.uid), Some(user.gid))?;
+            }
+        }
+        self.create_tmpdir(user, chown)
     }
 
     /// Opens the streams for the job's top shell (stdout and stderr in append mode, shared

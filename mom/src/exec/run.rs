@@ -27,8 +27,11 @@ const LEFTOVER_PATIENCE: Duration = Duration::from_secs(10);
 /// What every job on this mom shares.
 #[derive(Debug, Clone)]
 pub struct ExecContext {
+    /// This node's name (selects the local GPUs of an allocation).
     pub node: String,
+    /// Where `<jobid>.SC/.OU/.ER` and `aux/` live.
     pub spool_dir: PathBuf,
+    /// Parent of each job's `pbs.<jobid>` TMPDIR.
     pub tmpdir_base: PathBuf,
     /// Used when the launch's `kill_delay` is 0.
     pub default_kill_delay: Duration,
@@ -43,9 +46,11 @@ pub struct KillRequest;
 /// How a job ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct JobOutcome {
+    /// PBS exit status (pbs-reference 7.2).
     pub exit_status: i32,
     /// 0 when the job never started.
     pub session_id: i32,
+    /// `resources_used.*` of the top shell.
     pub used: ResourcesUsed,
 }
 
@@ -143,7 +148,8 @@ fn spawn(
         gpufile: files.gpufile.as_deref(),
         tmpdir: &files.tmpdir,
     });
-    let start_dir = launch.init_dir.as_ref().map(PathBuf::from).unwrap_or_else(|| user.home.clone());
+    // A relative `-d` directory is taken from the home directory.
+    let start_dir = launch.init_dir.as_ref().map_or_else(|| user.home.clone(), |dir| user.home.join(dir));
     let spec =
         ShellSpec { shell, user, change_identity: context.mom_uid == 0, env: &env, start_dir: &start_dir, stdio };
     spawn_shell(spec).map_err(|source| StartError::Spawn { shell: shell.to_path_buf(), dir: start_dir.clone(), source })

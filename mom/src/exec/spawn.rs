@@ -19,12 +19,17 @@ use std::process::{Command, Stdio};
 /// What to start.
 #[derive(Debug)]
 pub struct ShellSpec<'a> {
+    /// Absolute path of the shell.
     pub shell: &'a Path,
+    /// Whose identity the shell takes.
     pub user: &'a JobUser,
     /// Switch to the user's groups, gid and uid (the mom runs as root).
     pub change_identity: bool,
+    /// The complete environment (nothing is inherited from the mom).
     pub env: &'a [(String, String)],
+    /// Working directory, entered after the identity change.
     pub start_dir: &'a Path,
+    /// Script on stdin, spool files on stdout/stderr.
     pub stdio: JobStdio,
 }
 

@@ -51,7 +51,7 @@ async fn job_runs_as_the_user_and_output_is_theirs() {
     let harness = Harness::start().await;
     let mut server = harness.accept().await;
     let home = user.home();
-    let script = "id -u\necho \"USER=$USER HOME=$HOME\"\npwd\nhead -1 \"$PBS_NODEFILE\"\ntouch \"$TMPDIR/x\" && echo tmpdir-writable\n";
+    let script = "id -u\necho \"USER=$USER HOME=$HOME\"\npwd\nhead -1 \"$PBS_NODEFILE\"\ntouch \"$TMPDIR/x\" && echo tmpdir-writable\necho reopened > /dev/stderr\n";
     let mut job = launch("30.testserver", script, &home);
     job.user = user.name.clone();
     job.output_path = format!("{}/job.o", home.display());
@@ -73,6 +73,8 @@ async fn job_runs_as_the_user_and_output_is_theirs() {
     assert_eq!(meta.uid(), uid, "output file must belong to the user");
     assert_eq!(meta.mode() & 0o777, 0o600);
     assert_eq!(std::fs::metadata(home.join("job.e")).unwrap().uid(), uid);
+    let err = std::fs::read_to_string(home.join("job.e")).unwrap();
+    assert!(err.contains("reopened\n"), "the job could not reopen its stderr: {err}");
 
     // Delivery runs as the user: a destination the user cannot write is not written by root.
     let mut job = launch("31.testserver", "echo hi\n", &home);

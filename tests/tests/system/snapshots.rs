@@ -5,17 +5,10 @@ use std::time::Duration;
 use tests::{Cluster, Shape};
 
 fn filtered(cluster: &Cluster, text: &str) -> String {
-    let home = std::env::var("HOME").unwrap_or_default();
-    let host = nix::unistd::gethostname().unwrap().into_string().unwrap();
-    let short_host = host.split('.').next().unwrap().to_string();
     let mut text = text.replace(&cluster.work.path().display().to_string(), "[WORK]");
     text = text.replace(&cluster.state.path().display().to_string(), "[STATE]");
     let user = uzers::get_current_username().unwrap().to_string_lossy().into_owned();
-    text = text.replace(&format!("{user}@{short_host}"), "[USER]@[HOST]");
-    text = text.replace(&format!(":{}", short_host), ":[HOST]");
-    text = text.replace(&format!("= {short_host}"), "= [HOST]");
-    let _ = home;
-    text
+    text.replace(&format!("= {user}@"), "= [USER]@").replace(&format!("\"{user}@"), "\"[USER]@")
 }
 
 fn settings() -> insta::Settings {
@@ -25,10 +18,14 @@ fn settings() -> insta::Settings {
     settings.add_filter(r#""timestamp":\t\d+"#, "\"timestamp\":\t[EPOCH]");
     settings.add_filter(r"session_id = \d+", "session_id = [PID]");
     settings.add_filter(r#""session_id":\t\d+"#, "\"session_id\":\t[PID]");
-    settings.add_filter(r"Variable_List = .*", "Variable_List = [ENV]");
+    let host = nix::unistd::gethostname().unwrap().into_string().unwrap();
+    let short_host = host.split('.').next().unwrap().to_string();
+    settings.add_filter(&format!(r"\b{}\b", regex_escape(&short_host)), "[HOST]");
+    settings.add_filter(r"Variable_List = .*(\n\t.*)*", "Variable_List = [ENV]");
+    settings.add_filter(r"(snapjob {4}) {0,5}\d{1,6}", "${1} [PID]");
     settings.add_filter(r#"(?s)"Variable_List":\t\{.*?\n\t\t\t\}"#, "\"Variable_List\":\t[ENV]");
     settings.add_filter(r"resources_used\.(cput|mem|vmem|walltime) = .*", "resources_used.$1 = [USED]");
-    settings.add_filter(r#""(cput|mem|vmem|walltime)":\t"[^"]*""#, "\"$1\":\t[USED]");
+    settings.add_filter(r#""resources_used":\t\{[^}]*\}"#, "\"resources_used\":\t[USED]");
     settings.add_filter(r"\d\d:\d\d:\d\d [QRF] workq", "[CPUT] [STATE] workq");
     settings
 }
@@ -54,4 +51,8 @@ fn qstat_displays_of_a_finished_and_a_queued_job() {
     let json = run(&["-f", "-F", "json", "-x", &finished]);
     serde_json::from_str::<serde_json::Value>(&json).expect("qstat -F json is JSON");
     insta::assert_snapshot!("qstat_json", json);
+}
+
+fn regex_escape(text: &str) -> String {
+    text.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_string() } else { format!("\\{c}") }).collect()
 }
