@@ -36,7 +36,11 @@ pub fn parse(text: &str, source: &Path) -> Result<PbsConf, String> {
     let socket = socket
         .or_else(|| home.map(|home| home.join("server.sock")))
         .ok_or_else(|| format!("{}: neither PBS_SERVER_SOCKET nor PBS_HOME is set", source.display()))?;
-    Ok(PbsConf { server_name: server_name.unwrap_or_else(|| "localhost".to_string()), socket, source: source.to_path_buf() })
+    Ok(PbsConf {
+        server_name: server_name.unwrap_or_else(|| "localhost".to_string()),
+        socket,
+        source: source.to_path_buf(),
+    })
 }
 
 /// The configuration file to read, in order of precedence.
@@ -51,7 +55,8 @@ pub fn conf_path() -> Option<PathBuf> {
 /// Loads the configuration, or says why it cannot.
 pub fn load() -> Result<PbsConf, String> {
     let path = conf_path().ok_or_else(|| {
-        "no pbs.conf found: set PBS_CONF_FILE (minipbs up prints the line to use), or create ~/.minipbs/pbs.conf".to_string()
+        "no pbs.conf found: set PBS_CONF_FILE (minipbs up prints the line to use), or create ~/.minipbs/pbs.conf"
+            .to_string()
     })?;
     let text = std::fs::read_to_string(&path).map_err(|error| format!("cannot read {}: {error}", path.display()))?;
     let mut conf = parse(&text, &path)?;

@@ -69,7 +69,8 @@ impl Connection {
 
     /// Sends one request and waits for its reply.
     pub fn request(&mut self, request: &ClientRequest) -> Result<ServerReply, ConnError> {
-        frame::write(&mut self.stream, request).map_err(|error| ConnError::Broken(format!("cannot send request: {error}")))?;
+        frame::write(&mut self.stream, request)
+            .map_err(|error| ConnError::Broken(format!("cannot send request: {error}")))?;
         frame::read(&mut self.stream).map_err(|error| ConnError::Broken(format!("no reply from server: {error}")))
     }
 }

@@ -69,7 +69,24 @@ pub fn overlay(base: &mut QsubOpts, over: QsubOpts) {
     macro_rules! take {
         ($($field:ident),*) => { $( if over.$field.is_some() { base.$field = over.$field; } )* };
     }
-    take!(name, queue, output, error, join, keep, mail_points, mail_users, priority, rerunnable, shell, init_dir, prefix, account, array_pbs, array_torque);
+    take!(
+        name,
+        queue,
+        output,
+        error,
+        join,
+        keep,
+        mail_points,
+        mail_users,
+        priority,
+        rerunnable,
+        shell,
+        init_dir,
+        prefix,
+        account,
+        array_pbs,
+        array_torque
+    );
     base.export_all |= over.export_all;
     base.hold |= over.hold;
     base.quiet |= over.quiet;
@@ -92,9 +109,8 @@ pub fn parse_directive(directive: &job::directives::Directive) -> Result<(Direct
         let first = error.to_string().lines().next().unwrap_or_default().trim_start_matches("error: ").to_string();
         format!("directive error at line {}: {}: {first}", directive.line, directive.text.trim())
     })?;
-    let warning = (!opts.operands.is_empty()).then(|| {
-        format!("directive at line {}: ignoring trailing words: {}", directive.line, opts.operands.join(" "))
-    });
+    let warning = (!opts.operands.is_empty())
+        .then(|| format!("directive at line {}: ignoring trailing words: {}", directive.line, opts.operands.join(" ")));
     opts.operands.clear();
     Ok((DirectiveOpts { line: directive.line, opts }, warning))
 }

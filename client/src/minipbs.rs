@@ -88,9 +88,14 @@ pub fn up(args: &UpArgs) -> Result<PathBuf, String> {
     }
     std::fs::create_dir_all(dir.join("logs")).map_err(|error| format!("cannot create {}: {error}", dir.display()))?;
     let server_name = args.server_name.clone().unwrap_or_else(crate::qsub_env::hostname);
-    let conf = PbsConf { server_name: server_name.clone(), socket: dir.join("server.sock"), source: dir.join("pbs.conf") };
+    let conf =
+        PbsConf { server_name: server_name.clone(), socket: dir.join("server.sock"), source: dir.join("pbs.conf") };
     if Connection::open_conf(&conf).is_ok() {
-        return Err(format!("a cluster is already running in {} (run minipbs down --state-dir {} first)", dir.display(), dir.display()));
+        return Err(format!(
+            "a cluster is already running in {} (run minipbs down --state-dir {} first)",
+            dir.display(),
+            dir.display()
+        ));
     }
     let bin_dir = std::env::current_exe().ok().and_then(|exe| exe.parent().map(Path::to_path_buf)).unwrap_or_default();
     let server_args = vec![
@@ -132,7 +137,8 @@ pub fn up(args: &UpArgs) -> Result<PathBuf, String> {
     wait_until(Duration::from_secs(30), || count_free_nodes(&conf) >= args.nodes as usize)
         .map_err(|_| format!("not every node came up; see the logs in {}", dir.join("logs").display()))?;
     let conf_path = dir.join("pbs.conf");
-    let text = format!("PBS_SERVER={server_name}\nPBS_HOME={}\nPBS_SERVER_SOCKET={}\n", dir.display(), conf.socket.display());
+    let text =
+        format!("PBS_SERVER={server_name}\nPBS_HOME={}\nPBS_SERVER_SOCKET={}\n", dir.display(), conf.socket.display());
     std::fs::write(&conf_path, text).map_err(|error| format!("cannot write {}: {error}", conf_path.display()))?;
     Ok(conf_path)
 }
@@ -159,13 +165,12 @@ fn spawn_daemon(program: &Path, args: &[String], dir: &Path, name: &str) -> Resu
     command.args(args).stdin(Stdio::null()).stdout(log).stderr(log_err);
     // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
     unsafe {
-        command.pre_exec(|| {
-            nix::unistd::setsid().map(|_| ()).map_err(std::io::Error::from)
-        });
+        command.pre_exec(|| nix::unistd::setsid().map(|_| ()).map_err(std::io::Error::from));
     }
     let child = command.spawn().map_err(|error| format!("cannot start {}: {error}", program.display()))?;
     std::fs::create_dir_all(dir.join("pids")).map_err(|error| error.to_string())?;
-    std::fs::write(dir.join("pids").join(format!("{name}.pid")), child.id().to_string()).map_err(|error| error.to_string())?;
+    std::fs::write(dir.join("pids").join(format!("{name}.pid")), child.id().to_string())
+        .map_err(|error| error.to_string())?;
     Ok(())
 }
 

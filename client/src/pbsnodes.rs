@@ -27,7 +27,10 @@ pub fn main() -> ExitCode {
             return exit::exit(exit::SUCCESS);
         }
         Err(error) => {
-            eprintln!("pbsnodes: {}", error.to_string().lines().next().unwrap_or_default().trim_start_matches("error: "));
+            eprintln!(
+                "pbsnodes: {}",
+                error.to_string().lines().next().unwrap_or_default().trim_start_matches("error: ")
+            );
             eprintln!("usage: pbsnodes [-a] [node ...]");
             return exit::exit(exit::USAGE);
         }

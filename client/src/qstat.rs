@@ -84,7 +84,8 @@ fn run(args: &Args) -> u8 {
             return error.exit_code();
         }
     };
-    let users: Vec<String> = args.users.iter().flat_map(|list| list.split(',')).map(|user| user.trim().to_string()).collect();
+    let users: Vec<String> =
+        args.users.iter().flat_map(|list| list.split(',')).map(|user| user.trim().to_string()).collect();
     let request = ClientRequest::StatusJob { selectors: args.selectors.clone(), history: args.history, users };
     let (server, jobs, errors) = match conn.request(&request) {
         Ok(ServerReply::Jobs { server, jobs, errors }) => (server, jobs, errors),
@@ -106,7 +107,8 @@ fn run(args: &Args) -> u8 {
     } else if args.full {
         output::qstat_full(&jobs, !(args.one_line || args.wide))
     } else if args.alternate || args.nodes || args.comment || args.users.is_some() {
-        let opts = AltOptions { nodes: args.nodes, one_line: args.one_line, comment: args.comment, server_comment: None };
+        let opts =
+            AltOptions { nodes: args.nodes, one_line: args.one_line, comment: args.comment, server_comment: None };
         output::qstat_alternate(&server, &jobs, &opts)
     } else {
         output::qstat_default(&jobs)

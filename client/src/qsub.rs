@@ -76,7 +76,10 @@ impl QsubOpts {
 /// Submits the job described by the command line and returns its id.
 pub fn run(cli: QsubOpts, command: Option<Vec<String>>, typed_args: &[String]) -> Result<String, Failure> {
     if cli.operands.len() > 1 {
-        return Err(fail(exit::USAGE, format!("too many arguments: {} (the script must be the last argument)", cli.operands.join(" "))));
+        return Err(fail(
+            exit::USAGE,
+            format!("too many arguments: {} (the script must be the last argument)", cli.operands.join(" ")),
+        ));
     }
     refuse_unsupported(&cli)?;
     let script = Script::read(&cli, command)?;
@@ -84,7 +87,8 @@ pub fn run(cli: QsubOpts, command: Option<Vec<String>>, typed_args: &[String]) -
     let mut opts = QsubOpts::default();
     let mut directive_lists = Vec::new();
     if script.parse_directives {
-        let directives = job::directives::extract(&script.text, &prefix).map_err(|error| fail(exit::FAILURE, error.to_string()))?;
+        let directives =
+            job::directives::extract(&script.text, &prefix).map_err(|error| fail(exit::FAILURE, error.to_string()))?;
         for directive in &directives {
             let (parsed, warning) = parse_directive(directive).map_err(|message| fail(exit::FAILURE, message))?;
             if let Some(warning) = warning {
@@ -180,14 +184,18 @@ impl Script {
         match cli.operands.first().map(String::as_str) {
             None | Some("-") => {
                 let mut bytes = Vec::new();
-                std::io::stdin().read_to_end(&mut bytes).map_err(|error| fail(exit::FAILURE, format!("cannot read the script from standard input: {error}")))?;
+                std::io::stdin().read_to_end(&mut bytes).map_err(|error| {
+                    fail(exit::FAILURE, format!("cannot read the script from standard input: {error}"))
+                })?;
                 let text = String::from_utf8(bytes).map_err(|_| fail(exit::FAILURE, "file must be an ascii script"))?;
                 Ok(Script { text, file_name: None, parse_directives: true })
             }
             Some(path) => {
-                let bytes = std::fs::read(path)
-                    .map_err(|error| fail(exit::FAILURE, format!("script file '{path}' cannot be loaded - {}", io_text(&error))))?;
-                let text = String::from_utf8(bytes).map_err(|_| fail(exit::FAILURE, format!("file must be an ascii script: {path}")))?;
+                let bytes = std::fs::read(path).map_err(|error| {
+                    fail(exit::FAILURE, format!("script file '{path}' cannot be loaded - {}", io_text(&error)))
+                })?;
+                let text = String::from_utf8(bytes)
+                    .map_err(|_| fail(exit::FAILURE, format!("file must be an ascii script: {path}")))?;
                 let file_name = Path::new(path).file_name().map(|name| name.to_string_lossy().into_owned());
                 Ok(Script { text, file_name, parse_directives: true })
             }
@@ -208,13 +216,19 @@ fn shell_quote(word: &str) -> String {
     }
 }
 
-fn build_spec(opts: QsubOpts, resources: Vec<(String, String)>, script: &Script, typed_args: &[String]) -> Result<JobSpec, Failure> {
+fn build_spec(
+    opts: QsubOpts,
+    resources: Vec<(String, String)>,
+    script: &Script,
+    typed_args: &[String],
+) -> Result<JobSpec, Failure> {
     let cwd = crate::qsub_env::workdir();
     let host = crate::qsub_env::hostname();
     let name = opts.name.clone().or_else(|| script.file_name.clone()).unwrap_or_else(|| "STDIN".to_string());
     job::spec::check_job_name(&name).map_err(|reason| fail(exit::USAGE, format!("illegal -N value: {reason}")))?;
     let init_dir = opts.init_dir.as_deref().map(|dir| absolute(&cwd, dir).to_string_lossy().into_owned());
-    let variables = crate::qsub_env::variables(&opts, &cwd, &host, init_dir.as_deref()).map_err(|message| fail(exit::FAILURE, message))?;
+    let variables = crate::qsub_env::variables(&opts, &cwd, &host, init_dir.as_deref())
+        .map_err(|message| fail(exit::FAILURE, message))?;
     Ok(JobSpec {
         name,
         script: script.text.clone(),

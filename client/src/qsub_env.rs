@@ -26,7 +26,12 @@ pub fn hostname() -> String {
 }
 
 /// `Variable_List`: PBS_O_* first, then -V and -v.
-pub fn variables(opts: &QsubOpts, cwd: &Path, host: &str, init_dir: Option<&str>) -> Result<Vec<(String, String)>, String> {
+pub fn variables(
+    opts: &QsubOpts,
+    cwd: &Path,
+    host: &str,
+    init_dir: Option<&str>,
+) -> Result<Vec<(String, String)>, String> {
     let mut list: Vec<(String, String)> = Vec::new();
     let home = std::env::var("HOME").unwrap_or_else(|_| "/".to_string());
     list.push(("PBS_O_HOME".to_string(), home));
@@ -37,7 +42,12 @@ pub fn variables(opts: &QsubOpts, cwd: &Path, host: &str, init_dir: Option<&str>
     }
     list.push(("PBS_O_WORKDIR".to_string(), cwd.to_string_lossy().into_owned()));
     list.push(("PBS_O_HOST".to_string(), host.to_string()));
-    list.push(("PBS_O_SYSTEM".to_string(), nix::sys::utsname::uname().map(|u| u.sysname().to_string_lossy().into_owned()).unwrap_or_else(|_| "Linux".to_string())));
+    list.push((
+        "PBS_O_SYSTEM".to_string(),
+        nix::sys::utsname::uname()
+            .map(|u| u.sysname().to_string_lossy().into_owned())
+            .unwrap_or_else(|_| "Linux".to_string()),
+    ));
     if let Some(dir) = init_dir {
         list.push(("PBS_O_INITDIR".to_string(), dir.to_string()));
     }
@@ -51,7 +61,8 @@ pub fn variables(opts: &QsubOpts, cwd: &Path, host: &str, init_dir: Option<&str>
             Some((name, value)) => set(&mut list, name.trim().to_string(), value.to_string()),
             None => {
                 let name = item.trim();
-                let value = std::env::var(name).map_err(|_| format!("cannot send environment with the job: {name} is not set"))?;
+                let value = std::env::var(name)
+                    .map_err(|_| format!("cannot send environment with the job: {name} is not set"))?;
                 set(&mut list, name.to_string(), value);
             }
         }

@@ -16,23 +16,11 @@ pub struct Attr {
 
 impl Attr {
     pub fn new(name: impl Into<String>, value: impl Into<String>) -> Attr {
-        Attr {
-            name: name.into(),
-            resource: None,
-            value: value.into(),
-        }
+        Attr { name: name.into(), resource: None, value: value.into() }
     }
 
-    pub fn resource(
-        name: impl Into<String>,
-        resource: impl Into<String>,
-        value: impl Into<String>,
-    ) -> Attr {
-        Attr {
-            name: name.into(),
-            resource: Some(resource.into()),
-            value: value.into(),
-        }
+    pub fn resource(name: impl Into<String>, resource: impl Into<String>, value: impl Into<String>) -> Attr {
+        Attr { name: name.into(), resource: Some(resource.into()), value: value.into() }
     }
 
     /// The name as `qstat -f` prints it: `Resource_List.walltime`.
@@ -46,8 +34,5 @@ impl Attr {
 
 /// Looks up an attribute value by full name (`job_state`, `Resource_List.walltime`).
 pub fn find<'a>(attrs: &'a [Attr], full_name: &str) -> Option<&'a str> {
-    attrs
-        .iter()
-        .find(|attr| attr.full_name() == full_name)
-        .map(|attr| attr.value.as_str())
+    attrs.iter().find(|attr| attr.full_name() == full_name).map(|attr| attr.value.as_str())
 }

@@ -32,12 +32,7 @@ pub enum DirectiveError {
     /// A quote in a directive is not closed; `line` and `column` (1-based) locate the opening
     /// quote, `text` is the directive's text after the prefix.
     #[error("unmatched {quote} in directive at line {line}, column {column}: {text}")]
-    UnmatchedQuote {
-        line: usize,
-        column: usize,
-        quote: char,
-        text: String,
-    },
+    UnmatchedQuote { line: usize, column: usize, quote: char, text: String },
 }
 
 /// Extracts the directives of `script` for `prefix` (`#PBS`, or `-C`/`PBS_DPREFIX`). An empty
@@ -62,15 +57,9 @@ pub fn extract(script: &str, prefix: &str) -> Result<Vec<Directive>, DirectiveEr
         if let Some(after) = body.strip_prefix(prefix) {
             let column = char_count(&line[..line.len() - body.len()]) + char_count(prefix) + 1;
             let joined = join_continuations(after, index + 1, column, &lines[index + 1..]);
-            let words =
-                words::split(&joined.text).map_err(|unmatched| joined.unmatched(unmatched))?;
+            let words = words::split(&joined.text).map_err(|unmatched| joined.unmatched(unmatched))?;
             index += 1 + joined.consumed;
-            directives.push(Directive {
-                line: joined.segments[0].line,
-                column,
-                text: joined.text,
-                words,
-            });
+            directives.push(Directive { line: joined.segments[0].line, column, text: joined.text, words });
         } else if is_executable(line) {
             break;
         } else {
@@ -91,10 +80,7 @@ fn char_count(text: &str) -> usize {
 
 /// Refuses the first line that ends in CR LF.
 fn check_crlf(script: &str) -> Result<(), DirectiveError> {
-    match script
-        .split_inclusive('\n')
-        .position(|line| line.ends_with("\r\n"))
-    {
+    match script.split_inclusive('\n').position(|line| line.ends_with("\r\n")) {
         Some(index) => Err(DirectiveError::CrLf { line: index + 1 }),
         None => Ok(()),
     }
@@ -130,15 +116,7 @@ struct Joined {
 /// Joins `first` (the text after the prefix on 1-based line `line`, starting at `column`)
 /// with the following lines while each ends in a continuation backslash.
 fn join_continuations(first: &str, line: usize, column: usize, following: &[&str]) -> Joined {
-    let mut joined = Joined {
-        text: String::new(),
-        segments: vec![Segment {
-            offset: 0,
-            line,
-            column,
-        }],
-        consumed: 0,
-    };
+    let mut joined = Joined { text: String::new(), segments: vec![Segment { offset: 0, line, column }], consumed: 0 };
     let mut current = first;
     loop {
         let (body, continued) = strip_continuation(current);
@@ -146,11 +124,7 @@ fn join_continuations(first: &str, line: usize, column: usize, following: &[&str
         let next = following.get(joined.consumed).filter(|_| continued);
         let Some(&next) = next else { return joined };
         joined.consumed += 1;
-        joined.segments.push(Segment {
-            offset: joined.text.len(),
-            line: line + joined.consumed,
-            column: 1,
-        });
+        joined.segments.push(Segment { offset: joined.text.len(), line: line + joined.consumed, column: 1 });
         current = next;
     }
 }
@@ -171,16 +145,9 @@ impl Joined {
     /// The error for an unmatched quote at byte `offset` of the text, with its physical
     /// line and column.
     fn unmatched(&self, unmatched: words::Unmatched) -> DirectiveError {
-        let segment = self
-            .segments
-            .iter()
-            .rev()
-            .find(|segment| segment.offset <= unmatched.offset);
+        let segment = self.segments.iter().rev().find(|segment| segment.offset <= unmatched.offset);
         let segment = segment.copied().unwrap_or(self.segments[0]);
-        let before = self
-            .text
-            .get(segment.offset..unmatched.offset)
-            .unwrap_or("");
+        let before = self.text.get(segment.offset..unmatched.offset).unwrap_or("");
         DirectiveError::UnmatchedQuote {
             line: segment.line,
             column: segment.column + char_count(before),

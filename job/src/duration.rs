@@ -24,21 +24,15 @@ pub fn parse_duration(text: &str) -> Result<u64, String> {
             _ => (*field, None),
         };
         let value = parse_field(whole).map_err(&bad)?;
-        let seconds = value
-            .checked_mul(FIELD_SECONDS[index])
-            .ok_or_else(|| bad("too large".to_string()))?;
-        total = total
-            .checked_add(seconds)
-            .ok_or_else(|| bad("too large".to_string()))?;
+        let seconds = value.checked_mul(FIELD_SECONDS[index]).ok_or_else(|| bad("too large".to_string()))?;
+        total = total.checked_add(seconds).ok_or_else(|| bad("too large".to_string()))?;
         if let Some(fraction) = fraction {
             if fraction.is_empty() || !fraction.bytes().all(|b| b.is_ascii_digit()) {
                 return Err(bad(format!("fraction '{fraction}' is not a number")));
             }
             // Round half up on the first fractional digit, as OpenPBS does.
             if fraction.as_bytes()[0] >= b'5' {
-                total = total
-                    .checked_add(1)
-                    .ok_or_else(|| bad("too large".to_string()))?;
+                total = total.checked_add(1).ok_or_else(|| bad("too large".to_string()))?;
             }
         }
     }
@@ -58,12 +52,7 @@ fn parse_field(field: &str) -> Result<u64, String> {
 
 /// Formats seconds as `HH:MM:SS` with at least two hour digits (`120:00:00` allowed).
 pub fn format_hms(seconds: u64) -> String {
-    format!(
-        "{:02}:{:02}:{:02}",
-        seconds / 3600,
-        (seconds / 60) % 60,
-        seconds % 60
-    )
+    format!("{:02}:{:02}:{:02}", seconds / 3600, (seconds / 60) % 60, seconds % 60)
 }
 
 #[cfg(test)]
@@ -121,10 +110,7 @@ mod tests {
         ];
         for text in bad {
             let err = parse_duration(text).expect_err(text);
-            assert!(
-                err.contains(&format!("'{text}'")),
-                "{err} does not name {text:?}"
-            );
+            assert!(err.contains(&format!("'{text}'")), "{err} does not name {text:?}");
         }
     }
 
@@ -146,17 +132,10 @@ mod tests {
 
     #[test]
     fn error_messages() {
-        let text: String = [
-            "",
-            "1::00",
-            "1h",
-            "1:00:00:00:00",
-            "30.x",
-            "99999999999999999999",
-        ]
-        .iter()
-        .map(|input| format!("{}\n", parse_duration(input).unwrap_err()))
-        .collect();
+        let text: String = ["", "1::00", "1h", "1:00:00:00:00", "30.x", "99999999999999999999"]
+            .iter()
+            .map(|input| format!("{}\n", parse_duration(input).unwrap_err()))
+            .collect();
         insta::assert_snapshot!(text);
     }
 }

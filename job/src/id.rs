@@ -19,10 +19,7 @@ pub struct BadJobId(pub String);
 
 impl JobId {
     pub fn new(seq: u64, server: impl Into<String>) -> Self {
-        JobId {
-            seq,
-            server: server.into(),
-        }
+        JobId { seq, server: server.into() }
     }
 
     /// Parses `123`, `123.server` or `123.server.domain`; a missing server part takes
@@ -37,9 +34,7 @@ impl JobId {
         if seq_text.is_empty() || !seq_text.bytes().all(|b| b.is_ascii_digit()) {
             return Err(BadJobId(text.to_string()));
         }
-        let seq = seq_text
-            .parse::<u64>()
-            .map_err(|_| BadJobId(text.to_string()))?;
+        let seq = seq_text.parse::<u64>().map_err(|_| BadJobId(text.to_string()))?;
         let server = server.split('.').next().unwrap_or_default();
         if server.is_empty() || server.contains(char::is_whitespace) || server.contains('@') {
             return Err(BadJobId(text.to_string()));
@@ -61,14 +56,8 @@ mod tests {
     #[test]
     fn parses_short_and_full_forms() {
         assert_eq!(JobId::parse("12", "head").unwrap(), JobId::new(12, "head"));
-        assert_eq!(
-            JobId::parse("12.head", "x").unwrap(),
-            JobId::new(12, "head")
-        );
-        assert_eq!(
-            JobId::parse("12.head.example.com", "x").unwrap(),
-            JobId::new(12, "head")
-        );
+        assert_eq!(JobId::parse("12.head", "x").unwrap(), JobId::new(12, "head"));
+        assert_eq!(JobId::parse("12.head.example.com", "x").unwrap(), JobId::new(12, "head"));
         assert_eq!(JobId::new(7, "vm").to_string(), "7.vm");
     }
 

@@ -88,47 +88,26 @@ impl Rng {
 
     fn text(&mut self) -> String {
         let length = self.below(12);
-        (0..length)
-            .map(|_| PIECES[self.below(PIECES.len())])
-            .collect()
+        (0..length).map(|_| PIECES[self.below(PIECES.len())]).collect()
     }
 
     /// A script whose lines are mostly directives.
     fn script(&mut self) -> String {
         let lines = self.below(6);
-        (0..lines)
-            .map(|_| {
-                format!(
-                    "{}{}\n",
-                    ["#PBS ", "#PBS -l ", "  #PBS", ""][self.below(4)],
-                    self.text()
-                )
-            })
-            .collect()
+        (0..lines).map(|_| format!("{}{}\n", ["#PBS ", "#PBS -l ", "  #PBS", ""][self.below(4)], self.text())).collect()
     }
 
     /// A resource list whose items mostly have the `name=value` shape.
     fn list(&mut self) -> String {
         let items = 1 + self.below(3);
-        let items: Vec<String> = (0..items)
-            .map(|_| format!("{}{}", KNOWN[self.below(KNOWN.len())], self.text()))
-            .collect();
+        let items: Vec<String> =
+            (0..items).map(|_| format!("{}{}", KNOWN[self.below(KNOWN.len())], self.text())).collect();
         items.join(",")
     }
 }
 
 /// Resource names with their `=`, to start list items.
-const KNOWN: &[&str] = &[
-    "nodes=",
-    "select=",
-    "place=",
-    "walltime=",
-    "mem=",
-    "ncpus=",
-    "ngpus=",
-    "procs=",
-    "host=",
-];
+const KNOWN: &[&str] = &["nodes=", "select=", "place=", "walltime=", "mem=", "ncpus=", "ngpus=", "procs=", "host="];
 
 fn check_error(error: &ResourceError) {
     assert!(error.column <= error.input.chars().count(), "{error:?}");
@@ -146,11 +125,7 @@ fn parsers_never_panic() {
         let _ = extract(&text, &rng.text());
         let _ = Size::parse(&text);
         let _ = parse_duration(&text);
-        let list = if rng.below(2) == 0 {
-            rng.list()
-        } else {
-            text.clone()
-        };
+        let list = if rng.below(2) == 0 { rng.list() } else { text.clone() };
         match parse_list(&list) {
             Ok(pairs) => match ResourceRequest::from_list(&pairs) {
                 Ok(request) => {
@@ -163,10 +138,7 @@ fn parsers_never_panic() {
         }
         // Known names with random values reach the value parsers directly.
         let name = KNOWN[rng.below(KNOWN.len())].trim_end_matches('=');
-        let pairs = vec![
-            (name.to_string(), rng.text()),
-            ("mem".to_string(), rng.text()),
-        ];
+        let pairs = vec![(name.to_string(), rng.text()), ("mem".to_string(), rng.text())];
         match ResourceRequest::from_list(&pairs) {
             Ok(_) => requests += 1,
             Err(error) => check_error(&error),
@@ -175,8 +147,5 @@ fn parsers_never_panic() {
     }
     eprintln!("{directives} directives, {requests} requests");
     // The strings must reach the successful paths too, not only the first error check.
-    assert!(
-        directives > 8000 && requests > 400,
-        "{directives} directives, {requests} requests"
-    );
+    assert!(directives > 8000 && requests > 400, "{directives} directives, {requests} requests");
 }

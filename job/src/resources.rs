@@ -101,42 +101,28 @@ impl ResourceRequest {
 
     /// Total cpus over all chunks (saturating).
     pub fn total_ncpus(&self) -> u32 {
-        self.chunks.iter().fold(0u32, |sum, chunk| {
-            sum.saturating_add(chunk.count.saturating_mul(chunk.ncpus))
-        })
+        self.chunks.iter().fold(0u32, |sum, chunk| sum.saturating_add(chunk.count.saturating_mul(chunk.ncpus)))
     }
 
     /// Total GPUs over all chunks (saturating).
     pub fn total_ngpus(&self) -> u32 {
-        self.chunks.iter().fold(0u32, |sum, chunk| {
-            sum.saturating_add(chunk.count.saturating_mul(chunk.ngpus))
-        })
+        self.chunks.iter().fold(0u32, |sum, chunk| sum.saturating_add(chunk.count.saturating_mul(chunk.ngpus)))
     }
 
     /// Number of chunks (= nodes for scatter placement, saturating).
     pub fn nodect(&self) -> u32 {
-        self.chunks
-            .iter()
-            .fold(0u32, |sum, chunk| sum.saturating_add(chunk.count))
+        self.chunks.iter().fold(0u32, |sum, chunk| sum.saturating_add(chunk.count))
     }
 
     /// The displayed value of one `Resource_List` entry (`"walltime"` -> `"01:00:00"`).
     pub fn display_value(&self, name: &str) -> Option<&str> {
-        self.display
-            .iter()
-            .find(|(key, _)| key == name)
-            .map(|(_, value)| value.as_str())
+        self.display.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str())
     }
 }
 
 impl ResourceError {
     /// An error about `token`, found at byte offset `byte` of `input`.
-    pub(crate) fn at(
-        message: impl Into<String>,
-        input: &str,
-        byte: usize,
-        token: &str,
-    ) -> ResourceError {
+    pub(crate) fn at(message: impl Into<String>, input: &str, byte: usize, token: &str) -> ResourceError {
         ResourceError {
             message: message.into(),
             input: input.to_string(),
@@ -181,18 +167,8 @@ impl Span<'_> {
     }
 
     /// [`Span::error`] with OpenPBS's value-error wording naming resource `name`.
-    pub fn bad_value(
-        &self,
-        name: &str,
-        detail: impl std::fmt::Display,
-        offset: usize,
-        token: &str,
-    ) -> ResourceError {
-        self.error(
-            format!("Illegal attribute or resource value Resource_List.{name}: {detail}"),
-            offset,
-            token,
-        )
+    pub fn bad_value(&self, name: &str, detail: impl std::fmt::Display, offset: usize, token: &str) -> ResourceError {
+        self.error(format!("Illegal attribute or resource value Resource_List.{name}: {detail}"), offset, token)
     }
 }
 
@@ -218,7 +194,5 @@ pub(crate) fn parse_u32(text: &str) -> Option<u32> {
 /// starting with a digit or punctuation.
 pub(crate) fn is_name(name: &str) -> bool {
     name.starts_with(|c: char| c.is_ascii_alphabetic())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }

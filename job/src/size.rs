@@ -6,8 +6,7 @@ use std::fmt;
 
 /// Multiplier letters in order of their power of 1024.
 const MULTIPLIERS: &[u8] = b"kmgtpe";
-const EXPECTED: &str =
-    "expected an integer, an optional multiplier k, m, g, t, p or e and an optional unit b or w";
+const EXPECTED: &str = "expected an integer, an optional multiplier k, m, g, t, p or e and an optional unit b or w";
 const TOO_LARGE: &str = "too large (more than 64 bits of bytes)";
 
 /// A size as the user wrote it, kept so it can be displayed in PBS's normalised form (`2gb`).
@@ -25,9 +24,7 @@ impl Size {
     /// Parses `2G`, `2gb`, `4096mb`, `1024`, `8w`, `12kB`. Errors name the text.
     pub fn parse(text: &str) -> Result<Size, String> {
         let bad = |why: &str| format!("bad size '{text}': {why}");
-        let digits_end = text
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(text.len());
+        let digits_end = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
         let (digits, suffix) = text.split_at(digits_end);
         if digits.is_empty() {
             return Err(bad(EXPECTED));
@@ -37,10 +34,7 @@ impl Size {
         }
         let mut rest = suffix.as_bytes();
         let mut shift = 0u8;
-        if let Some(index) = rest
-            .first()
-            .and_then(|b| MULTIPLIERS.iter().position(|m| m.eq_ignore_ascii_case(b)))
-        {
+        if let Some(index) = rest.first().and_then(|b| MULTIPLIERS.iter().position(|m| m.eq_ignore_ascii_case(b))) {
             // `index` < 6, so the shift is 1..=6.
             shift = index as u8 + 1;
             rest = &rest[1..];
@@ -52,11 +46,7 @@ impl Size {
             _ => return Err(bad(EXPECTED)),
         };
         let value: u64 = digits.parse().map_err(|_| bad(TOO_LARGE))?;
-        let size = Size {
-            value,
-            shift,
-            words,
-        };
+        let size = Size { value, shift, words };
         size.checked_bytes().ok_or_else(|| bad(TOO_LARGE))?;
         Ok(size)
     }
@@ -64,18 +54,12 @@ impl Size {
     /// The size in bytes, or `None` if it does not fit in 64 bits.
     pub fn checked_bytes(&self) -> Option<u64> {
         let unit: u64 = if self.words { 8 } else { 1 };
-        self.value
-            .checked_mul(1u64.checked_shl(10 * self.shift as u32)?)?
-            .checked_mul(unit)
+        self.value.checked_mul(1u64.checked_shl(10 * self.shift as u32)?)?.checked_mul(unit)
     }
 
     /// A size of `kb` kilobytes (how usage is reported: `4312kb`).
     pub fn from_kb(kb: u64) -> Size {
-        Size {
-            value: kb,
-            shift: 1,
-            words: false,
-        }
+        Size { value: kb, shift: 1, words: false }
     }
 
     /// The size in bytes, saturating.
@@ -88,13 +72,7 @@ impl fmt::Display for Size {
     /// Normalised display: lower-case multiplier and `b`/`w` (`2gb`, `1024b`, `8w`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mult = ["", "k", "m", "g", "t", "p", "e"][self.shift.min(6) as usize];
-        write!(
-            f,
-            "{}{}{}",
-            self.value,
-            mult,
-            if self.words { "w" } else { "b" }
-        )
+        write!(f, "{}{}{}", self.value, mult, if self.words { "w" } else { "b" })
     }
 }
 
@@ -153,32 +131,21 @@ mod tests {
             "18446744073709551615k",
         ] {
             let err = Size::parse(text).expect_err(text);
-            assert!(
-                err.contains(&format!("'{text}'")),
-                "{err} does not name {text:?}"
-            );
+            assert!(err.contains(&format!("'{text}'")), "{err} does not name {text:?}");
         }
     }
 
     #[test]
     fn largest_sizes_fit() {
         assert_eq!(Size::parse("15e").unwrap().bytes(), 15 << 60);
-        assert_eq!(
-            Size::parse("18446744073709551615").unwrap().bytes(),
-            u64::MAX
-        );
-        assert_eq!(
-            Size::parse("2305843009213693951w").unwrap().bytes(),
-            u64::MAX - 7
-        );
+        assert_eq!(Size::parse("18446744073709551615").unwrap().bytes(), u64::MAX);
+        assert_eq!(Size::parse("2305843009213693951w").unwrap().bytes(), u64::MAX - 7);
     }
 
     #[test]
     fn error_messages() {
-        let text: String = ["gb", "2.5gb", "16e", "1x"]
-            .iter()
-            .map(|input| format!("{}\n", Size::parse(input).unwrap_err()))
-            .collect();
+        let text: String =
+            ["gb", "2.5gb", "16e", "1x"].iter().map(|input| format!("{}\n", Size::parse(input).unwrap_err())).collect();
         insta::assert_snapshot!(text);
     }
 }

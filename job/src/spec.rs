@@ -72,10 +72,7 @@ pub struct JobSpec {
 impl JobSpec {
     /// The submit directory (`PBS_O_WORKDIR`), from the variable list.
     pub fn workdir(&self) -> Option<&str> {
-        self.variables
-            .iter()
-            .find(|(name, _)| name == "PBS_O_WORKDIR")
-            .map(|(_, value)| value.as_str())
+        self.variables.iter().find(|(name, _)| name == "PBS_O_WORKDIR").map(|(_, value)| value.as_str())
     }
 }
 
@@ -87,13 +84,8 @@ pub fn check_job_name(name: &str) -> Result<(), String> {
     if name.len() > 230 {
         return Err(format!("job name is longer than 230 characters: {name}"));
     }
-    if let Some(bad) = name
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || "._+-".contains(*c)))
-    {
-        return Err(format!(
-            "job name {name:?} contains {bad:?}; allowed are A-Z a-z 0-9 . _ + -"
-        ));
+    if let Some(bad) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || "._+-".contains(*c))) {
+        return Err(format!("job name {name:?} contains {bad:?}; allowed are A-Z a-z 0-9 . _ + -"));
     }
     Ok(())
 }

@@ -114,23 +114,8 @@ mod tests {
     use JobEvent as Ev;
     use JobState as St;
 
-    const ALL_STATES: [St; 6] = [
-        St::Queued,
-        St::Held,
-        St::Waiting,
-        St::Running,
-        St::Exiting,
-        St::Finished,
-    ];
-    const ALL_EVENTS: [Ev; 7] = [
-        Ev::Hold,
-        Ev::Release,
-        Ev::Run,
-        Ev::Exit,
-        Ev::Finish,
-        Ev::Delete,
-        Ev::Requeue,
-    ];
+    const ALL_STATES: [St; 6] = [St::Queued, St::Held, St::Waiting, St::Running, St::Exiting, St::Finished];
+    const ALL_EVENTS: [Ev; 7] = [Ev::Hold, Ev::Release, Ev::Run, Ev::Exit, Ev::Finish, Ev::Delete, Ev::Requeue];
 
     #[test]
     fn transition_table() {

@@ -115,7 +115,7 @@ impl Daemon {
             Err(err) => {
                 let Some(job_id) = self.task_jobs.remove(&err.id()) else { return };
                 tracing::error!(job_id, "job task failed: {err}");
-                (job_id, JobOutcome { exit_status: exec::JOB_EXEC_FAIL2, session_id: 0, used: Default::default() })
+                (job_id, JobOutcome::not_started(exec::JOB_EXEC_FAIL2, 0))
             }
         };
         self.kill_senders.remove(&job_id);

@@ -21,7 +21,10 @@ pub async fn serve(shared: Arc<Shared>, mut stream: UnixStream, requester: Reque
             Ok(Ok(request)) => request,
             Ok(Err(proto::FrameError::Closed)) | Err(_) => return,
             Ok(Err(error)) => {
-                let reply = ServerReply::Error(RequestError::new(ErrorCode::InvalidRequest, format!("Invalid request: {error}")));
+                let reply = ServerReply::Error(RequestError::new(
+                    ErrorCode::InvalidRequest,
+                    format!("Invalid request: {error}"),
+                ));
                 let _ = frame::write(&mut stream, &reply).await;
                 return;
             }
@@ -57,7 +60,9 @@ async fn dispatch(shared: &Shared, requester: &Requester, request: ClientRequest
         }
         ClientRequest::ReleaseJob { ids, hold_types } => {
             shared
-                .apply(|state, out| handlers::hold_job::hold_job(state, out, requester, now(), &ids, &hold_types, false))
+                .apply(|state, out| {
+                    handlers::hold_job::hold_job(state, out, requester, now(), &ids, &hold_types, false)
+                })
                 .await
         }
     };

@@ -34,7 +34,8 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
     let mut store = store::Store::open(&config.db_path)
         .with_context(|| format!("cannot open the job store {}", config.db_path.display()))?;
     let loaded = store.load(&config.server_name).context("cannot load jobs from the store")?;
-    let mut state = ServerState::new(&config.server_name, &config.default_queue, config.kill_delay, nix::unistd::getuid().as_raw());
+    let mut state =
+        ServerState::new(&config.server_name, &config.default_queue, config.kill_delay, nix::unistd::getuid().as_raw());
     state.next_seq = loaded.next_seq;
     state.jobs = loaded.jobs.into_iter().map(|job| (job.id.seq, job)).collect();
     tracing::info!(server = %config.server_name, jobs = state.jobs.len(), next_seq = state.next_seq, "state loaded");

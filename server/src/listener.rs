@@ -47,7 +47,8 @@ async fn handle_connection(shared: Arc<Shared>, mut stream: UnixStream) {
         Err(_) => return,
     };
     if !proto::protocol_accepted(hello.protocol) {
-        let message = format!("protocol version {} not supported (server speaks {})", hello.protocol, proto::PROTOCOL_VERSION);
+        let message =
+            format!("protocol version {} not supported (server speaks {})", hello.protocol, proto::PROTOCOL_VERSION);
         let _ = frame::write(&mut stream, &HelloReply::Refused { code: ErrorCode::ProtocolMismatch, message }).await;
         return;
     }
@@ -57,7 +58,8 @@ async fn handle_connection(shared: Arc<Shared>, mut stream: UnixStream) {
         let _ = frame::write(&mut stream, &HelloReply::Refused { code: ErrorCode::PermissionDenied, message }).await;
         return;
     }
-    let welcome = HelloReply::Welcome { protocol: proto::PROTOCOL_VERSION, server_name: shared.config.server_name.clone() };
+    let welcome =
+        HelloReply::Welcome { protocol: proto::PROTOCOL_VERSION, server_name: shared.config.server_name.clone() };
     if frame::write(&mut stream, &welcome).await.is_err() {
         return;
     }

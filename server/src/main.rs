@@ -46,7 +46,8 @@ async fn main() -> anyhow::Result<()> {
         other => anyhow::bail!("unknown flavor {other:?}: use openpbs or torque"),
     };
     let shutdown = async {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
         tokio::select! {
             _ = tokio::signal::ctrl_c() => {}
             _ = term.recv() => {}

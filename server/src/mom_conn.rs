@@ -33,7 +33,11 @@ pub async fn serve(shared: Arc<Shared>, stream: UnixStream) {
         // message the scheduler may send once the node is up.
         let reply = handlers::register_mom::register_mom(state, out, registration, now());
         let _ = sender.send(reply);
-        shared.moms.lock().unwrap_or_else(|p| p.into_inner()).insert(node.clone(), MomLink { link_id, sender: sender.clone() });
+        shared
+            .moms
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(node.clone(), MomLink { link_id, sender: sender.clone() });
     });
     if registered.await.is_err() {
         return;

@@ -38,7 +38,13 @@ pub fn now() -> i64 {
 
 impl Shared {
     pub fn new(config: ServerConfig, state: ServerState, store: StoreHandle) -> Shared {
-        Shared { config, state: Mutex::new(state), store, moms: Mutex::new(HashMap::new()), sched_wakeup: Notify::new() }
+        Shared {
+            config,
+            state: Mutex::new(state),
+            store,
+            moms: Mutex::new(HashMap::new()),
+            sched_wakeup: Notify::new(),
+        }
     }
 
     /// Locks the state. Never hold the guard across an `.await`.
@@ -48,7 +54,10 @@ impl Shared {
 
     /// Runs `handler` on the state, then carries out its effects: persist (awaited), send to
     /// moms, wake the scheduler. Returns the handler's result once everything is durable.
-    pub async fn apply<R>(&self, handler: impl FnOnce(&mut ServerState, &mut Outbox) -> R) -> Result<R, crate::store::StoreError> {
+    pub async fn apply<R>(
+        &self,
+        handler: impl FnOnce(&mut ServerState, &mut Outbox) -> R,
+    ) -> Result<R, crate::store::StoreError> {
         let (result, commit, to_moms, schedule) = {
             let mut state = self.state();
             let mut out = Outbox::default();

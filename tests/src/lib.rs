@@ -77,8 +77,14 @@ impl Cluster {
             .args(["--gpus", &shape.gpus.to_string(), "--kill-delay", "2", "--server-name", "testsrv"])
             .output()
             .expect("minipbs runs");
-        let cluster = Cluster { conf: state.path().join("pbs.conf"), state, work, bin, server_name: "testsrv".to_string() };
-        assert!(output.status.success(), "minipbs up failed: {}\n{}", String::from_utf8_lossy(&output.stderr), cluster.logs());
+        let cluster =
+            Cluster { conf: state.path().join("pbs.conf"), state, work, bin, server_name: "testsrv".to_string() };
+        assert!(
+            output.status.success(),
+            "minipbs up failed: {}\n{}",
+            String::from_utf8_lossy(&output.stderr),
+            cluster.logs()
+        );
         let stdout = String::from_utf8_lossy(&output.stdout);
         assert_eq!(stdout.trim(), format!("export PBS_CONF_FILE={}", cluster.conf.display()));
         cluster
@@ -137,15 +143,17 @@ impl Cluster {
 
     /// Waits until the job is finished (`F`) and returns its `Exit_status`.
     pub fn wait_finished(&self, id: &str, limit: Duration) -> i32 {
-        wait_for(limit, &format!("job {id} to finish"), || {
-            (self.job_attr(id, "job_state")? == "F").then_some(())
-        });
+        wait_for(limit, &format!("job {id} to finish"), || (self.job_attr(id, "job_state")? == "F").then_some(()));
         self.job_attr(id, "Exit_status").and_then(|status| status.parse().ok()).unwrap_or(i32::MIN)
     }
 
     /// The server's command line (to restart it after killing it).
     pub fn start_server(&self) {
-        let log = std::fs::OpenOptions::new().append(true).create(true).open(self.state.path().join("logs/server.log")).unwrap();
+        let log = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(self.state.path().join("logs/server.log"))
+            .unwrap();
         let child = Command::new(self.bin.join("pbs_server"))
             .arg("--state-dir")
             .arg(self.state.path())

@@ -52,10 +52,7 @@ pub fn qstat_alternate(server: &str, jobs: &[JobStatus], opts: &AltOptions) -> S
         return String::new();
     }
     let server_comment = opts.server_comment.as_deref().unwrap_or("");
-    let mut out = format!(
-        "\n{server}: {server_comment}\n{}Req'd  Req'd   Elap\n",
-        " ".repeat(60)
-    );
+    let mut out = format!("\n{server}: {server_comment}\n{}Req'd  Req'd   Elap\n", " ".repeat(60));
     out.push_str(ALT_COLUMNS);
     for job in jobs {
         push_job(&mut out, job, opts);
@@ -88,27 +85,17 @@ fn push_job(out: &mut String, job: &JobStatus, opts: &AltOptions) {
 
 /// The row of one job, without the newline.
 fn alt_row(job: &JobStatus) -> String {
-    let cut = |name: &str, width: usize| {
-        job.get(name)
-            .map_or(BLANK.to_string(), |v| truncate(v, width))
-    };
-    let user = job
-        .get("Job_Owner")
-        .map_or(BLANK.to_string(), |v| truncate(before_at(v), 8));
+    let cut = |name: &str, width: usize| job.get(name).map_or(BLANK.to_string(), |v| truncate(v, width));
+    let user = job.get("Job_Owner").map_or(BLANK.to_string(), |v| truncate(before_at(v), 8));
     let tasks = match job.get("Resource_List.ncpus") {
         Some(ncpus) if ncpus != "0" => truncate(ncpus, 3),
         _ => BLANK.to_string(),
     };
-    let memory = job
-        .get("Resource_List.mem")
-        .map_or(BLANK.to_string(), size_column);
+    let memory = job.get("Resource_List.mem").map_or(BLANK.to_string(), size_column);
     // A cput limit makes both time columns about cpu time instead of wall time.
     let (requested, elapsed) = match job.get("Resource_List.cput") {
         Some(cput) => (cput, job.get("resources_used.cput")),
-        None => (
-            job.get("Resource_List.walltime").unwrap_or(BLANK),
-            job.get("resources_used.walltime"),
-        ),
+        None => (job.get("Resource_List.walltime").unwrap_or(BLANK), job.get("resources_used.walltime")),
     };
     [
         left(&truncate(&job.id, 15), 15),
@@ -142,11 +129,7 @@ fn job_comment(job: &JobStatus) -> String {
 /// joined by `+`. Folded into lines indented by three blanks, each under 77 characters and
 /// ending in `+` when continued; on one line ended by a newline when `same_line`.
 fn exec_host_lines(exec_host: &str, same_line: bool) -> String {
-    let chunks: Vec<String> = exec_host
-        .split('+')
-        .filter(|c| !c.is_empty())
-        .map(strip_domain)
-        .collect();
+    let chunks: Vec<String> = exec_host.split('+').filter(|c| !c.is_empty()).map(strip_domain).collect();
     if chunks.is_empty() {
         return String::new();
     }
@@ -174,10 +157,7 @@ fn strip_domain(chunk: &str) -> String {
     if host.parse::<std::net::Ipv4Addr>().is_ok() {
         return chunk.to_string();
     }
-    let short = host
-        .split('.')
-        .find(|label| !label.is_empty())
-        .unwrap_or(host);
+    let short = host.split('.').find(|label| !label.is_empty()).unwrap_or(host);
     format!("{short}{slots}")
 }
 
@@ -187,12 +167,7 @@ mod tests {
     use crate::output::samples;
 
     fn opts(nodes: bool, one_line: bool, comment: bool) -> AltOptions {
-        AltOptions {
-            nodes,
-            one_line,
-            comment,
-            server_comment: None,
-        }
+        AltOptions { nodes, one_line, comment, server_comment: None }
     }
 
     #[test]
@@ -218,32 +193,20 @@ mod tests {
 
     #[test]
     fn server_comment_follows_the_server_name() {
-        let options = AltOptions {
-            server_comment: Some("Maintenance at 18:00".into()),
-            ..AltOptions::default()
-        };
+        let options = AltOptions { server_comment: Some("Maintenance at 18:00".into()), ..AltOptions::default() };
         let text = qstat_alternate("head", &[samples::queued_job()], &options);
-        assert!(
-            text.starts_with("\nhead: Maintenance at 18:00\n"),
-            "{text:?}"
-        );
+        assert!(text.starts_with("\nhead: Maintenance at 18:00\n"), "{text:?}");
     }
 
     #[test]
     fn long_values_are_cut_with_a_star() {
         let row = alt_row(&samples::long_names_job());
-        assert_eq!(
-            row,
-            "1234567[].head* averyve* long_qu* exactly_s* 41943* 10* 10*  118gb 200:0 R 154:1"
-        );
+        assert_eq!(row, "1234567[].head* averyve* long_qu* exactly_s* 41943* 10* 10*  118gb 200:0 R 154:1");
     }
 
     #[test]
     fn node_lines_are_indented_and_folded() {
-        let text = exec_host_lines(
-            samples::long_names_job().get("exec_host").unwrap_or(""),
-            false,
-        );
+        let text = exec_host_lines(samples::long_names_job().get("exec_host").unwrap_or(""), false);
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines.len() > 1, "{text}");
         for line in &lines {
@@ -252,9 +215,7 @@ mod tests {
         }
         assert!(lines[0].ends_with('+'));
         let joined: String = lines.iter().map(|l| l.trim_start()).collect();
-        let expected: Vec<String> = (1..=12)
-            .map(|n| format!("compute-node-{n:02}/0*8"))
-            .collect();
+        let expected: Vec<String> = (1..=12).map(|n| format!("compute-node-{n:02}/0*8")).collect();
         assert_eq!(joined, expected.join("+"));
     }
 
@@ -262,10 +223,7 @@ mod tests {
     fn domains_are_stripped_but_addresses_kept() {
         assert_eq!(strip_domain("node1.example.com/0*2"), "node1/0*2");
         assert_eq!(strip_domain("10.0.0.5/1"), "10.0.0.5/1");
-        assert_eq!(
-            exec_host_lines("node1/0*2+node2/0*2", false),
-            "   node1/0*2+node2/0*2\n"
-        );
+        assert_eq!(exec_host_lines("node1/0*2+node2/0*2", false), "   node1/0*2+node2/0*2\n");
         assert_eq!(exec_host_lines(BLANK, false), "    -- \n");
     }
 
@@ -291,36 +249,21 @@ mod tests {
         let comment = job_comment(&samples::finished_job());
         assert_eq!(comment.chars().count(), 74);
         assert!(comment.ends_with("..."));
-        assert_eq!(
-            job_comment(&samples::held_job()),
-            "job held, too many failed attempts to run"
-        );
+        assert_eq!(job_comment(&samples::held_job()), "job held, too many failed attempts to run");
     }
 
     #[test]
     fn snapshot_plain() {
-        insta::assert_snapshot!(qstat_alternate(
-            "head",
-            &samples::all_jobs(),
-            &AltOptions::default()
-        ));
+        insta::assert_snapshot!(qstat_alternate("head", &samples::all_jobs(), &AltOptions::default()));
     }
 
     #[test]
     fn snapshot_nodes_and_comments() {
-        insta::assert_snapshot!(qstat_alternate(
-            "head",
-            &samples::all_jobs(),
-            &opts(true, false, true)
-        ));
+        insta::assert_snapshot!(qstat_alternate("head", &samples::all_jobs(), &opts(true, false, true)));
     }
 
     #[test]
     fn snapshot_nodes_and_comments_one_line() {
-        insta::assert_snapshot!(qstat_alternate(
-            "head",
-            &samples::all_jobs(),
-            &opts(true, true, true)
-        ));
+        insta::assert_snapshot!(qstat_alternate("head", &samples::all_jobs(), &opts(true, true, true)));
     }
 }

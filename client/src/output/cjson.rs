@@ -85,13 +85,7 @@ pub fn parse_value(text: &str) -> Option<Json> {
 /// The longest prefix of `text` that C's `strtod` reads as a decimal number, and its length.
 fn strtod_prefix(text: &str) -> Option<(f64, usize)> {
     let bytes = text.as_bytes();
-    let digits_from = |start: usize| {
-        start
-            + bytes[start..]
-                .iter()
-                .take_while(|b| b.is_ascii_digit())
-                .count()
-    };
+    let digits_from = |start: usize| start + bytes[start..].iter().take_while(|b| b.is_ascii_digit()).count();
     let mut end = usize::from(matches!(bytes.first(), Some(b'-' | b'+')));
     let int_end = digits_from(end);
     let mut has_digits = int_end > end;
@@ -124,11 +118,9 @@ fn from_serde(value: serde_json::Value) -> Json {
         serde_json::Value::Number(number) => Json::Number(number.as_f64().unwrap_or(f64::NAN)),
         serde_json::Value::String(text) => Json::String(text),
         serde_json::Value::Array(items) => Json::Array(items.into_iter().map(from_serde).collect()),
-        serde_json::Value::Object(map) => Json::Object(
-            map.into_iter()
-                .map(|(key, value)| (key, from_serde(value)))
-                .collect(),
-        ),
+        serde_json::Value::Object(map) => {
+            Json::Object(map.into_iter().map(|(key, value)| (key, from_serde(value))).collect())
+        }
     }
 }
 
@@ -157,11 +149,7 @@ fn format_g(value: f64, precision: usize) -> String {
     let exponent: i32 = exponent.parse().unwrap_or(0);
     if exponent < -4 || exponent >= precision as i32 {
         let sign = if exponent < 0 { '-' } else { '+' };
-        format!(
-            "{}e{sign}{:02}",
-            strip_fraction_zeros(mantissa),
-            exponent.unsigned_abs()
-        )
+        format!("{}e{sign}{:02}", strip_fraction_zeros(mantissa), exponent.unsigned_abs())
     } else {
         let decimals = (precision as i32 - 1 - exponent) as usize;
         strip_fraction_zeros(&format!("{value:.decimals$}")).to_string()
@@ -190,9 +178,7 @@ fn write_string(out: &mut String, text: &str) {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            control if u32::from(control) < 32 => {
-                out.push_str(&format!("\\u{:04x}", u32::from(control)))
-            }
+            control if u32::from(control) < 32 => out.push_str(&format!("\\u{:04x}", u32::from(control))),
             other => out.push(other),
         }
     }
@@ -228,27 +214,12 @@ mod tests {
         assert_eq!(number("1e999").as_deref(), Some("null"));
         // cJSON keeps 15 digits when they read back within one epsilon, else prints 17.
         assert_eq!(number("0.30000000000000004").as_deref(), Some("0.3"));
-        assert_eq!(
-            number("0.123456789012345678").as_deref(),
-            Some("0.12345678901234568")
-        );
+        assert_eq!(number("0.123456789012345678").as_deref(), Some("0.12345678901234568"));
     }
 
     #[test]
     fn non_numbers_stay_strings() {
-        for text in [
-            "00:10:00",
-            "4312kb",
-            "+5",
-            ".5",
-            "1e",
-            "-",
-            "0x10",
-            "1.2.3",
-            "True",
-            "",
-            "2:ncpus=2",
-        ] {
+        for text in ["00:10:00", "4312kb", "+5", ".5", "1e", "-", "0x10", "1.2.3", "True", "", "2:ncpus=2"] {
             assert_eq!(parse_value(text), None, "{text:?}");
         }
     }
@@ -257,14 +228,8 @@ mod tests {
     fn other_json_values_are_parsed() {
         assert_eq!(parse_value("true"), Some(Json::Bool(true)));
         assert_eq!(parse_value("null"), Some(Json::Null));
-        assert_eq!(
-            parse_value("\"quoted\""),
-            Some(Json::String("quoted".into()))
-        );
-        assert_eq!(
-            parse_value("[1,2]"),
-            Some(Json::Array(vec![Json::Number(1.0), Json::Number(2.0)]))
-        );
+        assert_eq!(parse_value("\"quoted\""), Some(Json::String("quoted".into())));
+        assert_eq!(parse_value("[1,2]"), Some(Json::Array(vec![Json::Number(1.0), Json::Number(2.0)])));
         assert_eq!(parse_value("nothing"), None);
     }
 
@@ -272,10 +237,7 @@ mod tests {
     fn layout_matches_cjson_print() {
         let document = Json::Object(vec![
             ("a".into(), Json::Number(1.0)),
-            (
-                "b".into(),
-                Json::Object(vec![("c".into(), Json::String("d\"\\\n\u{1}/é".into()))]),
-            ),
+            ("b".into(), Json::Object(vec![("c".into(), Json::String("d\"\\\n\u{1}/é".into()))])),
             ("e".into(), Json::Array(vec![Json::Bool(false), Json::Null])),
             ("f".into(), Json::Object(vec![])),
         ]);

@@ -57,9 +57,7 @@ pub fn right(value: &str, width: usize) -> String {
 /// a unit letter is in bytes and, as in OpenPBS, printed with a blank unit letter (`100 b`).
 pub fn size_column(value: &str) -> String {
     const UNITS: &[u8] = b" kmgtp?";
-    let digits_end = value
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(value.len());
+    let digits_end = value.find(|c: char| !c.is_ascii_digit()).unwrap_or(value.len());
     let mut number: u64 = value[..digits_end].parse().unwrap_or(0);
     let suffix = &value.as_bytes()[digits_end..];
     let mut unit = match suffix.first() {

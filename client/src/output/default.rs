@@ -42,11 +42,8 @@ fn default_row(job: &JobStatus) -> String {
     let id = truncate(short_job_id(&job.id), 17);
     let name = job.get("Job_Name").unwrap_or("");
     // OpenPBS marks a name of 16 characters or more, even one that would fit: 15 + `*`.
-    let name = if name.chars().count() >= 16 {
-        name.chars().take(15).collect::<String>() + "*"
-    } else {
-        name.to_string()
-    };
+    let name =
+        if name.chars().count() >= 16 { name.chars().take(15).collect::<String>() + "*" } else { name.to_string() };
     let user = truncate(before_at(job.get("Job_Owner").unwrap_or("")), 16);
     let time_use = truncate(job.get("resources_used.cput").unwrap_or("0"), 8);
     // One column wide, so a missing state is `-` rather than `--`.
@@ -71,10 +68,7 @@ fn field(value: &str) -> String {
     if value.trim().is_empty() {
         return "--".to_string();
     }
-    value
-        .chars()
-        .map(|c| if c.is_whitespace() { '_' } else { c })
-        .collect()
+    value.chars().map(|c| if c.is_whitespace() { '_' } else { c }).collect()
 }
 
 #[cfg(test)]
@@ -110,10 +104,7 @@ mod tests {
     #[test]
     fn every_row_has_six_fields() {
         let mut jobs = samples::all_jobs();
-        jobs.push(JobStatus {
-            id: "9.head".into(),
-            attrs: vec![job::Attr::new("Job_Name", "two words")],
-        });
+        jobs.push(JobStatus { id: "9.head".into(), attrs: vec![job::Attr::new("Job_Name", "two words")] });
         let text = qstat_default(&jobs);
         for row in text.lines().skip(2) {
             assert_eq!(row.split_whitespace().count(), 6, "{row:?}");
@@ -128,14 +119,7 @@ mod tests {
         let fields: Vec<&str> = row.split_whitespace().collect();
         assert_eq!(
             fields,
-            [
-                "1234567[].head-n*",
-                "exactly_sixteen*",
-                "averyveryverylo*",
-                "1234:56*",
-                "R",
-                "long_queue_name*"
-            ]
+            ["1234567[].head-n*", "exactly_sixteen*", "averyveryverylo*", "1234:56*", "R", "long_queue_name*"]
         );
     }
 

@@ -40,10 +40,7 @@ pub fn qstat_full_with(jobs: &[JobStatus], fold: bool, time: TimeText) -> String
             if fold {
                 out.push_str(&folded_attr(&name, &value));
             } else {
-                out.push_str(&format!(
-                    "    {name} = {}",
-                    value.replace('\n', "\\n").replace('\x0c', "\\f")
-                ));
+                out.push_str(&format!("    {name} = {}", value.replace('\n', "\\n").replace('\x0c', "\\f")));
             }
             out.push('\n');
         }
@@ -115,10 +112,7 @@ mod tests {
         assert_eq!(lines[2], "    Job_Owner = alice@login1.example.com");
         assert!(lines.contains(&"    Resource_List.walltime = 00:10:00"));
         assert!(lines.contains(&"    ctime = Tue Nov 21 22:26:00 2023"));
-        assert!(
-            text.ends_with("Submit_Host = login1.example.com\n\n"),
-            "{text}"
-        );
+        assert!(text.ends_with("Submit_Host = login1.example.com\n\n"), "{text}");
     }
 
     #[test]
@@ -140,15 +134,9 @@ mod tests {
             let width = line.chars().count() + tab - line.matches(',').count();
             assert!(width <= LINE_LIMIT + 1, "{width}: {line:?}");
         }
-        assert!(
-            folded.contains("\n\tPBS_O_"),
-            "Variable_List is folded at a comma"
-        );
+        assert!(folded.contains("\n\tPBS_O_"), "Variable_List is folded at a comma");
         let one_line = qstat_full_with(&jobs, false, ctime_text_utc);
-        assert_eq!(
-            unfold(&folded),
-            one_line.lines().map(str::to_string).collect::<Vec<_>>()
-        );
+        assert_eq!(unfold(&folded), one_line.lines().map(str::to_string).collect::<Vec<_>>());
     }
 
     #[test]
@@ -174,14 +162,8 @@ mod tests {
 
     #[test]
     fn unfolded_values_stay_on_one_line() {
-        let job = JobStatus {
-            id: "1.head".into(),
-            attrs: vec![job::Attr::new("comment", "two\nlines")],
-        };
-        assert_eq!(
-            qstat_full_with(&[job], false, ctime_text_utc),
-            "Job Id: 1.head\n    comment = two\\nlines\n\n"
-        );
+        let job = JobStatus { id: "1.head".into(), attrs: vec![job::Attr::new("comment", "two\nlines")] };
+        assert_eq!(qstat_full_with(&[job], false, ctime_text_utc), "Job Id: 1.head\n    comment = two\\nlines\n\n");
     }
 
     #[test]

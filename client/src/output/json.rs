@@ -25,26 +25,14 @@ pub fn qstat_json(server: &str, jobs: &[JobStatus], timestamp: i64, pbs_version:
 /// an object of its variables (`\,` unescaped), time stamps their `ctime` text through `time`,
 /// and values that cJSON parses as JSON that type (`4` -> number), except [`ALWAYS_STRINGS`].
 /// Without jobs the `Jobs` key is left out but the document is still printed.
-pub fn qstat_json_with(
-    server: &str,
-    jobs: &[JobStatus],
-    timestamp: i64,
-    pbs_version: &str,
-    time: TimeText,
-) -> String {
+pub fn qstat_json_with(server: &str, jobs: &[JobStatus], timestamp: i64, pbs_version: &str, time: TimeText) -> String {
     let mut root = vec![
         ("timestamp".to_string(), Json::Number(timestamp as f64)),
-        (
-            "pbs_version".to_string(),
-            Json::String(pbs_version.to_string()),
-        ),
+        ("pbs_version".to_string(), Json::String(pbs_version.to_string())),
         ("pbs_server".to_string(), Json::String(server.to_string())),
     ];
     if !jobs.is_empty() {
-        let entries = jobs
-            .iter()
-            .map(|job| (job.id.clone(), job_object(job, time)))
-            .collect();
+        let entries = jobs.iter().map(|job| (job.id.clone(), job_object(job, time))).collect();
         root.push(("Jobs".to_string(), Json::Object(entries)));
     }
     Json::Object(root).print() + "\n"
@@ -59,11 +47,7 @@ fn job_object(job: &JobStatus, time: TimeText) -> Json {
         let text = display_value(&attr.full_name(), &attr.value, time);
         let Some(resource) = &attr.resource else {
             open_group = None;
-            let value = if attr.name == "Variable_List" {
-                variables(&text)
-            } else {
-                typed(&attr.name, &text)
-            };
+            let value = if attr.name == "Variable_List" { variables(&text) } else { typed(&attr.name, &text) };
             entries.push((attr.name.clone(), value));
             continue;
         };
@@ -139,10 +123,7 @@ mod tests {
             Attr::new("Variable_List", "PBS_O_HOME=/home/alice,PBS_O_QUEUE=workq"),
             Attr::new("Exit_status", "0"),
         ];
-        let jobs = [JobStatus {
-            id: "123.head".into(),
-            attrs,
-        }];
+        let jobs = [JobStatus { id: "123.head".into(), attrs }];
         let expected = r#"{
 	"timestamp":	1700605560,
 	"pbs_version":	"23.06.06",
@@ -166,16 +147,16 @@ mod tests {
 	}
 }
 "#;
-        assert_eq!(
-            qstat_json_with("head", &jobs, T0, "23.06.06", ctime_text_utc),
-            expected
-        );
+        assert_eq!(qstat_json_with("head", &jobs, T0, "23.06.06", ctime_text_utc), expected);
     }
 
     #[test]
     fn without_jobs_the_document_has_no_jobs_key() {
         let text = qstat_json_with("head", &[], T0, "23.06.06", ctime_text_utc);
-        assert_eq!(text, "{\n\t\"timestamp\":\t1700605560,\n\t\"pbs_version\":\t\"23.06.06\",\n\t\"pbs_server\":\t\"head\"\n}\n");
+        assert_eq!(
+            text,
+            "{\n\t\"timestamp\":\t1700605560,\n\t\"pbs_version\":\t\"23.06.06\",\n\t\"pbs_server\":\t\"head\"\n}\n"
+        );
         assert!(parse(&text).get("Jobs").is_none());
     }
 
@@ -188,57 +169,29 @@ mod tests {
         let running = &document["Jobs"]["123.head"];
         assert_eq!(running["Resource_List"]["ncpus"], Value::from(4));
         assert_eq!(running["Resource_List"]["mem"], Value::from("2gb"));
-        assert_eq!(
-            running["resources_used"]["walltime"],
-            Value::from("00:12:31")
-        );
+        assert_eq!(running["resources_used"]["walltime"], Value::from("00:12:31"));
         assert_eq!(running["session_id"], Value::from(24567));
         assert_eq!(running["Priority"], Value::from(0));
         assert_eq!(running["Rerunable"], Value::from("True"));
         assert_eq!(running["mtime"], Value::from("Tue Nov 21 22:26:11 2023"));
         assert_eq!(running["project"], Value::from("_pbs_project_default"));
-        assert_eq!(
-            document["Jobs"]["126.head"]["Exit_status"],
-            Value::from(271)
-        );
+        assert_eq!(document["Jobs"]["126.head"]["Exit_status"], Value::from(271));
     }
 
     #[test]
     fn variable_list_is_an_object_with_unescaped_commas() {
-        let document = parse(&qstat_json_with(
-            "head",
-            &[samples::running_job()],
-            T0,
-            "23.06.06",
-            ctime_text_utc,
-        ));
+        let document = parse(&qstat_json_with("head", &[samples::running_job()], T0, "23.06.06", ctime_text_utc));
         let variables = &document["Jobs"]["123.head"]["Variable_List"];
         assert_eq!(variables["MY_LIST"], Value::from("a,b,c"));
         assert_eq!(variables["OMP_NUM_THREADS"], Value::from(2));
-        assert_eq!(
-            variables["PBS_O_PATH"],
-            Value::from("/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin")
-        );
+        assert_eq!(variables["PBS_O_PATH"], Value::from("/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin"));
         assert_eq!(variables.as_object().map(|v| v.len()), Some(12));
     }
 
     #[test]
     fn names_and_projects_stay_strings() {
-        let attrs = vec![
-            Attr::new("Job_Name", "42"),
-            Attr::new("project", "7"),
-            Attr::new("Account_Name", "1e3"),
-        ];
-        let text = qstat_json_with(
-            "head",
-            &[JobStatus {
-                id: "1.head".into(),
-                attrs,
-            }],
-            T0,
-            "1",
-            ctime_text_utc,
-        );
+        let attrs = vec![Attr::new("Job_Name", "42"), Attr::new("project", "7"), Attr::new("Account_Name", "1e3")];
+        let text = qstat_json_with("head", &[JobStatus { id: "1.head".into(), attrs }], T0, "1", ctime_text_utc);
         let job = &parse(&text)["Jobs"]["1.head"];
         assert_eq!(job["Job_Name"], Value::from("42"));
         assert_eq!(job["project"], Value::from("7"));
@@ -257,12 +210,6 @@ mod tests {
 
     #[test]
     fn snapshot_all_jobs() {
-        insta::assert_snapshot!(qstat_json_with(
-            "head",
-            &samples::all_jobs(),
-            T0,
-            "23.06.06",
-            ctime_text_utc
-        ));
+        insta::assert_snapshot!(qstat_json_with("head", &samples::all_jobs(), T0, "23.06.06", ctime_text_utc));
     }
 }

@@ -60,26 +60,15 @@ node1
      sharing = default_shared
 
 ";
-        assert_eq!(
-            pbsnodes_full_with(&[samples::reference_node()], ctime_text_utc),
-            expected
-        );
+        assert_eq!(pbsnodes_full_with(&[samples::reference_node()], ctime_text_utc), expected);
     }
 
     #[test]
     fn time_stamps_use_ctime_text() {
         let text = pbsnodes_full_with(&samples::server_nodes(), ctime_text_utc);
-        assert!(
-            text.contains("\n     last_state_change_time = Wed Nov  1 00:00:00 2023\n"),
-            "{text}"
-        );
+        assert!(text.contains("\n     last_state_change_time = Wed Nov  1 00:00:00 2023\n"), "{text}");
         assert!(text.ends_with("\n\n"));
-        assert_eq!(
-            text.lines()
-                .filter(|line| !line.is_empty() && !line.starts_with(' '))
-                .count(),
-            2
-        );
+        assert_eq!(text.lines().filter(|line| !line.is_empty() && !line.starts_with(' ')).count(), 2);
     }
 
     #[test]

@@ -43,10 +43,7 @@ pub fn variable_list() -> String {
 /// The attributes every job has up to `Checkpoint`, then `ctime`.
 fn head(name: &str, owner: &str, state: &str, queue: &str, used: &[(&str, &str)]) -> Vec<Attr> {
     let mut attrs = vec![plain("Job_Name", name), plain("Job_Owner", owner)];
-    attrs.extend(
-        used.iter()
-            .map(|(resource, value)| res("resources_used", resource, value)),
-    );
+    attrs.extend(used.iter().map(|(resource, value)| res("resources_used", resource, value)));
     attrs.push(plain("job_state", state));
     attrs.push(plain("queue", queue));
     attrs.push(plain("server", "head"));
@@ -57,19 +54,10 @@ fn head(name: &str, owner: &str, state: &str, queue: &str, used: &[(&str, &str)]
 
 /// `123.head`: running on two nodes, the first row of every reference example.
 pub fn running_job() -> JobStatus {
-    let used = [
-        ("cput", "00:00:01"),
-        ("mem", "4312kb"),
-        ("vmem", "12844kb"),
-        ("walltime", "00:12:31"),
-        ("ncpus", "4"),
-    ];
+    let used = [("cput", "00:00:01"), ("mem", "4312kb"), ("vmem", "12844kb"), ("walltime", "00:12:31"), ("ncpus", "4")];
     let mut attrs = head("myjob", "alice@login1.example.com", "R", "workq", &used);
     attrs.extend([
-        plain(
-            "Error_Path",
-            "login1.example.com:/home/alice/work/myjob.e123",
-        ),
+        plain("Error_Path", "login1.example.com:/home/alice/work/myjob.e123"),
         plain("exec_host", "node1/0*2+node2/0*2"),
         plain("exec_vnode", "(node1:ncpus=2)+(node2:ncpus=2)"),
         plain("Hold_Types", "n"),
@@ -77,10 +65,7 @@ pub fn running_job() -> JobStatus {
         plain("Keep_Files", "n"),
         plain("Mail_Points", "a"),
         stamp("mtime", T0 + 11),
-        plain(
-            "Output_Path",
-            "login1.example.com:/home/alice/work/myjob.o123",
-        ),
+        plain("Output_Path", "login1.example.com:/home/alice/work/myjob.o123"),
         plain("Priority", "0"),
         stamp("qtime", T0),
         plain("Rerunable", "True"),
@@ -93,23 +78,14 @@ pub fn running_job() -> JobStatus {
         stamp("stime", T0 + 10),
         plain("session_id", "24567"),
         plain("Variable_List", &variable_list()),
-        plain(
-            "comment",
-            "Job run at Tue Nov 21 at 22:26 on (node1:ncpus=2)+(node2:ncpus=2)",
-        ),
+        plain("comment", "Job run at Tue Nov 21 at 22:26 on (node1:ncpus=2)+(node2:ncpus=2)"),
         stamp("etime", T0),
         plain("run_count", "1"),
-        plain(
-            "Submit_arguments",
-            "-N myjob -l select=2:ncpus=2:mpiprocs=2:mem=1gb -l walltime=1:00:00 job.sh",
-        ),
+        plain("Submit_arguments", "-N myjob -l select=2:ncpus=2:mpiprocs=2:mem=1gb -l walltime=1:00:00 job.sh"),
         plain("project", "_pbs_project_default"),
         plain("Submit_Host", "login1.example.com"),
     ]);
-    JobStatus {
-        id: "123.head".into(),
-        attrs,
-    }
+    JobStatus { id: "123.head".into(), attrs }
 }
 
 /// The tail shared by jobs that never started.
@@ -143,57 +119,27 @@ fn waiting_tail(hold: &str, walltime: &str, comment: &str, args: &str) -> Vec<At
 pub fn queued_job() -> JobStatus {
     let mut attrs = head("STDIN", "alice@login1.example.com", "Q", "workq", &[]);
     let comment = "Not Running: Insufficient amount of resource: ncpus (R: 1 A: 0 T: 4)";
-    attrs.extend(waiting_tail(
-        "n",
-        "00:10:00",
-        comment,
-        "-l walltime=10:00 -- /bin/sleep 60",
-    ));
-    JobStatus {
-        id: "124.head".into(),
-        attrs,
-    }
+    attrs.extend(waiting_tail("n", "00:10:00", comment, "-l walltime=10:00 -- /bin/sleep 60"));
+    JobStatus { id: "124.head".into(), attrs }
 }
 
 /// `125.head`: held by its owner, with a name too long for the default display.
 pub fn held_job() -> JobStatus {
-    let mut attrs = head(
-        "a_very_long_job_name",
-        "alice@login1.example.com",
-        "H",
-        "workq",
-        &[],
-    );
+    let mut attrs = head("a_very_long_job_name", "alice@login1.example.com", "H", "workq", &[]);
     let comment = "job held, too many failed attempts to run";
-    attrs.extend(waiting_tail(
-        "u",
-        "02:00:00",
-        comment,
-        "-h -N a_very_long_job_name job.sh",
-    ));
-    JobStatus {
-        id: "125.head".into(),
-        attrs,
-    }
+    attrs.extend(waiting_tail("u", "02:00:00", comment, "-h -N a_very_long_job_name job.sh"));
+    JobStatus { id: "125.head".into(), attrs }
 }
 
 /// `126.head`: finished after `qdel` killed it with SIGTERM (`Exit_status` 256 + 15).
 pub fn finished_job() -> JobStatus {
-    let used = [
-        ("cput", "00:03:12"),
-        ("mem", "1048576kb"),
-        ("vmem", "2097152kb"),
-        ("walltime", "00:05:02"),
-        ("ncpus", "8"),
-    ];
+    let used =
+        [("cput", "00:03:12"), ("mem", "1048576kb"), ("vmem", "2097152kb"), ("walltime", "00:05:02"), ("ncpus", "8")];
     let mut attrs = head("mpi_run", "bob@login1.example.com", "F", "workq", &used);
     attrs.extend([
         plain("Error_Path", "login1.example.com:/home/bob/mpi_run.e126"),
         plain("exec_host", "node1.example.com/0*4+node2.example.com/0*4"),
-        plain(
-            "exec_vnode",
-            "(node1:ncpus=4:mem=1048576kb)+(node2:ncpus=4:mem=1048576kb)",
-        ),
+        plain("exec_vnode", "(node1:ncpus=4:mem=1048576kb)+(node2:ncpus=4:mem=1048576kb)"),
         plain("Hold_Types", "n"),
         plain("Join_Path", "oe"),
         plain("Keep_Files", "n"),
@@ -212,10 +158,7 @@ pub fn finished_job() -> JobStatus {
         stamp("stime", T0 + 90),
         plain("session_id", "31337"),
         plain("Variable_List", "PBS_O_HOME=/home/bob,PBS_O_QUEUE=workq"),
-        plain(
-            "comment",
-            "Job run at Tue Nov 21 at 22:27 on (node1:ncpus=4)+(node2:ncpus=4) and finished",
-        ),
+        plain("comment", "Job run at Tue Nov 21 at 22:27 on (node1:ncpus=4)+(node2:ncpus=4) and finished"),
         stamp("etime", T0 + 5),
         plain("run_count", "1"),
         plain("Exit_status", "271"),
@@ -224,29 +167,17 @@ pub fn finished_job() -> JobStatus {
         plain("Submit_Host", "login1.example.com"),
         stamp("obittime", T0 + 392),
     ]);
-    JobStatus {
-        id: "126.head".into(),
-        attrs,
-    }
+    JobStatus { id: "126.head".into(), attrs }
 }
 
 /// A running job whose id, name, owner, used time and queue are all too long for their
 /// columns, running on many nodes (folding of `-n` and `-f`).
 pub fn long_names_job() -> JobStatus {
-    let exec_host: Vec<String> = (1..=12)
-        .map(|n| format!("compute-node-{n:02}.cluster.example.com/0*8"))
-        .collect();
-    let exec_vnode: Vec<String> = (1..=12)
-        .map(|n| format!("(compute-node-{n:02}:ncpus=8)"))
-        .collect();
+    let exec_host: Vec<String> = (1..=12).map(|n| format!("compute-node-{n:02}.cluster.example.com/0*8")).collect();
+    let exec_vnode: Vec<String> = (1..=12).map(|n| format!("(compute-node-{n:02}:ncpus=8)")).collect();
     let used = [("cput", "1234:56:07"), ("walltime", "154:19:00")];
-    let mut attrs = head(
-        "exactly_sixteen_",
-        "averyveryverylongusername@login1",
-        "R",
-        "long_queue_name_exceeding",
-        &used,
-    );
+    let mut attrs =
+        head("exactly_sixteen_", "averyveryverylongusername@login1", "R", "long_queue_name_exceeding", &used);
     attrs.extend([
         plain("exec_host", &exec_host.join("+")),
         plain("exec_vnode", &exec_vnode.join("+")),
@@ -255,18 +186,9 @@ pub fn long_names_job() -> JobStatus {
         res("Resource_List", "nodect", "1000"),
         res("Resource_List", "walltime", "200:00:00"),
         plain("session_id", "4194303"),
-        plain(
-            "Output_Path",
-            &format!(
-                "login1:/home/averyveryverylongusername/{}/out",
-                "x".repeat(150)
-            ),
-        ),
+        plain("Output_Path", &format!("login1:/home/averyveryverylongusername/{}/out", "x".repeat(150))),
     ]);
-    JobStatus {
-        id: "1234567[].head-node.example.com".into(),
-        attrs,
-    }
+    JobStatus { id: "1234567[].head-node.example.com".into(), attrs }
 }
 
 /// The three jobs of the reference's default-display example (123 R, 124 Q, 125 H).
@@ -276,13 +198,7 @@ pub fn reference_jobs() -> Vec<JobStatus> {
 
 /// Every sample job.
 pub fn all_jobs() -> Vec<JobStatus> {
-    vec![
-        running_job(),
-        queued_job(),
-        held_job(),
-        finished_job(),
-        long_names_job(),
-    ]
+    vec![running_job(), queued_job(), held_job(), finished_job(), long_names_job()]
 }
 
 /// `node1` exactly as in the OpenPBS `pbsnodes` example of section 8.4.
@@ -300,10 +216,7 @@ pub fn reference_node() -> NodeStatus {
         res("resources_assigned", "ncpus", "3"),
         plain("sharing", "default_shared"),
     ];
-    NodeStatus {
-        name: "node1".into(),
-        attrs,
-    }
+    NodeStatus { name: "node1".into(), attrs }
 }
 
 /// Two nodes in the order and with the attributes our server sends.
@@ -339,14 +252,5 @@ pub fn server_nodes() -> Vec<NodeStatus> {
         plain("comment", "node down: communication closed"),
         stamp("last_state_change_time", 1_698_796_800),
     ];
-    vec![
-        NodeStatus {
-            name: "node1".into(),
-            attrs: busy,
-        },
-        NodeStatus {
-            name: "node2".into(),
-            attrs: down,
-        },
-    ]
+    vec![NodeStatus { name: "node1".into(), attrs: busy }, NodeStatus { name: "node2".into(), attrs: down }]
 }

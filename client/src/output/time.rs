@@ -120,9 +120,7 @@ impl Broken {
     /// The `asctime` layout: `%.3s %.3s%3d %.2d:%.2d:%.2d %d`.
     fn ctime(&self) -> String {
         const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
-        const MONTHS: [&str; 12] = [
-            "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-        ];
+        const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
         format!(
             "{} {}{:3} {:02}:{:02}:{:02} {}",
             DAYS.get(self.weekday).unwrap_or(&"???"),
@@ -142,16 +140,11 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let day_of_era = z.rem_euclid(146_097);
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
     let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
     let shifted_month = (5 * day_of_year + 2) / 153;
     let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
-    let month = if shifted_month < 10 {
-        shifted_month + 3
-    } else {
-        shifted_month - 9
-    };
+    let month = if shifted_month < 10 { shifted_month + 3 } else { shifted_month - 9 };
     let year = year_of_era + era * 400 + i64::from(month <= 2);
     (year, month, day)
 }
@@ -192,26 +185,11 @@ mod tests {
 
     #[test]
     fn only_time_stamps_are_converted() {
-        assert_eq!(
-            display_value("qtime", "1700605560", ctime_text_utc),
-            "Tue Nov 21 22:26:00 2023"
-        );
-        assert_eq!(
-            display_value("obittime", "0", ctime_text_utc),
-            "Thu Jan  1 00:00:00 1970"
-        );
-        assert_eq!(
-            display_value("Resource_List.walltime", "01:00:00", ctime_text_utc),
-            "01:00:00"
-        );
-        assert_eq!(
-            display_value("session_id", "1700605560", ctime_text_utc),
-            "1700605560"
-        );
+        assert_eq!(display_value("qtime", "1700605560", ctime_text_utc), "Tue Nov 21 22:26:00 2023");
+        assert_eq!(display_value("obittime", "0", ctime_text_utc), "Thu Jan  1 00:00:00 1970");
+        assert_eq!(display_value("Resource_List.walltime", "01:00:00", ctime_text_utc), "01:00:00");
+        assert_eq!(display_value("session_id", "1700605560", ctime_text_utc), "1700605560");
         assert_eq!(display_value("ctime", "soon", ctime_text_utc), "soon");
-        assert_eq!(
-            display_value("estimated.start_time", "0", ctime_text_utc),
-            "UNKNOWN"
-        );
+        assert_eq!(display_value("estimated.start_time", "0", ctime_text_utc), "UNKNOWN");
     }
 }

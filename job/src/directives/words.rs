@@ -79,23 +79,14 @@ mod tests {
             ("-N é名", &["-N", "é名"]),
         ];
         for (text, expected) in cases {
-            assert_eq!(
-                split(text),
-                Ok(expected.iter().map(|w| w.to_string()).collect()),
-                "{text:?}"
-            );
+            assert_eq!(split(text), Ok(expected.iter().map(|w| w.to_string()).collect()), "{text:?}");
         }
     }
 
     #[test]
     fn unmatched_quotes_point_at_the_opening_quote() {
-        let cases = [
-            ("-N 'x", 3, '\''),
-            ("-N \"x", 3, '"'),
-            ("-N 'a' \"b", 7, '"'),
-            ("é'", 2, '\''),
-            ("-N \"a'", 3, '"'),
-        ];
+        let cases =
+            [("-N 'x", 3, '\''), ("-N \"x", 3, '"'), ("-N 'a' \"b", 7, '"'), ("é'", 2, '\''), ("-N \"a'", 3, '"')];
         for (text, offset, quote) in cases {
             assert_eq!(split(text), Err(Unmatched { offset, quote }), "{text:?}");
         }

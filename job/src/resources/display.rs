@@ -6,10 +6,7 @@ use super::{Chunk, Placement, ResourceRequest};
 use std::collections::BTreeMap;
 
 /// Adds the derived entries to the user's normalised ones (`shown`) and sorts by name.
-pub(super) fn render(
-    request: &ResourceRequest,
-    mut shown: BTreeMap<String, String>,
-) -> Vec<(String, String)> {
+pub(super) fn render(request: &ResourceRequest, mut shown: BTreeMap<String, String>) -> Vec<(String, String)> {
     shown.insert("ncpus".into(), request.total_ncpus().to_string());
     shown.insert("nodect".into(), request.nodect().to_string());
     shown.insert("place".into(), place_text(request.place, request.exclusive));
@@ -74,10 +71,6 @@ fn mem_text(bytes: u64) -> String {
 fn total_mem(chunks: &[Chunk]) -> Option<u64> {
     chunks
         .iter()
-        .filter_map(|chunk| {
-            chunk
-                .mem
-                .map(|mem| mem.saturating_mul(u64::from(chunk.count)))
-        })
+        .filter_map(|chunk| chunk.mem.map(|mem| mem.saturating_mul(u64::from(chunk.count))))
         .reduce(u64::saturating_add)
 }

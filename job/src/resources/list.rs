@@ -35,41 +35,23 @@ fn skip_blanks(text: &str, from: usize) -> usize {
 
 /// Parses the item starting at byte `start`; returns the pair and the byte offset after the
 /// separating comma, if there is one.
-fn parse_item(
-    text: &str,
-    start: usize,
-) -> Result<((String, String), Option<usize>), ResourceError> {
+fn parse_item(text: &str, start: usize) -> Result<((String, String), Option<usize>), ResourceError> {
     let begin = skip_blanks(text, start);
     let rest = &text[begin..];
     let item_end = begin + rest.find(',').unwrap_or(rest.len());
     if begin == item_end {
-        return Err(ResourceError::at(
-            "empty item in resource list",
-            text,
-            begin,
-            "",
-        ));
+        return Err(ResourceError::at("empty item in resource list", text, begin, ""));
     }
     let Some(equals) = text[begin..item_end].find('=').map(|at| begin + at) else {
         let item = text[begin..item_end].trim_end();
-        return Err(ResourceError::at(
-            format!("missing '=' in '{item}'"),
-            text,
-            begin,
-            item,
-        ));
+        return Err(ResourceError::at(format!("missing '=' in '{item}'"), text, begin, item));
     };
     let name = text[begin..equals].trim_end();
     if name.is_empty() {
         return Err(ResourceError::at("empty resource name", text, begin, "="));
     }
     if !is_name(name) {
-        return Err(ResourceError::at(
-            format!("invalid resource name '{name}'"),
-            text,
-            begin,
-            name,
-        ));
+        return Err(ResourceError::at(format!("invalid resource name '{name}'"), text, begin, name));
     }
     let (value, next) = parse_value(text, equals + 1, name)?;
     Ok(((name.to_string(), value), next))
@@ -77,11 +59,7 @@ fn parse_item(
 
 /// Parses the value starting at byte `start` (just after `=`) up to the next comma outside
 /// quotes.
-fn parse_value(
-    text: &str,
-    start: usize,
-    name: &str,
-) -> Result<(String, Option<usize>), ResourceError> {
+fn parse_value(text: &str, start: usize, name: &str) -> Result<(String, Option<usize>), ResourceError> {
     let begin = skip_blanks(text, start);
     let rest = &text[begin..];
     let quote = match rest.chars().next() {
@@ -90,24 +68,14 @@ fn parse_value(
             let end = begin + rest.find(',').unwrap_or(rest.len());
             let value = text[begin..end].trim_end();
             if value.is_empty() {
-                return Err(ResourceError::at(
-                    format!("empty value for '{name}'"),
-                    text,
-                    begin,
-                    "",
-                ));
+                return Err(ResourceError::at(format!("empty value for '{name}'"), text, begin, ""));
             }
             let next = (end < text.len()).then_some(end + 1);
             return Ok((value.to_string(), next));
         }
     };
     let Some(close) = rest[1..].find(quote).map(|at| begin + 1 + at) else {
-        return Err(ResourceError::at(
-            format!("unmatched {quote} in value of '{name}'"),
-            text,
-            begin,
-            rest,
-        ));
+        return Err(ResourceError::at(format!("unmatched {quote} in value of '{name}'"), text, begin, rest));
     };
     let value = text[begin + 1..close].to_string();
     let after = skip_blanks(text, close + 1);
@@ -117,12 +85,7 @@ fn parse_value(
         Some(_) => {
             let tail = &text[after..];
             let token = &tail[..tail.find(',').unwrap_or(tail.len())];
-            Err(ResourceError::at(
-                format!("unexpected text after quoted value of '{name}'"),
-                text,
-                after,
-                token,
-            ))
+            Err(ResourceError::at(format!("unexpected text after quoted value of '{name}'"), text, after, token))
         }
     }
 }
@@ -132,29 +95,18 @@ mod tests {
     use super::*;
 
     fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
-        list.iter()
-            .map(|(name, value)| (name.to_string(), value.to_string()))
-            .collect()
+        list.iter().map(|(name, value)| (name.to_string(), value.to_string())).collect()
     }
 
     #[test]
     fn splits_lists() {
         let cases: &[(&str, &[(&str, &str)])] = &[
             ("walltime=1:00:00", &[("walltime", "1:00:00")]),
-            (
-                "walltime=1:00:00,mem=1gb",
-                &[("walltime", "1:00:00"), ("mem", "1gb")],
-            ),
+            ("walltime=1:00:00,mem=1gb", &[("walltime", "1:00:00"), ("mem", "1gb")]),
             ("nodes=2:ppn=2+1:ppn=4", &[("nodes", "2:ppn=2+1:ppn=4")]),
             (" mem = 2gb , ncpus= 4 ", &[("mem", "2gb"), ("ncpus", "4")]),
-            (
-                "software=\"a,b\",mem=1gb",
-                &[("software", "a,b"), ("mem", "1gb")],
-            ),
-            (
-                "software='x y, z' ,arch=linux",
-                &[("software", "x y, z"), ("arch", "linux")],
-            ),
+            ("software=\"a,b\",mem=1gb", &[("software", "a,b"), ("mem", "1gb")]),
+            ("software='x y, z' ,arch=linux", &[("software", "x y, z"), ("arch", "linux")]),
             ("software=\"it's\"", &[("software", "it's")]),
             ("software=''", &[("software", "")]),
             ("software=a=b", &[("software", "a=b")]),
@@ -176,10 +128,7 @@ mod tests {
         let err = parse_list("walltime=1:00:00,,mem=1gb").unwrap_err();
         assert_eq!((err.column, err.token.as_str()), (17, ""));
         assert_eq!(err.input, "walltime=1:00:00,,mem=1gb");
-        assert_eq!(
-            err.caret_display(),
-            "walltime=1:00:00,,mem=1gb\n                 ^"
-        );
+        assert_eq!(err.caret_display(), "walltime=1:00:00,,mem=1gb\n                 ^");
     }
 
     #[test]
@@ -205,11 +154,7 @@ mod tests {
         ];
         for (text, column, token) in cases {
             let err = parse_list(text).expect_err(text);
-            assert_eq!(
-                (err.column, err.token.as_str()),
-                (column, token),
-                "{text}: {err}"
-            );
+            assert_eq!((err.column, err.token.as_str()), (column, token), "{text}: {err}");
             assert_eq!(err.input, text);
             assert!(!err.unknown_resource);
         }

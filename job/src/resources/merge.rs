@@ -18,15 +18,14 @@ pub fn merge_override(base: &mut Vec<(String, String)>, later: &[(String, String
 /// dropped with a warning naming its line, e.g.
 /// `line 5: resource walltime already set by an earlier directive; 02:00:00 ignored`.
 /// A name repeated within one list follows the same rule.
-pub fn merge_directive_lists(
-    lists: &[(usize, Vec<(String, String)>)],
-) -> (Vec<(String, String)>, Vec<String>) {
+pub fn merge_directive_lists(lists: &[(usize, Vec<(String, String)>)]) -> (Vec<(String, String)>, Vec<String>) {
     let mut merged: Vec<(String, String)> = Vec::new();
     let mut warnings = Vec::new();
     for (line, list) in lists {
         for (name, value) in list {
             if merged.iter().any(|(existing, _)| existing == name) {
-                warnings.push(format!("line {line}: resource {name} already set by an earlier directive; {value} ignored"));
+                warnings
+                    .push(format!("line {line}: resource {name} already set by an earlier directive; {value} ignored"));
             } else {
                 merged.push((name.clone(), value.clone()));
             }
@@ -40,23 +39,15 @@ mod tests {
     use super::*;
 
     fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
-        list.iter()
-            .map(|(name, value)| (name.to_string(), value.to_string()))
-            .collect()
+        list.iter().map(|(name, value)| (name.to_string(), value.to_string())).collect()
     }
 
     #[test]
     fn command_line_overrides_per_name() {
         // pbs-reference 1.4: `qsub -l walltime=1:00:00` over `#PBS -l walltime=2:00:00,mem=2gb`.
         let mut base = pairs(&[("walltime", "2:00:00"), ("mem", "2gb")]);
-        merge_override(
-            &mut base,
-            &pairs(&[("walltime", "1:00:00"), ("ncpus", "2")]),
-        );
-        assert_eq!(
-            base,
-            pairs(&[("walltime", "1:00:00"), ("mem", "2gb"), ("ncpus", "2")])
-        );
+        merge_override(&mut base, &pairs(&[("walltime", "1:00:00"), ("ncpus", "2")]));
+        assert_eq!(base, pairs(&[("walltime", "1:00:00"), ("mem", "2gb"), ("ncpus", "2")]));
     }
 
     #[test]
@@ -68,15 +59,7 @@ mod tests {
             (6, pairs(&[("select", "2:ncpus=8"), ("ncpus", "8")])),
         ];
         let (merged, warnings) = merge_directive_lists(&lists);
-        assert_eq!(
-            merged,
-            pairs(&[
-                ("walltime", "01:00:00"),
-                ("mem", "2gb"),
-                ("select", "1:ncpus=2"),
-                ("ncpus", "4")
-            ])
-        );
+        assert_eq!(merged, pairs(&[("walltime", "01:00:00"), ("mem", "2gb"), ("select", "1:ncpus=2"), ("ncpus", "4")]));
         insta::assert_snapshot!(warnings.join("\n"), @r"
         line 5: resource walltime already set by an earlier directive; 02:00:00 ignored
         line 6: resource select already set by an earlier directive; 2:ncpus=8 ignored
@@ -86,13 +69,9 @@ mod tests {
 
     #[test]
     fn repeat_within_one_directive_keeps_the_first() {
-        let (merged, warnings) =
-            merge_directive_lists(&[(4, pairs(&[("mem", "1gb"), ("mem", "2gb")]))]);
+        let (merged, warnings) = merge_directive_lists(&[(4, pairs(&[("mem", "1gb"), ("mem", "2gb")]))]);
         assert_eq!(merged, pairs(&[("mem", "1gb")]));
-        assert_eq!(
-            warnings,
-            vec!["line 4: resource mem already set by an earlier directive; 2gb ignored"]
-        );
+        assert_eq!(warnings, vec!["line 4: resource mem already set by an earlier directive; 2gb ignored"]);
     }
 
     #[test]

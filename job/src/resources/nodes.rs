@@ -5,14 +5,7 @@
 use super::{parse_u32, pieces, Chunk, ResourceError, Span};
 
 /// Words accepted (and ignored) after `gpus=` in a part.
-const GPU_MODES: [&str; 6] = [
-    "exclusive_thread",
-    "exclusive",
-    "exclusive_process",
-    "default",
-    "shared",
-    "reseterr",
-];
+const GPU_MODES: [&str; 6] = ["exclusive_thread", "exclusive", "exclusive_process", "default", "shared", "reseterr"];
 
 /// A parsed `nodes=` value.
 #[derive(Debug)]
@@ -25,15 +18,10 @@ pub(super) struct NodeSpec {
 /// Parses a `nodes=` value located by `span`.
 pub(super) fn parse_nodes(span: Span, value: &str) -> Result<NodeSpec, ResourceError> {
     let (spec, exclusive) = match value.find('#') {
-        Some(at) => (
-            &value[..at],
-            parse_modifiers(span, &value[at + 1..], at + 1)?,
-        ),
+        Some(at) => (&value[..at], parse_modifiers(span, &value[at + 1..], at + 1)?),
         None => (value, false),
     };
-    let chunks = pieces(spec, '+')
-        .map(|(offset, part)| parse_part(span, part, offset))
-        .collect::<Result<_, _>>()?;
+    let chunks = pieces(spec, '+').map(|(offset, part)| parse_part(span, part, offset)).collect::<Result<_, _>>()?;
     Ok(NodeSpec { chunks, exclusive })
 }
 
@@ -45,9 +33,7 @@ fn parse_modifiers(span: Span, text: &str, base: usize) -> Result<bool, Resource
             "excl" => exclusive = true,
             "shared" => {}
             _ => {
-                let detail = format!(
-                    "node spec modifier '#{word}' is not recognised (expected #excl or #shared)"
-                );
+                let detail = format!("node spec modifier '#{word}' is not recognised (expected #excl or #shared)");
                 return Err(span.bad_value("nodes", detail, base + offset, word));
             }
         }
@@ -74,12 +60,7 @@ fn parse_part(span: Span, part: &str, base: usize) -> Result<Chunk, ResourceErro
     let mut state = Part::default();
     let count = if !first.is_empty() && first.bytes().all(|b| b.is_ascii_digit()) {
         parse_u32(first).filter(|count| *count > 0).ok_or_else(|| {
-            span.bad_value(
-                "nodes",
-                format!("node count '{first}' is not a positive integer"),
-                base,
-                first,
-            )
+            span.bad_value("nodes", format!("node count '{first}' is not a positive integer"), base, first)
         })?
     } else {
         add_property(span, &mut state, first, base)?;
@@ -114,46 +95,26 @@ fn parse_item(span: Span, state: &mut Part, item: &str, base: usize) -> Result<(
         "gpus" => (&mut state.gpus, 0),
         "mics" => (&mut state.mics, 0),
         _ => {
-            let detail = format!("node spec item '{item}' is not recognised (expected ppn=, gpus=, mics= or a property)");
+            let detail =
+                format!("node spec item '{item}' is not recognised (expected ppn=, gpus=, mics= or a property)");
             return Err(span.bad_value("nodes", detail, base, item));
         }
     };
     if slot.is_some() {
-        return Err(span.bad_value(
-            "nodes",
-            format!("{key} given twice in one node spec part"),
-            base,
-            item,
-        ));
+        return Err(span.bad_value("nodes", format!("{key} given twice in one node spec part"), base, item));
     }
     let Some(parsed) = parse_u32(number).filter(|n| *n >= minimum) else {
-        let expected = if minimum == 0 {
-            "a non-negative integer"
-        } else {
-            "a positive integer"
-        };
-        return Err(span.bad_value(
-            "nodes",
-            format!("{key} value '{number}' is not {expected}"),
-            value_at,
-            number,
-        ));
+        let expected = if minimum == 0 { "a non-negative integer" } else { "a positive integer" };
+        return Err(span.bad_value("nodes", format!("{key} value '{number}' is not {expected}"), value_at, number));
     };
     *slot = Some(parsed);
     Ok(())
 }
 
 /// A property or node name: starts with a letter or digit; letters, digits, `_ - .` follow.
-fn add_property(
-    span: Span,
-    state: &mut Part,
-    word: &str,
-    base: usize,
-) -> Result<(), ResourceError> {
+fn add_property(span: Span, state: &mut Part, word: &str, base: usize) -> Result<(), ResourceError> {
     let valid = word.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+        && word.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
     if !valid {
         let detail = if word.is_empty() {
             "empty item in node spec".to_string()
@@ -174,13 +135,7 @@ mod tests {
 
     fn parse(value: &str) -> Result<NodeSpec, ResourceError> {
         let input = format!("nodes={value}");
-        parse_nodes(
-            Span {
-                input: &input,
-                base: 6,
-            },
-            value,
-        )
+        parse_nodes(Span { input: &input, base: 6 }, value)
     }
 
     /// `count/ncpus/ngpus/mpiprocs/properties` per chunk, `;` separated.
@@ -188,22 +143,9 @@ mod tests {
         let chunks: Vec<String> = spec
             .chunks
             .iter()
-            .map(|c| {
-                format!(
-                    "{}/{}/{}/{}/{}",
-                    c.count,
-                    c.ncpus,
-                    c.ngpus,
-                    c.mpiprocs,
-                    c.properties.join(",")
-                )
-            })
+            .map(|c| format!("{}/{}/{}/{}/{}", c.count, c.ncpus, c.ngpus, c.mpiprocs, c.properties.join(",")))
             .collect();
-        format!(
-            "{}{}",
-            chunks.join(";"),
-            if spec.exclusive { " excl" } else { "" }
-        )
+        format!("{}{}", chunks.join(";"), if spec.exclusive { " excl" } else { "" })
     }
 
     #[test]
@@ -266,11 +208,7 @@ mod tests {
         ];
         for (value, column, token) in cases {
             let err = parse(value).expect_err(value);
-            assert_eq!(
-                (err.column, err.token.as_str()),
-                (column, token),
-                "{value}: {err}"
-            );
+            assert_eq!((err.column, err.token.as_str()), (column, token), "{value}: {err}");
             assert_eq!(err.input, format!("nodes={value}"));
         }
     }

@@ -11,17 +11,13 @@ use std::collections::BTreeMap;
 
 /// Resource names we know; anything else is `Unknown resource`.
 const KNOWN: [&str; 17] = [
-    "walltime", "cput", "mem", "vmem", "pmem", "pvmem", "ncpus", "ngpus", "nodes", "procs",
-    "select", "place", "software", "arch", "host", "nodect", "file",
+    "walltime", "cput", "mem", "vmem", "pmem", "pvmem", "ncpus", "ngpus", "nodes", "procs", "select", "place",
+    "software", "arch", "host", "nodect", "file",
 ];
 
 /// Job-wide resources that cannot be combined with each way of describing chunks.
 const CONFLICTS: [(&str, &[&str], &str); 3] = [
-    (
-        "select",
-        &["ncpus", "ngpus", "mem", "host"],
-        "\"select\" or \"place\"",
-    ),
+    ("select", &["ncpus", "ngpus", "mem", "host"], "\"select\" or \"place\""),
     ("nodes", &["ncpus", "ngpus", "host"], "\"nodes\""),
     ("procs", &["ncpus", "ngpus", "host"], "\"procs\""),
 ];
@@ -80,10 +76,7 @@ fn last_wins(pairs: &[(String, String)]) -> Vec<(&str, &str)> {
 
 /// An error about the whole pair `name=value` (column 0, token = the name).
 fn pair_error(pairs: &[(&str, &str)], name: &str, message: String) -> ResourceError {
-    let value = pairs
-        .iter()
-        .find(|(known, _)| *known == name)
-        .map_or("", |(_, value)| *value);
+    let value = pairs.iter().find(|(known, _)| *known == name).map_or("", |(_, value)| *value);
     ResourceError::at(message, &format!("{name}={value}"), 0, name)
 }
 
@@ -91,19 +84,12 @@ impl Given {
     /// Checks one pair and records its value.
     fn add(&mut self, name: &str, value: &str) -> Result<(), ResourceError> {
         let input = format!("{name}={value}");
-        let span = Span {
-            input: &input,
-            base: name.len() + 1,
-        };
+        let span = Span { input: &input, base: name.len() + 1 };
         let bad = |detail: String| span.bad_value(name, detail, 0, value);
         let shown = match name {
             "walltime" | "cput" => {
                 let seconds = parse_duration(value).map_err(bad)?;
-                *(if name == "walltime" {
-                    &mut self.walltime
-                } else {
-                    &mut self.cput
-                }) = Some(seconds);
+                *(if name == "walltime" { &mut self.walltime } else { &mut self.cput }) = Some(seconds);
                 format_hms(seconds)
             }
             "mem" | "vmem" | "pmem" | "pvmem" | "file" => {
@@ -132,12 +118,7 @@ impl Given {
             }
             _ if KNOWN.contains(&name) => value.to_string(),
             _ => {
-                let mut error = ResourceError::at(
-                    format!("Unknown resource Resource_List.{name}"),
-                    &input,
-                    0,
-                    name,
-                );
+                let mut error = ResourceError::at(format!("Unknown resource Resource_List.{name}"), &input, 0, name);
                 error.unknown_resource = true;
                 return Err(error);
             }
@@ -148,17 +129,9 @@ impl Given {
 
     /// `ncpus`/`ngpus` (0 allowed) and `procs`/`nodect` (at least 1).
     fn add_count(&mut self, name: &str, value: &str) -> Result<String, String> {
-        let minimum = if matches!(name, "procs" | "nodect") {
-            1
-        } else {
-            0
-        };
+        let minimum = if matches!(name, "procs" | "nodect") { 1 } else { 0 };
         let Some(count) = parse_u32(value).filter(|count| *count >= minimum) else {
-            let expected = if minimum == 0 {
-                "a non-negative integer"
-            } else {
-                "a positive integer"
-            };
+            let expected = if minimum == 0 { "a non-negative integer" } else { "a positive integer" };
             return Err(format!("'{value}' is not {expected}"));
         };
         match name {
@@ -176,23 +149,14 @@ impl Given {
 fn check_conflicts(pairs: &[(&str, &str)]) -> Result<(), ResourceError> {
     let has = |name: &str| pairs.iter().any(|(known, _)| *known == name);
     if has("nodes") && (has("select") || has("place")) {
-        return Err(pair_error(
-            pairs,
-            "nodes",
-            "\"nodes\" cannot be used with \"select\" or \"place\"".into(),
-        ));
+        return Err(pair_error(pairs, "nodes", "\"nodes\" cannot be used with \"select\" or \"place\"".into()));
     }
     if has("procs") && (has("nodes") || has("select")) {
-        return Err(pair_error(
-            pairs,
-            "procs",
-            "\"procs\" cannot be used with \"nodes\" or \"select\"".into(),
-        ));
+        return Err(pair_error(pairs, "procs", "\"procs\" cannot be used with \"nodes\" or \"select\"".into()));
     }
     for (spec, job_wide, with) in CONFLICTS {
         if let Some(name) = job_wide.iter().find(|name| has(spec) && has(name)) {
-            let message =
-                format!("\"-lresource=\" cannot be used with {with}, resource is: {name}");
+            let message = format!("\"-lresource=\" cannot be used with {with}, resource is: {name}");
             return Err(pair_error(pairs, name, message));
         }
     }
@@ -201,10 +165,7 @@ fn check_conflicts(pairs: &[(&str, &str)]) -> Result<(), ResourceError> {
 
 /// Builds the chunks, arrangement and exclusivity from whichever way chunks were described.
 fn arrange(given: &mut Given) -> (Vec<Chunk>, Placement, bool) {
-    let place = given.place.unwrap_or(PlaceSpec {
-        arrangement: None,
-        exclusive: false,
-    });
+    let place = given.place.unwrap_or(PlaceSpec { arrangement: None, exclusive: false });
     let arranged = |default: Placement| place.arrangement.unwrap_or(default);
     let mem = given.mem.map(|size| size.bytes());
     if let Some(spec) = given.nodes.take() {
@@ -217,29 +178,13 @@ fn arrange(given: &mut Given) -> (Vec<Chunk>, Placement, bool) {
     }
     let host = given.host.clone();
     if let Some(count) = given.procs {
-        let mut chunks = vec![Chunk {
-            count,
-            ncpus: 1,
-            ngpus: 0,
-            mem: None,
-            mpiprocs: 1,
-            host,
-            properties: vec![],
-        }];
+        let mut chunks = vec![Chunk { count, ncpus: 1, ngpus: 0, mem: None, mpiprocs: 1, host, properties: vec![] }];
         share_mem(&mut chunks, mem);
         return (chunks, arranged(Placement::Free), place.exclusive);
     }
     let ncpus = given.ncpus.unwrap_or(1);
     let ngpus = given.ngpus.unwrap_or(0);
-    let chunk = Chunk {
-        count: 1,
-        ncpus,
-        ngpus,
-        mem,
-        mpiprocs: 1,
-        host,
-        properties: vec![],
-    };
+    let chunk = Chunk { count: 1, ncpus, ngpus, mem, mpiprocs: 1, host, properties: vec![] };
     (vec![chunk], arranged(Placement::Pack), place.exclusive)
 }
 
@@ -256,9 +201,7 @@ fn share_mem(chunks: &mut [Chunk], mem: Option<u64>) {
 /// Refuses requests whose totals do not fit the counters (`u32`).
 fn check_totals(pairs: &[(&str, &str)], chunks: &[Chunk]) -> Result<(), ResourceError> {
     let total = |per_chunk: fn(&Chunk) -> u32| {
-        chunks.iter().try_fold(0u32, |sum, chunk| {
-            sum.checked_add(chunk.count.checked_mul(per_chunk(chunk))?)
-        })
+        chunks.iter().try_fold(0u32, |sum, chunk| sum.checked_add(chunk.count.checked_mul(per_chunk(chunk))?))
     };
     let fits = total(|_| 1).is_some()
         && total(|chunk| chunk.ncpus).is_some()
@@ -267,9 +210,7 @@ fn check_totals(pairs: &[(&str, &str)], chunks: &[Chunk]) -> Result<(), Resource
     if fits {
         return Ok(());
     }
-    let name = ["select", "nodes", "procs"]
-        .into_iter()
-        .find(|name| pairs.iter().any(|(known, _)| known == name));
+    let name = ["select", "nodes", "procs"].into_iter().find(|name| pairs.iter().any(|(known, _)| known == name));
     let name = name.unwrap_or("ncpus");
     Err(pair_error(
         pairs,

@@ -16,9 +16,7 @@ pub(super) struct PlaceSpec {
 
 /// Parses a `select=` value located by `span` into chunks.
 pub(super) fn parse_select(span: Span, value: &str) -> Result<Vec<Chunk>, ResourceError> {
-    pieces(value, '+')
-        .map(|(offset, part)| parse_chunk(span, part, offset))
-        .collect()
+    pieces(value, '+').map(|(offset, part)| parse_chunk(span, part, offset)).collect()
 }
 
 /// What the items of one chunk have set so far.
@@ -43,12 +41,7 @@ fn parse_chunk(span: Span, part: &str, base: usize) -> Result<Chunk, ResourceErr
     if let Some(&(_, first)) = items.peek() {
         if first.starts_with(|c: char| c.is_ascii_digit()) {
             count = parse_u32(first).filter(|count| *count > 0).ok_or_else(|| {
-                span.bad_value(
-                    "select",
-                    format!("chunk count '{first}' is not a positive integer"),
-                    base,
-                    first,
-                )
+                span.bad_value("select", format!("chunk count '{first}' is not a positive integer"), base, first)
             })?;
             items.next();
         }
@@ -80,22 +73,14 @@ fn parse_item(span: Span, state: &mut Items, item: &str, base: usize) -> Result<
         return Err(span.bad_value("select", detail, base, item));
     };
     let value_at = base + key.len() + 1;
-    let twice = || {
-        span.bad_value(
-            "select",
-            format!("chunk resource '{key}' given twice"),
-            base,
-            item,
-        )
-    };
+    let twice = || span.bad_value("select", format!("chunk resource '{key}' given twice"), base, item);
     let slot = match key {
         "ncpus" => &mut state.ncpus,
         "ngpus" => &mut state.ngpus,
         "mpiprocs" => &mut state.mpiprocs,
         "ompthreads" => &mut state.ompthreads,
         "mem" => {
-            let size = Size::parse(value)
-                .map_err(|detail| span.bad_value("select", detail, value_at, value))?;
+            let size = Size::parse(value).map_err(|detail| span.bad_value("select", detail, value_at, value))?;
             return set_once(&mut state.mem, size.bytes()).ok_or_else(twice);
         }
         "host" | "vnode" => {
@@ -124,21 +109,10 @@ fn set_once<T>(slot: &mut Option<T>, value: T) -> Option<()> {
 }
 
 /// A custom boolean chunk resource: `gpu=True` requires nodes with property `gpu`.
-fn add_boolean(
-    span: Span,
-    state: &mut Items,
-    key: &str,
-    value: &str,
-    base: usize,
-) -> Result<(), ResourceError> {
+fn add_boolean(span: Span, state: &mut Items, key: &str, value: &str, base: usize) -> Result<(), ResourceError> {
     let item = &format!("{key}={value}");
     if !is_name(key) {
-        return Err(span.bad_value(
-            "select",
-            format!("invalid chunk resource name '{key}'"),
-            base,
-            item,
-        ));
+        return Err(span.bad_value("select", format!("invalid chunk resource name '{key}'"), base, item));
     }
     if value.eq_ignore_ascii_case("true") {
         if !state.properties.iter().any(|known| known == key) {
@@ -158,18 +132,13 @@ fn add_boolean(
 /// A host or vnode name: starts with a letter or digit; letters, digits, `_ - .` follow.
 fn is_host(name: &str) -> bool {
     name.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '[' | ']'))
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '[' | ']'))
 }
 
 /// Parses a `place=` value located by `span`. Each of arrangement and sharing may be given
 /// once, in any order; `vscatter` is treated as `scatter` and `exclhost` as `excl`.
 pub(super) fn parse_place(span: Span, value: &str) -> Result<PlaceSpec, ResourceError> {
-    let mut place = PlaceSpec {
-        arrangement: None,
-        exclusive: false,
-    };
+    let mut place = PlaceSpec { arrangement: None, exclusive: false };
     let mut sharing_given = false;
     for (offset, word) in pieces(value, ':') {
         let arrangement = match word {
@@ -178,14 +147,8 @@ pub(super) fn parse_place(span: Span, value: &str) -> Result<PlaceSpec, Resource
             "scatter" | "vscatter" => Some(Placement::Scatter),
             _ => None,
         };
-        let twice = |what: &str| {
-            span.bad_value(
-                "place",
-                format!("more than one {what} in place: '{word}'"),
-                offset,
-                word,
-            )
-        };
+        let twice =
+            |what: &str| span.bad_value("place", format!("more than one {what} in place: '{word}'"), offset, word);
         if let Some(arrangement) = arrangement {
             set_once(&mut place.arrangement, arrangement).ok_or_else(|| twice("arrangement"))?;
         } else if matches!(word, "excl" | "exclhost" | "shared") {
@@ -210,24 +173,12 @@ mod tests {
 
     fn select(value: &str) -> Result<Vec<Chunk>, ResourceError> {
         let input = format!("select={value}");
-        parse_select(
-            Span {
-                input: &input,
-                base: 7,
-            },
-            value,
-        )
+        parse_select(Span { input: &input, base: 7 }, value)
     }
 
     fn place(value: &str) -> Result<PlaceSpec, ResourceError> {
         let input = format!("place={value}");
-        parse_place(
-            Span {
-                input: &input,
-                base: 6,
-            },
-            value,
-        )
+        parse_place(Span { input: &input, base: 6 }, value)
     }
 
     /// `count/ncpus/ngpus/mpiprocs/mem/host/properties` per chunk, `;` separated.
@@ -237,14 +188,7 @@ mod tests {
             .map(|c| {
                 let mem = c.mem.map(|m| m.to_string()).unwrap_or_default();
                 let host = c.host.clone().unwrap_or_default();
-                format!(
-                    "{}/{}/{}/{}/{mem}/{host}/{}",
-                    c.count,
-                    c.ncpus,
-                    c.ngpus,
-                    c.mpiprocs,
-                    c.properties.join(",")
-                )
+                format!("{}/{}/{}/{}/{mem}/{host}/{}", c.count, c.ncpus, c.ngpus, c.mpiprocs, c.properties.join(","))
             })
             .collect();
         parts.join(";")
@@ -260,10 +204,7 @@ mod tests {
             ("1:ncpus=0", "1/0/0/0///"),
             ("1:ncpus=0:mpiprocs=2", "1/0/0/2///"),
             ("1:ncpus=8:mpiprocs=4:ompthreads=2", "1/8/0/4///"),
-            (
-                "1:ncpus=2:host=n1+1:ncpus=2:host=n2",
-                "1/2/0/1//n1/;1/2/0/1//n2/",
-            ),
+            ("1:ncpus=2:host=n1+1:ncpus=2:host=n2", "1/2/0/1//n1/;1/2/0/1//n2/"),
             ("1:vnode=n1[0]", "1/1/0/1//n1[0]/"),
             ("2:ncpus=1:gpu=True:big=true:gpu=TRUE", "2/1/0/1///gpu,big"),
             ("1:mem=1024", "1/1/0/1/1024//"),
@@ -321,14 +262,7 @@ mod tests {
             ("scatter:group=switch", Some(Placement::Scatter), false),
         ];
         for (value, arrangement, exclusive) in cases {
-            assert_eq!(
-                place(value),
-                Ok(PlaceSpec {
-                    arrangement,
-                    exclusive
-                }),
-                "{value}"
-            );
+            assert_eq!(place(value), Ok(PlaceSpec { arrangement, exclusive }), "{value}");
         }
     }
 
@@ -345,25 +279,14 @@ mod tests {
         ];
         for (value, column, token) in cases {
             let err = place(value).expect_err(value);
-            assert_eq!(
-                (err.column, err.token.as_str()),
-                (column, token),
-                "{value}: {err}"
-            );
+            assert_eq!((err.column, err.token.as_str()), (column, token), "{value}: {err}");
         }
     }
 
     #[test]
     fn error_messages() {
-        let selects = [
-            "0:ncpus=1",
-            "1:ncpus=x",
-            "1:mem=2.5gb",
-            "1:ncpus=1:ncpus=2",
-            "1:ncpus",
-            "1:gpu=False",
-            "1:model=abc",
-        ];
+        let selects =
+            ["0:ncpus=1", "1:ncpus=x", "1:mem=2.5gb", "1:ncpus=1:ncpus=2", "1:ncpus", "1:gpu=False", "1:model=abc"];
         let mut text: String = selects
             .iter()
             .map(|value| {

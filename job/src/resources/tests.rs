@@ -13,11 +13,7 @@ fn ok(list: &str) -> ResourceRequest {
 
 /// The display as `name=value` lines.
 fn shown(request: &ResourceRequest) -> String {
-    request
-        .display
-        .iter()
-        .map(|(name, value)| format!("{name}={value}\n"))
-        .collect()
+    request.display.iter().map(|(name, value)| format!("{name}={value}\n")).collect()
 }
 
 #[test]
@@ -65,33 +61,12 @@ fn reference_totals_and_first_ppn() {
     // (list, hosts/chunks, slots, gpus, first_ppn, place)
     let cases = [
         ("nodes=2:ppn=2:gpus=1", 2, 4, 2, 2, Placement::Scatter),
-        (
-            "nodes=node01:ppn=2+node02:ppn=2",
-            2,
-            4,
-            0,
-            2,
-            Placement::Scatter,
-        ),
+        ("nodes=node01:ppn=2+node02:ppn=2", 2, 4, 0, 2, Placement::Scatter),
         ("nodes=2:ppn=2+1:ppn=4", 3, 8, 0, 2, Placement::Scatter),
         ("nodes=1:gpu", 1, 1, 0, 1, Placement::Scatter),
         ("nodes=4:blue:ppn=2", 4, 8, 0, 2, Placement::Scatter),
-        (
-            "select=2:ncpus=2:ngpus=1:mem=4gb",
-            2,
-            4,
-            2,
-            2,
-            Placement::Free,
-        ),
-        (
-            "select=1:ncpus=4:mem=2gb,place=scatter:excl",
-            1,
-            4,
-            0,
-            4,
-            Placement::Scatter,
-        ),
+        ("select=2:ncpus=2:ngpus=1:mem=4gb", 2, 4, 2, 2, Placement::Free),
+        ("select=1:ncpus=4:mem=2gb,place=scatter:excl", 1, 4, 0, 4, Placement::Scatter),
         ("ncpus=4,mem=2gb", 1, 4, 0, 4, Placement::Pack),
         ("walltime=1:00:00", 1, 1, 0, 1, Placement::Pack),
         ("ngpus=2", 1, 1, 2, 1, Placement::Pack),
@@ -103,22 +78,14 @@ fn reference_totals_and_first_ppn() {
     ];
     for (list, nodect, ncpus, ngpus, first_ppn, place) in cases {
         let request = ok(list);
-        let got = (
-            request.nodect(),
-            request.total_ncpus(),
-            request.total_ngpus(),
-            request.first_ppn,
-            request.place,
-        );
+        let got = (request.nodect(), request.total_ncpus(), request.total_ngpus(), request.first_ppn, request.place);
         assert_eq!(got, (nodect, ncpus, ngpus, first_ppn, place), "{list}");
     }
 }
 
 #[test]
 fn display_normalises_values() {
-    let request = ok(
-        "walltime=1:00:00,nodes=2:ppn=2,mem=2G,cput=90:00,vmem=4096MB,software=\"a,b\",arch=linux",
-    );
+    let request = ok("walltime=1:00:00,nodes=2:ppn=2,mem=2G,cput=90:00,vmem=4096MB,software=\"a,b\",arch=linux");
     insta::assert_snapshot!(shown(&request), @r"
     arch=linux
     cput=01:30:00
@@ -140,49 +107,14 @@ fn display_normalises_values() {
 #[test]
 fn display_of_derived_values() {
     let cases = [
-        (
-            "nodes=2:ppn=2:gpus=1",
-            "2:ncpus=2:ngpus=1:mpiprocs=2",
-            "scatter",
-            Some("2"),
-        ),
-        (
-            "nodes=2:ppn=2#excl",
-            "2:ncpus=2:mpiprocs=2",
-            "scatter:excl",
-            None,
-        ),
-        (
-            "nodes=node01:ppn=2",
-            "1:ncpus=2:node01=True:mpiprocs=2",
-            "scatter",
-            None,
-        ),
-        (
-            "select=2:ncpus=1:host=n1:gpu=True",
-            "2:ncpus=1:host=n1:gpu=True:mpiprocs=1",
-            "free",
-            None,
-        ),
+        ("nodes=2:ppn=2:gpus=1", "2:ncpus=2:ngpus=1:mpiprocs=2", "scatter", Some("2")),
+        ("nodes=2:ppn=2#excl", "2:ncpus=2:mpiprocs=2", "scatter:excl", None),
+        ("nodes=node01:ppn=2", "1:ncpus=2:node01=True:mpiprocs=2", "scatter", None),
+        ("select=2:ncpus=1:host=n1:gpu=True", "2:ncpus=1:host=n1:gpu=True:mpiprocs=1", "free", None),
         ("select=1:ncpus=0", "1:ncpus=0:mpiprocs=0", "free", None),
-        (
-            "select=1:ncpus=4,place=vscatter:exclhost",
-            "1:ncpus=4:mpiprocs=1",
-            "scatter:excl",
-            None,
-        ),
-        (
-            "ncpus=4,mem=2gb,host=n3",
-            "1:ncpus=4:mem=2097152kb:host=n3:mpiprocs=1",
-            "pack",
-            None,
-        ),
-        (
-            "procs=3,mem=3000b",
-            "3:ncpus=1:mem=1000b:mpiprocs=1",
-            "free",
-            None,
-        ),
+        ("select=1:ncpus=4,place=vscatter:exclhost", "1:ncpus=4:mpiprocs=1", "scatter:excl", None),
+        ("ncpus=4,mem=2gb,host=n3", "1:ncpus=4:mem=2097152kb:host=n3:mpiprocs=1", "pack", None),
+        ("procs=3,mem=3000b", "3:ncpus=1:mem=1000b:mpiprocs=1", "free", None),
         ("ngpus=0", "1:ncpus=1:mpiprocs=1", "pack", None),
     ];
     for (list, select, place, ngpus) in cases {
@@ -193,10 +125,7 @@ fn display_of_derived_values() {
         assert_eq!(shown_ngpus, ngpus, "{list}");
     }
     // select chunks with mem give a job-wide mem total.
-    assert_eq!(
-        ok("select=2:mem=4gb+1:ncpus=1").display_value("mem"),
-        Some("8388608kb")
-    );
+    assert_eq!(ok("select=2:mem=4gb+1:ncpus=1").display_value("mem"), Some("8388608kb"));
     // A user's nodect is checked but the derived one is shown.
     assert_eq!(ok("nodes=3,nodect=1").display_value("nodect"), Some("3"));
 }
@@ -211,30 +140,17 @@ fn nodes_mem_is_shared_per_chunk() {
 
 #[test]
 fn last_value_of_a_repeated_name_wins() {
-    let pairs = vec![
-        ("walltime".to_string(), "1:00:00".to_string()),
-        ("walltime".to_string(), "2:00".to_string()),
-    ];
+    let pairs = vec![("walltime".to_string(), "1:00:00".to_string()), ("walltime".to_string(), "2:00".to_string())];
     let request = ResourceRequest::from_list(&pairs).unwrap();
     assert_eq!(request.walltime, Some(120));
-    assert_eq!(
-        request
-            .display
-            .iter()
-            .filter(|(name, _)| name == "walltime")
-            .count(),
-        1
-    );
+    assert_eq!(request.display.iter().filter(|(name, _)| name == "walltime").count(), 1);
 }
 
 #[test]
 fn empty_list_is_one_default_chunk() {
     let request = ResourceRequest::from_list(&[]).unwrap();
     assert_eq!(request.chunks.len(), 1);
-    assert_eq!(
-        (request.total_ncpus(), request.place, request.first_ppn),
-        (1, Placement::Pack, 1)
-    );
+    assert_eq!((request.total_ncpus(), request.place, request.first_ppn), (1, Placement::Pack, 1));
 }
 
 #[test]
@@ -266,20 +182,11 @@ fn errors_name_resource_value_and_column() {
         ("nodes=2:ppn=2,ncpus=4", "ncpus=4", 0, "ncpus"),
         ("procs=2,nodes=2", "procs=2", 0, "procs"),
         ("procs=2,ncpus=2", "ncpus=2", 0, "ncpus"),
-        (
-            "select=65536:ncpus=65536+1:ncpus=1",
-            "select=65536:ncpus=65536+1:ncpus=1",
-            0,
-            "select",
-        ),
+        ("select=65536:ncpus=65536+1:ncpus=1", "select=65536:ncpus=65536+1:ncpus=1", 0, "select"),
     ];
     for (list, input, column, token) in cases {
         let err = request(list).expect_err(list);
-        assert_eq!(
-            (err.input.as_str(), err.column, err.token.as_str()),
-            (input, column, token),
-            "{list}: {err}"
-        );
+        assert_eq!((err.input.as_str(), err.column, err.token.as_str()), (input, column, token), "{list}: {err}");
     }
 }
 

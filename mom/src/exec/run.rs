@@ -54,6 +54,13 @@ pub struct JobOutcome {
     pub used: ResourcesUsed,
 }
 
+impl JobOutcome {
+    /// The outcome of a job whose shell never ran.
+    pub fn not_started(exit_status: i32, ncpus: u32) -> JobOutcome {
+        JobOutcome { exit_status, session_id: 0, used: ResourcesUsed { ncpus, ..Default::default() } }
+    }
+}
+
 /// A started job.
 struct Started {
     sid: i32,
@@ -86,19 +93,11 @@ pub async fn run_job(
         Ok(Ok(started)) => started,
         Ok(Err(err)) => {
             tracing::error!(exit_status = err.exit_status(), "job cannot start: {err}");
-            return JobOutcome {
-                exit_status: err.exit_status(),
-                session_id: 0,
-                used: ResourcesUsed { ncpus, ..Default::default() },
-            };
+            return JobOutcome::not_started(err.exit_status(), ncpus);
         }
         Err(err) => {
             tracing::error!("job set-up crashed: {err}");
-            return JobOutcome {
-                exit_status: JOB_EXEC_FAIL1,
-                session_id: 0,
-                used: ResourcesUsed { ncpus, ..Default::default() },
-            };
+            return JobOutcome::not_started(JOB_EXEC_FAIL1, ncpus);
         }
     };
     tracing::info!(session_id = started.sid, user = %started.user.name, "job started");

@@ -41,7 +41,10 @@ fn hold_one(
     let job = &state.jobs[&seq];
     let needs_manager = hold_types != "u";
     if !state.may_modify(requester, job.owner_uid) || (needs_manager && !state.is_manager(requester)) {
-        return Err(RequestError::new(ErrorCode::PermissionDenied, format!("{}  {id}", ErrorCode::PermissionDenied.text())));
+        return Err(RequestError::new(
+            ErrorCode::PermissionDenied,
+            format!("{}  {id}", ErrorCode::PermissionDenied.text()),
+        ));
     }
     if job.state == JobState::Finished {
         return Err(RequestError::with_detail(ErrorCode::JobFinished, &id));

@@ -16,10 +16,9 @@ pub const LOST_WITH_MOM: i32 = -20;
 /// Handles a mom's registration; returns the `Registered` answer.
 pub fn register_mom(state: &mut ServerState, out: &mut Outbox, registration: Registration, now: i64) -> ServerToMom {
     let name = registration.node.clone();
-    let node = state
-        .nodes
-        .entry(name.clone())
-        .or_insert_with(|| Node::new(&name, registration.np, registration.mem_bytes, registration.ngpus, Vec::new(), now));
+    let node = state.nodes.entry(name.clone()).or_insert_with(|| {
+        Node::new(&name, registration.np, registration.mem_bytes, registration.ngpus, Vec::new(), now)
+    });
     node.resize(registration.np, registration.mem_bytes, registration.ngpus, registration.properties.clone());
     if !node.up {
         node.last_state_change = now;
@@ -33,9 +32,11 @@ pub fn register_mom(state: &mut ServerState, out: &mut Outbox, registration: Reg
 
     let mut stale_jobs = Vec::new();
     for reported in &registration.jobs {
-        let known_here = state.find_job(reported).ok().and_then(|seq| state.jobs.get(&seq)).is_some_and(|job| {
-            job.state.is_active() && job.exec.iter().any(|share| share.node == name)
-        });
+        let known_here = state
+            .find_job(reported)
+            .ok()
+            .and_then(|seq| state.jobs.get(&seq))
+            .is_some_and(|job| job.state.is_active() && job.exec.iter().any(|share| share.node == name));
         if !known_here {
             stale_jobs.push(reported.clone());
         }

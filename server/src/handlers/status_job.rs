@@ -10,7 +10,13 @@ use proto::error::{ErrorCode, RequestError};
 use proto::ServerReply;
 
 /// Handles qstat.
-pub fn status_job(state: &ServerState, flavor: Flavor, selectors: &[String], history: bool, users: &[String]) -> ServerReply {
+pub fn status_job(
+    state: &ServerState,
+    flavor: Flavor,
+    selectors: &[String],
+    history: bool,
+    users: &[String],
+) -> ServerReply {
     let user_ok = |owner: &str| users.is_empty() || users.iter().any(|user| user == owner);
     let mut jobs = Vec::new();
     let mut errors = Vec::new();
@@ -28,7 +34,10 @@ pub fn status_job(state: &ServerState, flavor: Flavor, selectors: &[String], his
                     let job = &state.jobs[&seq];
                     if job.state.is_finished() && !history {
                         let id = JobId::new(seq, &state.server_name);
-                        let message = format!("{id} {}, use -x or -H to obtain historical job information", ErrorCode::JobFinished.text());
+                        let message = format!(
+                            "{id} {}, use -x or -H to obtain historical job information",
+                            ErrorCode::JobFinished.text()
+                        );
                         errors.push(RequestError::new(ErrorCode::JobFinished, message));
                     } else if user_ok(&job.owner) {
                         jobs.push(job_status(job, &state.server_name, flavor));
@@ -43,7 +52,10 @@ pub fn status_job(state: &ServerState, flavor: Flavor, selectors: &[String], his
                 }
             }
         } else {
-            errors.push(RequestError::new(ErrorCode::UnknownQueue, format!("{} {selector}", ErrorCode::UnknownQueue.text())));
+            errors.push(RequestError::new(
+                ErrorCode::UnknownQueue,
+                format!("{} {selector}", ErrorCode::UnknownQueue.text()),
+            ));
         }
     }
     ServerReply::Jobs { server: state.server_name.clone(), jobs, errors }

@@ -15,7 +15,8 @@ pub fn status_node(state: &ServerState, names: &[String]) -> ServerReply {
     for name in names {
         match state.nodes.get(name) {
             Some(node) => nodes.push(node_status(node, &state.server_name)),
-            None => errors.push(RequestError::new(ErrorCode::UnknownNode, format!("{} {name}", ErrorCode::UnknownNode.text()))),
+            None => errors
+                .push(RequestError::new(ErrorCode::UnknownNode, format!("{} {name}", ErrorCode::UnknownNode.text()))),
         }
     }
     ServerReply::Nodes { nodes, errors }

@@ -56,7 +56,10 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
     }
     let request = ResourceRequest::from_list(&spec.resources).map_err(|error| {
         if error.unknown_resource {
-            RequestError::new(ErrorCode::UnknownResource, format!("{} {}", ErrorCode::UnknownResource.text(), error.token))
+            RequestError::new(
+                ErrorCode::UnknownResource,
+                format!("{} {}", ErrorCode::UnknownResource.text(), error.token),
+            )
         } else {
             bad_value(format!("Resource_List: {}", error.message))
         }

@@ -22,17 +22,19 @@ fn processes_with(marker: &str) -> Vec<i32> {
 fn qdel_kills_the_whole_tree() {
     let cluster = Cluster::up(Shape { nodes: 1, ppn: 2, gpus: 0 });
     let marker = format!("1000.{}", std::process::id());
-    let script = cluster.script(
-        "sleeper.sh",
-        &format!("#!/bin/bash\nsleep {marker}5 &\nsleep {marker}6 &\nsleep {marker}7\n"),
-    );
+    let script =
+        cluster.script("sleeper.sh", &format!("#!/bin/bash\nsleep {marker}5 &\nsleep {marker}6 &\nsleep {marker}7\n"));
     let _ = &script;
     let id = cluster.qsub(&script, &[]);
-    tests::wait_for(Duration::from_secs(20), "the sleeps to start", || (processes_with(&marker).len() == 3).then_some(()));
+    tests::wait_for(Duration::from_secs(20), "the sleeps to start", || {
+        (processes_with(&marker).len() == 3).then_some(())
+    });
     let output = cluster.run("qdel", &[&id]);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let started = Instant::now();
-    tests::wait_for(Duration::from_secs(10), "the process tree to end", || processes_with(&marker).is_empty().then_some(()));
+    tests::wait_for(Duration::from_secs(10), "the process tree to end", || {
+        processes_with(&marker).is_empty().then_some(())
+    });
     assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
     assert_eq!(cluster.wait_finished(&id, Duration::from_secs(20)), 271, "{}", cluster.logs());
     assert_eq!(cluster.job_attr(&id, "job_state").as_deref(), Some("F"));

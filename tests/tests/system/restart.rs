@@ -12,7 +12,9 @@ fn kill9(pid: i32) {
 }
 
 fn wait_server_up(cluster: &Cluster) {
-    tests::wait_for(Duration::from_secs(20), "the server to answer", || cluster.run("qstat", &[]).status.success().then_some(()));
+    tests::wait_for(Duration::from_secs(20), "the server to answer", || {
+        cluster.run("qstat", &[]).status.success().then_some(())
+    });
 }
 
 #[test]
@@ -36,7 +38,9 @@ fn kill_9_during_concurrent_submits_loses_no_printed_id() {
             })
         })
         .collect();
-    tests::wait_for(Duration::from_secs(60), "some submissions", || (printed.load(Ordering::SeqCst) >= 40).then_some(()));
+    tests::wait_for(Duration::from_secs(60), "some submissions", || {
+        (printed.load(Ordering::SeqCst) >= 40).then_some(())
+    });
     kill9(cluster.server_pid());
     let ids: Vec<String> = submitters.into_iter().flat_map(|handle| handle.join().unwrap()).collect();
     let unique: HashSet<&String> = ids.iter().collect();
@@ -56,9 +60,12 @@ fn kill_9_during_concurrent_submits_loses_no_printed_id() {
 fn running_job_survives_a_server_restart() {
     let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
     let flag = cluster.work.path().join("go");
-    let script = cluster.script("survivor.sh", &format!("while [ ! -e {} ]; do sleep 0.1; done\nexit 7\n", flag.display()));
+    let script =
+        cluster.script("survivor.sh", &format!("while [ ! -e {} ]; do sleep 0.1; done\nexit 7\n", flag.display()));
     let id = cluster.qsub(&script, &[]);
-    tests::wait_for(Duration::from_secs(20), "the job to run", || (cluster.job_attr(&id, "job_state")? == "R").then_some(()));
+    tests::wait_for(Duration::from_secs(20), "the job to run", || {
+        (cluster.job_attr(&id, "job_state")? == "R").then_some(())
+    });
     kill9(cluster.server_pid());
     cluster.start_server();
     wait_server_up(&cluster);

@@ -16,7 +16,10 @@ struct TestUser {
 impl TestUser {
     fn create(tag: &str) -> TestUser {
         let name = format!("mp{}{}", tag, std::process::id() % 100000);
-        let status = std::process::Command::new("useradd").args(["-m", "-s", "/bin/bash", &name]).status().expect("useradd runs");
+        let status = std::process::Command::new("useradd")
+            .args(["-m", "-s", "/bin/bash", &name])
+            .status()
+            .expect("useradd runs");
         assert!(status.success(), "useradd {name} failed");
         let user = uzers::get_user_by_name(&name).expect("user exists");
         TestUser { name, uid: user.uid(), gid: user.primary_group_id() }
@@ -46,11 +49,15 @@ fn job_runs_as_its_owner_and_others_cannot_delete_it() {
     let bob = TestUser::create("b");
     let cluster = Cluster::up(Shape { nodes: 1, ppn: 2, gpus: 0 });
     let flag = cluster.work.path().join("release");
-    let script = cluster.script("whoami.sh", &format!("id -u\nwhile [ ! -e {} ]; do sleep 0.1; done\n", flag.display()));
+    let script =
+        cluster.script("whoami.sh", &format!("id -u\nwhile [ ! -e {} ]; do sleep 0.1; done\n", flag.display()));
     let output = as_user(&cluster, &alice, "qsub").arg(&script).output().unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let id = String::from_utf8(output.stdout).unwrap().trim().to_string();
-    assert_eq!(cluster.job_attr(&id, "Job_Owner").map(|owner| owner.starts_with(&format!("{}@", alice.name))), Some(true));
+    assert_eq!(
+        cluster.job_attr(&id, "Job_Owner").map(|owner| owner.starts_with(&format!("{}@", alice.name))),
+        Some(true)
+    );
 
     let output = as_user(&cluster, &bob, "qdel").arg(&id).output().unwrap();
     assert_eq!(output.status.code(), Some(159));
