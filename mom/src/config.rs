@@ -128,33 +128,10 @@ impl MomArgs {
     }
 }
 
-/// Parses a PBS size (`1024`, `2G`, `2gb`, `4096mb`, `12kB`, `8w`) into bytes. Units are
-/// powers of 1024; `w` counts 8-byte words; a bare number is bytes.
-///
-/// Kept local until `job::size::Size::parse` is available everywhere.
+/// Parses `--mem` with the PBS size grammar (`8gb`, `2G`, `4096mb`, `1024`, `8w`).
 pub fn parse_size(text: &str) -> Result<u64, String> {
-    let trimmed = text.trim();
-    let digits_end = trimmed.find(|c: char| !c.is_ascii_digit()).unwrap_or(trimmed.len());
-    let (digits, unit) = trimmed.split_at(digits_end);
-    let value: u64 = digits.parse().map_err(|_| format!("bad size {text:?}"))?;
-    let unit = unit.to_ascii_lowercase();
-    let (scale, rest) = match unit.chars().next() {
-        Some('k') => (10, &unit[1..]),
-        Some('m') => (20, &unit[1..]),
-        Some('g') => (30, &unit[1..]),
-        Some('t') => (40, &unit[1..]),
-        Some('p') => (50, &unit[1..]),
-        _ => (0, unit.as_str()),
-    };
-    let word = match rest {
-        "" | "b" => 1,
-        "w" => 8,
-        _ => return Err(format!("bad size unit in {text:?}")),
-    };
-    value
-        .checked_mul(word)
-        .and_then(|bytes| bytes.checked_mul(1u64 << scale))
-        .ok_or_else(|| format!("size {text:?} is too large"))
+    let size = job::size::Size::parse(text.trim())?;
+    size.checked_bytes().ok_or_else(|| format!("size {text:?} is too large"))
 }
 
 fn host_cpus() -> u32 {

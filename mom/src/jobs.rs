@@ -67,9 +67,14 @@ impl JobTable {
         self.unacked.insert(obit.job_id.clone(), obit);
     }
 
-    /// Ids to list in `Registration::jobs`: jobs running here or holding a share.
+    /// Ids to list in `Registration::jobs`: jobs running here or holding a share, and jobs
+    /// that ended but whose end the server has not acknowledged (their obit is resent right
+    /// after registering; without them the server would take the job for lost and requeue it).
     pub fn registered_jobs(&self) -> Vec<String> {
-        self.running.keys().cloned().collect()
+        let mut ids: Vec<String> = self.running.keys().chain(self.unacked.keys()).cloned().collect();
+        ids.sort();
+        ids.dedup();
+        ids
     }
 
     /// Obits to resend after a reconnect, in job id order.
@@ -192,11 +197,12 @@ mod tests {
         let mut table = JobTable::new();
         table.on_message(ServerToMom::RunJob(launch("1.s")));
         table.on_job_ended(obit("1.s"));
-        assert!(table.registered_jobs().is_empty());
+        assert_eq!(table.registered_jobs(), vec!["1.s"], "an unacknowledged end is still reported");
         assert_eq!(table.unacked_obits(), vec![obit("1.s")]);
         assert!(table.on_message(ServerToMom::RunJob(launch("1.s"))).is_empty(), "duplicate run while obit pending");
         table.on_message(ServerToMom::ObitAck { job_id: "1.s".into() });
         assert!(table.unacked_obits().is_empty());
+        assert!(table.registered_jobs().is_empty());
     }
 
     #[test]

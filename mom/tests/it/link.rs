@@ -36,10 +36,11 @@ async fn reconnects_reregisters_and_resends_obits_until_acked() {
     let obit = server.ended("20.testserver").await;
     assert_eq!(obit.exit_status, 7);
 
-    // Not acknowledged: resent after the next registration, and no longer listed as running.
+    // Not acknowledged: still listed (so the server does not take it for lost) and resent
+    // after the next registration.
     drop(server);
     let mut server = harness.accept().await;
-    assert!(server.registration.jobs.is_empty());
+    assert_eq!(server.registration.jobs, vec!["20.testserver"]);
     match server.recv().await {
         MomToServer::JobEnded(resent) => assert_eq!(resent, obit),
         other => panic!("expected the obit first, got {other:?}"),

@@ -10,3 +10,6 @@ pub mod register_mom;
 pub mod status_job;
 pub mod status_node;
 pub mod submit_job;
+
+#[cfg(test)]
+mod tests;

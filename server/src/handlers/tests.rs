@@ -1,0 +1,211 @@
+//! Handler tests on a `ServerState` with a recording `Outbox`: no sockets, no database. Each
+//! step checks what would be persisted and sent, as tako's `TestComm` does.
+
+use super::*;
+use crate::outbox::Outbox;
+use crate::sched_loop::schedule_pass;
+use crate::state::{Requester, ServerState};
+use crate::store::StoreOp;
+use job::{JobSpec, JobState};
+use proto::mom::{JobObit, Registration};
+use proto::{ServerReply, ServerToMom};
+
+const ALICE: u32 = 1000;
+
+fn requester(uid: u32) -> Requester {
+    Requester { uid, gid: uid, user: format!("user{uid}"), host: "login".to_string() }
+}
+
+fn spec(resources: &[(&str, &str)]) -> JobSpec {
+    JobSpec {
+        name: "job.sh".to_string(),
+        script: "true\n".to_string(),
+        queue: None,
+        resources: resources.iter().map(|(name, value)| (name.to_string(), value.to_string())).collect(),
+        output_path: None,
+        error_path: None,
+        join: Default::default(),
+        keep: "n".to_string(),
+        user_hold: false,
+        rerunnable: true,
+        priority: 0,
+        variables: vec![("PBS_O_WORKDIR".to_string(), "/home/alice".to_string())],
+        shell: None,
+        init_dir: None,
+        mail_points: "a".to_string(),
+        mail_users: vec![],
+        account: None,
+        submit_host: "login".to_string(),
+        submit_args: "job.sh".to_string(),
+    }
+}
+
+/// A root server with `n` registered nodes of 4 slots and 2 GPUs.
+fn cluster(n: usize) -> ServerState {
+    let mut state = ServerState::new("head", "workq", 10, 0);
+    for index in 1..=n {
+        let registration = Registration {
+            node: format!("node{index}"),
+            np: 4,
+            mem_bytes: 8 << 30,
+            ngpus: 2,
+            properties: vec![],
+            start_id: "a".to_string(),
+            jobs: vec![],
+        };
+        register_mom::register_mom(&mut state, &mut Outbox::default(), registration, 0);
+    }
+    state
+}
+
+fn submit(state: &mut ServerState, uid: u32, resources: &[(&str, &str)]) -> String {
+    let mut out = Outbox::default();
+    match submit_job::submit_job(state, &mut out, &requester(uid), 10, spec(resources)) {
+        ServerReply::JobSubmitted { id } => {
+            assert!(matches!(out.persist[0], StoreOp::InsertJob(_)), "the job is persisted before the reply");
+            assert!(out.schedule);
+            id
+        }
+        other => panic!("submit refused: {other:?}"),
+    }
+}
+
+fn sent_kinds(out: &Outbox) -> Vec<String> {
+    out.to_moms
+        .iter()
+        .map(|(node, message)| {
+            let kind = match message {
+                ServerToMom::RunJob(_) => "RunJob",
+                ServerToMom::JoinJob(_) => "JoinJob",
+                ServerToMom::KillJob { .. } => "KillJob",
+                ServerToMom::EndJob { .. } => "EndJob",
+                ServerToMom::ObitAck { .. } => "ObitAck",
+                ServerToMom::Registered { .. } => "Registered",
+            };
+            format!("{kind}->{node}")
+        })
+        .collect()
+}
+
+fn state_of(state: &ServerState, id: &str) -> JobState {
+    state.jobs[&state.find_job(id).unwrap()].state
+}
+
+#[test]
+fn submit_schedule_run_end() {
+    let mut state = cluster(2);
+    let id = submit(&mut state, ALICE, &[("nodes", "2:ppn=2:gpus=1")]);
+    assert_eq!(id, "1.head");
+    let mut out = Outbox::default();
+    assert_eq!(schedule_pass(&mut state, &mut out, 20), 1);
+    assert_eq!(sent_kinds(&out), ["JoinJob->node2", "RunJob->node1"]);
+    assert_eq!(state_of(&state, &id), JobState::Running);
+    assert_eq!(state.jobs[&1].exec_host().unwrap(), "node1/0*2+node2/0*2");
+    assert_eq!(state.nodes["node1"].free_gpus(), vec![1]);
+
+    let mut out = Outbox::default();
+    let obit = JobObit { job_id: id.clone(), exit_status: 3, session_id: 77, used: Default::default() };
+    job_ended::job_ended(&mut state, &mut out, "node1", obit.clone(), 30);
+    assert_eq!(sent_kinds(&out), ["EndJob->node2", "ObitAck->node1"]);
+    assert_eq!(state_of(&state, &id), JobState::Finished);
+    assert_eq!(state.jobs[&1].exit_status, Some(3));
+    assert_eq!(state.nodes["node1"].free_slots(), vec![0, 1, 2, 3], "resources freed");
+
+    // A resent obituary is acknowledged again and changes nothing.
+    let mut out = Outbox::default();
+    job_ended::job_ended(&mut state, &mut out, "node1", obit, 40);
+    assert_eq!(sent_kinds(&out), ["ObitAck->node1"]);
+    assert!(out.persist.is_empty());
+}
+
+#[test]
+fn impossible_and_malformed_requests_are_refused_and_leave_nothing() {
+    let mut state = cluster(1);
+    let cases = [
+        (vec![("nodes", "1:ppn=64")], proto::ErrorCode::ExceedsLimits),
+        (vec![("nodes", "2:ppn=x")], proto::ErrorCode::BadAttributeValue),
+        (vec![("frobs", "1")], proto::ErrorCode::UnknownResource),
+    ];
+    for (resources, code) in cases {
+        let mut out = Outbox::default();
+        match submit_job::submit_job(&mut state, &mut out, &requester(ALICE), 10, spec(&resources)) {
+            ServerReply::Error(error) => assert_eq!(error.code, code, "{resources:?}: {}", error.message),
+            other => panic!("{resources:?} accepted: {other:?}"),
+        }
+        assert!(out.persist.is_empty());
+    }
+    assert!(state.jobs.is_empty());
+    assert_eq!(state.next_seq, 1, "no id consumed by refused jobs");
+}
+
+#[test]
+fn delete_queued_and_running_and_someone_elses() {
+    let mut state = cluster(1);
+    let running = submit(&mut state, ALICE, &[("ncpus", "4")]);
+    let queued = submit(&mut state, ALICE, &[("ncpus", "4")]);
+    schedule_pass(&mut state, &mut Outbox::default(), 20);
+    assert_eq!(state_of(&state, &queued), JobState::Queued);
+
+    let mut out = Outbox::default();
+    match delete_job::delete_job(&mut state, &mut out, &requester(2000), 30, std::slice::from_ref(&running)) {
+        ServerReply::Done { errors } => {
+            assert_eq!(errors.len(), 1);
+            assert_eq!(errors[0].message, format!("Unauthorized Request  {running}"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(out.persist.is_empty() && out.to_moms.is_empty());
+
+    let mut out = Outbox::default();
+    delete_job::delete_job(&mut state, &mut out, &requester(ALICE), 30, &[running.clone(), queued.clone()]);
+    assert_eq!(sent_kinds(&out), ["KillJob->node1"]);
+    assert_eq!(state_of(&state, &running), JobState::Exiting);
+    assert_eq!(state_of(&state, &queued), JobState::Finished);
+}
+
+#[test]
+fn hold_and_release() {
+    let mut state = cluster(1);
+    let id = submit(&mut state, ALICE, &[]);
+    let ids = std::slice::from_ref(&id);
+    hold_job::hold_job(&mut state, &mut Outbox::default(), &requester(ALICE), 11, ids, "u", true);
+    assert_eq!(state_of(&state, &id), JobState::Held);
+    // A user may not set an operator hold.
+    match hold_job::hold_job(&mut state, &mut Outbox::default(), &requester(ALICE), 12, ids, "o", true) {
+        ServerReply::Done { errors } => assert_eq!(errors[0].code, proto::ErrorCode::PermissionDenied),
+        other => panic!("{other:?}"),
+    }
+    hold_job::hold_job(&mut state, &mut Outbox::default(), &requester(0), 13, ids, "o", true);
+    hold_job::hold_job(&mut state, &mut Outbox::default(), &requester(ALICE), 14, ids, "u", false);
+    assert_eq!(state_of(&state, &id), JobState::Held, "the operator hold remains");
+    assert_eq!(state.jobs[&1].hold_types, "o");
+    hold_job::hold_job(&mut state, &mut Outbox::default(), &requester(0), 15, ids, "o", false);
+    assert_eq!(state_of(&state, &id), JobState::Queued);
+    assert_eq!(state.jobs[&1].hold_types, "n");
+}
+
+#[test]
+fn reregistration_reconciles_jobs() {
+    let mut state = cluster(1);
+    let kept = submit(&mut state, ALICE, &[("ncpus", "1")]);
+    let lost = submit(&mut state, ALICE, &[("ncpus", "1")]);
+    schedule_pass(&mut state, &mut Outbox::default(), 20);
+    let registration = Registration {
+        node: "node1".to_string(),
+        np: 4,
+        mem_bytes: 8 << 30,
+        ngpus: 2,
+        properties: vec![],
+        start_id: "b".to_string(),
+        jobs: vec![kept.clone(), "99.head".to_string()],
+    };
+    let mut out = Outbox::default();
+    let reply = register_mom::register_mom(&mut state, &mut out, registration, 50);
+    assert_eq!(
+        reply,
+        ServerToMom::Registered { server_name: "head".to_string(), stale_jobs: vec!["99.head".to_string()] }
+    );
+    assert_eq!(state_of(&state, &kept), JobState::Running);
+    assert_eq!(state_of(&state, &lost), JobState::Queued, "rerunnable job lost with its mom is requeued");
+    assert_eq!(state.nodes["node1"].free_slots().len(), 3, "only the kept job holds a slot");
+}
