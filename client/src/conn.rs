@@ -67,6 +67,27 @@ impl Connection {
         }
     }
 
+    /// Sends one request and waits for its whole reply: a job list sent in several frames is
+    /// joined into one `Jobs` reply.
+    pub fn request_all(&mut self, request: &ClientRequest) -> Result<ServerReply, ConnError> {
+        let mut reply = self.request(request)?;
+        while let ServerReply::Jobs { more: true, .. } = reply {
+            let next: ServerReply = frame::read(&mut self.stream)
+                .map_err(|error| ConnError::Broken(format!("no reply from server: {error}")))?;
+            let (ServerReply::Jobs { jobs, .. }, ServerReply::Jobs { jobs: more_jobs, errors, more, .. }) =
+                (&mut reply, next)
+            else {
+                return Err(ConnError::Broken("garbled job list from server".to_string()));
+            };
+            jobs.extend(more_jobs);
+            if let ServerReply::Jobs { errors: all_errors, more: all_more, .. } = &mut reply {
+                all_errors.extend(errors);
+                *all_more = more;
+            }
+        }
+        Ok(reply)
+    }
+
     /// Sends one request and waits for its reply.
     pub fn request(&mut self, request: &ClientRequest) -> Result<ServerReply, ConnError> {
         frame::write(&mut self.stream, request)

@@ -76,6 +76,32 @@ fn usage(message: &str) -> ExitCode {
     exit::exit(exit::USAGE)
 }
 
+/// The attributes a display needs (the full display needs all).
+fn wanted(args: &Args) -> Option<Vec<String>> {
+    if args.full {
+        return None;
+    }
+    let mut names = vec!["Job_Name", "Job_Owner", "resources_used.cput", "job_state", "queue"];
+    if alternate(args) {
+        names.extend([
+            "session_id",
+            "Resource_List.nodect",
+            "Resource_List.ncpus",
+            "Resource_List.mem",
+            "Resource_List.walltime",
+            "Resource_List.cput",
+            "resources_used.walltime",
+            "exec_host",
+            "comment",
+        ]);
+    }
+    Some(names.into_iter().map(str::to_string).collect())
+}
+
+fn alternate(args: &Args) -> bool {
+    args.alternate || args.nodes || args.comment || args.users.is_some()
+}
+
 fn run(args: &Args) -> u8 {
     let mut conn = match Connection::open() {
         Ok(conn) => conn,
@@ -86,9 +112,14 @@ fn run(args: &Args) -> u8 {
     };
     let users: Vec<String> =
         args.users.iter().flat_map(|list| list.split(',')).map(|user| user.trim().to_string()).collect();
-    let request = ClientRequest::StatusJob { selectors: args.selectors.clone(), history: args.history, users };
-    let (server, jobs, errors) = match conn.request(&request) {
-        Ok(ServerReply::Jobs { server, jobs, errors }) => (server, jobs, errors),
+    let request = ClientRequest::StatusJob {
+        selectors: args.selectors.clone(),
+        history: args.history,
+        users,
+        attrs: wanted(args),
+    };
+    let (server, jobs, errors) = match conn.request_all(&request) {
+        Ok(ServerReply::Jobs { server, jobs, errors, .. }) => (server, jobs, errors),
         Ok(ServerReply::Error(error)) => {
             eprintln!("qstat: {}", error.message);
             return exit::for_error(error.code);
@@ -106,7 +137,7 @@ fn run(args: &Args) -> u8 {
         output::qstat_json(&server, &jobs, epoch_now(), env!("CARGO_PKG_VERSION"))
     } else if args.full {
         output::qstat_full(&jobs, !(args.one_line || args.wide))
-    } else if args.alternate || args.nodes || args.comment || args.users.is_some() {
+    } else if alternate(args) {
         let opts =
             AltOptions { nodes: args.nodes, one_line: args.one_line, comment: args.comment, server_comment: None };
         output::qstat_alternate(&server, &jobs, &opts)

@@ -19,6 +19,11 @@ pub enum ClientRequest {
         history: bool,
         /// Only these owners' jobs (`-u`); empty = everyone's.
         users: Vec<String>,
+        /// Only these attributes (`job_state`, `Resource_List.walltime`, or a group such as
+        /// `Resource_List`); `None` = all. The default display needs a handful, so a queue of
+        /// 10,000 jobs stays cheap to list.
+        #[serde(default)]
+        attrs: Option<Vec<String>>,
     },
     /// qdel.
     DeleteJob { ids: Vec<String> },
@@ -35,8 +40,16 @@ pub enum ClientRequest {
 pub enum ServerReply {
     /// The committed job's id (`12.head`).
     JobSubmitted { id: String },
-    /// Status of the matched jobs, plus one error per selector that matched nothing.
-    Jobs { server: String, jobs: Vec<JobStatus>, errors: Vec<RequestError> },
+    /// Status of the matched jobs, plus one error per selector that matched nothing. A long
+    /// list comes in several frames: every frame but the last has `more = true`, and errors
+    /// come in the last.
+    Jobs {
+        server: String,
+        jobs: Vec<JobStatus>,
+        errors: Vec<RequestError>,
+        #[serde(default)]
+        more: bool,
+    },
     /// Status of nodes, plus one error per unknown name.
     Nodes { nodes: Vec<NodeStatus>, errors: Vec<RequestError> },
     /// A request over several ids: done for all ids except those in `errors`.

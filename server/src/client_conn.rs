@@ -30,8 +30,10 @@ pub async fn serve(shared: Arc<Shared>, mut stream: UnixStream, requester: Reque
             }
         };
         let reply = dispatch(&shared, &requester, request).await;
-        if frame::write(&mut stream, &reply).await.is_err() {
-            return;
+        for part in split_reply(reply) {
+            if frame::write(&mut stream, &part).await.is_err() {
+                return;
+            }
         }
     }
 }
@@ -42,9 +44,9 @@ async fn dispatch(shared: &Shared, requester: &Requester, request: ClientRequest
         ClientRequest::SubmitJob(spec) => {
             shared.apply(|state, out| handlers::submit_job::submit_job(state, out, requester, now(), *spec)).await
         }
-        ClientRequest::StatusJob { selectors, history, users } => {
+        ClientRequest::StatusJob { selectors, history, users, attrs } => {
             let state = shared.state();
-            return handlers::status_job::status_job(&state, flavor, &selectors, history, &users);
+            return handlers::status_job::status_job(&state, flavor, &selectors, history, &users, attrs.as_deref());
         }
         ClientRequest::StatusNode { names } => {
             let state = shared.state();
@@ -70,4 +72,43 @@ async fn dispatch(shared: &Shared, requester: &Requester, request: ClientRequest
         tracing::error!(%error, "store commit failed");
         ServerReply::Error(RequestError::new(ErrorCode::System, format!("{} {error}", ErrorCode::System.text())))
     })
+}
+
+/// Jobs per frame of a status reply (keeps every frame far below `MAX_FRAME`).
+const JOBS_PER_FRAME: usize = 500;
+
+/// Splits a long job list into frames; other replies are one frame.
+fn split_reply(reply: ServerReply) -> Vec<ServerReply> {
+    let ServerReply::Jobs { server, mut jobs, errors, .. } = reply else { return vec![reply] };
+    let mut parts = Vec::new();
+    while jobs.len() > JOBS_PER_FRAME {
+        let rest = jobs.split_off(JOBS_PER_FRAME);
+        parts.push(ServerReply::Jobs { server: server.clone(), jobs, errors: Vec::new(), more: true });
+        jobs = rest;
+    }
+    parts.push(ServerReply::Jobs { server, jobs, errors, more: false });
+    parts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proto::JobStatus;
+
+    #[test]
+    fn long_job_lists_are_split_and_errors_come_last() {
+        let jobs: Vec<JobStatus> =
+            (0..1201).map(|seq| JobStatus { id: format!("{seq}.s"), attrs: Vec::new() }).collect();
+        let error = RequestError::new(ErrorCode::UnknownJobId, "Unknown Job Id 9.s");
+        let reply = ServerReply::Jobs { server: "s".into(), jobs, errors: vec![error.clone()], more: false };
+        let parts = split_reply(reply);
+        let shapes: Vec<(usize, usize, bool)> = parts
+            .iter()
+            .map(|part| match part {
+                ServerReply::Jobs { jobs, errors, more, .. } => (jobs.len(), errors.len(), *more),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(shapes, vec![(500, 0, true), (500, 0, true), (201, 1, false)]);
+    }
 }

@@ -7,65 +7,100 @@ use job::duration::format_hms;
 use job::{Attr, JobState};
 use proto::{JobStatus, NodeStatus};
 
-/// The status record of one job.
+/// The status record of one job, with every attribute.
 pub fn job_status(job: &Job, server_name: &str, flavor: Flavor) -> JobStatus {
-    let mut attrs = vec![
-        Attr::new("Job_Name", &job.spec.name),
-        Attr::new("Job_Owner", format!("{}@{}", job.owner, job.spec.submit_host)),
-    ];
+    job_status_filtered(job, server_name, flavor, None)
+}
+
+/// The status record of one job with only the attributes named in `wanted` (full names such
+/// as `job_state` or `Resource_List.walltime`, or a group name such as `Resource_List`);
+/// `None` = all. Values not wanted are never formatted.
+pub fn job_status_filtered(job: &Job, server_name: &str, flavor: Flavor, wanted: Option<&[String]>) -> JobStatus {
+    let mut out = Builder { wanted, attrs: Vec::new() };
+    out.add("Job_Name", || job.spec.name.clone());
+    out.add("Job_Owner", || format!("{}@{}", job.owner, job.spec.submit_host));
     if job.times.stime.is_some() {
         let used = &job.used;
-        attrs.push(Attr::resource("resources_used", "cput", format_hms(used.cput_secs)));
-        attrs.push(Attr::resource("resources_used", "mem", format!("{}kb", used.mem_kb)));
-        attrs.push(Attr::resource("resources_used", "ncpus", used.ncpus.to_string()));
-        attrs.push(Attr::resource("resources_used", "vmem", format!("{}kb", used.vmem_kb)));
-        attrs.push(Attr::resource("resources_used", "walltime", format_hms(used.walltime_secs)));
+        out.add_res("resources_used", "cput", || format_hms(used.cput_secs));
+        out.add_res("resources_used", "mem", || format!("{}kb", used.mem_kb));
+        out.add_res("resources_used", "ncpus", || used.ncpus.to_string());
+        out.add_res("resources_used", "vmem", || format!("{}kb", used.vmem_kb));
+        out.add_res("resources_used", "walltime", || format_hms(used.walltime_secs));
     }
-    attrs.push(Attr::new("job_state", job.state.letter().to_string()));
-    attrs.push(Attr::new("queue", &job.queue));
-    attrs.push(Attr::new("server", server_name));
-    attrs.push(Attr::new("Checkpoint", "u"));
-    attrs.push(Attr::new("ctime", job.times.ctime.to_string()));
-    attrs.push(Attr::new("Error_Path", &job.error_path));
-    if let (Some(host), Some(vnode)) = (job.exec_host(), job.exec_vnode()) {
-        attrs.push(Attr::new("exec_host", host));
-        attrs.push(Attr::new("exec_vnode", vnode));
+    out.add("job_state", || job.state.letter().to_string());
+    out.add("queue", || job.queue.clone());
+    out.add("server", || server_name.to_string());
+    out.add("Checkpoint", || "u".to_string());
+    out.add("ctime", || job.times.ctime.to_string());
+    out.add("Error_Path", || job.error_path.clone());
+    if !job.exec.is_empty() {
+        out.add("exec_host", || job.exec_host().unwrap_or_default());
+        out.add("exec_vnode", || job.exec_vnode().unwrap_or_default());
     }
-    attrs.push(Attr::new("Hold_Types", &job.hold_types));
-    attrs.push(Attr::new("Join_Path", job.spec.join.as_str()));
-    attrs.push(Attr::new("Keep_Files", &job.spec.keep));
-    attrs.push(Attr::new("Mail_Points", &job.spec.mail_points));
-    attrs.push(Attr::new("mtime", job.times.mtime.to_string()));
-    attrs.push(Attr::new("Output_Path", &job.output_path));
-    attrs.push(Attr::new("Priority", job.spec.priority.to_string()));
-    attrs.push(Attr::new("qtime", job.times.qtime.to_string()));
-    attrs.push(Attr::new("Rerunable", if job.spec.rerunnable { "True" } else { "False" }));
+    out.add("Hold_Types", || job.hold_types.clone());
+    out.add("Join_Path", || job.spec.join.as_str().to_string());
+    out.add("Keep_Files", || job.spec.keep.clone());
+    out.add("Mail_Points", || job.spec.mail_points.clone());
+    out.add("mtime", || job.times.mtime.to_string());
+    out.add("Output_Path", || job.output_path.clone());
+    out.add("Priority", || job.spec.priority.to_string());
+    out.add("qtime", || job.times.qtime.to_string());
+    out.add("Rerunable", || if job.spec.rerunnable { "True" } else { "False" }.to_string());
     for (name, value) in &job.request.display {
-        attrs.push(Attr::resource("Resource_List", name, value));
+        out.add_res("Resource_List", name, || value.clone());
     }
     if let Some(stime) = job.times.stime {
-        attrs.push(Attr::new("stime", stime.to_string()));
+        out.add("stime", || stime.to_string());
     }
     if let Some(session) = job.session_id {
-        attrs.push(Attr::new("session_id", session.to_string()));
+        out.add("session_id", || session.to_string());
     }
-    attrs.push(Attr::new("Variable_List", variable_list(&job.spec.variables)));
+    out.add("Variable_List", || variable_list(&job.spec.variables));
     if let Some(comment) = &job.comment {
-        attrs.push(Attr::new("comment", comment));
+        out.add("comment", || comment.clone());
     }
-    attrs.push(Attr::new("etime", job.times.etime.to_string()));
-    attrs.push(Attr::new("run_count", job.run_count.to_string()));
+    out.add("etime", || job.times.etime.to_string());
+    out.add("run_count", || job.run_count.to_string());
     if let Some(status) = job.exit_status.filter(|_| job.state == JobState::Finished) {
         let name = if flavor == Flavor::Torque { "exit_status" } else { "Exit_status" };
-        attrs.push(Attr::new(name, status.to_string()));
+        out.add(name, || status.to_string());
     }
-    attrs.push(Attr::new("Submit_arguments", &job.spec.submit_args));
-    attrs.push(Attr::new("project", "_pbs_project_default"));
-    attrs.push(Attr::new("Submit_Host", &job.spec.submit_host));
+    out.add("Submit_arguments", || job.spec.submit_args.clone());
+    out.add("project", || "_pbs_project_default".to_string());
+    out.add("Submit_Host", || job.spec.submit_host.clone());
     if let Some(obittime) = job.times.obittime {
-        attrs.push(Attr::new("obittime", obittime.to_string()));
+        out.add("obittime", || obittime.to_string());
     }
-    JobStatus { id: job.id.to_string(), attrs }
+    JobStatus { id: job.id.to_string(), attrs: out.attrs }
+}
+
+/// Collects the wanted attributes.
+struct Builder<'a> {
+    wanted: Option<&'a [String]>,
+    attrs: Vec<Attr>,
+}
+
+impl Builder<'_> {
+    fn wants(&self, name: &str, resource: Option<&str>) -> bool {
+        let Some(wanted) = self.wanted else { return true };
+        wanted.iter().any(|item| match (item.split_once('.'), resource) {
+            (Some((group, res)), Some(resource)) => group == name && res == resource,
+            (Some(_), None) => false,
+            (None, _) => item == name,
+        })
+    }
+
+    fn add(&mut self, name: &str, value: impl FnOnce() -> String) {
+        if self.wants(name, None) {
+            self.attrs.push(Attr::new(name, value()));
+        }
+    }
+
+    fn add_res(&mut self, name: &str, resource: &str, value: impl FnOnce() -> String) {
+        if self.wants(name, Some(resource)) {
+            self.attrs.push(Attr::resource(name, resource, value()));
+        }
+    }
 }
 
 /// `Variable_List` value: `NAME=value` joined by commas, commas inside values escaped.

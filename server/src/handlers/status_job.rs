@@ -4,7 +4,7 @@
 
 use crate::config::Flavor;
 use crate::state::ServerState;
-use crate::status::job_status;
+use crate::status::job_status_filtered;
 use job::JobId;
 use proto::error::{ErrorCode, RequestError};
 use proto::ServerReply;
@@ -16,7 +16,9 @@ pub fn status_job(
     selectors: &[String],
     history: bool,
     users: &[String],
+    wanted: Option<&[String]>,
 ) -> ServerReply {
+    let job_status = |job, server_name: &str, flavor| job_status_filtered(job, server_name, flavor, wanted);
     let user_ok = |owner: &str| users.is_empty() || users.iter().any(|user| user == owner);
     let mut jobs = Vec::new();
     let mut errors = Vec::new();
@@ -58,5 +60,5 @@ pub fn status_job(
             ));
         }
     }
-    ServerReply::Jobs { server: state.server_name.clone(), jobs, errors }
+    ServerReply::Jobs { server: state.server_name.clone(), jobs, errors, more: false }
 }

@@ -62,3 +62,28 @@ fn crlf_script_is_refused() {
     assert!(stderr.contains("cr, lf"), "{stderr}");
     no_jobs(&cluster);
 }
+
+#[test]
+fn long_listings_arrive_whole() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
+    let script = cluster.script("held.sh", "true\n");
+    // Submitted through one shell loop to keep it quick; more than one reply frame's worth.
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "for i in $(seq 1100); do {} -h {} >/dev/null || exit 1; done",
+            cluster.bin.join("qsub").display(),
+            script.display()
+        ))
+        .env("PBS_CONF_FILE", &cluster.conf)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    for args in [&["-x"][..], &["-a"][..], &["-f"][..]] {
+        let output = cluster.run("qstat", args);
+        assert!(output.status.success(), "qstat {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        let text = String::from_utf8_lossy(&output.stdout);
+        let ids = text.lines().filter(|line| line.contains(".testsrv")).count();
+        assert_eq!(ids, 1100, "qstat {args:?} listed {ids} jobs");
+    }
+}
