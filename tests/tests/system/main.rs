@@ -5,5 +5,6 @@ mod gpus_and_nodes;
 mod kill_and_limits;
 mod restart;
 mod snapshots;
+mod submission;
 mod submit_errors;
 mod users;
