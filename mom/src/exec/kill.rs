@@ -32,14 +32,32 @@ pub fn parse_stat(text: &str) -> Option<StatLine> {
     Some(StatLine { pid, state, session })
 }
 
-/// Live (not zombie) processes of session `sid`.
+/// Live (not zombie) processes of session `sid`. Runs after every job, so it reuses one path
+/// and one read buffer for the whole scan.
 pub fn session_members(sid: i32) -> Vec<i32> {
+    use std::fmt::Write as _;
+    use std::io::Read as _;
     let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
-    let stats = entries.flatten().filter_map(|entry| {
-        entry.file_name().to_str()?.parse::<i32>().ok()?;
-        parse_stat(&std::fs::read_to_string(entry.path().join("stat")).ok()?)
-    });
-    stats.filter(|s| s.session == sid && s.state != 'Z' && s.state != 'X').map(|s| s.pid).collect()
+    let mut path = String::with_capacity(32);
+    let mut text = String::with_capacity(512);
+    let mut members = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().filter(|name| name.bytes().all(|b| b.is_ascii_digit())) else { continue };
+        path.clear();
+        let _ = write!(path, "/proc/{pid}/stat");
+        text.clear();
+        let Ok(mut file) = std::fs::File::open(&path) else { continue };
+        if file.read_to_string(&mut text).is_err() {
+            continue;
+        }
+        if let Some(stat) = parse_stat(&text) {
+            if stat.session == sid && stat.state != 'Z' && stat.state != 'X' {
+                members.push(stat.pid);
+            }
+        }
+    }
+    members
 }
 
 /// Sends `signal` to the process group `sid` and to every live member of session `sid`.
