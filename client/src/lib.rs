@@ -5,6 +5,7 @@
 //!
 //! Must not know: server internals, diesel, the scheduler. Speaks only `proto`.
 
+pub mod cli;
 pub mod conf;
 pub mod conn;
 pub mod directives;

@@ -1,7 +1,6 @@
 //! `pbsnodes`: node status (`-a` all nodes, or the named ones). Sends `StatusNode` (handled by
 //! `server/src/handlers/status_node.rs`).
 
-use crate::conn::Connection;
 use crate::exit;
 use crate::output;
 use clap::Parser;
@@ -20,28 +19,14 @@ struct Args {
 
 /// Entry point of the `pbsnodes` binary.
 pub fn main() -> ExitCode {
-    let args = match Args::try_parse() {
+    let args: Args = match crate::cli::parse("pbsnodes", "usage: pbsnodes [-a] [node ...]") {
         Ok(args) => args,
-        Err(error) if error.kind() == clap::error::ErrorKind::DisplayHelp => {
-            print!("{error}");
-            return exit::exit(exit::SUCCESS);
-        }
-        Err(error) => {
-            eprintln!(
-                "pbsnodes: {}",
-                error.to_string().lines().next().unwrap_or_default().trim_start_matches("error: ")
-            );
-            eprintln!("usage: pbsnodes [-a] [node ...]");
-            return exit::exit(exit::USAGE);
-        }
+        Err(code) => return code,
     };
     let names = if args.all { Vec::new() } else { args.nodes };
-    let mut conn = match Connection::open() {
+    let mut conn = match crate::cli::connect("pbsnodes") {
         Ok(conn) => conn,
-        Err(error) => {
-            eprintln!("pbsnodes: {error}");
-            return exit::exit(error.exit_code());
-        }
+        Err(code) => return exit::exit(code),
     };
     match conn.request(&ClientRequest::StatusNode { names }) {
         Ok(ServerReply::Nodes { nodes, errors }) => {

@@ -19,16 +19,9 @@ struct Args {
 
 /// Entry point of the `qdel` binary.
 pub fn main() -> ExitCode {
-    let args = match Args::try_parse() {
+    let args: Args = match crate::cli::parse("qdel", "usage: qdel [-W force|suppress_email=X] [-x] job_identifier...") {
         Ok(args) => args,
-        Err(error) if error.kind() == clap::error::ErrorKind::DisplayHelp => {
-            print!("{error}");
-            return exit::exit(exit::SUCCESS);
-        }
-        Err(_) => {
-            eprintln!("usage: qdel [-W force|suppress_email=X] [-x] job_identifier...");
-            return exit::exit(exit::USAGE);
-        }
+        Err(code) => return code,
     };
     exit::exit(crate::qhold::send_for_ids("qdel", ClientRequest::DeleteJob { ids: args.ids }))
 }

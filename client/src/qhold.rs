@@ -2,7 +2,6 @@
 //! `ReleaseJob` (handled by `server/src/handlers/hold_job.rs`). Also the shared
 //! request-over-ids helper used by qdel.
 
-use crate::conn::Connection;
 use crate::exit;
 use clap::Parser;
 use proto::{ClientRequest, ServerReply};
@@ -24,16 +23,10 @@ struct Args {
 /// Entry point of `qhold` (`hold = true`) and `qrls`.
 pub fn main(hold: bool) -> ExitCode {
     let command = if hold { "qhold" } else { "qrls" };
-    let args = match Args::try_parse() {
+    let usage = format!("usage: {command} [-h hold_list] job_identifier ...");
+    let args: Args = match crate::cli::parse(command, &usage) {
         Ok(args) => args,
-        Err(error) if error.kind() == clap::error::ErrorKind::DisplayHelp => {
-            print!("{error}");
-            return exit::exit(exit::SUCCESS);
-        }
-        Err(_) => {
-            eprintln!("usage: {command} [-h hold_list] job_identifier ...");
-            return exit::exit(exit::USAGE);
-        }
+        Err(code) => return code,
     };
     let request = if hold {
         ClientRequest::HoldJob { ids: args.ids, hold_types: args.hold_types }
@@ -46,12 +39,9 @@ pub fn main(hold: bool) -> ExitCode {
 /// Sends a request over several ids and reports per-id errors as `<command>: <message>`.
 /// Returns the exit code (the last error's, 0 if none).
 pub fn send_for_ids(command: &str, request: ClientRequest) -> u8 {
-    let mut conn = match Connection::open() {
+    let mut conn = match crate::cli::connect(command) {
         Ok(conn) => conn,
-        Err(error) => {
-            eprintln!("{command}: {error}");
-            return error.exit_code();
-        }
+        Err(code) => return code,
     };
     match conn.request(&request) {
         Ok(ServerReply::Done { errors }) => {

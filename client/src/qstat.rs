@@ -3,7 +3,6 @@
 //! `server/src/handlers/status_job.rs`). Known jobs go to stdout, one error line per unknown
 //! id to stderr, and the exit code is the last error's (pbs-reference 6.7).
 
-use crate::conn::Connection;
 use crate::exit;
 use crate::output::{self, AltOptions};
 use clap::Parser;
@@ -50,13 +49,9 @@ struct Args {
 
 /// Entry point of the `qstat` binary.
 pub fn main() -> ExitCode {
-    let args = match Args::try_parse() {
+    let args: Args = match crate::cli::parse("qstat", USAGE) {
         Ok(args) => args,
-        Err(error) if error.kind() == clap::error::ErrorKind::DisplayHelp => {
-            print!("{error}");
-            return exit::exit(exit::SUCCESS);
-        }
-        Err(error) => return usage(&error.to_string()),
+        Err(code) => return code,
     };
     if let Some(format) = &args.format {
         if format != "json" {
@@ -69,11 +64,10 @@ pub fn main() -> ExitCode {
     exit::exit(run(&args))
 }
 
+const USAGE: &str = "usage: qstat [-a] [-n [-1]] [-s] [-u user] [-x] [-f [-F json] [-1]] [job_id|queue ...]";
+
 fn usage(message: &str) -> ExitCode {
-    let first = message.lines().next().unwrap_or_default().trim_start_matches("error: ");
-    eprintln!("qstat: {first}");
-    eprintln!("usage: qstat [-a] [-n [-1]] [-s] [-u user] [-x] [-f [-F json] [-1]] [job_id|queue ...]");
-    exit::exit(exit::USAGE)
+    crate::cli::usage_error("qstat", USAGE, message)
 }
 
 /// The attributes a display needs (the full display needs all).
@@ -103,12 +97,9 @@ fn alternate(args: &Args) -> bool {
 }
 
 fn run(args: &Args) -> u8 {
-    let mut conn = match Connection::open() {
+    let mut conn = match crate::cli::connect("qstat") {
         Ok(conn) => conn,
-        Err(error) => {
-            eprintln!("qstat: {error}");
-            return error.exit_code();
-        }
+        Err(code) => return code,
     };
     let users: Vec<String> =
         args.users.iter().flat_map(|list| list.split(',')).map(|user| user.trim().to_string()).collect();

@@ -5,7 +5,6 @@
 use crate::conn::Connection;
 use crate::directives::{overlay, parse_directive, QsubOpts};
 use crate::exit;
-use clap::Parser;
 use job::resources::{merge_directive_lists, merge_override, parse_list, ResourceError};
 use job::spec::Join;
 use job::{JobSpec, ResourceRequest};
@@ -33,18 +32,9 @@ pub fn main() -> ExitCode {
         Some(split) => (raw[..split].to_vec(), Some(raw[split + 1..].to_vec())),
         None => (raw.clone(), None),
     };
-    let cli = match QsubOpts::try_parse_from(&option_args) {
+    let cli: QsubOpts = match crate::cli::parse_from("qsub", &QsubOpts::command_usage(), &option_args) {
         Ok(cli) => cli,
-        Err(error) if error.kind() == clap::error::ErrorKind::DisplayHelp => {
-            print!("{error}");
-            return exit::exit(exit::SUCCESS);
-        }
-        Err(error) => {
-            let first = error.to_string().lines().next().unwrap_or_default().trim_start_matches("error: ").to_string();
-            eprintln!("qsub: {first}");
-            eprintln!("{}", QsubOpts::command_usage());
-            return exit::exit(exit::USAGE);
-        }
+        Err(code) => return code,
     };
     let quiet = cli.quiet;
     match run(cli, command, &option_args[1..]) {

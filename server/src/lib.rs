@@ -37,7 +37,9 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
     let mut state =
         ServerState::new(&config.server_name, &config.default_queue, config.kill_delay, nix::unistd::getuid().as_raw());
     state.next_seq = loaded.next_seq;
-    state.jobs = loaded.jobs.into_iter().map(|job| (job.id.seq, job)).collect();
+    for job in loaded.jobs {
+        state.insert_job(job);
+    }
     tracing::info!(server = %config.server_name, jobs = state.jobs.len(), next_seq = state.next_seq, "state loaded");
 
     let _ = std::fs::remove_file(&config.socket_path);

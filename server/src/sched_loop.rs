@@ -6,7 +6,7 @@
 use crate::outbox::Outbox;
 use crate::state::{Job, Node, NodeShare, ServerState};
 use crate::store::StoreOp;
-use job::{JobEvent, JobState};
+use job::JobEvent;
 use proto::mom::{HostAlloc, JobLaunch};
 use proto::ServerToMom;
 use std::hash::{BuildHasher, Hasher};
@@ -54,9 +54,7 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
             return 0;
         }
         let jobs: Vec<sched::PendingJob> = state
-            .jobs
-            .values()
-            .filter(|job| job.state == JobState::Queued)
+            .queued_jobs()
             .map(|job| sched::PendingJob {
                 key: job.id.seq,
                 queue_priority: 0,

@@ -24,7 +24,7 @@ pub fn submit_job(
             state.next_seq = job.id.seq + 1;
             out.persist(StoreOp::InsertJob(Box::new(job.clone())));
             out.persist(StoreOp::SetNextSeq(state.next_seq));
-            state.jobs.insert(job.id.seq, job);
+            state.insert_job(job);
             out.schedule = true;
             ServerReply::JobSubmitted { id }
         }

@@ -102,6 +102,7 @@ fn submit_schedule_run_end() {
     assert_eq!(state_of(&state, &id), JobState::Running);
     assert_eq!(state.jobs[&1].exec_host().unwrap(), "node1/0*2+node2/0*2");
     assert_eq!(state.nodes["node1"].free_gpus(), vec![1]);
+    state.sanity_check();
 
     let mut out = Outbox::default();
     let obit = JobObit { job_id: id.clone(), exit_status: 3, session_id: 77, used: Default::default() };
@@ -110,6 +111,7 @@ fn submit_schedule_run_end() {
     assert_eq!(state_of(&state, &id), JobState::Finished);
     assert_eq!(state.jobs[&1].exit_status, Some(3));
     assert_eq!(state.nodes["node1"].free_slots(), vec![0, 1, 2, 3], "resources freed");
+    state.sanity_check();
 
     // A resent obituary is acknowledged again and changes nothing.
     let mut out = Outbox::default();
@@ -161,6 +163,7 @@ fn delete_queued_and_running_and_someone_elses() {
     assert_eq!(sent_kinds(&out), ["KillJob->node1"]);
     assert_eq!(state_of(&state, &running), JobState::Exiting);
     assert_eq!(state_of(&state, &queued), JobState::Finished);
+    state.sanity_check();
 }
 
 #[test]
@@ -182,6 +185,7 @@ fn hold_and_release() {
     hold_job::hold_job(&mut state, &mut Outbox::default(), &requester(0), 15, ids, "o", false);
     assert_eq!(state_of(&state, &id), JobState::Queued);
     assert_eq!(state.jobs[&1].hold_types, "n");
+    state.sanity_check();
 }
 
 #[test]
@@ -208,4 +212,5 @@ fn reregistration_reconciles_jobs() {
     assert_eq!(state_of(&state, &kept), JobState::Running);
     assert_eq!(state_of(&state, &lost), JobState::Queued, "rerunnable job lost with its mom is requeued");
     assert_eq!(state.nodes["node1"].free_slots().len(), 3, "only the kept job holds a slot");
+    state.sanity_check();
 }

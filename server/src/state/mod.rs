@@ -14,7 +14,7 @@ pub use node::Node;
 use ::job::state::IllegalTransition;
 use ::job::{JobEvent, JobId};
 use proto::error::{ErrorCode, RequestError};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Who sent a request, as the transport established it (never from the message).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,7 +33,11 @@ pub struct ServerState {
     pub kill_delay: u64,
     /// The uid the server runs as; it and root are managers.
     pub server_uid: u32,
+    /// Every job, by sequence number. Add jobs with [`ServerState::insert_job`] and change their
+    /// state only with [`ServerState::transition`], so `queued` stays true.
     pub jobs: BTreeMap<u64, Job>,
+    /// Invariant: exactly the jobs in state `Q`, so a scheduling pass does not walk the history.
+    queued: BTreeSet<u64>,
     pub nodes: BTreeMap<String, Node>,
     /// The next job sequence number. Invariant: greater than every id ever handed out.
     pub next_seq: u64,
@@ -47,9 +51,23 @@ impl ServerState {
             kill_delay,
             server_uid,
             jobs: BTreeMap::new(),
+            queued: BTreeSet::new(),
             nodes: BTreeMap::new(),
             next_seq: 1,
         }
+    }
+
+    /// Adds a job (submitted or loaded from the store).
+    pub fn insert_job(&mut self, job: Job) {
+        if job.state == ::job::JobState::Queued {
+            self.queued.insert(job.id.seq);
+        }
+        self.jobs.insert(job.id.seq, job);
+    }
+
+    /// The jobs in state `Q`, in sequence order.
+    pub fn queued_jobs(&self) -> impl Iterator<Item = &Job> {
+        self.queued.iter().filter_map(|seq| self.jobs.get(seq))
     }
 
     /// Resolves a user-typed id (`12`, `12.head`) to a known job's sequence number.
@@ -77,7 +95,46 @@ impl ServerState {
         let job = self.jobs.get_mut(&seq).expect("transition on a job the caller just looked up");
         job.state = job.state.apply(event)?;
         job.times.mtime = now;
+        if job.state == ::job::JobState::Queued {
+            self.queued.insert(seq);
+        } else {
+            self.queued.remove(&seq);
+        }
         Ok(())
+    }
+
+    /// Checks the state's invariants (for tests, as tako's `Core::sanity_check`): the queued
+    /// index matches the job states, and node slots and GPUs are owned exactly by the active
+    /// jobs whose allocation names them.
+    pub fn sanity_check(&self) {
+        let queued: BTreeSet<u64> =
+            self.jobs.values().filter(|job| job.state == ::job::JobState::Queued).map(|job| job.id.seq).collect();
+        assert_eq!(queued, self.queued, "queued index out of step with job states");
+        for node in self.nodes.values() {
+            for (index, owner) in node.slot_owner.iter().enumerate() {
+                if let Some(seq) = owner {
+                    let job = &self.jobs[seq];
+                    assert!(job.state.is_active(), "slot {index} of {} owned by inactive job {seq}", node.name);
+                    let share = job.exec.iter().find(|share| share.node == node.name);
+                    assert!(share.is_some_and(|share| share.slots.contains(&(index as u32))), "slot {index} of {}", node.name);
+                }
+            }
+            for (index, owner) in node.gpu_owner.iter().enumerate() {
+                if let Some(seq) = owner {
+                    let share = self.jobs[seq].exec.iter().find(|share| share.node == node.name);
+                    assert!(share.is_some_and(|share| share.gpus.contains(&(index as u32))), "gpu {index} of {}", node.name);
+                }
+            }
+        }
+        for job in self.jobs.values().filter(|job| job.state.is_active()) {
+            for share in &job.exec {
+                if let Some(node) = self.nodes.get(&share.node) {
+                    for slot in &share.slots {
+                        assert_eq!(node.slot_owner.get(*slot as usize), Some(&Some(job.id.seq)), "{} slot {slot}", share.node);
+                    }
+                }
+            }
+        }
     }
 
     /// Frees every node share of job `seq`.
