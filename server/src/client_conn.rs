@@ -30,10 +30,15 @@ pub async fn serve(shared: Arc<Shared>, mut stream: UnixStream, requester: Reque
             }
         };
         let reply = dispatch(&shared, &requester, request).await;
-        for part in split_reply(reply) {
+        let parts = split_reply(reply);
+        let large = parts.len() > 1;
+        for part in parts {
             if frame::write(&mut stream, &part).await.is_err() {
                 return;
             }
+        }
+        if large {
+            release_free_memory();
         }
     }
 }
@@ -72,6 +77,15 @@ async fn dispatch(shared: &Shared, requester: &Requester, request: ClientRequest
         tracing::error!(%error, "store commit failed");
         ServerReply::Error(RequestError::new(ErrorCode::System, format!("{} {error}", ErrorCode::System.text())))
     })
+}
+
+/// Hands memory freed after a large listing back to the system, so one `qstat` of a long queue
+/// does not leave the server's resident size high (glibc keeps freed memory otherwise).
+fn release_free_memory() {
+    // SAFETY: malloc_trim only releases free heap pages; it takes no pointers.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// Jobs per frame of a status reply (keeps every frame far below `MAX_FRAME`).

@@ -63,9 +63,17 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
 /// Wakes on events (coalesced over `sched_delay`) and on a slow timer, and runs a pass.
 async fn scheduler_loop(shared: Arc<Shared>) {
     loop {
-        tokio::select! {
-            _ = shared.sched_wakeup.notified() => {}
-            _ = tokio::time::sleep(shared.config.sched_interval) => {}
+        let timer = tokio::select! {
+            _ = shared.sched_wakeup.notified() => false,
+            _ = tokio::time::sleep(shared.config.sched_interval) => true,
+        };
+        if timer {
+            let keep = shared.config.history_duration.as_secs() as i64;
+            let purged =
+                shared.apply(|state, out| handlers::purge_history::purge_history(state, out, shared::now(), keep));
+            if let Err(error) = purged.await {
+                tracing::error!(%error, "store commit failed while purging history");
+            }
         }
         tokio::time::sleep(shared.config.sched_delay).await;
         let result = shared.apply(|state, out| sched_loop::schedule_pass(state, out, shared::now())).await;

@@ -21,6 +21,9 @@ struct Args {
     /// Mark a mom down after this many seconds without a heartbeat.
     #[arg(long, default_value_t = 30)]
     node_timeout: u64,
+    /// Seconds finished jobs stay in history (qstat -x); OpenPBS job_history_duration.
+    #[arg(long, default_value_t = 14 * 24 * 3600)]
+    job_history_duration: u64,
     /// Output flavor for conflicting displays: openpbs or torque.
     #[arg(long, default_value = "openpbs")]
     flavor: String,
@@ -40,6 +43,7 @@ async fn main() -> anyhow::Result<()> {
     let mut config = ServerConfig::new(args.state_dir, args.name.unwrap_or_else(short_hostname));
     config.kill_delay = args.kill_delay;
     config.node_timeout = std::time::Duration::from_secs(args.node_timeout);
+    config.history_duration = std::time::Duration::from_secs(args.job_history_duration);
     config.flavor = match args.flavor.as_str() {
         "torque" => Flavor::Torque,
         "openpbs" => Flavor::OpenPbs,

@@ -6,10 +6,11 @@ pub mod delete_job;
 pub mod hold_job;
 pub mod job_ended;
 pub mod job_started;
+pub mod purge_history;
 pub mod register_mom;
 pub mod status_job;
 pub mod status_node;
 pub mod submit_job;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -12,7 +12,7 @@ use proto::{ServerReply, ServerToMom};
 
 const ALICE: u32 = 1000;
 
-fn requester(uid: u32) -> Requester {
+pub(crate) fn requester(uid: u32) -> Requester {
     Requester { uid, gid: uid, user: format!("user{uid}"), host: "login".to_string() }
 }
 
@@ -41,7 +41,7 @@ fn spec(resources: &[(&str, &str)]) -> JobSpec {
 }
 
 /// A root server with `n` registered nodes of 4 slots and 2 GPUs.
-fn cluster(n: usize) -> ServerState {
+pub(crate) fn cluster(n: usize) -> ServerState {
     let mut state = ServerState::new("head", "workq", 10, 0);
     for index in 1..=n {
         let registration = Registration {
@@ -58,7 +58,7 @@ fn cluster(n: usize) -> ServerState {
     state
 }
 
-fn submit(state: &mut ServerState, uid: u32, resources: &[(&str, &str)]) -> String {
+pub(crate) fn submit(state: &mut ServerState, uid: u32, resources: &[(&str, &str)]) -> String {
     let mut out = Outbox::default();
     match submit_job::submit_job(state, &mut out, &requester(uid), 10, spec(resources)) {
         ServerReply::JobSubmitted { id } => {

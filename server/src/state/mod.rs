@@ -65,6 +65,13 @@ impl ServerState {
         self.jobs.insert(job.id.seq, job);
     }
 
+    /// Forgets a finished job (history purge). Jobs in any other state are kept.
+    pub fn remove_finished_job(&mut self, seq: u64) {
+        if self.jobs.get(&seq).is_some_and(|job| job.state.is_finished()) {
+            self.jobs.remove(&seq);
+        }
+    }
+
     /// The jobs in state `Q`, in sequence order.
     pub fn queued_jobs(&self) -> impl Iterator<Item = &Job> {
         self.queued.iter().filter_map(|seq| self.jobs.get(seq))
@@ -116,13 +123,21 @@ impl ServerState {
                     let job = &self.jobs[seq];
                     assert!(job.state.is_active(), "slot {index} of {} owned by inactive job {seq}", node.name);
                     let share = job.exec.iter().find(|share| share.node == node.name);
-                    assert!(share.is_some_and(|share| share.slots.contains(&(index as u32))), "slot {index} of {}", node.name);
+                    assert!(
+                        share.is_some_and(|share| share.slots.contains(&(index as u32))),
+                        "slot {index} of {}",
+                        node.name
+                    );
                 }
             }
             for (index, owner) in node.gpu_owner.iter().enumerate() {
                 if let Some(seq) = owner {
                     let share = self.jobs[seq].exec.iter().find(|share| share.node == node.name);
-                    assert!(share.is_some_and(|share| share.gpus.contains(&(index as u32))), "gpu {index} of {}", node.name);
+                    assert!(
+                        share.is_some_and(|share| share.gpus.contains(&(index as u32))),
+                        "gpu {index} of {}",
+                        node.name
+                    );
                 }
             }
         }
@@ -130,7 +145,12 @@ impl ServerState {
             for share in &job.exec {
                 if let Some(node) = self.nodes.get(&share.node) {
                     for slot in &share.slots {
-                        assert_eq!(node.slot_owner.get(*slot as usize), Some(&Some(job.id.seq)), "{} slot {slot}", share.node);
+                        assert_eq!(
+                            node.slot_owner.get(*slot as usize),
+                            Some(&Some(job.id.seq)),
+                            "{} slot {slot}",
+                            share.node
+                        );
                     }
                 }
             }
