@@ -38,8 +38,20 @@ mod tests {
         let young = crate::handlers::tests::submit(&mut state, 1000, &[]);
         let queued = crate::handlers::tests::submit(&mut state, 1000, &[]);
         let requester = crate::handlers::tests::requester(1000);
-        crate::handlers::delete_job::delete_job(&mut state, &mut Outbox::default(), &requester, 100, &[old.clone()]);
-        crate::handlers::delete_job::delete_job(&mut state, &mut Outbox::default(), &requester, 500, &[young.clone()]);
+        crate::handlers::delete_job::delete_job(
+            &mut state,
+            &mut Outbox::default(),
+            &requester,
+            100,
+            std::slice::from_ref(&old),
+        );
+        crate::handlers::delete_job::delete_job(
+            &mut state,
+            &mut Outbox::default(),
+            &requester,
+            500,
+            std::slice::from_ref(&young),
+        );
         let mut out = Outbox::default();
         assert_eq!(purge_history(&mut state, &mut out, 1000, 600), 1);
         assert!(state.find_job(&old).is_err());
