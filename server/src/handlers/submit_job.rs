@@ -40,8 +40,11 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
     if queue != state.default_queue {
         return Err(RequestError::new(ErrorCode::UnknownQueue, ErrorCode::UnknownQueue.text()));
     }
-    if !spec.variables.iter().any(|(name, _)| name == "PBS_O_QUEUE") {
-        spec.variables.push(("PBS_O_QUEUE".to_string(), queue.clone()));
+    // Set by the server (pbs-reference 4.1): the queue first submitted to, and (TORQUE) the
+    // server's name.
+    for (name, value) in [("PBS_O_QUEUE", &queue), ("PBS_O_SERVER", &state.server_name)] {
+        spec.variables.retain(|(existing, _)| existing != name);
+        spec.variables.push((name.to_string(), value.clone()));
     }
     if !(-1024..=1023).contains(&spec.priority) {
         return Err(bad_value(format!("Priority: {} is outside -1024..1023", spec.priority)));
