@@ -1,5 +1,6 @@
 //! Bad input at submit: clear message, non-zero exit, and nothing left behind.
 
+use std::time::Duration;
 use tests::{Cluster, Shape};
 
 fn no_jobs(cluster: &Cluster) {
@@ -86,4 +87,49 @@ fn long_listings_arrive_whole() {
         let ids = text.lines().filter(|line| line.contains(".testsrv")).count();
         assert_eq!(ids, 1100, "qstat {args:?} listed {ids} jobs");
     }
+}
+
+#[test]
+fn garbled_and_oversized_messages_do_not_hurt_the_server() {
+    use std::io::{Read, Write};
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
+    let socket = cluster.state.path().join("server.sock");
+    let attempts: Vec<Vec<u8>> = vec![
+        b"\x00\x00\x00\x05{{{{{".to_vec(),
+        vec![0xff, 0xff, 0xff, 0xff, b'x'],
+        b"\x00\x00\x00\x2a{\"role\":\"Client\",\"protocol\":1}".to_vec(),
+        b"\x00\x00\x00\x1f{\"role\":\"Client\",\"protocol\":999}".to_vec(),
+        (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect(),
+    ];
+    for bytes in attempts {
+        let mut stream = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
+        let _ = stream.write_all(&bytes);
+        // End of input: a truncated frame must end the connection, not hang the server.
+        let _ = stream.shutdown(std::net::Shutdown::Write);
+        let mut sink = Vec::new();
+        let _ = stream.read_to_end(&mut sink);
+    }
+    // A valid client that then sends a garbled request gets a typed error, and the server
+    // keeps serving everyone else.
+    let mut stream = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+    let hello = br#"{"role":"Client","protocol":1}"#;
+    stream.write_all(&(hello.len() as u32).to_be_bytes()).unwrap();
+    stream.write_all(hello).unwrap();
+    let mut prefix = [0u8; 4];
+    stream.read_exact(&mut prefix).unwrap();
+    let mut welcome = vec![0u8; u32::from_be_bytes(prefix) as usize];
+    stream.read_exact(&mut welcome).unwrap();
+    assert!(String::from_utf8_lossy(&welcome).contains("Welcome"));
+    let garbage = br#"{"DeleteJob":{"idz":7}}"#;
+    stream.write_all(&(garbage.len() as u32).to_be_bytes()).unwrap();
+    stream.write_all(garbage).unwrap();
+    stream.read_exact(&mut prefix).unwrap();
+    let mut reply = vec![0u8; u32::from_be_bytes(prefix) as usize];
+    stream.read_exact(&mut reply).unwrap();
+    let reply = String::from_utf8_lossy(&reply);
+    assert!(reply.contains("InvalidRequest"), "{reply}");
+    let script = cluster.script("after.sh", "exit 4\n");
+    let id = cluster.qsub(&script, &[]);
+    assert_eq!(cluster.wait_finished(&id, Duration::from_secs(20)), 4);
 }
