@@ -235,8 +235,9 @@ fn build_spec(
         user_hold: opts.hold,
         rerunnable: opts.rerunnable.as_deref() != Some("n"),
         priority: opts.priority.unwrap_or(0),
-        variables,
-        shell: opts.shell.clone(),
+        variables: variables.into(),
+        // OpenPBS honours PBS_SHELL when -S is absent (pbs-reference 2.2).
+        shell: opts.shell.clone().or_else(|| std::env::var("PBS_SHELL").ok().filter(|shell| !shell.is_empty())),
         init_dir,
         mail_points: opts.mail_points.clone().unwrap_or_else(|| "a".to_string()),
         mail_users: opts.mail_users.iter().flat_map(|list| list.split(',')).map(str::to_string).collect(),

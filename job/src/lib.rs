@@ -9,6 +9,7 @@ pub mod attrs;
 pub mod directives;
 pub mod duration;
 pub mod id;
+pub mod pairs;
 pub mod resources;
 pub mod size;
 pub mod spec;
@@ -19,6 +20,7 @@ mod no_panic;
 
 pub use attrs::Attr;
 pub use id::JobId;
+pub use pairs::PairList;
 pub use resources::{Chunk, Placement, ResourceError, ResourceRequest};
 pub use spec::JobSpec;
 pub use state::{JobEvent, JobState};

@@ -86,7 +86,7 @@ pub struct ResourceRequest {
     /// normalised form plus the derived `ncpus`, `nodect`, `place`, `select`, e.g.
     /// `[("ncpus","4"),("nodect","2"),("nodes","2:ppn=2"),("place","scatter"),
     ///   ("select","2:ncpus=2:mpiprocs=2"),("walltime","01:00:00")]` (sorted by name).
-    pub display: Vec<(String, String)>,
+    pub display: crate::PairList,
 }
 
 impl ResourceRequest {
@@ -116,7 +116,7 @@ impl ResourceRequest {
 
     /// The displayed value of one `Resource_List` entry (`"walltime"` -> `"01:00:00"`).
     pub fn display_value(&self, name: &str) -> Option<&str> {
-        self.display.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str())
+        self.display.get(name)
     }
 }
 

@@ -52,7 +52,7 @@ pub struct JobSpec {
     /// `-p`, -1024..=1023.
     pub priority: i32,
     /// `Variable_List`: `PBS_O_*` set by qsub, then `-v`/`-V` variables.
-    pub variables: Vec<(String, String)>,
+    pub variables: crate::PairList,
     /// `-S` shell path.
     pub shell: Option<String>,
     /// `-d` start directory (absolute), TORQUE `PBS_O_INITDIR`.
@@ -72,7 +72,7 @@ pub struct JobSpec {
 impl JobSpec {
     /// The submit directory (`PBS_O_WORKDIR`), from the variable list.
     pub fn workdir(&self) -> Option<&str> {
-        self.variables.iter().find(|(name, _)| name == "PBS_O_WORKDIR").map(|(_, value)| value.as_str())
+        self.variables.get("PBS_O_WORKDIR")
     }
 }
 

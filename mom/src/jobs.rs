@@ -141,7 +141,7 @@ mod tests {
             user: "u".into(),
             group: None,
             script: String::new(),
-            variables: Vec::new(),
+            variables: Default::default(),
             hosts: Vec::new(),
             walltime: None,
             kill_delay: 0,

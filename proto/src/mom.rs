@@ -95,7 +95,7 @@ pub struct JobLaunch {
     pub group: Option<String>,
     pub script: String,
     /// `Variable_List` (PBS_O_*, -v/-V). The mom sets its own variables after these.
-    pub variables: Vec<(String, String)>,
+    pub variables: job::PairList,
     /// Allocation, mother superior first.
     pub hosts: Vec<HostAlloc>,
     pub walltime: Option<u64>,

@@ -76,7 +76,15 @@ fn chunk(count: u32, ncpus: u32) -> Chunk {
 
 fn request(chunks: Vec<Chunk>, place: Placement, exclusive: bool) -> ResourceRequest {
     let first_ppn = chunks[0].ncpus;
-    ResourceRequest { chunks, place, exclusive, walltime: Some(3600), cput: None, first_ppn, display: Vec::new() }
+    ResourceRequest {
+        chunks,
+        place,
+        exclusive,
+        walltime: Some(3600),
+        cput: None,
+        first_ppn,
+        display: Default::default(),
+    }
 }
 
 /// One request per job (as the server has them), drawn from a mix of shapes; memory sizes

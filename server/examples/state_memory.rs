@@ -52,7 +52,7 @@ fn main() {
         user_hold: true,
         rerunnable: true,
         priority: 0,
-        variables,
+        variables: variables.into(),
         shell: None,
         init_dir: None,
         mail_points: "a".into(),

@@ -117,7 +117,7 @@ fn start_job(state: &mut ServerState, out: &mut Outbox, seq: u64, shares: Vec<No
     job.session_id = None;
     job.exit_status = None;
     tracing::info!(job_id = %job.id, exec_host = %job.exec_host().unwrap_or_default(), "job run");
-    out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
+    out.persist(StoreOp::UpdateJob(job.clone()));
     let launch = job_launch(job, kill_delay);
     let mother = job.exec[0].node.clone();
     for share in &job.exec[1..] {

@@ -47,7 +47,7 @@ pub fn job_status_filtered(job: &Job, server_name: &str, flavor: Flavor, wanted:
     out.add("qtime", || job.times.qtime.to_string());
     out.add("Rerunable", || if job.spec.rerunnable { "True" } else { "False" }.to_string());
     for (name, value) in &job.request.display {
-        out.add_res("Resource_List", name, || value.clone());
+        out.add_res("Resource_List", name, || value.to_string());
     }
     if let Some(stime) = job.times.stime {
         out.add("stime", || stime.to_string());
@@ -104,7 +104,7 @@ impl Builder<'_> {
 }
 
 /// `Variable_List` value: `NAME=value` joined by commas, commas inside values escaped.
-pub fn variable_list(variables: &[(String, String)]) -> String {
+pub fn variable_list(variables: &job::PairList) -> String {
     let items: Vec<String> =
         variables.iter().map(|(name, value)| format!("{}={}", name, value.replace(',', "\\,"))).collect();
     items.join(",")

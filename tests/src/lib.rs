@@ -95,6 +95,10 @@ impl Cluster {
     pub fn command(&self, name: &str) -> Command {
         let mut command = Command::new(self.bin.join(name));
         command.env("PBS_CONF_FILE", &self.conf).env_remove("PBS_SERVER").current_dir(self.work.path());
+        // Jobs run through their owner's login shell; root's login files on a developer or CI
+        // machine (pyenv, conda, ...) can take seconds or hang on a lock a killed job left
+        // behind. `sh` reads only the POSIX profile files.
+        command.env("PBS_SHELL", "/bin/sh");
         command.env("PWD", self.work.path());
         command
     }

@@ -56,9 +56,9 @@ pub(super) fn build(pairs: &[(String, String)]) -> Result<ResourceRequest, Resou
         exclusive,
         walltime: given.walltime,
         cput: given.cput,
-        display: Vec::new(),
+        display: Default::default(),
     };
-    request.display = display::render(&request, given.shown);
+    request.display = display::render(&request, given.shown).into();
     Ok(request)
 }
 

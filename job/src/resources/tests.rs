@@ -143,7 +143,7 @@ fn last_value_of_a_repeated_name_wins() {
     let pairs = vec![("walltime".to_string(), "1:00:00".to_string()), ("walltime".to_string(), "2:00".to_string())];
     let request = ResourceRequest::from_list(&pairs).unwrap();
     assert_eq!(request.walltime, Some(120));
-    assert_eq!(request.display.iter().filter(|(name, _)| name == "walltime").count(), 1);
+    assert_eq!(request.display.iter().filter(|(name, _)| *name == "walltime").count(), 1);
 }
 
 #[test]

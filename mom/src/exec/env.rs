@@ -37,7 +37,8 @@ pub struct EnvInput<'a> {
 /// The complete environment of the job's top shell, sorted by name.
 pub fn job_environment(input: &EnvInput<'_>) -> Vec<(String, String)> {
     let launch = input.launch;
-    let mut env: BTreeMap<String, String> = launch.variables.iter().cloned().collect();
+    let mut env: BTreeMap<String, String> =
+        launch.variables.iter().map(|(name, value)| (name.to_string(), value.to_string())).collect();
     env.entry("PATH".into()).or_insert_with(|| DEFAULT_PATH.into());
     let mut set = |name: &str, value: String| {
         env.insert(name.to_string(), value);
@@ -107,11 +108,13 @@ mod tests {
             group: None,
             script: "echo secret".into(),
             variables: vec![
-                ("PBS_O_WORKDIR".into(), "/home/alice/run".into()),
-                ("PBS_JOBID".into(), "forged".into()),
-                ("HOME".into(), "/forged".into()),
-                ("MY_VAR".into(), "x".into()),
-            ],
+                ("PBS_O_WORKDIR", "/home/alice/run"),
+                ("PBS_JOBID", "forged"),
+                ("HOME", "/forged"),
+                ("MY_VAR", "x"),
+            ]
+            .into_iter()
+            .collect(),
             hosts: vec![host("node1", 2, &[1, 3]), host("node2", 2, &[0])],
             walltime: Some(3600),
             kill_delay: 10,
@@ -207,7 +210,7 @@ mod tests {
         launch.hosts = vec![host("node1", 1, &[])];
         launch.walltime = None;
         launch.init_dir = Some("/scratch/alice".into());
-        launch.variables.push(("PATH".into(), "/opt/bin".into()));
+        launch.variables.push("PATH", "/opt/bin");
         let env = environment(&launch, "node1", None);
         for absent in ["CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "PBS_GPUFILE", "PBS_WALLTIME"] {
             assert!(!env.contains_key(absent), "{absent}");

@@ -38,8 +38,8 @@ async fn job_sees_its_environment_and_files() {
 
     let mut job = launch("1.testserver", ENV_SCRIPT, &harness.out());
     job.hosts = vec![host("node1", 2, &[1, 3]), host("node2", 1, &[0])];
-    job.variables.push(("MYVAR".into(), "mine".into()));
-    job.variables.push(("PBS_QUEUE".into(), "forged".into()));
+    job.variables.push("MYVAR", "mine");
+    job.variables.push("PBS_QUEUE", "forged");
     server.run(job).await;
     let session_id = server.started("1.testserver").await;
     assert!(session_id > 1);

@@ -186,7 +186,7 @@ pub fn launch(job_id: &str, script: &str, out: &Path) -> JobLaunch {
         user: current_user(),
         group: None,
         script: script.to_string(),
-        variables: vec![("PBS_O_WORKDIR".into(), out.display().to_string())],
+        variables: vec![("PBS_O_WORKDIR".to_string(), out.display().to_string())].into(),
         hosts: vec![host("node1", 1, &[])],
         walltime: None,
         kill_delay: 2,

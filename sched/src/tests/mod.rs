@@ -50,7 +50,15 @@ pub(crate) fn gpu_chunk(count: u32, ngpus: u32) -> Chunk {
 /// A non-exclusive request without walltime.
 pub(crate) fn request(chunks: Vec<Chunk>, place: Placement) -> ResourceRequest {
     let first_ppn = chunks.first().map_or(1, |chunk| chunk.ncpus);
-    ResourceRequest { chunks, place, exclusive: false, walltime: None, cput: None, first_ppn, display: Vec::new() }
+    ResourceRequest {
+        chunks,
+        place,
+        exclusive: false,
+        walltime: None,
+        cput: None,
+        first_ppn,
+        display: Default::default(),
+    }
 }
 
 /// An exclusive version of [`request`].

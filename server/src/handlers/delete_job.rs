@@ -47,7 +47,7 @@ fn delete_one(
                 .map_err(|_| RequestError::with_detail(ErrorCode::BadState, &id))?;
             let job = state.jobs.get_mut(&seq).expect("job exists");
             job.delete_requested = true;
-            out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
+            out.persist(StoreOp::UpdateJob(job.clone()));
             if let Some(mother) = mother {
                 out.send(&mother, ServerToMom::KillJob { job_id: id.to_string() });
             }
@@ -61,7 +61,7 @@ fn delete_one(
             let job = state.jobs.get_mut(&seq).expect("job exists");
             job.delete_requested = true;
             job.times.obittime = Some(now);
-            out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
+            out.persist(StoreOp::UpdateJob(job.clone()));
             tracing::info!(job_id = %id, requestor = %requester.user, "deleted queued job");
             Ok(())
         }

@@ -68,7 +68,7 @@ fn hold_one(
     state.transition(seq, event, now).map_err(|_| RequestError::with_detail(ErrorCode::BadState, &id))?;
     let job = state.jobs.get_mut(&seq).expect("job exists");
     job.hold_types = if held.is_empty() { "n".to_string() } else { held.into_iter().collect() };
-    out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
+    out.persist(StoreOp::UpdateJob(job.clone()));
     if !hold {
         out.schedule = true;
     }

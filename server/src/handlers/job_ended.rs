@@ -33,7 +33,7 @@ pub fn job_ended(state: &mut ServerState, out: &mut Outbox, node: &str, obit: Jo
     job.session_id = Some(obit.session_id).filter(|session| *session > 0).or(job.session_id);
     job.times.obittime = Some(now);
     tracing::info!(job_id = %job.id, exit_status = obit.exit_status, "job ended");
-    out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
+    out.persist(StoreOp::UpdateJob(job.clone()));
     for share in job.exec.iter().skip(1) {
         out.send(&share.node, ServerToMom::EndJob { job_id: job.id.to_string() });
     }

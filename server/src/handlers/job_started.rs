@@ -13,6 +13,6 @@ pub fn job_started(state: &mut ServerState, out: &mut Outbox, job_id: &str, sess
     let job = state.jobs.get_mut(&seq).expect("job exists");
     if job.state.is_active() {
         job.session_id = Some(session_id);
-        out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
+        out.persist(StoreOp::UpdateJob(job.clone()));
     }
 }

@@ -74,7 +74,7 @@ fn end_lost_job(state: &mut ServerState, out: &mut Outbox, seq: u64, now: i64) {
         job.comment = Some("ended: its mother superior lost the job".to_string());
     }
     tracing::warn!(job_id = %job.id, rerun, "job lost with its mom");
-    out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
+    out.persist(StoreOp::UpdateJob(job.clone()));
     for sister in sisters {
         out.send(&sister, ServerToMom::EndJob { job_id: job.id.to_string() });
     }

@@ -43,8 +43,7 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
     // Set by the server (pbs-reference 4.1): the queue first submitted to, and (TORQUE) the
     // server's name.
     for (name, value) in [("PBS_O_QUEUE", &queue), ("PBS_O_SERVER", &state.server_name)] {
-        spec.variables.retain(|(existing, _)| existing != name);
-        spec.variables.push((name.to_string(), value.clone()));
+        spec.variables.set(name, value);
     }
     if !(-1024..=1023).contains(&spec.priority) {
         return Err(bad_value(format!("Priority: {} is outside -1024..1023", spec.priority)));

@@ -29,7 +29,7 @@ fn spec(resources: &[(&str, &str)]) -> JobSpec {
         user_hold: false,
         rerunnable: true,
         priority: 0,
-        variables: vec![("PBS_O_WORKDIR".to_string(), "/home/alice".to_string())],
+        variables: vec![("PBS_O_WORKDIR".to_string(), "/home/alice".to_string())].into(),
         shell: None,
         init_dir: None,
         mail_points: "a".to_string(),

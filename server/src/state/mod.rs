@@ -35,7 +35,8 @@ pub struct ServerState {
     pub server_uid: u32,
     /// Every job, by sequence number. Add jobs with [`ServerState::insert_job`] and change their
     /// state only with [`ServerState::transition`], so `queued` stays true.
-    pub jobs: BTreeMap<u64, Job>,
+    /// Boxed: a B-tree node holds 11 values whether full or not, and a `Job` is large.
+    pub jobs: BTreeMap<u64, Box<Job>>,
     /// Invariant: exactly the jobs in state `Q`, so a scheduling pass does not walk the history.
     queued: BTreeSet<u64>,
     pub nodes: BTreeMap<String, Node>,
@@ -62,7 +63,7 @@ impl ServerState {
         if job.state == ::job::JobState::Queued {
             self.queued.insert(job.id.seq);
         }
-        self.jobs.insert(job.id.seq, job);
+        self.jobs.insert(job.id.seq, Box::new(job));
     }
 
     /// Forgets a finished job (history purge). Jobs in any other state are kept.
@@ -74,7 +75,7 @@ impl ServerState {
 
     /// The jobs in state `Q`, in sequence order.
     pub fn queued_jobs(&self) -> impl Iterator<Item = &Job> {
-        self.queued.iter().filter_map(|seq| self.jobs.get(seq))
+        self.queued.iter().filter_map(|seq| self.jobs.get(seq).map(|job| &**job))
     }
 
     /// Resolves a user-typed id (`12`, `12.head`) to a known job's sequence number.

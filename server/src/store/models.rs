@@ -193,7 +193,7 @@ pub(super) fn fallback_request(spec: &JobSpec) -> ResourceRequest {
         walltime: None,
         cput: None,
         first_ppn: 1,
-        display,
+        display: display.into(),
     }
 }
 

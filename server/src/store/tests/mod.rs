@@ -58,7 +58,8 @@ fn sample_request() -> ResourceRequest {
             ("ncpus".to_string(), "4".to_string()),
             ("nodes".to_string(), "2:ppn=2:gpus=1:fast".to_string()),
             ("walltime".to_string(), "01:00:00".to_string()),
-        ],
+        ]
+        .into(),
     }
 }
 
@@ -89,7 +90,8 @@ fn sample_spec(seq: u64) -> JobSpec {
         user_hold: true,
         rerunnable: false,
         priority: -17,
-        variables: vec![("PBS_O_WORKDIR".to_string(), "/home/alice".to_string()), ("EMPTY".to_string(), String::new())],
+        variables: vec![("PBS_O_WORKDIR".to_string(), "/home/alice".to_string()), ("EMPTY".to_string(), String::new())]
+            .into(),
         shell: Some("/bin/bash".to_string()),
         init_dir: None,
         mail_points: "abe".to_string(),
