@@ -61,7 +61,7 @@ async fn job_sees_its_environment_and_files() {
         "ENVIRONMENT=PBS_BATCH".into(),
         "FORGED=workq".into(),
         "MYVAR=mine".into(),
-        "ARGV0=-bash".into(),
+        "ARGV0=-sh".into(),
         format!("PWD={home}"),
         "UMASK=0077".into(),
         "TMPDIR_MODE=700".into(),

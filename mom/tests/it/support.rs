@@ -193,7 +193,9 @@ pub fn launch(job_id: &str, script: &str, out: &Path) -> JobLaunch {
         output_path: format!("login1:{}/{job_id}.o", out.display()),
         error_path: format!("{}/{job_id}.e", out.display()),
         join: Default::default(),
-        shell: None,
+        // A login `sh`, not the test user's login shell: root's login files on a developer or
+        // CI machine (pyenv, conda) can be slow or hang on a lock a killed job left behind.
+        shell: Some("/bin/sh".into()),
         init_dir: None,
         num_ppn: 1,
         first_ncpus: 1,

@@ -70,4 +70,15 @@ fn job_runs_as_its_owner_and_others_cannot_delete_it() {
     let text = tests::wait_for(Duration::from_secs(10), "output", || std::fs::read_to_string(&out_path).ok());
     assert_eq!(text.trim(), alice.uid.to_string(), "the job ran as its owner");
     assert_eq!(std::fs::metadata(&out_path).unwrap().uid(), alice.uid, "output owned by the job's owner");
+
+    // Without -S (or PBS_SHELL) the job runs through the owner's login shell from passwd.
+    let script = cluster.script("shell.sh", "echo \"$0 $HOME $USER\"\n");
+    let output = as_user(&cluster, &alice, "qsub").env_remove("PBS_SHELL").arg(&script).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let id = String::from_utf8(output.stdout).unwrap().trim().to_string();
+    assert_eq!(cluster.wait_finished(&id, Duration::from_secs(30)), 0, "{}", cluster.logs());
+    let seq = id.split('.').next().unwrap();
+    let out_path = cluster.work.path().join(format!("shell.sh.o{seq}"));
+    let text = tests::wait_for(Duration::from_secs(10), "output", || std::fs::read_to_string(&out_path).ok());
+    assert_eq!(text, format!("-bash /home/{0} {0}\n", alice.name));
 }
