@@ -15,7 +15,7 @@ pub fn job_status(job: &Job, server_name: &str, flavor: Flavor) -> JobStatus {
 /// The status record of one job with only the attributes named in `wanted` (full names such
 /// as `job_state` or `Resource_List.walltime`, or a group name such as `Resource_List`);
 /// `None` = all. Values not wanted are never formatted.
-pub fn job_status_filtered(job: &Job, server_name: &str, flavor: Flavor, wanted: Option<&[String]>) -> JobStatus {
+pub fn job_status_filtered(job: &Job, server_name: &str, flavor: Flavor, wanted: Option<&Wanted>) -> JobStatus {
     let mut out = Builder { wanted, attrs: Vec::new() };
     out.add("Job_Name", || job.spec.name.clone());
     out.add("Job_Owner", || format!("{}@{}", job.owner, job.spec.submit_host));
@@ -74,20 +74,47 @@ pub fn job_status_filtered(job: &Job, server_name: &str, flavor: Flavor, wanted:
     JobStatus { id: job.id.to_string(), attrs: out.attrs }
 }
 
+/// The attributes a status request asks for, split once into name and resource so a listing
+/// of many jobs does not re-parse them per attribute.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wanted {
+    items: Vec<(String, Option<String>)>,
+}
+
+impl Wanted {
+    /// From full names (`job_state`, `Resource_List.walltime`) or group names (`Resource_List`).
+    pub fn new(names: &[String]) -> Wanted {
+        let items = names
+            .iter()
+            .map(|name| match name.split_once('.') {
+                Some((group, resource)) => (group.to_string(), Some(resource.to_string())),
+                None => (name.clone(), None),
+            })
+            .collect();
+        Wanted { items }
+    }
+
+    fn wants(&self, name: &str, resource: Option<&str>) -> bool {
+        self.items.iter().any(|(group, res)| {
+            group == name
+                && match (res, resource) {
+                    (None, _) => true,
+                    (Some(res), Some(resource)) => res == resource,
+                    (Some(_), None) => false,
+                }
+        })
+    }
+}
+
 /// Collects the wanted attributes.
 struct Builder<'a> {
-    wanted: Option<&'a [String]>,
+    wanted: Option<&'a Wanted>,
     attrs: Vec<Attr>,
 }
 
 impl Builder<'_> {
     fn wants(&self, name: &str, resource: Option<&str>) -> bool {
-        let Some(wanted) = self.wanted else { return true };
-        wanted.iter().any(|item| match (item.split_once('.'), resource) {
-            (Some((group, res)), Some(resource)) => group == name && res == resource,
-            (Some(_), None) => false,
-            (None, _) => item == name,
-        })
+        self.wanted.is_none_or(|wanted| wanted.wants(name, resource))
     }
 
     fn add(&mut self, name: &str, value: impl FnOnce() -> String) {

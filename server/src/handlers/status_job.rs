@@ -4,7 +4,7 @@
 
 use crate::config::Flavor;
 use crate::state::ServerState;
-use crate::status::job_status_filtered;
+use crate::status::{job_status_filtered, Wanted};
 use job::JobId;
 use proto::error::{ErrorCode, RequestError};
 use proto::ServerReply;
@@ -18,7 +18,8 @@ pub fn status_job(
     users: &[String],
     wanted: Option<&[String]>,
 ) -> ServerReply {
-    let job_status = |job, server_name: &str, flavor| job_status_filtered(job, server_name, flavor, wanted);
+    let wanted = wanted.map(Wanted::new);
+    let job_status = |job, server_name: &str, flavor| job_status_filtered(job, server_name, flavor, wanted.as_ref());
     let user_ok = |owner: &str| users.is_empty() || users.iter().any(|user| user == owner);
     let mut jobs = Vec::new();
     let mut errors = Vec::new();
