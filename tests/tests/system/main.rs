@@ -2,6 +2,7 @@
 //! binary for the crate (matklad's "one integration-test binary"); modules by topic.
 
 mod gpus_and_nodes;
+mod in_process;
 mod kill_and_limits;
 mod restart;
 mod snapshots;
