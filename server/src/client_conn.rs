@@ -45,17 +45,17 @@ pub async fn serve(shared: Arc<Shared>, mut stream: UnixStream, requester: Reque
 
 async fn dispatch(shared: &Shared, requester: &Requester, request: ClientRequest) -> ServerReply {
     let flavor = shared.config.flavor;
-    let result = match request {
+    match request {
         ClientRequest::SubmitJob(spec) => {
             shared.apply(|state, out| handlers::submit_job::submit_job(state, out, requester, now(), *spec)).await
         }
         ClientRequest::StatusJob { selectors, history, users, attrs } => {
             let state = shared.state();
-            return handlers::status_job::status_job(&state, flavor, &selectors, history, &users, attrs.as_deref());
+            handlers::status_job::status_job(&state, flavor, &selectors, history, &users, attrs.as_deref())
         }
         ClientRequest::StatusNode { names } => {
             let state = shared.state();
-            return handlers::status_node::status_node(&state, &names);
+            handlers::status_node::status_node(&state, &names)
         }
         ClientRequest::DeleteJob { ids } => {
             shared.apply(|state, out| handlers::delete_job::delete_job(state, out, requester, now(), &ids)).await
@@ -72,11 +72,7 @@ async fn dispatch(shared: &Shared, requester: &Requester, request: ClientRequest
                 })
                 .await
         }
-    };
-    result.unwrap_or_else(|error| {
-        tracing::error!(%error, "store commit failed");
-        ServerReply::Error(RequestError::new(ErrorCode::System, format!("{} {error}", ErrorCode::System.text())))
-    })
+    }
 }
 
 /// Hands memory freed after a large listing back to the system, so one `qstat` of a long queue

@@ -69,16 +69,9 @@ async fn scheduler_loop(shared: Arc<Shared>) {
         };
         if timer {
             let keep = shared.config.history_duration.as_secs() as i64;
-            let purged =
-                shared.apply(|state, out| handlers::purge_history::purge_history(state, out, shared::now(), keep));
-            if let Err(error) = purged.await {
-                tracing::error!(%error, "store commit failed while purging history");
-            }
+            shared.apply(|state, out| handlers::purge_history::purge_history(state, out, shared::now(), keep)).await;
         }
         tokio::time::sleep(shared.config.sched_delay).await;
-        let result = shared.apply(|state, out| sched_loop::schedule_pass(state, out, shared::now())).await;
-        if let Err(error) = result {
-            tracing::error!(%error, "store commit failed after scheduling");
-        }
+        shared.apply(|state, out| sched_loop::schedule_pass(state, out, shared::now())).await;
     }
 }

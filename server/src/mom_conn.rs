@@ -39,9 +39,7 @@ pub async fn serve(shared: Arc<Shared>, stream: UnixStream) {
             .unwrap_or_else(|p| p.into_inner())
             .insert(node.clone(), MomLink { link_id, sender: sender.clone() });
     });
-    if registered.await.is_err() {
-        return;
-    }
+    registered.await;
     drop(sender);
     let writer_task = tokio::spawn(async move {
         while let Some(message) = receiver.recv().await {
@@ -63,11 +61,10 @@ pub async fn serve(shared: Arc<Shared>, stream: UnixStream) {
 }
 
 async fn handle_message(shared: &Shared, node: &str, message: MomToServer) {
-    let result = match message {
-        MomToServer::Heartbeat => return,
+    match message {
+        MomToServer::Heartbeat => {}
         MomToServer::Register(_) => {
             tracing::warn!(node, "second registration on one connection ignored");
-            return;
         }
         MomToServer::JobStarted { job_id, session_id } => {
             shared.apply(|state, out| handlers::job_started::job_started(state, out, &job_id, session_id)).await
@@ -75,9 +72,6 @@ async fn handle_message(shared: &Shared, node: &str, message: MomToServer) {
         MomToServer::JobEnded(obit) => {
             shared.apply(|state, out| handlers::job_ended::job_ended(state, out, node, obit, now())).await
         }
-    };
-    if let Err(error) = result {
-        tracing::error!(node, %error, "store commit failed");
     }
 }
 

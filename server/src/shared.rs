@@ -2,17 +2,20 @@
 //! links, and the scheduler's wake-up. Also [`Shared::apply`], the one path by which a handler's
 //! effects are carried out in the right order.
 //!
-//! Invariant: the outbox's rows are handed to the store while the state lock is held (so the
-//! store sees mutations in the order they happened), the commit is awaited without the lock,
-//! and only then are mom messages sent and the reply returned.
+//! Invariant: the outbox's rows and its mom messages are handed to the store thread while the
+//! state lock is held, so the store commits mutations in the order they happened and sends each
+//! batch's mom messages right after its commit, in that same order (a `KillJob` never overtakes
+//! the `RunJob` it follows). The caller awaits the commit without the lock, then replies. A
+//! failed commit is fatal: memory would no longer match the store, so the server exits and a
+//! restart recovers from the store.
 
 use crate::config::ServerConfig;
 use crate::outbox::Outbox;
 use crate::state::ServerState;
-use crate::store::StoreHandle;
+use crate::store::{AfterCommit, StoreHandle};
 use proto::ServerToMom;
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::{mpsc, Notify};
 
 /// The channel to one connected mom, with an id so a stale connection cannot remove its
@@ -27,7 +30,7 @@ pub struct Shared {
     pub config: ServerConfig,
     state: Mutex<ServerState>,
     pub store: StoreHandle,
-    pub moms: Mutex<HashMap<String, MomLink>>,
+    pub moms: Arc<Mutex<HashMap<String, MomLink>>>,
     pub sched_wakeup: Notify,
 }
 
@@ -42,7 +45,7 @@ impl Shared {
             config,
             state: Mutex::new(state),
             store,
-            moms: Mutex::new(HashMap::new()),
+            moms: Arc::new(Mutex::new(HashMap::new())),
             sched_wakeup: Notify::new(),
         }
     }
@@ -52,43 +55,69 @@ impl Shared {
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Runs `handler` on the state, then carries out its effects: persist (awaited), send to
-    /// moms, wake the scheduler. Returns the handler's result once everything is durable.
-    pub async fn apply<R>(
-        &self,
-        handler: impl FnOnce(&mut ServerState, &mut Outbox) -> R,
-    ) -> Result<R, crate::store::StoreError> {
-        let (result, commit, to_moms, schedule) = {
+    /// Runs `handler` on the state, then carries out its effects: its rows are committed and
+    /// its mom messages sent right after the commit (both by the store thread, in lock order),
+    /// the scheduler is woken, and the handler's result is returned once all that is durable.
+    pub async fn apply<R>(&self, handler: impl FnOnce(&mut ServerState, &mut Outbox) -> R) -> R {
+        let (result, commit, schedule) = {
             let mut state = self.state();
             let mut out = Outbox::default();
             let result = handler(&mut state, &mut out);
-            let commit = (!out.persist.is_empty()).then(|| self.store.enqueue(std::mem::take(&mut out.persist)));
-            (result, commit, out.to_moms, out.schedule)
+            let commit = if out.persist.is_empty() && out.to_moms.is_empty() {
+                None
+            } else {
+                let moms = Arc::clone(&self.moms);
+                let messages = self.address(std::mem::take(&mut out.to_moms));
+                let after: AfterCommit = Box::new(move || send_to_moms(&moms, messages));
+                Some(self.store.enqueue_then(std::mem::take(&mut out.persist), Some(after)))
+            };
+            (result, commit, out.schedule)
         };
         if let Some(commit) = commit {
-            commit.await?;
+            if let Err(error) = commit.await {
+                // Memory already holds the change the store refused: continuing would let the
+                // two drift apart (a job acknowledged but not stored, or stored twice). Exit and
+                // let a restart recover from the store, which is consistent.
+                tracing::error!(error = %error.report(), "store commit failed; pbs_server exits to recover from the store");
+                std::process::exit(70);
+            }
         }
-        self.send_to_moms(to_moms);
         if schedule {
             self.sched_wakeup.notify_one();
         }
-        Ok(result)
+        result
     }
+}
 
-    /// Sends messages to connected moms; a message to a mom that is not connected is dropped
-    /// (the mom resyncs when it registers again).
-    pub fn send_to_moms(&self, messages: Vec<(String, ServerToMom)>) {
+impl Shared {
+    /// Pins each message to the mom connection current now, while the state lock is held: a
+    /// message decided for one connection must not reach the next one, whose registration has
+    /// already reconciled the jobs.
+    fn address(&self, messages: Vec<(String, ServerToMom)>) -> Vec<(String, Option<u64>, ServerToMom)> {
         if messages.is_empty() {
-            return;
+            return Vec::new();
         }
         let moms = self.moms.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        for (node, message) in messages {
-            match moms.get(&node) {
-                Some(link) => {
-                    let _ = link.sender.send(message);
-                }
-                None => tracing::warn!(node = %node, ?message, "no connection to mom; message dropped"),
+        messages
+            .into_iter()
+            .map(|(node, message)| (node.clone(), moms.get(&node).map(|link| link.link_id), message))
+            .collect()
+    }
+}
+
+/// Sends messages to the mom connections they were addressed to; a message whose connection
+/// is gone is dropped (the mom reconciles when it registers again).
+fn send_to_moms(moms: &Mutex<HashMap<String, MomLink>>, messages: Vec<(String, Option<u64>, ServerToMom)>) {
+    if messages.is_empty() {
+        return;
+    }
+    let moms = moms.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    for (node, link_id, message) in messages {
+        match moms.get(&node) {
+            Some(link) if Some(link.link_id) == link_id => {
+                let _ = link.sender.send(message);
             }
+            _ => tracing::warn!(node = %node, ?message, "mom connection gone; message dropped"),
         }
     }
 }

@@ -51,6 +51,13 @@ pub fn register_mom(state: &mut ServerState, out: &mut Outbox, registration: Reg
     for seq in lost {
         end_lost_job(state, out, seq, now);
     }
+    // A qdel that arrived while this mom was away: ask again.
+    for job in state.jobs.values() {
+        let mother_here = job.exec.first().is_some_and(|share| share.node == name);
+        if job.state.is_active() && job.delete_requested && mother_here {
+            out.send(&name, ServerToMom::KillJob { job_id: job.id.to_string() });
+        }
+    }
     out.schedule = true;
     ServerToMom::Registered { server_name: state.server_name.clone(), stale_jobs }
 }

@@ -214,3 +214,26 @@ fn reregistration_reconciles_jobs() {
     assert_eq!(state.nodes["node1"].free_slots().len(), 3, "only the kept job holds a slot");
     state.sanity_check();
 }
+
+#[test]
+fn a_delete_missed_while_the_mom_was_away_is_sent_again() {
+    let mut state = cluster(1);
+    let id = submit(&mut state, ALICE, &[("ncpus", "1")]);
+    schedule_pass(&mut state, &mut Outbox::default(), 20);
+    // The KillJob of this qdel is lost: the mom is disconnected.
+    delete_job::delete_job(&mut state, &mut Outbox::default(), &requester(ALICE), 30, std::slice::from_ref(&id));
+    let registration = Registration {
+        node: "node1".to_string(),
+        np: 4,
+        mem_bytes: 8 << 30,
+        ngpus: 2,
+        properties: vec![],
+        start_id: "a".to_string(),
+        jobs: vec![id.clone()],
+    };
+    let mut out = Outbox::default();
+    register_mom::register_mom(&mut state, &mut out, registration, 40);
+    assert_eq!(sent_kinds(&out), ["KillJob->node1"]);
+    assert_eq!(state_of(&state, &id), JobState::Exiting);
+    state.sanity_check();
+}

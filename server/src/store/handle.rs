@@ -15,9 +15,14 @@ use super::error::StoreError;
 use super::sqlite::Store;
 use super::StoreOp;
 
-/// One caller's operations and where to send their outcome.
+/// Work to run on the store thread once a batch is committed.
+pub type AfterCommit = Box<dyn FnOnce() + Send>;
+
+/// One caller's operations, what to run after they are committed, and where to send the
+/// outcome.
 pub(super) struct Batch {
     pub ops: Vec<StoreOp>,
+    pub after: Option<AfterCommit>,
     pub reply: oneshot::Sender<Result<(), StoreError>>,
 }
 
@@ -58,8 +63,19 @@ impl StoreHandle {
     /// enqueued, so calling this while holding the state lock (and awaiting the future after
     /// releasing it) keeps the store's order equal to the order of the mutations.
     pub fn enqueue(&self, ops: Vec<StoreOp>) -> impl Future<Output = Result<(), StoreError>> + Send + 'static {
+        self.enqueue_then(ops, None)
+    }
+
+    /// Like [`StoreHandle::enqueue`], and runs `after` on the store thread once the batch is
+    /// committed (never if it fails). `after`s run in enqueue order, so messages sent from them
+    /// leave in the order of the mutations that caused them (a kill never overtakes its run).
+    pub fn enqueue_then(
+        &self,
+        ops: Vec<StoreOp>,
+        after: Option<AfterCommit>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send + 'static {
         let (reply, answer) = oneshot::channel();
-        let sent = self.sender.send(Batch { ops, reply }).map_err(|_| StoreError::Closed);
+        let sent = self.sender.send(Batch { ops, after, reply }).map_err(|_| StoreError::Closed);
         async move {
             sent?;
             answer.await.map_err(|_| StoreError::Closed)?
@@ -79,9 +95,11 @@ pub(super) fn run(mut store: Store, receiver: &mpsc::Receiver<Batch>, transactio
         batches.extend(receiver.try_iter());
         let mut ops = Vec::with_capacity(batches.iter().map(|batch| batch.ops.len()).sum());
         let mut replies = Vec::with_capacity(batches.len());
+        let mut afters = Vec::new();
         for batch in batches {
             ops.extend(batch.ops);
             replies.push(batch.reply);
+            afters.extend(batch.after);
         }
         let outcome = store.commit(&ops);
         match &outcome {
@@ -92,6 +110,11 @@ pub(super) fn run(mut store: Store, receiver: &mpsc::Receiver<Batch>, transactio
             Ok(()) => {}
             Err(err) => {
                 tracing::error!(batches = replies.len(), ops = ops.len(), error = %err.report(), "store transaction failed");
+            }
+        }
+        if outcome.is_ok() {
+            for after in afters {
+                after();
             }
         }
         for reply in replies {

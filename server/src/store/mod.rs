@@ -22,7 +22,7 @@ mod sqlite;
 mod tests;
 
 pub use error::{Cause, StoreError};
-pub use handle::StoreHandle;
+pub use handle::{AfterCommit, StoreHandle};
 pub use sqlite::Store;
 
 use crate::state::Job;

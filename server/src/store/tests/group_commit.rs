@@ -83,7 +83,7 @@ fn run_queued(store: Store, batches: Vec<Vec<StoreOp>>) -> (Vec<Result<(), Store
     let mut answers = Vec::new();
     for ops in batches {
         let (reply, answer) = oneshot::channel();
-        sender.send(Batch { ops, reply }).unwrap();
+        sender.send(Batch { ops, after: None, reply }).unwrap();
         answers.push(answer);
     }
     drop(sender);
@@ -118,4 +118,32 @@ fn a_failed_transaction_fails_every_batch_in_it() {
     }
     assert_eq!(transactions, 0);
     assert!(load(&mut Store::open(&path).unwrap()).jobs.is_empty(), "nothing of the transaction is stored");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_commit_work_runs_in_order_and_never_after_a_failure() {
+    let (_dir, _path, store) = fresh_store();
+    let handle = StoreHandle::spawn(store);
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut waits = Vec::new();
+    for seq in 1..=50u64 {
+        let seen = Arc::clone(&seen);
+        let after: crate::store::handle::AfterCommit = Box::new(move || seen.lock().unwrap().push(seq));
+        // Even numbers carry no rows: their work must still wait for the batches before them.
+        let ops = if seq % 2 == 1 { vec![StoreOp::InsertJob(Box::new(queued_job(seq)))] } else { vec![] };
+        waits.push(handle.enqueue_then(ops, Some(after)));
+    }
+    for wait in waits {
+        wait.await.expect("commit");
+    }
+    assert_eq!(*seen.lock().unwrap(), (1..=50).collect::<Vec<u64>>());
+
+    let seen_after_failure = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = Arc::clone(&seen_after_failure);
+    let duplicate = vec![StoreOp::InsertJob(Box::new(queued_job(1)))];
+    let result = handle
+        .enqueue_then(duplicate, Some(Box::new(move || flag.store(true, std::sync::atomic::Ordering::SeqCst))))
+        .await;
+    assert!(result.is_err(), "inserting job 1 twice fails");
+    assert!(!seen_after_failure.load(std::sync::atomic::Ordering::SeqCst), "no after-commit work for a failed batch");
 }
