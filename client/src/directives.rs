@@ -60,7 +60,7 @@ pub struct QsubOpts {
     #[arg(long = "help", action = clap::ArgAction::Help)]
     pub help: Option<bool>,
     /// The script, then (only in directives) leftover words.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    #[arg(trailing_var_arg = true)]
     pub operands: Vec<String>,
 }
 

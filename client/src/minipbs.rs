@@ -90,10 +90,13 @@ pub fn up(args: &UpArgs) -> Result<PathBuf, String> {
     let server_name = args.server_name.clone().unwrap_or_else(crate::qsub_env::hostname);
     let conf =
         PbsConf { server_name: server_name.clone(), socket: dir.join("server.sock"), source: dir.join("pbs.conf") };
-    if Connection::open_conf(&conf).is_ok() {
+    let leftovers: Vec<String> =
+        recorded_daemons(&dir).into_iter().filter(|(_, pid)| is_our_daemon(*pid)).map(|(name, _)| name).collect();
+    if Connection::open_conf(&conf).is_ok() || !leftovers.is_empty() {
         return Err(format!(
-            "a cluster is already running in {} (run minipbs down --state-dir {} first)",
+            "a cluster is already running in {} ({}): run minipbs down --state-dir {} first",
             dir.display(),
+            if leftovers.is_empty() { "its server answers".to_string() } else { leftovers.join(", ") },
             dir.display()
         ));
     }
@@ -189,27 +192,19 @@ fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> Result<(), ()>
 /// Stops every daemon recorded under `dir/pids`: moms first (they kill their jobs), then the
 /// server; SIGKILL for anything still there after 15 s.
 pub fn down(dir: &Path) -> Result<(), String> {
-    let pid_dir = dir.join("pids");
-    let Ok(entries) = std::fs::read_dir(&pid_dir) else {
+    if !dir.join("pids").is_dir() {
         return Err(format!("no cluster is running in {}", dir.display()));
-    };
-    let mut pids: Vec<(String, i32)> = entries
-        .filter_map(Result::ok)
-        .filter_map(|entry| {
-            let name = entry.file_name().to_string_lossy().trim_end_matches(".pid").to_string();
-            let pid = std::fs::read_to_string(entry.path()).ok()?.trim().parse().ok()?;
-            Some((name, pid))
-        })
-        .collect();
-    pids.sort_by_key(|(name, _)| name == "server");
-    let (moms, server): (Vec<_>, Vec<_>) = pids.into_iter().partition(|(name, _)| name != "server");
+    }
+    let pid_dir = dir.join("pids");
+    let (moms, server): (Vec<_>, Vec<_>) = recorded_daemons(dir).into_iter().partition(|(name, _)| name != "server");
     for group in [moms, server] {
-        for (_, pid) in &group {
+        // Only processes that are still our daemons: after a reboot a pid may name anything.
+        let live: Vec<i32> = group.iter().map(|(_, pid)| *pid).filter(|pid| is_our_daemon(*pid)).collect();
+        for pid in &live {
             signal(*pid, nix::sys::signal::Signal::SIGTERM);
         }
-        let alive = |pid: i32| nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok() && !is_zombie(pid);
-        if wait_until(Duration::from_secs(15), || group.iter().all(|(_, pid)| !alive(*pid))).is_err() {
-            for (_, pid) in &group {
+        if wait_until(Duration::from_secs(15), || live.iter().all(|pid| !is_our_daemon(*pid))).is_err() {
+            for pid in live.iter().filter(|pid| is_our_daemon(**pid)) {
                 signal(*pid, nix::sys::signal::Signal::SIGKILL);
             }
         }
@@ -218,6 +213,27 @@ pub fn down(dir: &Path) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The daemons recorded under `dir/pids` as (name, pid).
+fn recorded_daemons(dir: &Path) -> Vec<(String, i32)> {
+    let Ok(entries) = std::fs::read_dir(dir.join("pids")) else { return Vec::new() };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().strip_suffix(".pid")?.to_string();
+            let pid = std::fs::read_to_string(entry.path()).ok()?.trim().parse().ok()?;
+            Some((name, pid))
+        })
+        .collect()
+}
+
+/// Whether `pid` is a live (not zombie) `pbs_server` or `pbs_mom`.
+fn is_our_daemon(pid: i32) -> bool {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let program = cmdline.split(|byte| *byte == 0).next().unwrap_or_default();
+    let name = Path::new(std::str::from_utf8(program).unwrap_or_default()).file_name().and_then(|name| name.to_str());
+    matches!(name, Some("pbs_server" | "pbs_mom")) && !is_zombie(pid)
 }
 
 fn signal(pid: i32, signal: nix::sys::signal::Signal) {

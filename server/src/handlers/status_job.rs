@@ -48,17 +48,21 @@ pub fn status_job(
                 }
                 Err(error) => errors.push(error),
             }
-        } else if *selector == state.default_queue {
-            for job in state.jobs.values().filter(|job| job.queue == *selector) {
-                if (history || !job.state.is_finished()) && user_ok(&job.owner) {
-                    jobs.push(job_status(job, &state.server_name, flavor));
-                }
-            }
         } else {
-            errors.push(RequestError::new(
-                ErrorCode::UnknownQueue,
-                format!("{} {selector}", ErrorCode::UnknownQueue.text()),
-            ));
+            // A destination: `queue`, `@server` (every job) or `queue@server`.
+            match state.resolve_destination(selector) {
+                Ok(queue) => {
+                    for job in state.jobs.values().filter(|job| job.queue == queue) {
+                        if (history || !job.state.is_finished()) && user_ok(&job.owner) {
+                            jobs.push(job_status(job, &state.server_name, flavor));
+                        }
+                    }
+                }
+                Err(_) => errors.push(RequestError::new(
+                    ErrorCode::UnknownQueue,
+                    format!("{} {selector}", ErrorCode::UnknownQueue.text()),
+                )),
+            }
         }
     }
     ServerReply::Jobs { server: state.server_name.clone(), jobs, errors, more: false }

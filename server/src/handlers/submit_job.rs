@@ -36,10 +36,7 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
     if let Err(reason) = job::spec::check_job_name(&spec.name) {
         return Err(bad_value(format!("Job_Name: {reason}")));
     }
-    let queue = spec.queue.clone().unwrap_or_else(|| state.default_queue.clone());
-    if queue != state.default_queue {
-        return Err(RequestError::new(ErrorCode::UnknownQueue, ErrorCode::UnknownQueue.text()));
-    }
+    let queue = state.resolve_destination(spec.queue.as_deref().unwrap_or(""))?;
     // Set by the server (pbs-reference 4.1): the queue first submitted to, and (TORQUE) the
     // server's name.
     for (name, value) in [("PBS_O_QUEUE", &queue), ("PBS_O_SERVER", &state.server_name)] {

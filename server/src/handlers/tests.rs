@@ -237,3 +237,17 @@ fn a_delete_missed_while_the_mom_was_away_is_sent_again() {
     assert_eq!(state_of(&state, &id), JobState::Exiting);
     state.sanity_check();
 }
+
+#[test]
+fn destinations_name_queue_server_or_both() {
+    let state = cluster(1);
+    for good in ["", "workq", "@head", "workq@head", "@head.example.com"] {
+        assert_eq!(state.resolve_destination(good).unwrap(), "workq", "{good:?}");
+    }
+    for bad in ["other", "@elsewhere", "workq@elsewhere", "other@head"] {
+        assert_eq!(state.resolve_destination(bad).unwrap_err().code, proto::ErrorCode::UnknownQueue, "{bad:?}");
+    }
+    let reply =
+        status_job::status_job(&state, crate::config::Flavor::OpenPbs, &["@head".to_string()], false, &[], None);
+    assert!(matches!(reply, ServerReply::Jobs { errors, .. } if errors.is_empty()));
+}

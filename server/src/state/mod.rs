@@ -78,6 +78,30 @@ impl ServerState {
         self.queued.iter().filter_map(|seq| self.jobs.get(seq).map(|job| &**job))
     }
 
+    /// Resolves a destination (`queue`, `@server` or `queue@server`, pbs-reference 2.2) to a
+    /// queue of this server; an empty queue part means the default queue.
+    pub fn resolve_destination(&self, text: &str) -> Result<String, RequestError> {
+        let (queue, server) = match text.split_once('@') {
+            Some((queue, server)) => (queue, Some(server)),
+            None => (text, None),
+        };
+        if let Some(server) = server {
+            if server.split('.').next() != Some(self.server_name.as_str()) {
+                let message = format!(
+                    "{} {text}: {server} is not this server ({})",
+                    ErrorCode::UnknownQueue.text(),
+                    self.server_name
+                );
+                return Err(RequestError::new(ErrorCode::UnknownQueue, message));
+            }
+        }
+        let queue = if queue.is_empty() { self.default_queue.as_str() } else { queue };
+        if queue != self.default_queue {
+            return Err(RequestError::new(ErrorCode::UnknownQueue, ErrorCode::UnknownQueue.text()));
+        }
+        Ok(queue.to_string())
+    }
+
     /// Resolves a user-typed id (`12`, `12.head`) to a known job's sequence number.
     pub fn find_job(&self, text: &str) -> Result<u64, RequestError> {
         let id = JobId::parse(text, &self.server_name)

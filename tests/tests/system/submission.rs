@@ -117,3 +117,28 @@ fn down_leaves_no_process_behind() {
     let leftovers = std::process::Command::new("pgrep").args(["-f", &format!("sleep {marker}")]).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&leftovers.stdout), "", "job processes left behind");
 }
+
+#[test]
+fn up_refuses_while_daemons_of_an_earlier_run_live() {
+    let cluster = Cluster::up(Shape { nodes: 2, ppn: 1, gpus: 0 });
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(cluster.server_pid()), nix::sys::signal::Signal::SIGKILL);
+    let up = |cluster: &Cluster| {
+        std::process::Command::new(cluster.bin.join("minipbs"))
+            .args(["up", "--nodes", "2", "--state-dir"])
+            .arg(cluster.state.path())
+            .output()
+            .unwrap()
+    };
+    let output = up(&cluster);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("already running") && stderr.contains("node1") && stderr.contains("node2"), "{stderr}");
+    let down = std::process::Command::new(cluster.bin.join("minipbs"))
+        .args(["down", "--state-dir"])
+        .arg(cluster.state.path())
+        .output()
+        .unwrap();
+    assert!(down.status.success(), "{}", String::from_utf8_lossy(&down.stderr));
+    let output = up(&cluster);
+    assert!(output.status.success(), "after down, up works: {}", String::from_utf8_lossy(&output.stderr));
+}
