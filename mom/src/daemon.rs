@@ -52,7 +52,7 @@ impl Daemon {
         shutdown: impl Future<Output = ()>,
         kill_jobs: bool,
         kill_patience: Duration,
-    ) {
+    ) -> Vec<String> {
         tokio::pin!(shutdown);
         loop {
             tokio::select! {
@@ -64,9 +64,12 @@ impl Daemon {
                 Some(done) = self.tasks.join_next_with_id(), if !self.tasks.is_empty() => self.on_task_done(done),
             }
         }
-        if kill_jobs {
-            self.kill_all(kill_patience).await;
+        if !kill_jobs {
+            return Vec::new();
         }
+        let killed = lock(&self.table).mother_jobs();
+        self.kill_all(kill_patience).await;
+        killed
     }
 
     fn on_server_message(&mut self, message: ServerToMom) {

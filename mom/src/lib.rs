@@ -23,7 +23,9 @@ use anyhow::Context;
 use std::fs;
 use std::future::Future;
 use std::io::Read;
+use std::os::unix::fs::MetadataExt;
 use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -54,9 +56,16 @@ pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyho
     let link_task = tokio::spawn(link::run(link_settings(&config), table.clone(), channels).instrument(link_span));
     tracing::info!(node = %config.node, socket = %config.socket.display(), "pbs_mom started");
     let patience = config.kill_delay.max(Duration::from_secs(10)) + Duration::from_secs(20);
-    let daemon = daemon::Daemon::new(context, table, outbound);
+    let daemon = daemon::Daemon::new(context, table.clone(), outbound);
     let span = tracing::info_span!("mom", node = %config.node);
-    daemon.run(inbound, shutdown, config.kill_jobs_on_shutdown, patience).instrument(span).await;
+    let killed = daemon.run(inbound, shutdown, config.kill_jobs_on_shutdown, patience).instrument(span).await;
+    // The ends of the jobs just killed are queued on the link: give it a few seconds to
+    // deliver them and receive their acknowledgements before it goes.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    let pending = || lock_table(&table).unacked_obits().iter().any(|obit| killed.contains(&obit.job_id));
+    while tokio::time::Instant::now() < deadline && pending() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     link_task.abort();
     tracing::info!(node = %config.node, "pbs_mom stopped");
     Ok(())
@@ -89,6 +98,36 @@ fn prepare_directories(config: &MomConfig) -> anyhow::Result<()> {
     }
     fs::set_permissions(&aux, fs::Permissions::from_mode(0o755))
         .with_context(|| format!("cannot set the mode of {}", aux.display()))?;
+    // Files are created there as the mom (root): nobody else may be able to plant or rename
+    // anything in them.
+    let parent = config.spool_dir.parent().unwrap_or(Path::new("/"));
+    for (dir, sticky_ok) in [
+        (parent, true),
+        (config.spool_dir.as_path(), false),
+        (aux.as_path(), false),
+        (config.tmpdir_base.as_path(), true),
+    ] {
+        check_private(dir, sticky_ok)?;
+    }
+    Ok(())
+}
+
+/// Refuses a directory that someone other than the mom (or root) owns or can write, unless
+/// `sticky_ok` and it has the sticky bit (like `/var/tmp`).
+fn check_private(dir: &Path, sticky_ok: bool) -> anyhow::Result<()> {
+    let meta = fs::metadata(dir).with_context(|| format!("cannot read {}", dir.display()))?;
+    let me = nix::unistd::geteuid().as_raw();
+    let owner_ok = meta.uid() == me || meta.uid() == 0;
+    let writable_by_others = meta.mode() & 0o022 != 0;
+    let sticky = meta.mode() & 0o1000 != 0;
+    if !owner_ok || (writable_by_others && !(sticky_ok && sticky)) {
+        anyhow::bail!(
+            "{} is owned by uid {} with mode {:o}: the mom creates job files there, so it must belong to uid {me} (or root) and not be writable by others",
+            dir.display(),
+            meta.uid(),
+            meta.mode() & 0o7777
+        );
+    }
     Ok(())
 }
 
@@ -102,6 +141,11 @@ fn random_hex(bytes: usize) -> String {
         buffer.iter_mut().enumerate().for_each(|(i, b)| *b = (seed >> ((i % 16) * 8)) as u8);
     }
     buffer.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Locks the job table (a poisoned lock still holds a usable table).
+fn lock_table(table: &Mutex<jobs::JobTable>) -> std::sync::MutexGuard<'_, jobs::JobTable> {
+    table.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[cfg(test)]

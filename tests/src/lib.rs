@@ -67,9 +67,9 @@ impl Cluster {
         let bin = bin_dir();
         let state = tempfile::Builder::new().prefix("minipbs-state-").tempdir().expect("temp dir");
         let work = tempfile::Builder::new().prefix("minipbs-work-").tempdir().expect("temp dir");
-        for dir in [state.path(), work.path()] {
-            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).expect("chmod");
-        }
+        // Other users need to reach the socket (search) and write their output (work).
+        std::fs::set_permissions(state.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        std::fs::set_permissions(work.path(), std::fs::Permissions::from_mode(0o1777)).expect("chmod");
         let output = Command::new(bin.join("minipbs"))
             .args(["up", "--state-dir"])
             .arg(state.path())

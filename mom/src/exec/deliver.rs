@@ -67,6 +67,7 @@ fn copy_as_user(source: File, dest: &Path, user: &JobUser) -> Result<(), Deliver
     // SAFETY: only system calls on data prepared before the fork (see Identity::assume).
     unsafe {
         command.pre_exec(move || {
+            super::spawn::close_inherited_descriptors();
             identity.assume()?;
             libc::umask(0o077);
             Ok(())

@@ -37,8 +37,14 @@ pub struct EnvInput<'a> {
 /// The complete environment of the job's top shell, sorted by name.
 pub fn job_environment(input: &EnvInput<'_>) -> Vec<(String, String)> {
     let launch = input.launch;
-    let mut env: BTreeMap<String, String> =
-        launch.variables.iter().map(|(name, value)| (name.to_string(), value.to_string())).collect();
+    // What the mom owns cannot come from the user's list, even where the mom sets it only
+    // sometimes (a `-V` carrying CUDA_VISIBLE_DEVICES must not hand a GPU-less job a GPU).
+    let mut env: BTreeMap<String, String> = launch
+        .variables
+        .iter()
+        .filter(|(name, _)| !mom_owned(name))
+        .map(|(name, value)| (name.to_string(), value.to_string()))
+        .collect();
     env.entry("PATH".into()).or_insert_with(|| DEFAULT_PATH.into());
     let mut set = |name: &str, value: String| {
         env.insert(name.to_string(), value);
@@ -73,15 +79,22 @@ pub fn job_environment(input: &EnvInput<'_>) -> Vec<(String, String)> {
         set("PBS_GPUFILE", gpufile.display().to_string());
     }
     let gpus = local_gpus(&launch.hosts, input.node);
-    if !gpus.is_empty() {
-        let indices: Vec<String> = gpus.iter().map(u32::to_string).collect();
-        set("CUDA_VISIBLE_DEVICES", indices.join(","));
-        set("CUDA_DEVICE_ORDER", "PCI_BUS_ID".into());
-    }
+    let indices: Vec<String> = gpus.iter().map(u32::to_string).collect();
+    // Empty when the job has no GPU here: CUDA then sees none, so no GPU of another job.
+    set("CUDA_VISIBLE_DEVICES", indices.join(","));
+    set("CUDA_DEVICE_ORDER", "PCI_BUS_ID".into());
     if let Some(init_dir) = &launch.init_dir {
         set("PBS_O_INITDIR", init_dir.clone());
     }
     env.into_iter().collect()
+}
+
+/// Names only the mom sets: `PBS_*` except the submit-side `PBS_O_*`, `CUDA_*`, and the
+/// variables computed from the allocation.
+fn mom_owned(name: &str) -> bool {
+    (name.starts_with("PBS_") && !name.starts_with("PBS_O_"))
+        || name.starts_with("CUDA_")
+        || matches!(name, "TMPDIR" | "NCPUS" | "OMP_NUM_THREADS" | "ENVIRONMENT")
 }
 
 /// Total cpu slots of the job (`PBS_NP`, `resources_used.ncpus`): the sum of every host's
@@ -211,10 +224,15 @@ mod tests {
         launch.walltime = None;
         launch.init_dir = Some("/scratch/alice".into());
         launch.variables.push("PATH", "/opt/bin");
+        // What the mom owns cannot be supplied by the user, even when the mom leaves it unset.
+        launch.variables.push("CUDA_VISIBLE_DEVICES", "0");
+        launch.variables.push("PBS_GPUFILE", "/x");
+        launch.variables.push("PBS_WALLTIME", "5");
         let env = environment(&launch, "node1", None);
-        for absent in ["CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "PBS_GPUFILE", "PBS_WALLTIME"] {
+        for absent in ["PBS_GPUFILE", "PBS_WALLTIME"] {
             assert!(!env.contains_key(absent), "{absent}");
         }
+        assert_eq!(env["CUDA_VISIBLE_DEVICES"], "", "no GPU here: CUDA sees none");
         assert_eq!(env["PBS_O_INITDIR"], "/scratch/alice");
         assert_eq!(env["PATH"], "/opt/bin");
         assert_eq!(env["PBS_NUM_NODES"], "1");

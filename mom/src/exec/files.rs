@@ -28,11 +28,8 @@ pub fn distinct_hosts(hosts: &[HostAlloc]) -> Vec<&str> {
 /// GPU indices allocated on `node`. When no entry names this node (a node-name mismatch), the
 /// first entry is taken: the allocation lists the mother superior first.
 pub fn local_gpus(hosts: &[HostAlloc], node: &str) -> Vec<u32> {
-    let mut mine = hosts.iter().filter(|h| h.node == node).peekable();
-    if mine.peek().is_none() {
-        return hosts.first().map(|h| h.gpus.clone()).unwrap_or_default();
-    }
-    mine.flat_map(|h| h.gpus.iter().copied()).collect()
+    // Only this node's own entries: another node's indices would name someone else's GPUs.
+    hosts.iter().filter(|h| h.node == node).flat_map(|h| h.gpus.iter().copied()).collect()
 }
 
 /// `PBS_NODEFILE`: one line per slot (`mpiprocs` lines per host), grouped by host in
@@ -134,9 +131,10 @@ impl JobFiles {
             write_file(path, text.as_bytes(), 0o644)?;
         }
         for stream in [&self.stdout, &self.stderr] {
-            write_file(stream, b"", 0o600)?;
+            let file = write_file(stream, b"", 0o600)?;
             if chown {
-                std::os::unix::fs::chown(stream, Some(user.uid), Some(user.gid))?;
+                // On the descriptor: a path could have been swapped for a link meanwhile.
+                std::os::unix::fs::fchown(&file, Some(user.uid), Some(user.gid))?;
             }
         }
         self.create_tmpdir(user, chown)
@@ -145,19 +143,15 @@ impl JobFiles {
     /// Opens the streams for the job's top shell (stdout and stderr in append mode, shared
     /// when joined).
     pub fn open_stdio(&self) -> io::Result<JobStdio> {
-        let stdin = File::open(&self.script)?;
-        let stdout = OpenOptions::new().append(true).open(&self.stdout)?;
-        let stderr = if self.stderr == self.stdout {
-            stdout.try_clone()?
-        } else {
-            OpenOptions::new().append(true).open(&self.stderr)?
-        };
+        let stdin = OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(&self.script)?;
+        let stdout = open_append(&self.stdout)?;
+        let stderr = if self.stderr == self.stdout { stdout.try_clone()? } else { open_append(&self.stderr)? };
         Ok(JobStdio { stdin, stdout, stderr })
     }
 
     /// Appends a line to the file the job's stderr goes to (limit-kill messages).
     pub fn append_to_stderr(&self, line: &str) -> io::Result<()> {
-        let mut file = OpenOptions::new().append(true).open(&self.stderr)?;
+        let mut file = open_append(&self.stderr)?;
         writeln!(file, "{line}")
     }
 
@@ -200,11 +194,21 @@ impl JobFiles {
     }
 }
 
-/// Writes `path` (created or truncated) and sets its mode regardless of the umask.
-fn write_file(path: &Path, contents: &[u8], mode: u32) -> io::Result<()> {
-    let mut file = OpenOptions::new().write(true).create(true).truncate(true).mode(mode).open(path)?;
+/// Creates `path` afresh and writes it, with `mode` regardless of the umask. Whatever had the
+/// name is unlinked first and the file is created exclusively without following links, so a
+/// planted symbolic link cannot make the mom write elsewhere.
+fn write_file(path: &Path, contents: &[u8], mode: u32) -> io::Result<File> {
+    remove_any(path);
+    let mut file =
+        OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_NOFOLLOW).mode(mode).open(path)?;
     file.write_all(contents)?;
-    file.set_permissions(fs::Permissions::from_mode(mode))
+    file.set_permissions(fs::Permissions::from_mode(mode))?;
+    Ok(file)
+}
+
+/// Opens a spool stream for appending, refusing a symbolic link.
+fn open_append(path: &Path) -> io::Result<File> {
+    OpenOptions::new().append(true).custom_flags(libc::O_NOFOLLOW).open(path)
 }
 
 /// Removes a file, symlink or directory tree at `path` (never following symlinks).
@@ -246,7 +250,7 @@ mod tests {
         let hosts = [host("node1", 1, &[0, 1]), host("node2", 1, &[3]), host("node1", 1, &[2])];
         assert_eq!(local_gpus(&hosts, "node1"), vec![0, 1, 2]);
         assert_eq!(local_gpus(&hosts, "node2"), vec![3]);
-        assert_eq!(local_gpus(&hosts, "elsewhere"), vec![0, 1], "falls back to the mother superior");
+        assert!(local_gpus(&hosts, "elsewhere").is_empty(), "never another node's GPUs");
     }
 
     #[test]

@@ -85,17 +85,26 @@ pub enum Termination {
 }
 
 /// SIGTERM to the session, then SIGKILL after `delay` if anything is left.
+/// The `/proc` scans run on the blocking pool, not on the runtime's threads.
 pub async fn terminate(sid: i32, delay: Duration) -> Termination {
-    signal_session(sid, Signal::SIGTERM);
-    let deadline = Instant::now() + delay;
+    blocking(move || signal_session(sid, Signal::SIGTERM)).await;
+    let deadline = Instant::now().checked_add(delay).unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
     while Instant::now() < deadline {
         tokio::time::sleep(POLL).await;
-        if session_members(sid).is_empty() {
+        if blocking(move || session_members(sid).is_empty()).await {
             return Termination::Terminated;
         }
     }
-    signal_session(sid, Signal::SIGKILL);
+    blocking(move || signal_session(sid, Signal::SIGKILL)).await;
     Termination::Killed
+}
+
+/// Runs a `/proc` scan on the blocking pool.
+async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(value) => value,
+        Err(error) => std::panic::resume_unwind(error.into_panic()),
+    }
 }
 
 /// SIGKILL to whatever is left in the session, repeated until it is empty or `patience`
@@ -103,7 +112,7 @@ pub async fn terminate(sid: i32, delay: Duration) -> Termination {
 pub async fn kill_leftovers(sid: i32, patience: Duration) -> bool {
     let deadline = Instant::now() + patience;
     loop {
-        if signal_session(sid, Signal::SIGKILL) == 0 {
+        if blocking(move || signal_session(sid, Signal::SIGKILL)).await == 0 {
             return true;
         }
         if Instant::now() >= deadline {

@@ -165,7 +165,10 @@ async fn supervise(
     let delay = if launch.kill_delay > 0 { Duration::from_secs(launch.kill_delay) } else { context.default_kill_delay };
     let limit = launch.walltime.map(Duration::from_secs);
     let far_future = Duration::from_secs(100 * 365 * 24 * 3600);
-    let walltime_timer = tokio::time::sleep_until(started.at + limit.unwrap_or(far_future));
+    // A limit beyond any representable instant (walltime=9300000000000000000) is no limit.
+    let deadline =
+        started.at.checked_add(limit.unwrap_or(far_future).min(far_future)).unwrap_or(started.at + far_future);
+    let walltime_timer = tokio::time::sleep_until(deadline);
     tokio::pin!(walltime_timer);
     let (mut killer, mut walltime_exceeded, mut kills_open) = (None, false, true);
     let reaped = loop {

@@ -111,7 +111,7 @@ async fn exit_status_and_joined_output() {
     server.run(no_gpus).await;
     assert_eq!(server.ended("4.testserver").await.exit_status, 0);
     let out = fs::read_to_string(harness.out().join("4.testserver.o")).unwrap();
-    assert!(out.contains("CUDA=unset\nGPUFILE=unset\n"), "{out}");
+    assert!(out.contains("CUDA=\nGPUFILE=unset\n"), "no GPU here: CUDA sees none; {out}");
     harness.stop().await;
 }
 

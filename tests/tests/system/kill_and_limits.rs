@@ -69,3 +69,32 @@ fn exit_code_and_held_jobs() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(stderr, format!("qstat: {id} Job has finished, use -x or -H to obtain historical job information\n"));
 }
+
+#[test]
+fn an_enormous_walltime_is_no_limit_and_qdel_still_works() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
+    let marker = format!("600.{}", std::process::id());
+    let output = cluster.run("qsub", &["-l", "walltime=9300000000000000000", "--", "/bin/sleep", &marker]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let id = String::from_utf8(output.stdout).unwrap().trim().to_string();
+    tests::wait_for(Duration::from_secs(20), "the sleep to start", || {
+        (processes_with(&marker).len() == 1).then_some(())
+    });
+    assert_eq!(cluster.job_attr(&id, "job_state").as_deref(), Some("R"));
+    assert!(cluster.run("qdel", &[&id]).status.success());
+    assert_eq!(cluster.wait_finished(&id, Duration::from_secs(20)), 271, "{}", cluster.logs());
+    assert!(processes_with(&marker).is_empty());
+}
+
+#[test]
+fn users_cannot_set_what_the_mom_owns() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 1 });
+    let script =
+        cluster.script("owned.sh", "echo \"[$CUDA_VISIBLE_DEVICES] [$PBS_GPUFILE] [$PBS_WALLTIME] [$NCPUS]\"\n");
+    let id = cluster.qsub(&script, &["-v", "CUDA_VISIBLE_DEVICES=0,PBS_GPUFILE=/x,PBS_WALLTIME=5,NCPUS=99"]);
+    assert_eq!(cluster.wait_finished(&id, Duration::from_secs(20)), 0);
+    let seq = id.split('.').next().unwrap();
+    let path = cluster.work.path().join(format!("owned.sh.o{seq}"));
+    let text = tests::wait_for(Duration::from_secs(10), "output", || std::fs::read_to_string(&path).ok());
+    assert_eq!(text, "[] [] [] [1]\n", "a job without GPUs sees none, whatever -v says");
+}

@@ -94,9 +94,12 @@ fn down_leaves_no_process_behind() {
     let marker = format!("77{}", std::process::id());
     let script = cluster.script("forever.sh", &format!("sleep {marker} & sleep {marker}\n"));
     let id = cluster.qsub(&script, &[]);
-    tests::wait_for(Duration::from_secs(20), "the job to run", || {
-        (cluster.job_attr(&id, "job_state")? == "R").then_some(())
-    });
+    let sleeps = || {
+        let output = std::process::Command::new("pgrep").args(["-f", &format!("sleep {marker}")]).output().unwrap();
+        String::from_utf8_lossy(&output.stdout).lines().count()
+    };
+    // Running for the mom, not only for the server: both sleeps exist.
+    tests::wait_for(Duration::from_secs(20), "the job's processes", || (sleeps() == 2).then_some(()));
     let pids: Vec<i32> = std::fs::read_dir(cluster.state.path().join("pids"))
         .unwrap()
         .map(|entry| std::fs::read_to_string(entry.unwrap().path()).unwrap().trim().parse().unwrap())
@@ -116,6 +119,16 @@ fn down_leaves_no_process_behind() {
     }
     let leftovers = std::process::Command::new("pgrep").args(["-f", &format!("sleep {marker}")]).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&leftovers.stdout), "", "job processes left behind");
+    // The moms reported the kills before the server stopped: after a restart the job is over,
+    // not requeued to run again.
+    let output = std::process::Command::new(cluster.bin.join("minipbs"))
+        .args(["up", "--nodes", "2", "--ppn", "1", "--server-name", "testsrv", "--state-dir"])
+        .arg(cluster.state.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}\n{}", String::from_utf8_lossy(&output.stderr), cluster.logs());
+    assert_eq!(cluster.job_attr(&id, "job_state").as_deref(), Some("F"), "{}", cluster.logs());
+    assert_eq!(cluster.job_attr(&id, "Exit_status").as_deref(), Some("271"));
 }
 
 #[test]
