@@ -137,8 +137,16 @@ pub fn up(args: &UpArgs) -> Result<PathBuf, String> {
         ];
         spawn_daemon(&bin_dir.join("pbs_mom"), &mom_args, &dir, &name)?;
     }
-    wait_until(Duration::from_secs(30), || count_free_nodes(&conf) >= args.nodes as usize)
-        .map_err(|_| format!("not every node came up; see the logs in {}", dir.join("logs").display()))?;
+    let mut dead = None;
+    let started = wait_until(Duration::from_secs(30), || {
+        dead = recorded_daemons(&dir).into_iter().find(|(_, pid)| !is_our_daemon(*pid)).map(|(name, _)| name);
+        dead.is_some() || count_up_nodes(&conf) >= args.nodes as usize
+    });
+    if let Some(name) = dead {
+        let _ = down(&dir);
+        return Err(format!("{name} exited at start; see {}", dir.join("logs").join(format!("{name}.log")).display()));
+    }
+    started.map_err(|_| format!("not every node came up; see the logs in {}", dir.join("logs").display()))?;
     let conf_path = dir.join("pbs.conf");
     let text =
         format!("PBS_SERVER={server_name}\nPBS_HOME={}\nPBS_SERVER_SOCKET={}\n", dir.display(), conf.socket.display());
@@ -146,10 +154,12 @@ pub fn up(args: &UpArgs) -> Result<PathBuf, String> {
     Ok(conf_path)
 }
 
-fn count_free_nodes(conf: &PbsConf) -> usize {
+/// Nodes whose mom is registered (free, or busy with jobs kept from an earlier run).
+fn count_up_nodes(conf: &PbsConf) -> usize {
     let Ok(mut conn) = Connection::open_conf(conf) else { return 0 };
+    let up = |state: &str| !state.split(',').any(|part| part == "down" || part == "offline");
     match conn.request(&ClientRequest::StatusNode { names: Vec::new() }) {
-        Ok(ServerReply::Nodes { nodes, .. }) => nodes.iter().filter(|node| node.get("state") == Some("free")).count(),
+        Ok(ServerReply::Nodes { nodes, .. }) => nodes.iter().filter(|node| node.get("state").is_some_and(up)).count(),
         _ => 0,
     }
 }

@@ -1,7 +1,7 @@
 //! Jobs run as the user who submitted them, and other users cannot touch them. Needs root
 //! (creates users); prints why it did nothing otherwise.
 
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::time::Duration;
 use tests::{Cluster, Shape};
@@ -81,4 +81,34 @@ fn job_runs_as_its_owner_and_others_cannot_delete_it() {
     let out_path = cluster.work.path().join(format!("shell.sh.o{seq}"));
     let text = tests::wait_for(Duration::from_secs(10), "output", || std::fs::read_to_string(&out_path).ok());
     assert_eq!(text, format!("-bash /home/{0} {0}\n", alice.name));
+}
+
+#[test]
+fn a_spool_directory_someone_else_controls_is_refused() {
+    if !nix::unistd::getuid().is_root() {
+        eprintln!("SKIPPED: a_spool_directory_someone_else_controls_is_refused needs root to create users");
+        return;
+    }
+    let mallory = TestUser::create("m");
+    let state = tempfile::Builder::new().prefix("minipbs-state-").tempdir().unwrap();
+    let spool = state.path().join("mom/node1");
+    std::fs::create_dir_all(&spool).unwrap();
+    std::fs::set_permissions(state.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let victim = state.path().join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    // Mallory owns the spool and plants links where the mom would write job files.
+    std::os::unix::fs::symlink(&victim, spool.join("1.testsrv.OU")).unwrap();
+    std::os::unix::fs::lchown(spool.join("1.testsrv.OU"), Some(mallory.uid), Some(mallory.gid)).unwrap();
+    std::os::unix::fs::chown(&spool, Some(mallory.uid), Some(mallory.gid)).unwrap();
+    let bin = tests::bin_dir();
+    let output = std::process::Command::new(bin.join("minipbs"))
+        .args(["up", "--nodes", "1", "--server-name", "testsrv", "--state-dir"])
+        .arg(state.path())
+        .output()
+        .unwrap();
+    let _ = std::process::Command::new(bin.join("minipbs")).args(["down", "--state-dir"]).arg(state.path()).output();
+    assert!(!output.status.success(), "a cluster came up on a spool owned by another user");
+    let log = std::fs::read_to_string(state.path().join("logs/node1.log")).unwrap_or_default();
+    assert!(log.contains("must belong to uid 0"), "the mom says why: {log}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
 }
