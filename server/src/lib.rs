@@ -40,6 +40,17 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
     for job in loaded.jobs {
         state.insert_job(job);
     }
+    // Known nodes come back down, until their moms register again.
+    for stored in loaded.nodes {
+        let node = state::Node::new(&stored.name, stored.np, stored.mem_bytes, stored.ngpus, stored.properties, 0);
+        state.nodes.insert(stored.name, node);
+    }
+    for name in state.nodes.keys().cloned().collect::<Vec<_>>() {
+        state.claim_shares_on(&name);
+        if let Some(node) = state.nodes.get_mut(&name) {
+            node.comment = Some("node down: waiting for its mom since the server started".to_string());
+        }
+    }
     tracing::info!(server = %config.server_name, jobs = state.jobs.len(), next_seq = state.next_seq, "state loaded");
 
     let _ = std::fs::remove_file(&config.socket_path);

@@ -16,6 +16,10 @@ pub const LOST_WITH_MOM: i32 = -20;
 /// Handles a mom's registration; returns the `Registered` answer.
 pub fn register_mom(state: &mut ServerState, out: &mut Outbox, registration: Registration, now: i64) -> ServerToMom {
     let name = registration.node.clone();
+    let changed = state.nodes.get(&name).is_none_or(|node| {
+        (node.np, node.mem_bytes, node.ngpus, &node.properties)
+            != (registration.np, registration.mem_bytes, registration.ngpus, &registration.properties)
+    });
     let node = state.nodes.entry(name.clone()).or_insert_with(|| {
         Node::new(&name, registration.np, registration.mem_bytes, registration.ngpus, Vec::new(), now)
     });
@@ -28,6 +32,9 @@ pub fn register_mom(state: &mut ServerState, out: &mut Outbox, registration: Reg
     let restarted = !node.start_id.is_empty() && node.start_id != registration.start_id;
     node.start_id = registration.start_id.clone();
     state.claim_shares_on(&name);
+    if changed {
+        out.persist(StoreOp::SetNodes(state.stored_nodes()));
+    }
     tracing::info!(node = %name, np = registration.np, ngpus = registration.ngpus, restarted, "mom registered");
 
     let mut stale_jobs = Vec::new();

@@ -58,6 +58,20 @@ impl ServerState {
         }
     }
 
+    /// The node list as the store keeps it.
+    pub fn stored_nodes(&self) -> Vec<crate::store::StoredNode> {
+        self.nodes
+            .values()
+            .map(|node| crate::store::StoredNode {
+                name: node.name.clone(),
+                np: node.np,
+                mem_bytes: node.mem_bytes,
+                ngpus: node.ngpus,
+                properties: node.properties.clone(),
+            })
+            .collect()
+    }
+
     /// Adds a job (submitted or loaded from the store).
     pub fn insert_job(&mut self, job: Job) {
         if job.state == ::job::JobState::Queued {

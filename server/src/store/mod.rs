@@ -15,6 +15,7 @@ mod error;
 mod exec_hosts;
 mod handle;
 mod models;
+mod nodes;
 mod schema;
 mod sqlite;
 
@@ -40,6 +41,19 @@ pub enum StoreOp {
     /// Records the next sequence number to hand out, so ids are not reused after restart
     /// even when the newest jobs were deleted.
     SetNextSeq(u64),
+    /// Records the nodes registered so far (replacing the previous list), so a restarted
+    /// server knows its nodes, down until their moms register again.
+    SetNodes(Vec<StoredNode>),
+}
+
+/// A node as last registered: what the server must know of it before its mom is back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredNode {
+    pub name: String,
+    pub np: u32,
+    pub mem_bytes: u64,
+    pub ngpus: u32,
+    pub properties: Vec<String>,
 }
 
 /// What the server recovers at start-up.
@@ -50,4 +64,6 @@ pub struct Loaded {
     /// The next sequence number to hand out: never below any stored job's seq + 1, never
     /// below the stored counter, at least 1.
     pub next_seq: u64,
+    /// The nodes registered before, in name order.
+    pub nodes: Vec<StoredNode>,
 }

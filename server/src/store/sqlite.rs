@@ -25,6 +25,7 @@ pub(super) const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations"
 
 /// The `meta` key holding the next job sequence number to hand out.
 pub(super) const NEXT_SEQ_KEY: &str = "next_seq";
+use super::nodes::NODES_KEY;
 
 /// How long a statement waits for a lock held by another connection (e.g. an operator's
 /// `sqlite3` shell) before failing, in milliseconds.
@@ -93,15 +94,22 @@ impl Store {
 
     /// `load` with the resource-list parser given (tests substitute one).
     pub(super) fn load_with(&mut self, server_name: &str, parse: RequestParser<'_>) -> Result<Loaded, StoreError> {
-        let (rows, stored_next) = self
+        let (rows, stored_next, stored_nodes) = self
             .connection
             .transaction(|connection| {
                 let rows = jobs::table.order(jobs::seq.asc()).select(JobRow::as_select()).load(connection)?;
                 let stored_next =
                     meta::table.find(NEXT_SEQ_KEY).select(meta::value).first::<String>(connection).optional()?;
-                Ok::<_, diesel::result::Error>((rows, stored_next))
+                let stored_nodes =
+                    meta::table.find(NODES_KEY).select(meta::value).first::<String>(connection).optional()?;
+                Ok::<_, diesel::result::Error>((rows, stored_next, stored_nodes))
             })
             .map_err(|err| StoreError::database("load", err))?;
+        let nodes = match stored_nodes {
+            None => Vec::new(),
+            Some(text) => super::nodes::decode(&text)
+                .map_err(|_| StoreError::CorruptMeta { key: NODES_KEY.to_string(), value: text })?,
+        };
         let stored_next = match stored_next {
             None => 0,
             Some(text) => text
@@ -112,7 +120,7 @@ impl Store {
         let after_last = jobs.last().map_or(0, |job| job.id.seq.saturating_add(1));
         let next_seq = stored_next.max(after_last).max(1);
         tracing::info!(jobs = jobs.len(), next_seq, "job store loaded");
-        Ok(Loaded { jobs, next_seq })
+        Ok(Loaded { jobs, next_seq, nodes })
     }
 
     /// Applies `ops` in order in one transaction: all of them are durable when this returns
@@ -171,6 +179,16 @@ fn apply(connection: &mut SqliteConnection, op: &StoreOp) -> Result<(), Transact
                     .execute(connection)
                     .map_err(|err| StoreError::database(format!("delete of job {seq}"), err))?;
             }
+        }
+        StoreOp::SetNodes(nodes) => {
+            let value = super::nodes::encode(nodes).map_err(|message| StoreError::Unstorable { seq: 0, message })?;
+            diesel::insert_into(meta::table)
+                .values((meta::key.eq(NODES_KEY), meta::value.eq(&value)))
+                .on_conflict(meta::key)
+                .do_update()
+                .set(meta::value.eq(&value))
+                .execute(connection)
+                .map_err(|err| StoreError::database("storing the node list", err))?;
         }
         StoreOp::SetNextSeq(next) => {
             let value = next.to_string();

@@ -69,6 +69,12 @@ fn running_job_survives_a_server_restart() {
     kill9(cluster.server_pid());
     cluster.start_server();
     wait_server_up(&cluster);
+    // The restarted server knows its nodes from the store, whether or not their moms are back.
+    let big = cluster.script("big.sh", "true\n");
+    let output = cluster.command("qsub").args(["-l", "nodes=1:ppn=64"]).arg(&big).output().unwrap();
+    assert_eq!(output.status.code(), Some(188), "{}", String::from_utf8_lossy(&output.stderr));
+    let nodes = cluster.run("pbsnodes", &["-a"]);
+    assert!(String::from_utf8_lossy(&nodes.stdout).lines().any(|line| line == "node1"));
     std::fs::write(&flag, "").unwrap();
     assert_eq!(cluster.wait_finished(&id, Duration::from_secs(30)), 7, "{}", cluster.logs());
 }

@@ -54,3 +54,20 @@ fn a_garbled_counter_is_an_error() {
     let err = store.load("head").unwrap_err();
     assert!(matches!(err, StoreError::CorruptMeta { ref value, .. } if value == "five"), "{err:?}");
 }
+
+#[test]
+fn node_list_survives_reopening() {
+    let (_dir, path, mut store) = fresh_store();
+    let node = |name: &str, np| crate::store::StoredNode {
+        name: name.into(),
+        np,
+        mem_bytes: 1 << 30,
+        ngpus: 1,
+        properties: vec!["gpu".into()],
+    };
+    store.commit(&[StoreOp::SetNodes(vec![node("node1", 4)])]).unwrap();
+    store.commit(&[StoreOp::SetNodes(vec![node("node1", 8), node("node2", 2)])]).unwrap();
+    drop(store);
+    let mut store = Store::open(&path).unwrap();
+    assert_eq!(load(&mut store).nodes, vec![node("node1", 8), node("node2", 2)]);
+}
