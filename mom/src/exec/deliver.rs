@@ -44,19 +44,34 @@ pub fn deliver(spool: &Path, dest: &Path, user: &JobUser, as_child: bool) -> Res
     let io_error = |source| DeliverError::Io { spool: spool.to_path_buf(), dest: dest.to_path_buf(), source };
     let mut source = File::open(spool).map_err(io_error)?;
     if !as_child {
-        let mut target =
-            OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(dest).map_err(io_error)?;
+        // Non-blocking open and a type check: a FIFO or device as `-o` must not hang the mom.
+        let mut target = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(dest)
+            .map_err(io_error)?;
+        if !target.metadata().map_err(io_error)?.is_file() {
+            return Err(io_error(io::Error::other("destination is not a regular file")));
+        }
         return io::copy(&mut source, &mut target).map(drop).map_err(io_error);
     }
     copy_as_user(source, dest, user)
 }
 
-/// `sh -c 'cat > "$1"'` with stdin = the spool file, as the user, umask 077.
+/// The copy run as the user: refuses a destination that exists and is not a regular file (a
+/// FIFO would block delivery for ever), and gives up after `timeout` (coreutils) seconds.
+const COPY_SCRIPT: &str = "if [ -e \"$1\" ] && [ ! -f \"$1\" ]; then echo \"$1: not a regular file\" >&2; exit 1; fi; \
+exec timeout 300 cat > \"$1\"";
+
+/// `sh -c COPY_SCRIPT` with stdin = the spool file, as the user, umask 077.
 fn copy_as_user(source: File, dest: &Path, user: &JobUser) -> Result<(), DeliverError> {
     let identity = Identity::of(user);
     let mut command = Command::new("/bin/sh");
     command
-        .args(["-c", "cat > \"$1\"", "sh"])
+        .args(["-c", COPY_SCRIPT, "sh"])
         .arg(dest)
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
@@ -117,5 +132,19 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&dest).unwrap(), "hello\n");
         let missing = deliver(&spool, &dir.path().join("no/such/dir"), &user, false);
         assert!(missing.is_err());
+    }
+
+    #[test]
+    fn a_fifo_destination_fails_instead_of_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let spool = dir.path().join("1.OU");
+        std::fs::write(&spool, "hello\n").unwrap();
+        let fifo = dir.path().join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let user = super::super::user::resolve("root", None).unwrap();
+        // Without a reader the non-blocking open fails; with one, the type check refuses it.
+        assert!(deliver(&spool, &fifo, &user, false).is_err());
+        let _reader = OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(&fifo).unwrap();
+        assert!(deliver(&spool, &fifo, &user, false).is_err());
     }
 }
