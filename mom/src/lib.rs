@@ -37,6 +37,10 @@ use tracing::Instrument;
 /// is retried for ever.
 pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
     prepare_directories(&config)?;
+    let leftovers = exec::recover::end_leftover_jobs(&config.spool_dir, &config.tmpdir_base);
+    if !leftovers.is_empty() {
+        tracing::warn!(jobs = ?leftovers, "ended jobs a previous pbs_mom left running; the server requeues or ends them");
+    }
     let mom_uid = nix::unistd::geteuid().as_raw();
     if mom_uid != 0 {
         tracing::warn!(uid = mom_uid, "not running as root: only jobs of this user can run here");

@@ -81,6 +81,9 @@ pub struct JobFiles {
     pub gpufile: Option<PathBuf>,
     /// `<base>/pbs.<jobid>`.
     pub tmpdir: PathBuf,
+    /// `<spool>/<jobid>.SID`: the job's session and this boot's id, while it runs, so a
+    /// restarted mom can end what its predecessor left running (recover.rs).
+    pub session_record: PathBuf,
     join: Join,
 }
 
@@ -114,6 +117,7 @@ impl JobFiles {
             nodefile: spool.join("aux").join(id),
             gpufile: has_gpus.then(|| spool.join("aux").join(format!("{id}gpu"))),
             tmpdir: tmpdir_base.join(format!("pbs.{id}")),
+            session_record: spool.join(format!("{id}.SID")),
             join: launch.join,
         }
     }
@@ -138,6 +142,11 @@ impl JobFiles {
             }
         }
         self.create_tmpdir(user, chown)
+    }
+
+    /// Records the job's session (and the boot it belongs to) once its shell runs.
+    pub fn record_session(&self, sid: i32) -> io::Result<()> {
+        write_file(&self.session_record, format!("{sid} {}\n", super::recover::boot_id()).as_bytes(), 0o600).map(drop)
     }
 
     /// Opens the streams for the job's top shell (stdout and stderr in append mode, shared
@@ -169,7 +178,7 @@ impl JobFiles {
 
     /// Removes every file and TMPDIR; missing ones are fine, other failures are logged.
     pub fn remove(&self) {
-        let mut files = vec![&self.script, &self.stdout, &self.stderr, &self.nodefile];
+        let mut files = vec![&self.script, &self.stdout, &self.stderr, &self.nodefile, &self.session_record];
         files.extend(&self.gpufile);
         for path in files {
             if let Err(err) = fs::remove_file(path) {

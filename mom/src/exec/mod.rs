@@ -14,6 +14,7 @@ pub mod env;
 pub mod files;
 pub mod kill;
 pub mod reap;
+pub mod recover;
 pub mod run;
 pub mod spawn;
 pub mod user;

@@ -123,7 +123,12 @@ fn start(launch: &JobLaunch, context: &ExecContext) -> Result<Started, StartErro
         return Err(StartError::Files(err));
     }
     match spawn(launch, context, &user, &shell, &files) {
-        Ok(sid) => Ok(Started { sid, user, files, at: Instant::now() }),
+        Ok(sid) => {
+            if let Err(err) = files.record_session(sid) {
+                tracing::warn!(sid, "cannot record the job's session: {err}");
+            }
+            Ok(Started { sid, user, files, at: Instant::now() })
+        }
         Err(err) => {
             files.remove();
             Err(err)

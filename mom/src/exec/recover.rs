@@ -1,0 +1,96 @@
+//! What a previous mom process left behind: jobs still running from before a crash or restart
+//! (their `<jobid>.SID` records in the spool). The new mom does not know them, so the server
+//! will requeue or end them when it registers; their processes must not run on unsupervised
+//! beside a second copy. They are killed, their output kept under `undelivered/`, their files
+//! removed. A record from an earlier boot names no live process and is only cleaned up.
+//!
+//! Owns: the scan at start-up. Must not: run after the mom has registered (by then the job
+//! table is the truth).
+
+use super::kill;
+use std::path::Path;
+
+/// This boot's id (`/proc/sys/kernel/random/boot_id`), empty if unreadable.
+pub fn boot_id() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id").map(|id| id.trim().to_string()).unwrap_or_default()
+}
+
+/// Ends the jobs recorded in `spool` and cleans up after them. Returns their ids.
+pub fn end_leftover_jobs(spool: &Path, tmpdir_base: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(spool) else { return Vec::new() };
+    let boot = boot_id();
+    let mut ended = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(job_id) = name.strip_suffix(".SID").filter(|id| super::files::job_id_is_safe(id)) else { continue };
+        let record = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        let mut fields = record.split_whitespace();
+        let sid = fields.next().and_then(|sid| sid.parse::<i32>().ok());
+        if let (Some(sid), Some(recorded_boot)) = (sid, fields.next()) {
+            if recorded_boot == boot && !boot.is_empty() {
+                let members = kill::signal_session(sid, nix::sys::signal::Signal::SIGKILL);
+                tracing::warn!(job_id, sid, members, "killed a job left running by a previous mom");
+            }
+        }
+        clean_up(spool, tmpdir_base, job_id);
+        ended.push(job_id.to_string());
+    }
+    ended
+}
+
+/// Keeps the job's output under `undelivered/` and removes the rest of its files.
+fn clean_up(spool: &Path, tmpdir_base: &Path, job_id: &str) {
+    for stream in ["OU", "ER"] {
+        let path = spool.join(format!("{job_id}.{stream}"));
+        if path.exists() {
+            if let Err(err) = super::deliver::keep_undelivered(&path, spool) {
+                tracing::warn!(job_id, "cannot keep {}: {err}", path.display());
+            }
+        }
+    }
+    for path in [
+        spool.join(format!("{job_id}.SC")),
+        spool.join(format!("{job_id}.SID")),
+        spool.join("aux").join(job_id),
+        spool.join("aux").join(format!("{job_id}gpu")),
+    ] {
+        let _ = std::fs::remove_file(path);
+    }
+    let tmpdir = tmpdir_base.join(format!("pbs.{job_id}"));
+    if std::fs::symlink_metadata(&tmpdir).is_ok_and(|meta| meta.is_dir()) {
+        let _ = std::fs::remove_dir_all(&tmpdir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+
+    #[test]
+    fn a_recorded_session_is_killed_and_its_files_cleaned() {
+        let dir = tempfile::tempdir().unwrap();
+        let (spool, tmp) = (dir.path().join("spool"), dir.path().join("tmp"));
+        std::fs::create_dir_all(spool.join("aux")).unwrap();
+        std::fs::create_dir_all(tmp.join("pbs.7.s")).unwrap();
+        let mut command = std::process::Command::new("sleep");
+        command.arg("1000");
+        // SAFETY: setsid only.
+        unsafe {
+            command.pre_exec(|| nix::unistd::setsid().map(drop).map_err(std::io::Error::from));
+        }
+        let mut child = command.spawn().unwrap();
+        let sid = child.id() as i32;
+        std::fs::write(spool.join("7.s.SID"), format!("{sid} {}\n", boot_id())).unwrap();
+        std::fs::write(spool.join("7.s.OU"), "partial output\n").unwrap();
+        std::fs::write(spool.join("7.s.SC"), "sleep 1000\n").unwrap();
+        std::fs::write(spool.join("8.s.SID"), "999999 some-earlier-boot\n").unwrap();
+        let mut ended = end_leftover_jobs(&spool, &tmp);
+        ended.sort();
+        assert_eq!(ended, vec!["7.s", "8.s"]);
+        let status = child.wait().unwrap();
+        assert!(!status.success(), "the leftover job was killed");
+        assert!(!spool.join("7.s.SC").exists() && !spool.join("7.s.SID").exists() && !tmp.join("pbs.7.s").exists());
+        assert_eq!(std::fs::read_to_string(spool.join("undelivered/7.s.OU")).unwrap(), "partial output\n");
+    }
+}
