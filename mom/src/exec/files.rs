@@ -90,7 +90,11 @@ pub struct JobFiles {
 /// The three standard streams of the job's top shell.
 #[derive(Debug)]
 pub struct JobStdio {
-    /// The spooled script, which the shell reads as its stdin.
+    /// The script, in memory; the shell runs it by the path `/proc/self/fd/<fd>` (OpenPBS
+    /// writes the script's path to the shell's stdin: `#!` lines work, and commands in the
+    /// script that read stdin do not eat the rest of it).
+    pub script: File,
+    /// The shell's stdin: the one line naming the script.
     pub stdin: File,
     /// The stdout spool file.
     pub stdout: File,
@@ -151,11 +155,13 @@ impl JobFiles {
 
     /// Opens the streams for the job's top shell (stdout and stderr in append mode, shared
     /// when joined).
-    pub fn open_stdio(&self) -> io::Result<JobStdio> {
-        let stdin = OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(&self.script)?;
+    pub fn open_stdio(&self, script_text: &str) -> io::Result<JobStdio> {
+        use std::os::fd::AsRawFd;
+        let script = memory_file("pbs_script", script_text.as_bytes(), true)?;
+        let stdin = memory_file("pbs_command", format!("/proc/self/fd/{}\n", script.as_raw_fd()).as_bytes(), false)?;
         let stdout = open_append(&self.stdout)?;
         let stderr = if self.stderr == self.stdout { stdout.try_clone()? } else { open_append(&self.stderr)? };
-        Ok(JobStdio { stdin, stdout, stderr })
+        Ok(JobStdio { script, stdin, stdout, stderr })
     }
 
     /// Appends a line to the file the job's stderr goes to (limit-kill messages).
@@ -212,6 +218,31 @@ fn write_file(path: &Path, contents: &[u8], mode: u32) -> io::Result<File> {
         OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_NOFOLLOW).mode(mode).open(path)?;
     file.write_all(contents)?;
     file.set_permissions(fs::Permissions::from_mode(mode))?;
+    Ok(file)
+}
+
+/// An anonymous in-memory file (close-on-exec) holding `contents`, positioned at its start.
+/// `executable`: created with `MFD_EXEC` where the kernel knows it, so a `#!` script can be run
+/// from it even where new memory files default to no-exec.
+fn memory_file(name: &str, contents: &[u8], executable: bool) -> io::Result<File> {
+    use std::io::{Seek, SeekFrom};
+    use std::os::fd::FromRawFd;
+    const MFD_EXEC: libc::c_uint = 0x10;
+    let name = std::ffi::CString::new(name).map_err(|_| io::Error::other("memory file name with NUL"))?;
+    let flags = libc::MFD_CLOEXEC | if executable { MFD_EXEC } else { 0 };
+    // SAFETY: a plain system call with a valid C string.
+    let mut fd = unsafe { libc::memfd_create(name.as_ptr(), flags) };
+    if fd < 0 && executable && io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL) {
+        // SAFETY: as above; kernels before 6.3 do not know MFD_EXEC.
+        fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+    }
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just created and is owned by nothing else.
+    let mut file = unsafe { File::from_raw_fd(fd) };
+    file.write_all(contents)?;
+    file.seek(SeekFrom::Start(0))?;
     Ok(file)
 }
 

@@ -143,7 +143,7 @@ fn spawn(
     shell: &Path,
     files: &JobFiles,
 ) -> Result<i32, StartError> {
-    let stdio = files.open_stdio().map_err(StartError::Stdio)?;
+    let stdio = files.open_stdio(&launch.script).map_err(StartError::Stdio)?;
     let env = job_environment(&EnvInput {
         launch,
         user,

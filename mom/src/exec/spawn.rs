@@ -1,7 +1,7 @@
 //! Starting a job's top shell: a new session (setsid), the user's identity (supplementary
 //! groups, gid, uid), umask 077, the start directory, an environment built from nothing, and
-//! the shell started as a login shell (`argv[0]` = `-bash`) reading the spooled script on
-//! its stdin.
+//! the shell started as a login shell (`argv[0]` = `-bash`) reading, on its stdin, the path
+//! of the script (an in-memory file kept open across exec), as OpenPBS does.
 //!
 //! Owns: the code that runs in the forked child before `exec`. Must not: wait for the child
 //! (reap.rs does), decide the environment (env.rs does) or look users up in the child: every
@@ -39,6 +39,10 @@ pub fn spawn_shell(spec: ShellSpec<'_>) -> io::Result<i32> {
     let start_dir = CString::new(spec.start_dir.as_os_str().as_bytes())
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "start directory contains a NUL byte"))?;
     let identity = spec.change_identity.then(|| Identity::of(spec.user));
+    // The script stays open across exec (the shell runs it by its /proc/self/fd path); the
+    // mom's own copy closes when `spec.stdio` is dropped after the spawn.
+    let script_fd = std::os::fd::AsRawFd::as_raw_fd(&spec.stdio.script);
+    let _script = spec.stdio.script;
     let mut command = Command::new(spec.shell);
     command
         .arg0(login_argv0(spec.shell))
@@ -52,6 +56,9 @@ pub fn spawn_shell(spec: ShellSpec<'_>) -> io::Result<i32> {
     unsafe {
         command.pre_exec(move || {
             close_inherited_descriptors();
+            if libc::fcntl(script_fd, libc::F_SETFD, 0) < 0 {
+                return Err(io::Error::last_os_error());
+            }
             if libc::setsid() < 0 {
                 return Err(io::Error::last_os_error());
             }

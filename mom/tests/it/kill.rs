@@ -35,8 +35,14 @@ async fn kill_escalates_to_sigkill_when_sigterm_is_ignored() {
     let harness = Harness::start().await;
     let mut server = harness.accept().await;
     let ready = harness.out().join("ready");
+    // The job's top shell itself ignores SIGTERM (an ignored signal stays ignored across exec),
+    // and so does the script it runs.
+    let shell = harness.out().join("stubborn-sh");
+    fs::write(&shell, "#!/bin/sh\ntrap '' TERM\nexec /bin/sh \"$@\"\n").unwrap();
+    fs::set_permissions(&shell, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let script = format!("trap '' TERM\ntouch {}\nwhile :; do sleep 0.1; done\n", ready.display());
     let mut job = launch("11.testserver", &script, &harness.out());
+    job.shell = Some(shell.display().to_string());
     job.kill_delay = 1;
     server.run(job).await;
     let sid = server.started("11.testserver").await;

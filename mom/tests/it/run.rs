@@ -15,7 +15,9 @@ echo "ORDER=$CUDA_DEVICE_ORDER"
 echo "ENVIRONMENT=$PBS_ENVIRONMENT"
 echo "FORGED=$PBS_QUEUE"
 echo "MYVAR=$MYVAR"
-echo "ARGV0=$0"
+echo "LOGIN_SHELL=$(tr '\0' ' ' < /proc/$PPID/cmdline)"
+head -c 5 >/dev/null
+echo "STDIN_DID_NOT_EAT_THE_SCRIPT"
 echo "PWD=$(pwd)"
 echo "UMASK=$(umask)"
 test -d "$TMPDIR" && echo "TMPDIR_MODE=$(stat -c %a "$TMPDIR")"
@@ -61,7 +63,8 @@ async fn job_sees_its_environment_and_files() {
         "ENVIRONMENT=PBS_BATCH".into(),
         "FORGED=workq".into(),
         "MYVAR=mine".into(),
-        "ARGV0=-sh".into(),
+        "LOGIN_SHELL=-sh ".into(),
+        "STDIN_DID_NOT_EAT_THE_SCRIPT".into(),
         format!("PWD={home}"),
         "UMASK=0077".into(),
         "TMPDIR_MODE=700".into(),

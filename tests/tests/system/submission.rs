@@ -155,3 +155,19 @@ fn up_refuses_while_daemons_of_an_earlier_run_live() {
     let output = up(&cluster);
     assert!(output.status.success(), "after down, up works: {}", String::from_utf8_lossy(&output.stderr));
 }
+
+#[test]
+fn the_shell_runs_the_script_by_path_so_hashbang_works_and_stdin_is_not_the_script() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 2, gpus: 0 });
+    let interpreted = cluster.script("cat.sh", "#!/bin/cat\n#PBS -N bycat\nprinted by cat\n");
+    let reader = cluster.script("reader.sh", "head -c 20 >/dev/null\necho still here\n");
+    let first = cluster.qsub(&interpreted, &[]);
+    let second = cluster.qsub(&reader, &[]);
+    assert_eq!(cluster.wait_finished(&first, Duration::from_secs(20)), 0);
+    assert_eq!(cluster.wait_finished(&second, Duration::from_secs(20)), 0);
+    assert_eq!(
+        read_output(&cluster, &format!("bycat.o{}", seq(&first))),
+        "#!/bin/cat\n#PBS -N bycat\nprinted by cat\n"
+    );
+    assert_eq!(read_output(&cluster, &format!("reader.sh.o{}", seq(&second))), "still here\n");
+}

@@ -72,7 +72,7 @@ fn job_runs_as_its_owner_and_others_cannot_delete_it() {
     assert_eq!(std::fs::metadata(&out_path).unwrap().uid(), alice.uid, "output owned by the job's owner");
 
     // Without -S (or PBS_SHELL) the job runs through the owner's login shell from passwd.
-    let script = cluster.script("shell.sh", "echo \"$0 $HOME $USER\"\n");
+    let script = cluster.script("shell.sh", "echo \"$(tr '\\0' ' ' < /proc/$PPID/cmdline)$HOME $USER\"\n");
     let output = as_user(&cluster, &alice, "qsub").env_remove("PBS_SHELL").arg(&script).output().unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let id = String::from_utf8(output.stdout).unwrap().trim().to_string();
