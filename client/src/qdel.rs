@@ -10,18 +10,35 @@ use std::process::ExitCode;
 #[derive(Parser, Debug)]
 #[command(name = "qdel", disable_version_flag = true)]
 struct Args {
-    /// Accepted for compatibility (`-W force`).
+    /// `force` (managers: end a running job without waiting for its mom) or
+    /// `suppress_email=N` (accepted; no mail is sent yet).
     #[arg(short = 'W')]
     extra: Option<String>,
+    /// Also remove finished jobs from history.
+    #[arg(short = 'x')]
+    history: bool,
     #[arg(required = true)]
     ids: Vec<String>,
 }
 
+const USAGE: &str = "usage: qdel [-W force|suppress_email=X] [-x] job_identifier...";
+
 /// Entry point of the `qdel` binary.
 pub fn main() -> ExitCode {
-    let args: Args = match crate::cli::parse("qdel", "usage: qdel [-W force|suppress_email=X] [-x] job_identifier...") {
+    let args: Args = match crate::cli::parse("qdel", USAGE) {
         Ok(args) => args,
         Err(code) => return code,
     };
-    exit::exit(crate::qhold::send_for_ids("qdel", ClientRequest::DeleteJob { ids: args.ids }))
+    let force = match args.extra.as_deref() {
+        None => false,
+        Some("force") => true,
+        Some(other) if other.starts_with("suppress_email=") => false,
+        Some(other) => {
+            eprintln!("qdel: illegal -W value: {other}");
+            eprintln!("{USAGE}");
+            return exit::exit(exit::USAGE);
+        }
+    };
+    let request = ClientRequest::DeleteJob { ids: args.ids, force, history: args.history };
+    exit::exit(crate::qhold::send_for_ids("qdel", request))
 }

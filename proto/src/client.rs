@@ -26,7 +26,16 @@ pub enum ClientRequest {
         attrs: Option<Vec<String>>,
     },
     /// qdel.
-    DeleteJob { ids: Vec<String> },
+    DeleteJob {
+        ids: Vec<String>,
+        /// `-W force` (managers): a running job ends at once (Exit_status 265), without
+        /// waiting for its mom, e.g. when the mom is gone for good.
+        #[serde(default)]
+        force: bool,
+        /// `-x`: finished jobs are removed from history too.
+        #[serde(default)]
+        history: bool,
+    },
     /// qhold: `hold_types` is `u`, `o`, `s` or a combination.
     HoldJob { ids: Vec<String>, hold_types: String },
     /// qrls.

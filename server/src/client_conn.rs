@@ -57,8 +57,9 @@ async fn dispatch(shared: &Shared, requester: &Requester, request: ClientRequest
             let state = shared.state();
             handlers::status_node::status_node(&state, &names)
         }
-        ClientRequest::DeleteJob { ids } => {
-            shared.apply(|state, out| handlers::delete_job::delete_job(state, out, requester, now(), &ids)).await
+        ClientRequest::DeleteJob { ids, force, history } => {
+            let how = handlers::delete_job::How { force, history };
+            shared.apply(|state, out| handlers::delete_job::delete_job(state, out, requester, now(), &ids, how)).await
         }
         ClientRequest::HoldJob { ids, hold_types } => {
             shared

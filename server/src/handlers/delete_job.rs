@@ -1,6 +1,8 @@
 //! `DeleteJob` (qdel): a job that is not running ends at once (state F, kept in history); a
 //! running job is asked to die: its mother superior's mom kills the whole session and reports
-//! the end (Exit_status 271, or 265 after SIGKILL).
+//! the end (Exit_status 271, or 265 after SIGKILL). With `-W force` a manager ends a running
+//! job at once (265) without waiting for its mom (which may be gone for good); with `-x`
+//! finished jobs are removed from history.
 
 use crate::outbox::Outbox;
 use crate::state::{Requester, ServerState};
@@ -9,6 +11,16 @@ use job::{JobEvent, JobId, JobState};
 use proto::error::{ErrorCode, RequestError};
 use proto::{ServerReply, ServerToMom};
 
+/// Exit status recorded by a forced delete (as if the job had been SIGKILLed).
+pub const FORCED_EXIT_STATUS: i32 = 256 + 9;
+
+/// The qdel options that change what a delete does.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct How {
+    pub force: bool,
+    pub history: bool,
+}
+
 /// Handles qdel for every id; errors are per id.
 pub fn delete_job(
     state: &mut ServerState,
@@ -16,8 +28,13 @@ pub fn delete_job(
     requester: &Requester,
     now: i64,
     ids: &[String],
+    how: How,
 ) -> ServerReply {
-    let errors = ids.iter().filter_map(|id| delete_one(state, out, requester, now, id).err()).collect();
+    if how.force && !state.is_manager(requester) {
+        let message = format!("{} (qdel -W force is for managers)", ErrorCode::PermissionDenied.text());
+        return ServerReply::Error(RequestError::new(ErrorCode::PermissionDenied, message));
+    }
+    let errors = ids.iter().filter_map(|id| delete_one(state, out, requester, now, id, how).err()).collect();
     ServerReply::Done { errors }
 }
 
@@ -27,6 +44,7 @@ fn delete_one(
     requester: &Requester,
     now: i64,
     text: &str,
+    how: How,
 ) -> Result<(), RequestError> {
     let seq = state.find_job(text)?;
     let id = JobId::new(seq, &state.server_name);
@@ -38,13 +56,22 @@ fn delete_one(
             format!("{}  {id}", ErrorCode::PermissionDenied.text()),
         ));
     }
+    let bad_state = |_| RequestError::with_detail(ErrorCode::BadState, &id);
     match job.state {
+        JobState::Finished if how.history => {
+            state.remove_finished_job(seq);
+            out.persist(StoreOp::DeleteJob(seq));
+            Ok(())
+        }
         JobState::Finished => Err(RequestError::with_detail(ErrorCode::JobFinished, &id)),
+        JobState::Running | JobState::Exiting if how.force => {
+            force_end(state, out, seq, now);
+            tracing::info!(job_id = %id, requestor = %requester.user, "forced delete of running job");
+            Ok(())
+        }
         JobState::Running | JobState::Exiting => {
             let mother = job.exec.first().map(|share| share.node.clone());
-            state
-                .transition(seq, JobEvent::Exit, now)
-                .map_err(|_| RequestError::with_detail(ErrorCode::BadState, &id))?;
+            state.transition(seq, JobEvent::Exit, now).map_err(bad_state)?;
             let job = state.jobs.get_mut(&seq).expect("job exists");
             job.delete_requested = true;
             out.persist(StoreOp::UpdateJob(job.clone()));
@@ -55,9 +82,7 @@ fn delete_one(
             Ok(())
         }
         JobState::Queued | JobState::Held | JobState::Waiting => {
-            state
-                .transition(seq, JobEvent::Delete, now)
-                .map_err(|_| RequestError::with_detail(ErrorCode::BadState, &id))?;
+            state.transition(seq, JobEvent::Delete, now).map_err(bad_state)?;
             let job = state.jobs.get_mut(&seq).expect("job exists");
             job.delete_requested = true;
             job.times.obittime = Some(now);
@@ -66,4 +91,29 @@ fn delete_one(
             Ok(())
         }
     }
+}
+
+/// Ends a running job now: frees its nodes, records 265, and still tells its moms to kill
+/// and drop it in case they are alive.
+fn force_end(state: &mut ServerState, out: &mut Outbox, seq: u64, now: i64) {
+    state.release_nodes(seq);
+    if state.jobs[&seq].state == JobState::Running {
+        state.transition(seq, JobEvent::Exit, now).expect("a running job may exit");
+    }
+    state.transition(seq, JobEvent::Finish, now).expect("an exiting job may finish");
+    let job = state.jobs.get_mut(&seq).expect("job exists");
+    job.delete_requested = true;
+    job.exit_status = Some(FORCED_EXIT_STATUS);
+    job.times.obittime = Some(now);
+    out.persist(StoreOp::UpdateJob(job.clone()));
+    let id = job.id.to_string();
+    for (index, share) in job.exec.iter().enumerate() {
+        let message = if index == 0 {
+            ServerToMom::KillJob { job_id: id.clone() }
+        } else {
+            ServerToMom::EndJob { job_id: id.clone() }
+        };
+        out.send(&share.node, message);
+    }
+    out.schedule = true;
 }

@@ -44,6 +44,7 @@ mod tests {
             &requester,
             100,
             std::slice::from_ref(&old),
+            Default::default(),
         );
         crate::handlers::delete_job::delete_job(
             &mut state,
@@ -51,6 +52,7 @@ mod tests {
             &requester,
             500,
             std::slice::from_ref(&young),
+            Default::default(),
         );
         let mut out = Outbox::default();
         assert_eq!(purge_history(&mut state, &mut out, 1000, 600), 1);

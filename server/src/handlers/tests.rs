@@ -149,7 +149,14 @@ fn delete_queued_and_running_and_someone_elses() {
     assert_eq!(state_of(&state, &queued), JobState::Queued);
 
     let mut out = Outbox::default();
-    match delete_job::delete_job(&mut state, &mut out, &requester(2000), 30, std::slice::from_ref(&running)) {
+    match delete_job::delete_job(
+        &mut state,
+        &mut out,
+        &requester(2000),
+        30,
+        std::slice::from_ref(&running),
+        Default::default(),
+    ) {
         ServerReply::Done { errors } => {
             assert_eq!(errors.len(), 1);
             assert_eq!(errors[0].message, format!("Unauthorized Request  {running}"));
@@ -159,7 +166,14 @@ fn delete_queued_and_running_and_someone_elses() {
     assert!(out.persist.is_empty() && out.to_moms.is_empty());
 
     let mut out = Outbox::default();
-    delete_job::delete_job(&mut state, &mut out, &requester(ALICE), 30, &[running.clone(), queued.clone()]);
+    delete_job::delete_job(
+        &mut state,
+        &mut out,
+        &requester(ALICE),
+        30,
+        &[running.clone(), queued.clone()],
+        Default::default(),
+    );
     assert_eq!(sent_kinds(&out), ["KillJob->node1"]);
     assert_eq!(state_of(&state, &running), JobState::Exiting);
     assert_eq!(state_of(&state, &queued), JobState::Finished);
@@ -221,7 +235,14 @@ fn a_delete_missed_while_the_mom_was_away_is_sent_again() {
     let id = submit(&mut state, ALICE, &[("ncpus", "1")]);
     schedule_pass(&mut state, &mut Outbox::default(), 20);
     // The KillJob of this qdel is lost: the mom is disconnected.
-    delete_job::delete_job(&mut state, &mut Outbox::default(), &requester(ALICE), 30, std::slice::from_ref(&id));
+    delete_job::delete_job(
+        &mut state,
+        &mut Outbox::default(),
+        &requester(ALICE),
+        30,
+        std::slice::from_ref(&id),
+        Default::default(),
+    );
     let registration = Registration {
         node: "node1".to_string(),
         np: 4,
@@ -250,4 +271,27 @@ fn destinations_name_queue_server_or_both() {
     let reply =
         status_job::status_job(&state, crate::config::Flavor::OpenPbs, &["@head".to_string()], false, &[], None);
     assert!(matches!(reply, ServerReply::Jobs { errors, .. } if errors.is_empty()));
+}
+
+#[test]
+fn forced_delete_ends_a_running_job_at_once_and_history_delete_forgets_it() {
+    let mut state = cluster(1);
+    let id = submit(&mut state, ALICE, &[("ncpus", "2")]);
+    schedule_pass(&mut state, &mut Outbox::default(), 20);
+    let ids = std::slice::from_ref(&id);
+    let force = delete_job::How { force: true, history: false };
+    match delete_job::delete_job(&mut state, &mut Outbox::default(), &requester(ALICE), 30, ids, force) {
+        ServerReply::Error(error) => assert_eq!(error.code, proto::ErrorCode::PermissionDenied),
+        other => panic!("a user forced a delete: {other:?}"),
+    }
+    let mut out = Outbox::default();
+    delete_job::delete_job(&mut state, &mut out, &requester(0), 30, ids, force);
+    assert_eq!(sent_kinds(&out), ["KillJob->node1"]);
+    assert_eq!(state_of(&state, &id), JobState::Finished);
+    assert_eq!(state.jobs[&1].exit_status, Some(delete_job::FORCED_EXIT_STATUS));
+    assert_eq!(state.nodes["node1"].free_slots().len(), 4, "its slots are free again");
+    state.sanity_check();
+    let history = delete_job::How { force: false, history: true };
+    delete_job::delete_job(&mut state, &mut Outbox::default(), &requester(ALICE), 40, ids, history);
+    assert!(state.find_job(&id).is_err(), "qdel -x removed it from history");
 }

@@ -98,3 +98,25 @@ fn users_cannot_set_what_the_mom_owns() {
     let text = tests::wait_for(Duration::from_secs(10), "output", || std::fs::read_to_string(&path).ok());
     assert_eq!(text, "[] [] [] [1]\n", "a job without GPUs sees none, whatever -v says");
 }
+
+#[test]
+fn a_forced_qdel_ends_a_job_whose_mom_is_gone() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
+    let marker = format!("700.{}", std::process::id());
+    let output = cluster.run("qsub", &["--", "/bin/sleep", &marker]);
+    let id = String::from_utf8(output.stdout).unwrap().trim().to_string();
+    tests::wait_for(Duration::from_secs(20), "the sleep to start", || {
+        (processes_with(&marker).len() == 1).then_some(())
+    });
+    let mom: i32 =
+        std::fs::read_to_string(cluster.state.path().join("pids/node1.pid")).unwrap().trim().parse().unwrap();
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(mom), nix::sys::signal::Signal::SIGKILL);
+    assert!(cluster.run("qdel", &[&id]).status.success());
+    assert_eq!(cluster.job_attr(&id, "job_state").as_deref(), Some("E"), "waits for a mom that is gone");
+    let output = cluster.run("qdel", &["-W", "force", &id]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(cluster.wait_finished(&id, Duration::from_secs(10)), 265);
+    for pid in processes_with(&marker) {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+    }
+}
