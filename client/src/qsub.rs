@@ -124,7 +124,7 @@ fn check_resources(value: &str) -> Result<Vec<(String, String)>, ResourceError> 
 
 /// Errors that only concern combining resources, which a single `-l` line may not show.
 fn is_combination_error(error: &ResourceError) -> bool {
-    error.message.contains("cannot be used with") || error.message.contains("together")
+    error.message.contains("cannot be used with")
 }
 
 /// `illegal -l value <reason>:` (after an optional header line naming the directive), then the

@@ -26,7 +26,7 @@ static ALLOCATOR: Counting = Counting;
 
 fn main() {
     let mut state = ServerState::new("head", "workq", 10, 0);
-    let requester = Requester { uid: 1000, gid: 1000, user: "alice".into(), host: "login".into() };
+    let requester = Requester { uid: 1000, gid: 1000, user: "alice".into() };
     let variables: Vec<(String, String)> = [
         ("PBS_O_HOME", "/home/alice"),
         ("PBS_O_LANG", "C.UTF-8"),

@@ -53,7 +53,7 @@ async fn handle_connection(shared: Arc<Shared>, mut stream: UnixStream) {
         return;
     }
     let requester = requester(credentials.uid(), credentials.gid());
-    if hello.role == Role::Mom && requester.uid != 0 && requester.uid != shared.config_uid() {
+    if hello.role == Role::Mom && requester.uid != 0 && requester.uid != nix::unistd::getuid().as_raw() {
         let message = format!("uid {} may not register a mom", requester.uid);
         let _ = frame::write(&mut stream, &HelloReply::Refused { code: ErrorCode::PermissionDenied, message }).await;
         return;
@@ -74,12 +74,5 @@ fn requester(uid: u32, gid: u32) -> Requester {
     let user = uzers::get_user_by_uid(uid)
         .map(|user| user.name().to_string_lossy().into_owned())
         .unwrap_or_else(|| uid.to_string());
-    Requester { uid, gid, user, host: crate::config::short_hostname() }
-}
-
-impl Shared {
-    /// The uid the server runs as.
-    pub fn config_uid(&self) -> u32 {
-        nix::unistd::getuid().as_raw()
-    }
+    Requester { uid, gid, user }
 }

@@ -47,6 +47,10 @@ pub fn empty_view(node: &Node) -> sched::NodeView {
 
 /// One scheduling pass: start every job the policy places now. Returns how many started.
 pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usize {
+    // Most wake-ups (job ends with nothing queued) need no views at all.
+    if state.queued_jobs().next().is_none() {
+        return 0;
+    }
     let names: Vec<String> = state.nodes.keys().cloned().collect();
     let decisions = {
         let nodes: Vec<sched::NodeView> = state.nodes.values().map(node_view).collect();
@@ -63,9 +67,6 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
                 request: &job.request,
             })
             .collect();
-        if jobs.is_empty() {
-            return 0;
-        }
         sched::schedule(&sched::ClusterView { nodes, jobs })
     };
     let mut started = 0;
@@ -90,6 +91,10 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
 
 /// Takes the shares on the nodes, marks the job running and sends it to its moms.
 fn start_job(state: &mut ServerState, out: &mut Outbox, seq: u64, shares: Vec<NodeShare>, now: i64) -> bool {
+    // Checked before anything is taken, so the transition below cannot fail half-way.
+    if state.jobs[&seq].state.apply(JobEvent::Run).is_err() {
+        return false;
+    }
     let exclusive = state.jobs[&seq].request.exclusive;
     for (index, share) in shares.iter().enumerate() {
         let node = state.nodes.get_mut(&share.node).expect("scheduler placed a job on a known node");
@@ -104,9 +109,7 @@ fn start_job(state: &mut ServerState, out: &mut Outbox, seq: u64, shares: Vec<No
             return false;
         }
     }
-    if state.transition(seq, JobEvent::Run, now).is_err() {
-        return false;
-    }
+    state.transition(seq, JobEvent::Run, now).expect("checked above");
     let kill_delay = state.kill_delay;
     let job = state.jobs.get_mut(&seq).expect("job exists");
     job.exec = shares;

@@ -42,6 +42,13 @@ pub fn wait_for<T>(limit: Duration, what: &str, mut check: impl FnMut() -> Optio
     }
 }
 
+/// Whether process `pid` has ended (gone, or a zombie nobody reaped: in this VM pid 1 does
+/// not reap the daemons `minipbs up` leaves to it).
+pub fn process_gone(pid: i32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    stat.is_empty() || stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+}
+
 /// Shape of a test cluster.
 #[derive(Debug, Clone, Copy)]
 pub struct Shape {

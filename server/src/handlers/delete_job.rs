@@ -96,16 +96,9 @@ fn delete_one(
 /// Ends a running job now: frees its nodes, records 265, and still tells its moms to kill
 /// and drop it in case they are alive.
 fn force_end(state: &mut ServerState, out: &mut Outbox, seq: u64, now: i64) {
-    state.release_nodes(seq);
-    if state.jobs[&seq].state == JobState::Running {
-        state.transition(seq, JobEvent::Exit, now).expect("a running job may exit");
-    }
-    state.transition(seq, JobEvent::Finish, now).expect("an exiting job may finish");
-    let job = state.jobs.get_mut(&seq).expect("job exists");
+    let job = state.finish_job(seq, FORCED_EXIT_STATUS, now).expect("an active job may finish");
     job.delete_requested = true;
-    job.exit_status = Some(FORCED_EXIT_STATUS);
-    job.times.obittime = Some(now);
-    out.persist(StoreOp::UpdateJob(job.clone()));
+    out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
     let id = job.id.to_string();
     for (index, share) in job.exec.iter().enumerate() {
         let message = if index == 0 {

@@ -5,7 +5,6 @@
 use crate::outbox::Outbox;
 use crate::state::ServerState;
 use crate::store::StoreOp;
-use job::JobEvent;
 use proto::mom::JobObit;
 use proto::ServerToMom;
 
@@ -22,18 +21,11 @@ pub fn job_ended(state: &mut ServerState, out: &mut Outbox, node: &str, obit: Jo
         out.send(node, ack);
         return;
     }
-    state.release_nodes(seq);
-    if state.jobs[&seq].state == job::JobState::Running {
-        state.transition(seq, JobEvent::Exit, now).expect("running job may exit");
-    }
-    state.transition(seq, JobEvent::Finish, now).expect("exiting job may finish");
-    let job = state.jobs.get_mut(&seq).expect("job exists");
-    job.exit_status = Some(obit.exit_status);
+    let job = state.finish_job(seq, obit.exit_status, now).expect("an active job may finish");
     job.used = obit.used;
     job.session_id = Some(obit.session_id).filter(|session| *session > 0).or(job.session_id);
-    job.times.obittime = Some(now);
     tracing::info!(job_id = %job.id, exit_status = obit.exit_status, "job ended");
-    out.persist(StoreOp::UpdateJob(job.clone()));
+    out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
     for share in job.exec.iter().skip(1) {
         out.send(&share.node, ServerToMom::EndJob { job_id: job.id.to_string() });
     }

@@ -71,24 +71,26 @@ pub fn register_mom(state: &mut ServerState, out: &mut Outbox, registration: Reg
 
 /// A job its mother superior no longer knows: requeue it if rerunnable, else end it.
 fn end_lost_job(state: &mut ServerState, out: &mut Outbox, seq: u64, now: i64) {
-    state.release_nodes(seq);
     let rerun = state.jobs[&seq].spec.rerunnable && !state.jobs[&seq].delete_requested;
-    let event = if rerun { JobEvent::Requeue } else { JobEvent::Finish };
-    if state.transition(seq, event, now).is_err() {
-        return;
-    }
-    let job = state.jobs.get_mut(&seq).expect("job exists");
+    let job = if rerun {
+        state.release_nodes(seq);
+        if state.transition(seq, JobEvent::Requeue, now).is_err() {
+            return;
+        }
+        let job = state.jobs.get_mut(&seq).expect("job exists");
+        job.comment = Some("requeued: its mother superior lost the job".to_string());
+        job
+    } else {
+        let Ok(job) = state.finish_job(seq, LOST_WITH_MOM, now) else { return };
+        job.comment = Some("ended: its mother superior lost the job".to_string());
+        job
+    };
     let sisters: Vec<String> = job.exec.iter().skip(1).map(|share| share.node.clone()).collect();
     if rerun {
         job.exec.clear();
-        job.comment = Some("requeued: its mother superior lost the job".to_string());
-    } else {
-        job.exit_status = Some(LOST_WITH_MOM);
-        job.times.obittime = Some(now);
-        job.comment = Some("ended: its mother superior lost the job".to_string());
     }
     tracing::warn!(job_id = %job.id, rerun, "job lost with its mom");
-    out.persist(StoreOp::UpdateJob(job.clone()));
+    out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
     for sister in sisters {
         out.send(&sister, ServerToMom::EndJob { job_id: job.id.to_string() });
     }

@@ -19,16 +19,14 @@ pub fn status_job(
     wanted: Option<&[String]>,
 ) -> ServerReply {
     let wanted = wanted.map(Wanted::new);
-    let job_status = |job, server_name: &str, flavor| job_status_filtered(job, server_name, flavor, wanted.as_ref());
+    let job_status = |job| job_status_filtered(job, &state.server_name, flavor, wanted.as_ref());
     let user_ok = |owner: &str| users.is_empty() || users.iter().any(|user| user == owner);
+    // Listings (all jobs, or a queue's) show history only with -x.
+    let listed = |job: &crate::state::Job| (history || !job.state.is_finished()) && user_ok(&job.owner);
     let mut jobs = Vec::new();
     let mut errors = Vec::new();
     if selectors.is_empty() {
-        for job in state.jobs.values() {
-            if (history || !job.state.is_finished()) && user_ok(&job.owner) {
-                jobs.push(job_status(job, &state.server_name, flavor));
-            }
-        }
+        jobs.extend(state.jobs.values().map(|job| &**job).filter(|job| listed(job)).map(job_status));
     }
     for selector in selectors {
         if selector.starts_with(|c: char| c.is_ascii_digit()) {
@@ -43,7 +41,7 @@ pub fn status_job(
                         );
                         errors.push(RequestError::new(ErrorCode::JobFinished, message));
                     } else if user_ok(&job.owner) {
-                        jobs.push(job_status(job, &state.server_name, flavor));
+                        jobs.push(job_status(job));
                     }
                 }
                 Err(error) => errors.push(error),
@@ -51,13 +49,14 @@ pub fn status_job(
         } else {
             // A destination: `queue`, `@server` (every job) or `queue@server`.
             match state.resolve_destination(selector) {
-                Ok(queue) => {
-                    for job in state.jobs.values().filter(|job| job.queue == queue) {
-                        if (history || !job.state.is_finished()) && user_ok(&job.owner) {
-                            jobs.push(job_status(job, &state.server_name, flavor));
-                        }
-                    }
-                }
+                Ok(queue) => jobs.extend(
+                    state
+                        .jobs
+                        .values()
+                        .map(|job| &**job)
+                        .filter(|job| job.queue == queue && listed(job))
+                        .map(job_status),
+                ),
                 Err(_) => errors.push(RequestError::new(
                     ErrorCode::UnknownQueue,
                     format!("{} {selector}", ErrorCode::UnknownQueue.text()),

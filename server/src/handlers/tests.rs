@@ -13,7 +13,7 @@ use proto::{ServerReply, ServerToMom};
 const ALICE: u32 = 1000;
 
 pub(crate) fn requester(uid: u32) -> Requester {
-    Requester { uid, gid: uid, user: format!("user{uid}"), host: "login".to_string() }
+    Requester { uid, gid: uid, user: format!("user{uid}") }
 }
 
 fn spec(resources: &[(&str, &str)]) -> JobSpec {
@@ -40,19 +40,24 @@ fn spec(resources: &[(&str, &str)]) -> JobSpec {
     }
 }
 
+/// A node of 4 slots and 2 GPUs registering with `jobs`.
+fn registration(node: &str, start_id: &str, jobs: Vec<String>) -> Registration {
+    Registration {
+        node: node.to_string(),
+        np: 4,
+        mem_bytes: 8 << 30,
+        ngpus: 2,
+        properties: vec![],
+        start_id: start_id.to_string(),
+        jobs,
+    }
+}
+
 /// A root server with `n` registered nodes of 4 slots and 2 GPUs.
 pub(crate) fn cluster(n: usize) -> ServerState {
     let mut state = ServerState::new("head", "workq", 10, 0);
     for index in 1..=n {
-        let registration = Registration {
-            node: format!("node{index}"),
-            np: 4,
-            mem_bytes: 8 << 30,
-            ngpus: 2,
-            properties: vec![],
-            start_id: "a".to_string(),
-            jobs: vec![],
-        };
+        let registration = registration(&format!("node{index}"), "a", vec![]);
         register_mom::register_mom(&mut state, &mut Outbox::default(), registration, 0);
     }
     state
@@ -208,15 +213,7 @@ fn reregistration_reconciles_jobs() {
     let kept = submit(&mut state, ALICE, &[("ncpus", "1")]);
     let lost = submit(&mut state, ALICE, &[("ncpus", "1")]);
     schedule_pass(&mut state, &mut Outbox::default(), 20);
-    let registration = Registration {
-        node: "node1".to_string(),
-        np: 4,
-        mem_bytes: 8 << 30,
-        ngpus: 2,
-        properties: vec![],
-        start_id: "b".to_string(),
-        jobs: vec![kept.clone(), "99.head".to_string()],
-    };
+    let registration = registration("node1", "b", vec![kept.clone(), "99.head".to_string()]);
     let mut out = Outbox::default();
     let reply = register_mom::register_mom(&mut state, &mut out, registration, 50);
     assert_eq!(
@@ -243,15 +240,7 @@ fn a_delete_missed_while_the_mom_was_away_is_sent_again() {
         std::slice::from_ref(&id),
         Default::default(),
     );
-    let registration = Registration {
-        node: "node1".to_string(),
-        np: 4,
-        mem_bytes: 8 << 30,
-        ngpus: 2,
-        properties: vec![],
-        start_id: "a".to_string(),
-        jobs: vec![id.clone()],
-    };
+    let registration = registration("node1", "a", vec![id.clone()]);
     let mut out = Outbox::default();
     register_mom::register_mom(&mut state, &mut out, registration, 40);
     assert_eq!(sent_kinds(&out), ["KillJob->node1"]);

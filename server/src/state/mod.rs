@@ -22,7 +22,6 @@ pub struct Requester {
     pub uid: u32,
     pub gid: u32,
     pub user: String,
-    pub host: String,
 }
 
 /// All live state of the server.
@@ -194,6 +193,17 @@ impl ServerState {
                 }
             }
         }
+    }
+
+    /// Ends an active job (R or E): frees its nodes and records its exit status and end time.
+    /// The one place the job ends of the mom's report, a forced qdel and a lost mom share.
+    pub fn finish_job(&mut self, seq: u64, exit_status: i32, now: i64) -> Result<&mut Job, IllegalTransition> {
+        self.transition(seq, JobEvent::Finish, now)?;
+        self.release_nodes(seq);
+        let job = self.jobs.get_mut(&seq).expect("transition found the job");
+        job.exit_status = Some(exit_status);
+        job.times.obittime = Some(now);
+        Ok(job)
     }
 
     /// Frees every node share of job `seq`.

@@ -113,9 +113,7 @@ fn a_restarted_mom_ends_what_its_predecessor_left_running() {
     // The old copy is killed; the server requeues the job (rerunnable) and it runs again.
     tests::wait_for(Duration::from_secs(30), "the second run", || (count_runs() == 2).then_some(()));
     let first_shell = std::fs::read_to_string(&runs).unwrap().lines().next().unwrap().to_string();
-    let stat = std::fs::read_to_string(format!("/proc/{first_shell}/stat")).unwrap_or_default();
-    let gone = stat.is_empty() || stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
-    assert!(gone, "the first run's shell {first_shell} still runs");
+    assert!(tests::process_gone(first_shell.parse().unwrap()), "the first run's shell {first_shell} still runs");
     std::fs::write(&flag, "").unwrap();
     assert_eq!(cluster.wait_finished(&id, Duration::from_secs(30)), 0, "{}", cluster.logs());
     assert_eq!(cluster.job_attr(&id, "run_count").as_deref(), Some("2"));

@@ -112,10 +112,7 @@ fn down_leaves_no_process_behind() {
         .unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     for pid in pids {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let zombie_or_gone =
-            stat.is_empty() || stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
-        assert!(zombie_or_gone, "daemon {pid} still running after down");
+        assert!(tests::process_gone(pid), "daemon {pid} still running after down");
     }
     let leftovers = std::process::Command::new("pgrep").args(["-f", &format!("sleep {marker}")]).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&leftovers.stdout), "", "job processes left behind");
