@@ -1,15 +1,31 @@
-//! Job identifiers: `123.server`. Users may abbreviate to `123` (the default server is implied),
-//! and may give the full host name of the server (`123.head.example.com`).
+//! Job identifiers: `123.server`, array parents `123[].server` and subjobs `123[4].server`
+//! (pbs-reference 5.1). Users may abbreviate to `123` (the default server is implied), and may
+//! give the full host name of the server (`123.head.example.com`).
+//!
+//! Also the server's internal key of a job ([`JobId::key`]): one `u64` that orders a parent
+//! before its subjobs and needs no lookup to compute.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// A job id: sequence number plus server name. Invariant: `server` is non-empty and has no
-/// whitespace.
+/// Which part of an array a job id names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum ArrayPart {
+    /// `123[]`: the array parent (the array as a whole).
+    Parent,
+    /// `123[4]`: one subjob, by its array index. Invariant: below `u32::MAX`.
+    Sub(u32),
+}
+
+/// A job id: sequence number, server name and, for arrays, the part. Invariant: `server` is
+/// non-empty and has no whitespace.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct JobId {
     pub seq: u64,
     pub server: String,
+    /// `None` for an ordinary job.
+    #[serde(default)]
+    pub array: Option<ArrayPart>,
 }
 
 /// Why a string is not a job id.
@@ -17,35 +33,119 @@ pub struct JobId {
 #[error("illegally formed job identifier: {0}")]
 pub struct BadJobId(pub String);
 
+/// Bits of [`JobId::key`] below the sequence number: a subjob's index + 1 lives there.
+const INDEX_BITS: u32 = 32;
+
 impl JobId {
+    /// An ordinary job's id.
     pub fn new(seq: u64, server: impl Into<String>) -> Self {
-        JobId { seq, server: server.into() }
+        JobId { seq, server: server.into(), array: None }
     }
 
-    /// Parses `123`, `123.server` or `123.server.domain`; a missing server part takes
-    /// `default_server`. Only the first label of the server name is kept, so `123.head` and
-    /// `123.head.example.com` name the same job.
+    /// The id of the array parent `seq[]`.
+    pub fn parent(seq: u64, server: impl Into<String>) -> Self {
+        JobId { seq, server: server.into(), array: Some(ArrayPart::Parent) }
+    }
+
+    /// The id of subjob `seq[index]`.
+    pub fn sub(seq: u64, index: u32, server: impl Into<String>) -> Self {
+        JobId { seq, server: server.into(), array: Some(ArrayPart::Sub(index)) }
+    }
+
+    /// The server's key for this job: `seq << 32`, plus `index + 1` for a subjob. Ordinary
+    /// jobs and array parents share the form (they never share a seq), and a parent's
+    /// subjobs sort right after it. Invariant: `seq < 2^31` (ids wrap long before; the store
+    /// keeps keys in a signed 64-bit column).
+    pub fn key(&self) -> u64 {
+        let low = match self.array {
+            Some(ArrayPart::Sub(index)) => u64::from(index) + 1,
+            _ => 0,
+        };
+        (self.seq << INDEX_BITS) | low
+    }
+
+    /// The sequence number of a key.
+    pub fn seq_of_key(key: u64) -> u64 {
+        key >> INDEX_BITS
+    }
+
+    /// The subjob index of a key, if it is a subjob's.
+    pub fn index_of_key(key: u64) -> Option<u32> {
+        match key & ((1 << INDEX_BITS) - 1) {
+            0 => None,
+            low => Some((low - 1) as u32),
+        }
+    }
+
+    /// The key of the parent (or ordinary job) with this key's seq.
+    pub fn parent_key(key: u64) -> u64 {
+        key & !((1 << INDEX_BITS) - 1)
+    }
+
+    /// The id a key was made from, except that an array parent's comes back as an ordinary
+    /// job's (the key does not tell them apart; the caller knows from the job's spec).
+    pub fn from_key(key: u64, server: impl Into<String>) -> JobId {
+        let seq = JobId::seq_of_key(key);
+        match JobId::index_of_key(key) {
+            Some(index) => JobId::sub(seq, index, server),
+            None => JobId::new(seq, server),
+        }
+    }
+
+    /// The array parent's id for a subjob's id (itself otherwise).
+    pub fn to_parent(&self) -> JobId {
+        match self.array {
+            Some(ArrayPart::Sub(_)) => JobId::parent(self.seq, self.server.clone()),
+            _ => self.clone(),
+        }
+    }
+
+    /// Parses `123`, `123.server`, `123.server.domain`, `123[]`, `123[4]` and `123[4].server`;
+    /// a missing server part takes `default_server`. Only the first label of the server name
+    /// is kept, so `123.head` and `123.head.example.com` name the same job.
     pub fn parse(text: &str, default_server: &str) -> Result<JobId, BadJobId> {
         let text = text.trim();
-        let (seq_text, server) = match text.split_once('.') {
-            Some((seq, rest)) => (seq, rest),
+        let bad = || BadJobId(text.to_string());
+        let (head, server) = match text.split_once('.') {
+            Some((head, rest)) => (head, rest),
             None => (text, default_server),
         };
+        let (seq_text, array) = match head.split_once('[') {
+            Some((seq, rest)) => {
+                let inside = rest.strip_suffix(']').ok_or_else(bad)?;
+                if inside.is_empty() {
+                    (seq, Some(ArrayPart::Parent))
+                } else if inside.bytes().all(|b| b.is_ascii_digit()) {
+                    let index = inside.parse::<u32>().ok().filter(|index| *index < u32::MAX).ok_or_else(bad)?;
+                    (seq, Some(ArrayPart::Sub(index)))
+                } else {
+                    return Err(bad());
+                }
+            }
+            None => (head, None),
+        };
         if seq_text.is_empty() || !seq_text.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(BadJobId(text.to_string()));
+            return Err(bad());
         }
-        let seq = seq_text.parse::<u64>().map_err(|_| BadJobId(text.to_string()))?;
+        let seq = seq_text.parse::<u64>().map_err(|_| bad())?;
+        if seq >= 1 << 31 {
+            return Err(bad());
+        }
         let server = server.split('.').next().unwrap_or_default();
-        if server.is_empty() || server.contains(char::is_whitespace) || server.contains('@') {
-            return Err(BadJobId(text.to_string()));
+        if server.is_empty() || server.contains(char::is_whitespace) || server.contains(['@', '[', ']']) {
+            return Err(bad());
         }
-        Ok(JobId::new(seq, server))
+        Ok(JobId { seq, server: server.to_string(), array })
     }
 }
 
 impl fmt::Display for JobId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{}", self.seq, self.server)
+        match self.array {
+            None => write!(f, "{}.{}", self.seq, self.server),
+            Some(ArrayPart::Parent) => write!(f, "{}[].{}", self.seq, self.server),
+            Some(ArrayPart::Sub(index)) => write!(f, "{}[{}].{}", self.seq, index, self.server),
+        }
     }
 }
 
@@ -62,8 +162,48 @@ mod tests {
     }
 
     #[test]
+    fn parses_array_forms() {
+        assert_eq!(JobId::parse("12[]", "head").unwrap(), JobId::parent(12, "head"));
+        assert_eq!(JobId::parse("12[4].head.example.com", "x").unwrap(), JobId::sub(12, 4, "head"));
+        assert_eq!(JobId::parent(12, "vm").to_string(), "12[].vm");
+        assert_eq!(JobId::sub(12, 0, "vm").to_string(), "12[0].vm");
+        assert_eq!(JobId::sub(12, 4, "vm").to_parent(), JobId::parent(12, "vm"));
+    }
+
+    #[test]
+    fn keys_order_parents_before_their_subjobs() {
+        let parent = JobId::parent(5, "s").key();
+        let first = JobId::sub(5, 0, "s").key();
+        let big = JobId::sub(5, u32::MAX - 1, "s").key();
+        let next = JobId::new(6, "s").key();
+        assert!(parent < first && first < big && big < next);
+        assert_eq!(JobId::new(5, "s").key(), parent);
+        assert_eq!(JobId::seq_of_key(big), 5);
+        assert_eq!(JobId::index_of_key(first), Some(0));
+        assert_eq!(JobId::index_of_key(parent), None);
+        assert_eq!(JobId::parent_key(big), parent);
+        assert_eq!(JobId::from_key(first, "s"), JobId::sub(5, 0, "s"));
+        assert_eq!(JobId::from_key(parent, "s"), JobId::new(5, "s"));
+    }
+
+    #[test]
     fn refuses_garbage() {
-        for bad in ["", "abc", "12x", ".head", "12.", "-1", "1 2"] {
+        for bad in [
+            "",
+            "abc",
+            "12x",
+            ".head",
+            "12.",
+            "-1",
+            "1 2",
+            "12[",
+            "12[x]",
+            "12]",
+            "12[1-3]",
+            "[].s",
+            "99999999999",
+            "1[4294967295]",
+        ] {
             assert!(JobId::parse(bad, "head").is_err(), "{bad:?} accepted");
         }
     }

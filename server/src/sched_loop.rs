@@ -60,10 +60,10 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
         let jobs: Vec<sched::PendingJob> = state
             .queued_jobs()
             .map(|job| sched::PendingJob {
-                key: job.id.seq,
+                key: job.id.key(),
                 queue_priority: 0,
                 priority: job.spec.priority,
-                order: job.id.seq,
+                order: job.id.key(),
                 request: &job.request,
             })
             .collect();
@@ -90,28 +90,28 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
 }
 
 /// Takes the shares on the nodes, marks the job running and sends it to its moms.
-fn start_job(state: &mut ServerState, out: &mut Outbox, seq: u64, shares: Vec<NodeShare>, now: i64) -> bool {
+fn start_job(state: &mut ServerState, out: &mut Outbox, key: u64, shares: Vec<NodeShare>, now: i64) -> bool {
     // Checked before anything is taken, so the transition below cannot fail half-way.
-    if state.jobs[&seq].state.apply(JobEvent::Run).is_err() {
+    if state.jobs[&key].state.apply(JobEvent::Run).is_err() {
         return false;
     }
-    let exclusive = state.jobs[&seq].request.exclusive;
+    let exclusive = state.jobs[&key].request.exclusive;
     for (index, share) in shares.iter().enumerate() {
         let node = state.nodes.get_mut(&share.node).expect("scheduler placed a job on a known node");
-        if !node.assign(seq, &share.slots, &share.gpus, share.mem_bytes, exclusive) {
+        if !node.assign(key, &share.slots, &share.gpus, share.mem_bytes, exclusive) {
             // Invariant broken between view and apply: undo and leave the job queued.
-            tracing::error!(job_id = seq, node = %share.node, "scheduler decision conflicts with node state");
+            tracing::error!(job_id = key, node = %share.node, "scheduler decision conflicts with node state");
             for earlier in &shares[..index] {
                 if let Some(node) = state.nodes.get_mut(&earlier.node) {
-                    node.release(seq, earlier.mem_bytes);
+                    node.release(key, earlier.mem_bytes);
                 }
             }
             return false;
         }
     }
-    state.transition(seq, JobEvent::Run, now).expect("checked above");
+    state.transition(key, JobEvent::Run, now).expect("checked above");
     let kill_delay = state.kill_delay;
-    let job = state.jobs.get_mut(&seq).expect("job exists");
+    let job = state.jobs.get_mut(&key).expect("job exists");
     job.exec = shares;
     job.times.stime = Some(now);
     job.run_count += 1;
@@ -160,7 +160,7 @@ pub fn job_launch(job: &Job, kill_delay: u64) -> JobLaunch {
         init_dir: job.spec.init_dir.clone(),
         num_ppn: job.request.first_ppn,
         first_ncpus: job.request.chunks.first().map(|chunk| chunk.ncpus).unwrap_or(1),
-        cookie: cookie(job.id.seq),
+        cookie: cookie(job.id.key()),
     }
 }
 
@@ -171,8 +171,8 @@ fn strip_host(path: &str) -> String {
     }
 }
 
-fn cookie(seq: u64) -> String {
+fn cookie(key: u64) -> String {
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u64(seq);
+    hasher.write_u64(key);
     format!("{:016X}", hasher.finish())
 }

@@ -174,7 +174,7 @@ fn node_jobs(node: &Node, server_name: &str) -> String {
         .slot_owner
         .iter()
         .enumerate()
-        .filter_map(|(slot, owner)| owner.map(|seq| format!("{seq}.{server_name}/{slot}")))
+        .filter_map(|(slot, owner)| owner.map(|key| format!("{}/{slot}", job::JobId::from_key(key, server_name))))
         .collect();
     items.join(", ")
 }

@@ -7,7 +7,7 @@
 use crate::outbox::Outbox;
 use crate::state::{Requester, ServerState};
 use crate::store::StoreOp;
-use job::{JobEvent, JobId, JobState};
+use job::{JobEvent, JobState};
 use proto::error::{ErrorCode, RequestError};
 use proto::{ServerReply, ServerToMom};
 
@@ -46,9 +46,9 @@ fn delete_one(
     text: &str,
     how: How,
 ) -> Result<(), RequestError> {
-    let seq = state.find_job(text)?;
-    let id = JobId::new(seq, &state.server_name);
-    let job = &state.jobs[&seq];
+    let key = state.find_job(text)?;
+    let id = state.jobs[&key].id.clone();
+    let job = &state.jobs[&key];
     if !state.may_modify(requester, job.owner_uid) {
         // OpenPBS's text ends with a blank, so two blanks precede the id.
         return Err(RequestError::new(
@@ -59,20 +59,20 @@ fn delete_one(
     let bad_state = |_| RequestError::with_detail(ErrorCode::BadState, &id);
     match job.state {
         JobState::Finished if how.history => {
-            state.remove_finished_job(seq);
-            out.persist(StoreOp::DeleteJob(seq));
+            state.remove_finished_job(key);
+            out.persist(StoreOp::DeleteJob(key));
             Ok(())
         }
         JobState::Finished => Err(RequestError::with_detail(ErrorCode::JobFinished, &id)),
         JobState::Running | JobState::Exiting if how.force => {
-            force_end(state, out, seq, now);
+            force_end(state, out, key, now);
             tracing::info!(job_id = %id, requestor = %requester.user, "forced delete of running job");
             Ok(())
         }
         JobState::Running | JobState::Exiting => {
             let mother = job.exec.first().map(|share| share.node.clone());
-            state.transition(seq, JobEvent::Exit, now).map_err(bad_state)?;
-            let job = state.jobs.get_mut(&seq).expect("job exists");
+            state.transition(key, JobEvent::Exit, now).map_err(bad_state)?;
+            let job = state.jobs.get_mut(&key).expect("job exists");
             job.delete_requested = true;
             out.persist(StoreOp::UpdateJob(job.clone()));
             if let Some(mother) = mother {
@@ -82,8 +82,8 @@ fn delete_one(
             Ok(())
         }
         JobState::Queued | JobState::Held | JobState::Waiting => {
-            state.transition(seq, JobEvent::Delete, now).map_err(bad_state)?;
-            let job = state.jobs.get_mut(&seq).expect("job exists");
+            state.transition(key, JobEvent::Delete, now).map_err(bad_state)?;
+            let job = state.jobs.get_mut(&key).expect("job exists");
             job.delete_requested = true;
             job.times.obittime = Some(now);
             out.persist(StoreOp::UpdateJob(job.clone()));
@@ -95,8 +95,8 @@ fn delete_one(
 
 /// Ends a running job now: frees its nodes, records 265, and still tells its moms to kill
 /// and drop it in case they are alive.
-fn force_end(state: &mut ServerState, out: &mut Outbox, seq: u64, now: i64) {
-    let job = state.finish_job(seq, FORCED_EXIT_STATUS, now).expect("an active job may finish");
+fn force_end(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64) {
+    let job = state.finish_job(key, FORCED_EXIT_STATUS, now).expect("an active job may finish");
     job.delete_requested = true;
     out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
     let id = job.id.to_string();

@@ -5,7 +5,7 @@
 use crate::outbox::Outbox;
 use crate::state::{Requester, ServerState};
 use crate::store::StoreOp;
-use job::{JobEvent, JobId, JobState};
+use job::{JobEvent, JobState};
 use proto::error::{ErrorCode, RequestError};
 use proto::ServerReply;
 
@@ -36,9 +36,9 @@ fn hold_one(
     hold_types: &str,
     hold: bool,
 ) -> Result<(), RequestError> {
-    let seq = state.find_job(text)?;
-    let id = JobId::new(seq, &state.server_name);
-    let job = &state.jobs[&seq];
+    let key = state.find_job(text)?;
+    let id = state.jobs[&key].id.clone();
+    let job = &state.jobs[&key];
     let needs_manager = hold_types != "u";
     if !state.may_modify(requester, job.owner_uid) || (needs_manager && !state.is_manager(requester)) {
         return Err(RequestError::new(
@@ -65,8 +65,8 @@ fn hold_one(
     } else {
         JobEvent::Hold
     };
-    state.transition(seq, event, now).map_err(|_| RequestError::with_detail(ErrorCode::BadState, &id))?;
-    let job = state.jobs.get_mut(&seq).expect("job exists");
+    state.transition(key, event, now).map_err(|_| RequestError::with_detail(ErrorCode::BadState, &id))?;
+    let job = state.jobs.get_mut(&key).expect("job exists");
     job.hold_types = if held.is_empty() { "n".to_string() } else { held.into_iter().collect() };
     out.persist(StoreOp::UpdateJob(job.clone()));
     if !hold {

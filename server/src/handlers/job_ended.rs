@@ -11,17 +11,17 @@ use proto::ServerToMom;
 /// Handles the end of a job reported by `node`.
 pub fn job_ended(state: &mut ServerState, out: &mut Outbox, node: &str, obit: JobObit, now: i64) {
     let ack = ServerToMom::ObitAck { job_id: obit.job_id.clone() };
-    let Ok(seq) = state.find_job(&obit.job_id) else {
+    let Ok(key) = state.find_job(&obit.job_id) else {
         tracing::warn!(job_id = %obit.job_id, node, "end report for an unknown job");
         out.send(node, ack);
         return;
     };
-    if !state.jobs[&seq].state.is_active() {
+    if !state.jobs[&key].state.is_active() {
         // A resent obituary for a job already ended: acknowledge again.
         out.send(node, ack);
         return;
     }
-    let job = state.finish_job(seq, obit.exit_status, now).expect("an active job may finish");
+    let job = state.finish_job(key, obit.exit_status, now).expect("an active job may finish");
     job.used = obit.used;
     job.session_id = Some(obit.session_id).filter(|session| *session > 0).or(job.session_id);
     tracing::info!(job_id = %job.id, exit_status = obit.exit_status, "job ended");

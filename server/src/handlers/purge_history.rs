@@ -13,11 +13,11 @@ pub fn purge_history(state: &mut ServerState, out: &mut Outbox, now: i64, keep_s
         .jobs
         .values()
         .filter(|job| job.state.is_finished() && job.times.obittime.unwrap_or(job.times.mtime) < cutoff)
-        .map(|job| job.id.seq)
+        .map(|job| job.id.key())
         .collect();
-    for seq in &expired {
-        state.remove_finished_job(*seq);
-        out.persist(StoreOp::DeleteJob(*seq));
+    for key in &expired {
+        state.remove_finished_job(*key);
+        out.persist(StoreOp::DeleteJob(*key));
     }
     if !expired.is_empty() {
         // Ids are never reused: the counter is stored with the deletions.
@@ -58,7 +58,7 @@ mod tests {
         assert_eq!(purge_history(&mut state, &mut out, 1000, 600), 1);
         assert!(state.find_job(&old).is_err());
         assert!(state.find_job(&young).is_ok() && state.find_job(&queued).is_ok());
-        assert!(matches!(out.persist[..], [StoreOp::DeleteJob(1), StoreOp::SetNextSeq(4)]));
+        assert!(matches!(out.persist[..], [StoreOp::DeleteJob(0x1_0000_0000), StoreOp::SetNextSeq(4)]));
         state.sanity_check();
     }
 }

@@ -42,7 +42,7 @@ pub fn register_mom(state: &mut ServerState, out: &mut Outbox, registration: Reg
         let known_here = state
             .find_job(reported)
             .ok()
-            .and_then(|seq| state.jobs.get(&seq))
+            .and_then(|key| state.jobs.get(&key))
             .is_some_and(|job| job.state.is_active() && job.exec.iter().any(|share| share.node == name));
         if !known_here {
             stale_jobs.push(reported.clone());
@@ -53,10 +53,10 @@ pub fn register_mom(state: &mut ServerState, out: &mut Outbox, registration: Reg
         .values()
         .filter(|job| job.state.is_active() && job.exec.first().is_some_and(|share| share.node == name))
         .filter(|job| !registration.jobs.contains(&job.id.to_string()))
-        .map(|job| job.id.seq)
+        .map(|job| job.id.key())
         .collect();
-    for seq in lost {
-        end_lost_job(state, out, seq, now);
+    for key in lost {
+        end_lost_job(state, out, key, now);
     }
     // A qdel that arrived while this mom was away: ask again.
     for job in state.jobs.values() {
@@ -70,18 +70,18 @@ pub fn register_mom(state: &mut ServerState, out: &mut Outbox, registration: Reg
 }
 
 /// A job its mother superior no longer knows: requeue it if rerunnable, else end it.
-fn end_lost_job(state: &mut ServerState, out: &mut Outbox, seq: u64, now: i64) {
-    let rerun = state.jobs[&seq].spec.rerunnable && !state.jobs[&seq].delete_requested;
+fn end_lost_job(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64) {
+    let rerun = state.jobs[&key].spec.rerunnable && !state.jobs[&key].delete_requested;
     let job = if rerun {
-        state.release_nodes(seq);
-        if state.transition(seq, JobEvent::Requeue, now).is_err() {
+        state.release_nodes(key);
+        if state.transition(key, JobEvent::Requeue, now).is_err() {
             return;
         }
-        let job = state.jobs.get_mut(&seq).expect("job exists");
+        let job = state.jobs.get_mut(&key).expect("job exists");
         job.comment = Some("requeued: its mother superior lost the job".to_string());
         job
     } else {
-        let Ok(job) = state.finish_job(seq, LOST_WITH_MOM, now) else { return };
+        let Ok(job) = state.finish_job(key, LOST_WITH_MOM, now) else { return };
         job.comment = Some("ended: its mother superior lost the job".to_string());
         job
     };

@@ -5,7 +5,6 @@
 use crate::config::Flavor;
 use crate::state::ServerState;
 use crate::status::{job_status_filtered, Wanted};
-use job::JobId;
 use proto::error::{ErrorCode, RequestError};
 use proto::ServerReply;
 
@@ -31,10 +30,10 @@ pub fn status_job(
     for selector in selectors {
         if selector.starts_with(|c: char| c.is_ascii_digit()) {
             match state.find_job(selector) {
-                Ok(seq) => {
-                    let job = &state.jobs[&seq];
+                Ok(key) => {
+                    let job = &state.jobs[&key];
                     if job.state.is_finished() && !history {
-                        let id = JobId::new(seq, &state.server_name);
+                        let id = state.jobs[&key].id.clone();
                         let message = format!(
                             "{id} {}, use -x or -H to obtain historical job information",
                             ErrorCode::JobFinished.text()

@@ -105,7 +105,7 @@ fn submit_schedule_run_end() {
     assert_eq!(schedule_pass(&mut state, &mut out, 20), 1);
     assert_eq!(sent_kinds(&out), ["JoinJob->node2", "RunJob->node1"]);
     assert_eq!(state_of(&state, &id), JobState::Running);
-    assert_eq!(state.jobs[&1].exec_host().unwrap(), "node1/0*2+node2/0*2");
+    assert_eq!(state.jobs[&state.find_job("1").unwrap()].exec_host().unwrap(), "node1/0*2+node2/0*2");
     assert_eq!(state.nodes["node1"].free_gpus(), vec![1]);
     state.sanity_check();
 
@@ -114,7 +114,7 @@ fn submit_schedule_run_end() {
     job_ended::job_ended(&mut state, &mut out, "node1", obit.clone(), 30);
     assert_eq!(sent_kinds(&out), ["EndJob->node2", "ObitAck->node1"]);
     assert_eq!(state_of(&state, &id), JobState::Finished);
-    assert_eq!(state.jobs[&1].exit_status, Some(3));
+    assert_eq!(state.jobs[&state.find_job("1").unwrap()].exit_status, Some(3));
     assert_eq!(state.nodes["node1"].free_slots(), vec![0, 1, 2, 3], "resources freed");
     state.sanity_check();
 
@@ -200,10 +200,10 @@ fn hold_and_release() {
     hold_job::hold_job(&mut state, &mut Outbox::default(), &requester(0), 13, ids, "o", true);
     hold_job::hold_job(&mut state, &mut Outbox::default(), &requester(ALICE), 14, ids, "u", false);
     assert_eq!(state_of(&state, &id), JobState::Held, "the operator hold remains");
-    assert_eq!(state.jobs[&1].hold_types, "o");
+    assert_eq!(state.jobs[&state.find_job("1").unwrap()].hold_types, "o");
     hold_job::hold_job(&mut state, &mut Outbox::default(), &requester(0), 15, ids, "o", false);
     assert_eq!(state_of(&state, &id), JobState::Queued);
-    assert_eq!(state.jobs[&1].hold_types, "n");
+    assert_eq!(state.jobs[&state.find_job("1").unwrap()].hold_types, "n");
     state.sanity_check();
 }
 
@@ -277,7 +277,7 @@ fn forced_delete_ends_a_running_job_at_once_and_history_delete_forgets_it() {
     delete_job::delete_job(&mut state, &mut out, &requester(0), 30, ids, force);
     assert_eq!(sent_kinds(&out), ["KillJob->node1"]);
     assert_eq!(state_of(&state, &id), JobState::Finished);
-    assert_eq!(state.jobs[&1].exit_status, Some(delete_job::FORCED_EXIT_STATUS));
+    assert_eq!(state.jobs[&state.find_job("1").unwrap()].exit_status, Some(delete_job::FORCED_EXIT_STATUS));
     assert_eq!(state.nodes["node1"].free_slots().len(), 4, "its slots are free again");
     state.sanity_check();
     let history = delete_job::How { force: false, history: true };

@@ -32,11 +32,12 @@ pub struct ServerState {
     pub kill_delay: u64,
     /// The uid the server runs as; it and root are managers.
     pub server_uid: u32,
-    /// Every job, by sequence number. Add jobs with [`ServerState::insert_job`] and change their
+    /// Every job, by key (`JobId::key`: an array's subjobs follow their parent). Add jobs with [`ServerState::insert_job`] and change their
     /// state only with [`ServerState::transition`], so `queued` stays true.
     /// Boxed: a B-tree node holds 11 values whether full or not, and a `Job` is large.
     pub jobs: BTreeMap<u64, Box<Job>>,
-    /// Invariant: exactly the jobs in state `Q`, so a scheduling pass does not walk the history.
+    /// Invariant: exactly the keys of the jobs in state `Q`, so a scheduling pass does not walk
+    /// the history.
     queued: BTreeSet<u64>,
     pub nodes: BTreeMap<String, Node>,
     /// The next job sequence number. Invariant: greater than every id ever handed out.
@@ -73,20 +74,21 @@ impl ServerState {
 
     /// Adds a job (submitted or loaded from the store).
     pub fn insert_job(&mut self, job: Job) {
+        let key = job.id.key();
         if job.state == ::job::JobState::Queued {
-            self.queued.insert(job.id.seq);
+            self.queued.insert(key);
         }
-        self.jobs.insert(job.id.seq, Box::new(job));
+        self.jobs.insert(key, Box::new(job));
     }
 
     /// Forgets a finished job (history purge). Jobs in any other state are kept.
-    pub fn remove_finished_job(&mut self, seq: u64) {
-        if self.jobs.get(&seq).is_some_and(|job| job.state.is_finished()) {
-            self.jobs.remove(&seq);
+    pub fn remove_finished_job(&mut self, key: u64) {
+        if self.jobs.get(&key).is_some_and(|job| job.state.is_finished()) {
+            self.jobs.remove(&key);
         }
     }
 
-    /// The jobs in state `Q`, in sequence order.
+    /// The jobs in state `Q`, in key order (submission order; subjobs by index).
     pub fn queued_jobs(&self) -> impl Iterator<Item = &Job> {
         self.queued.iter().filter_map(|seq| self.jobs.get(seq).map(|job| &**job))
     }
@@ -115,14 +117,16 @@ impl ServerState {
         Ok(queue.to_string())
     }
 
-    /// Resolves a user-typed id (`12`, `12.head`) to a known job's sequence number.
+    /// Resolves a user-typed id (`12`, `12.head`, `12[]`, `12[3]`) to a known job's key. `12`
+    /// also finds the array parent `12[]`, as in OpenPBS.
     pub fn find_job(&self, text: &str) -> Result<u64, RequestError> {
         let id = JobId::parse(text, &self.server_name)
             .map_err(|_| RequestError::with_detail(ErrorCode::UnknownJobId, text))?;
-        if id.server != self.server_name || !self.jobs.contains_key(&id.seq) {
+        let key = id.key();
+        if id.server != self.server_name || !self.jobs.contains_key(&key) {
             return Err(RequestError::with_detail(ErrorCode::UnknownJobId, id));
         }
-        Ok(id.seq)
+        Ok(key)
     }
 
     /// Whether `requester` may act on a job owned by `owner_uid` (owner or manager).
@@ -135,15 +139,15 @@ impl ServerState {
         requester.uid == 0 || requester.uid == self.server_uid
     }
 
-    /// Applies `event` to job `seq`; the only way a job's state changes.
-    pub fn transition(&mut self, seq: u64, event: JobEvent, now: i64) -> Result<(), IllegalTransition> {
-        let job = self.jobs.get_mut(&seq).expect("transition on a job the caller just looked up");
+    /// Applies `event` to job `key`; the only way a job's state changes.
+    pub fn transition(&mut self, key: u64, event: JobEvent, now: i64) -> Result<(), IllegalTransition> {
+        let job = self.jobs.get_mut(&key).expect("transition on a job the caller just looked up");
         job.state = job.state.apply(event)?;
         job.times.mtime = now;
         if job.state == ::job::JobState::Queued {
-            self.queued.insert(seq);
+            self.queued.insert(key);
         } else {
-            self.queued.remove(&seq);
+            self.queued.remove(&key);
         }
         Ok(())
     }
@@ -153,13 +157,13 @@ impl ServerState {
     /// jobs whose allocation names them.
     pub fn sanity_check(&self) {
         let queued: BTreeSet<u64> =
-            self.jobs.values().filter(|job| job.state == ::job::JobState::Queued).map(|job| job.id.seq).collect();
+            self.jobs.values().filter(|job| job.state == ::job::JobState::Queued).map(|job| job.id.key()).collect();
         assert_eq!(queued, self.queued, "queued index out of step with job states");
         for node in self.nodes.values() {
             for (index, owner) in node.slot_owner.iter().enumerate() {
-                if let Some(seq) = owner {
-                    let job = &self.jobs[seq];
-                    assert!(job.state.is_active(), "slot {index} of {} owned by inactive job {seq}", node.name);
+                if let Some(key) = owner {
+                    let job = &self.jobs[key];
+                    assert!(job.state.is_active(), "slot {index} of {} owned by inactive job {key}", node.name);
                     let share = job.exec.iter().find(|share| share.node == node.name);
                     assert!(
                         share.is_some_and(|share| share.slots.contains(&(index as u32))),
@@ -169,8 +173,8 @@ impl ServerState {
                 }
             }
             for (index, owner) in node.gpu_owner.iter().enumerate() {
-                if let Some(seq) = owner {
-                    let share = self.jobs[seq].exec.iter().find(|share| share.node == node.name);
+                if let Some(key) = owner {
+                    let share = self.jobs[key].exec.iter().find(|share| share.node == node.name);
                     assert!(
                         share.is_some_and(|share| share.gpus.contains(&(index as u32))),
                         "gpu {index} of {}",
@@ -185,7 +189,7 @@ impl ServerState {
                     for slot in &share.slots {
                         assert_eq!(
                             node.slot_owner.get(*slot as usize),
-                            Some(&Some(job.id.seq)),
+                            Some(&Some(job.id.key())),
                             "{} slot {slot}",
                             share.node
                         );
@@ -197,21 +201,21 @@ impl ServerState {
 
     /// Ends an active job (R or E): frees its nodes and records its exit status and end time.
     /// The one place the job ends of the mom's report, a forced qdel and a lost mom share.
-    pub fn finish_job(&mut self, seq: u64, exit_status: i32, now: i64) -> Result<&mut Job, IllegalTransition> {
-        self.transition(seq, JobEvent::Finish, now)?;
-        self.release_nodes(seq);
-        let job = self.jobs.get_mut(&seq).expect("transition found the job");
+    pub fn finish_job(&mut self, key: u64, exit_status: i32, now: i64) -> Result<&mut Job, IllegalTransition> {
+        self.transition(key, JobEvent::Finish, now)?;
+        self.release_nodes(key);
+        let job = self.jobs.get_mut(&key).expect("transition found the job");
         job.exit_status = Some(exit_status);
         job.times.obittime = Some(now);
         Ok(job)
     }
 
-    /// Frees every node share of job `seq`.
-    pub fn release_nodes(&mut self, seq: u64) {
-        let Some(job) = self.jobs.get(&seq) else { return };
+    /// Frees every node share of job `key`.
+    pub fn release_nodes(&mut self, key: u64) {
+        let Some(job) = self.jobs.get(&key) else { return };
         for share in &job.exec {
             if let Some(node) = self.nodes.get_mut(&share.node) {
-                node.release(seq, share.mem_bytes);
+                node.release(key, share.mem_bytes);
             }
         }
     }
@@ -221,13 +225,13 @@ impl ServerState {
     /// appears.
     pub fn claim_shares_on(&mut self, node_name: &str) {
         let Some(node) = self.nodes.get_mut(node_name) else { return };
-        for (seq, job) in &self.jobs {
+        for (key, job) in &self.jobs {
             if !job.state.is_active() {
                 continue;
             }
             for share in job.exec.iter().filter(|share| share.node == node_name) {
-                if !node.jobs.contains(seq) {
-                    node.assign(*seq, &share.slots, &share.gpus, share.mem_bytes, job.request.exclusive);
+                if !node.jobs.contains(key) {
+                    node.assign(*key, &share.slots, &share.gpus, share.mem_bytes, job.request.exclusive);
                 }
             }
         }

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 /// One node. Invariant: `slot_owner.len() == np` and `gpu_owner.len() == ngpus`; a slot or GPU
-/// is owned by at most one job (`Some(seq)`).
+/// is owned by at most one job (`Some(key)`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Node {
     pub name: String,
@@ -91,38 +91,38 @@ impl Node {
         parts.join(",")
     }
 
-    /// Takes the given slots and GPUs for job `seq`. Returns false (and changes nothing) if any
+    /// Takes the given slots and GPUs for job `key`. Returns false (and changes nothing) if any
     /// of them is already owned or out of range.
-    pub fn assign(&mut self, seq: u64, slots: &[u32], gpus: &[u32], mem: u64, exclusive: bool) -> bool {
+    pub fn assign(&mut self, key: u64, slots: &[u32], gpus: &[u32], mem: u64, exclusive: bool) -> bool {
         let slots_ok = slots.iter().all(|&slot| matches!(self.slot_owner.get(slot as usize), Some(None)));
         let gpus_ok = gpus.iter().all(|&gpu| matches!(self.gpu_owner.get(gpu as usize), Some(None)));
         if !slots_ok || !gpus_ok {
             return false;
         }
         for &slot in slots {
-            self.slot_owner[slot as usize] = Some(seq);
+            self.slot_owner[slot as usize] = Some(key);
         }
         for &gpu in gpus {
-            self.gpu_owner[gpu as usize] = Some(seq);
+            self.gpu_owner[gpu as usize] = Some(key);
         }
         self.mem_used += mem;
-        self.jobs.insert(seq);
+        self.jobs.insert(key);
         if exclusive {
-            self.exclusive_jobs.insert(seq);
+            self.exclusive_jobs.insert(key);
         }
         true
     }
 
-    /// Releases everything job `seq` holds here.
-    pub fn release(&mut self, seq: u64, mem: u64) {
+    /// Releases everything job `key` holds here.
+    pub fn release(&mut self, key: u64, mem: u64) {
         for owner in self.slot_owner.iter_mut().chain(self.gpu_owner.iter_mut()) {
-            if *owner == Some(seq) {
+            if *owner == Some(key) {
                 *owner = None;
             }
         }
         self.mem_used = self.mem_used.saturating_sub(mem);
-        self.jobs.remove(&seq);
-        self.exclusive_jobs.remove(&seq);
+        self.jobs.remove(&key);
+        self.exclusive_jobs.remove(&key);
     }
 }
 

@@ -36,7 +36,8 @@ pub enum StoreOp {
     /// Rewrites every column of a stored job except its spec, which never changes after
     /// submission. Refused (`StoreError::NoSuchJob`) if the job is not stored.
     UpdateJob(Box<Job>),
-    /// Removes the job with this seq (purged from history); a missing job is not an error.
+    /// Removes the job with this key (`JobId::key`; purged from history); a missing job is not
+    /// an error.
     DeleteJob(u64),
     /// Records the next sequence number to hand out, so ids are not reused after restart
     /// even when the newest jobs were deleted.

@@ -15,7 +15,8 @@ use super::exec_hosts;
 use super::schema::jobs;
 use crate::state::{Job, JobTimes};
 
-/// A full `jobs` row: the key, every mutable column and the spec.
+/// A full `jobs` row: the key (`JobId::key`, in the column named `seq`), every mutable column
+/// and the spec.
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = jobs, check_for_backend(diesel::sqlite::Sqlite))]
 pub(super) struct JobRow {
@@ -59,9 +60,16 @@ pub(super) struct JobColumns {
 /// Parses a job's `-l` pairs into its request; `ResourceRequest::from_list` in production.
 pub(super) type RequestParser<'a> = &'a dyn Fn(&[(String, String)]) -> Result<ResourceRequest, ResourceError>;
 
-/// The key column's value for a job sequence number.
-pub(super) fn seq_column(seq: u64) -> Result<i64, StoreError> {
-    to_column(seq, seq, "seq")
+/// The key column's value for a job (`JobId::key`; the column is named `seq` for history).
+/// Refuses sequence numbers whose key would not fit.
+pub(super) fn key_column(id: &JobId) -> Result<i64, StoreError> {
+    if id.seq >= 1 << 31 {
+        return Err(StoreError::Unstorable {
+            seq: id.seq,
+            message: format!("seq {} is too large for a job key", id.seq),
+        });
+    }
+    to_column(id.seq, id.key(), "seq")
 }
 
 impl JobRow {
@@ -70,17 +78,17 @@ impl JobRow {
         let seq = job.id.seq;
         let spec_json = serde_json::to_string(&job.spec)
             .map_err(|err| StoreError::Unstorable { seq, message: format!("spec: {err}") })?;
-        Ok(JobRow { seq: seq_column(seq)?, columns: JobColumns::from_job(job)?, spec_json })
+        Ok(JobRow { seq: key_column(&job.id)?, columns: JobColumns::from_job(job)?, spec_json })
     }
 
     /// Maps a row back to a job of server `server_name`. The request is recomputed from the
     /// spec with `parse`; if that fails the job still loads, with [`fallback_request`].
     pub(super) fn into_job(self, server_name: &str, parse: RequestParser<'_>) -> Result<Job, StoreError> {
         let row_seq = self.seq;
-        let seq: u64 = from_column(row_seq, "seq", self.seq)?;
+        let key: u64 = from_column(row_seq, "seq", self.seq)?;
         let spec: JobSpec =
             serde_json::from_str(&self.spec_json).map_err(|err| corrupt(row_seq, "spec_json", err.to_string()))?;
-        let id = JobId::new(seq, server_name);
+        let id = JobId::from_key(key, server_name);
         let mut job = self.columns.into_job(row_seq, id, spec)?;
         job.request = match parse(&job.spec.resources) {
             Ok(request) => request,
@@ -219,7 +227,7 @@ fn from_column<T: TryFrom<i64>>(row_seq: i64, column: &'static str, value: i64) 
     T::try_from(value).map_err(|_| corrupt(row_seq, column, format!("{value} is out of range")))
 }
 
-/// A `CorruptRow` error for `column` of the row keyed `row_seq`.
-fn corrupt(row_seq: i64, column: &'static str, message: String) -> StoreError {
-    StoreError::CorruptRow { seq: row_seq, column, message }
+/// A `CorruptRow` error for `column` of the row keyed `row_key` (reported by job seq).
+fn corrupt(row_key: i64, column: &'static str, message: String) -> StoreError {
+    StoreError::CorruptRow { seq: row_key >> 32, column, message }
 }

@@ -16,7 +16,7 @@ use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 use job::ResourceRequest;
 
 use super::error::StoreError;
-use super::models::{seq_column, JobColumns, JobRow, RequestParser};
+use super::models::{key_column, JobColumns, JobRow, RequestParser};
 use super::schema::{jobs, meta};
 use super::{Loaded, StoreOp};
 
@@ -164,7 +164,7 @@ fn apply(connection: &mut SqliteConnection, op: &StoreOp) -> Result<(), Transact
         StoreOp::UpdateJob(job) => {
             let seq = job.id.seq;
             let changes = JobColumns::from_job(job)?;
-            let updated = diesel::update(jobs::table.find(seq_column(seq)?))
+            let updated = diesel::update(jobs::table.find(key_column(&job.id)?))
                 .set(&changes)
                 .execute(connection)
                 .map_err(|err| StoreError::database(format!("update of job {seq}"), err))?;
@@ -172,12 +172,12 @@ fn apply(connection: &mut SqliteConnection, op: &StoreOp) -> Result<(), Transact
                 return Err(StoreError::NoSuchJob { seq }.into());
             }
         }
-        StoreOp::DeleteJob(seq) => {
-            // A seq beyond i64 cannot have been stored: there is nothing to delete.
-            if let Ok(key) = seq_column(*seq) {
-                diesel::delete(jobs::table.find(key))
+        StoreOp::DeleteJob(key) => {
+            // A key beyond i64 cannot have been stored: there is nothing to delete.
+            if let Ok(column) = i64::try_from(*key) {
+                diesel::delete(jobs::table.find(column))
                     .execute(connection)
-                    .map_err(|err| StoreError::database(format!("delete of job {seq}"), err))?;
+                    .map_err(|err| StoreError::database(format!("delete of job key {key}"), err))?;
             }
         }
         StoreOp::SetNodes(nodes) => {

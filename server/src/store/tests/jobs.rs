@@ -12,7 +12,7 @@ use crate::store::{Store, StoreError, StoreOp};
 fn plant(store: &mut Store, column: &str, value: &str, seq: i64) {
     diesel::sql_query(format!("UPDATE jobs SET {column} = ? WHERE seq = ?"))
         .bind::<diesel::sql_types::Text, _>(value)
-        .bind::<diesel::sql_types::BigInt, _>(seq)
+        .bind::<diesel::sql_types::BigInt, _>(seq << 32)
         .execute(store.connection())
         .expect("plant a value");
 }
@@ -90,7 +90,7 @@ fn delete_removes_only_that_job() {
     let (_dir, _path, mut store) = fresh_store();
     let ops: Vec<StoreOp> = (1..=3).map(|seq| StoreOp::InsertJob(Box::new(queued_job(seq)))).collect();
     store.commit(&ops).unwrap();
-    store.commit(&[StoreOp::DeleteJob(2), StoreOp::DeleteJob(99), StoreOp::DeleteJob(u64::MAX)]).unwrap();
+    store.commit(&[StoreOp::DeleteJob(2 << 32), StoreOp::DeleteJob(99 << 32), StoreOp::DeleteJob(u64::MAX)]).unwrap();
     let seqs: Vec<u64> = load(&mut store).jobs.iter().map(|job| job.id.seq).collect();
     assert_eq!(seqs, vec![1, 3]);
 }
@@ -102,7 +102,7 @@ fn reopen_after_drop_keeps_everything() {
     jobs[4] = full_job(5);
     let ops: Vec<StoreOp> = jobs.iter().map(|job| StoreOp::InsertJob(Box::new(job.clone()))).collect();
     store.commit(&ops).unwrap();
-    store.commit(&[StoreOp::DeleteJob(20), StoreOp::SetNextSeq(21)]).unwrap();
+    store.commit(&[StoreOp::DeleteJob(20 << 32), StoreOp::SetNextSeq(21)]).unwrap();
     jobs.pop();
     drop(store);
 

@@ -38,7 +38,7 @@ fn next_seq_is_the_larger_of_counter_and_highest_seq_plus_one() {
     store.commit(&[StoreOp::SetNextSeq(100)]).unwrap();
     assert_eq!(load(&mut store).next_seq, 100, "a counter above the jobs wins");
 
-    store.commit(&[StoreOp::DeleteJob(70), StoreOp::SetNextSeq(71)]).unwrap();
+    store.commit(&[StoreOp::DeleteJob(70 << 32), StoreOp::SetNextSeq(71)]).unwrap();
     drop(store);
     let mut store = Store::open(&path).unwrap();
     let loaded = load(&mut store);
