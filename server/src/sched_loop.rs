@@ -3,7 +3,7 @@
 //! jobs running, tell the moms). The async loop wakes on a `Notify` after events, coalesces
 //! them for a few milliseconds, and has a slow safety-net timer. No policy lives here.
 
-use crate::outbox::Outbox;
+use crate::outbox::{NoticeKind, Outbox};
 use crate::state::{Job, Node, NodeShare, ServerState};
 use crate::store::StoreOp;
 use job::JobEvent;
@@ -121,6 +121,7 @@ fn start_job(state: &mut ServerState, out: &mut Outbox, key: u64, shares: Vec<No
     job.exit_status = None;
     tracing::info!(job_id = %job.id, exec_host = %job.exec_host().unwrap_or_default(), "job run");
     out.persist(StoreOp::UpdateJob(job.clone()));
+    out.notice(NoticeKind::Started, job, now);
     let launch = job_launch(job, kill_delay);
     let mother = job.exec[0].node.clone();
     for share in &job.exec[1..] {

@@ -10,7 +10,7 @@
 //! restart recovers from the store.
 
 use crate::config::ServerConfig;
-use crate::outbox::Outbox;
+use crate::outbox::{Notice, Outbox};
 use crate::state::ServerState;
 use crate::store::{AfterCommit, StoreHandle};
 use proto::ServerToMom;
@@ -25,6 +25,10 @@ pub struct MomLink {
     pub sender: mpsc::UnboundedSender<ServerToMom>,
 }
 
+/// Takes the notices of one commit, on the store thread, right after the commit and the mom
+/// messages (so it must not block for long: queue slow work elsewhere).
+pub type NoticeSink = Arc<dyn Fn(Vec<Notice>) + Send + Sync>;
+
 /// Shared by all tasks of one server.
 pub struct Shared {
     pub config: ServerConfig,
@@ -32,6 +36,7 @@ pub struct Shared {
     pub store: StoreHandle,
     pub moms: Arc<Mutex<HashMap<String, MomLink>>>,
     pub sched_wakeup: Notify,
+    notice_sink: NoticeSink,
 }
 
 /// Current time in epoch seconds.
@@ -47,7 +52,14 @@ impl Shared {
             store,
             moms: Arc::new(Mutex::new(HashMap::new())),
             sched_wakeup: Notify::new(),
+            notice_sink: Arc::new(log_notices),
         }
+    }
+
+    /// Replaces where notices go (the accounting log and the mailer).
+    pub fn with_notice_sink(mut self, sink: NoticeSink) -> Shared {
+        self.notice_sink = sink;
+        self
     }
 
     /// Locks the state. Never hold the guard across an `.await`.
@@ -63,12 +75,19 @@ impl Shared {
             let mut state = self.state();
             let mut out = Outbox::default();
             let result = handler(&mut state, &mut out);
-            let commit = if out.persist.is_empty() && out.to_moms.is_empty() {
+            let commit = if out.persist.is_empty() && out.to_moms.is_empty() && out.notices.is_empty() {
                 None
             } else {
                 let moms = Arc::clone(&self.moms);
                 let messages = self.address(std::mem::take(&mut out.to_moms));
-                let after: AfterCommit = Box::new(move || send_to_moms(&moms, messages));
+                let notices = std::mem::take(&mut out.notices);
+                let sink = Arc::clone(&self.notice_sink);
+                let after: AfterCommit = Box::new(move || {
+                    send_to_moms(&moms, messages);
+                    if !notices.is_empty() {
+                        sink(notices);
+                    }
+                });
                 Some(self.store.enqueue_then(std::mem::take(&mut out.persist), Some(after)))
             };
             (result, commit, out.schedule)
@@ -119,5 +138,12 @@ fn send_to_moms(moms: &Mutex<HashMap<String, MomLink>>, messages: Vec<(String, O
             }
             _ => tracing::warn!(node = %node, ?message, "mom connection gone; message dropped"),
         }
+    }
+}
+
+/// The default notice sink: one debug line per notice.
+fn log_notices(notices: Vec<Notice>) {
+    for notice in notices {
+        tracing::debug!(job_id = %notice.job.id, kind = ?notice.kind, "job notice");
     }
 }

@@ -4,7 +4,7 @@
 //! job at once (265) without waiting for its mom (which may be gone for good); with `-x`
 //! finished jobs are removed from history.
 
-use crate::outbox::Outbox;
+use crate::outbox::{NoticeKind, Outbox};
 use crate::state::{Requester, ServerState};
 use crate::store::StoreOp;
 use job::{JobEvent, JobState};
@@ -65,6 +65,7 @@ fn delete_one(
         }
         JobState::Finished => Err(RequestError::with_detail(ErrorCode::JobFinished, &id)),
         JobState::Running | JobState::Exiting if how.force => {
+            out.notice(NoticeKind::Deleted { requestor: requestor(state, requester) }, job, now);
             force_end(state, out, key, now);
             tracing::info!(job_id = %id, requestor = %requester.user, "forced delete of running job");
             Ok(())
@@ -75,6 +76,8 @@ fn delete_one(
             let job = state.jobs.get_mut(&key).expect("job exists");
             job.delete_requested = true;
             out.persist(StoreOp::UpdateJob(job.clone()));
+            let requestor = requestor(state, requester);
+            out.notice(NoticeKind::Deleted { requestor }, state.jobs.get(&key).expect("job exists"), now);
             if let Some(mother) = mother {
                 out.send(&mother, ServerToMom::KillJob { job_id: id.to_string() });
             }
@@ -87,6 +90,8 @@ fn delete_one(
             job.delete_requested = true;
             job.times.obittime = Some(now);
             out.persist(StoreOp::UpdateJob(job.clone()));
+            let requestor = requestor(state, requester);
+            out.notice(NoticeKind::Deleted { requestor }, state.jobs.get(&key).expect("job exists"), now);
             tracing::info!(job_id = %id, requestor = %requester.user, "deleted queued job");
             Ok(())
         }
@@ -99,6 +104,7 @@ fn force_end(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64) {
     let job = state.finish_job(key, FORCED_EXIT_STATUS, now).expect("an active job may finish");
     job.delete_requested = true;
     out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
+    out.notice(NoticeKind::Ended, job, now);
     let id = job.id.to_string();
     for (index, share) in job.exec.iter().enumerate() {
         let message = if index == 0 {
@@ -109,4 +115,10 @@ fn force_end(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64) {
         out.send(&share.node, message);
     }
     out.schedule = true;
+}
+
+/// The accounting log's `requestor`: `user@host`. Over the local socket the requester is on the
+/// server's own host, named as the server.
+fn requestor(state: &ServerState, requester: &Requester) -> String {
+    format!("{}@{}", requester.user, state.server_name)
 }

@@ -2,7 +2,7 @@
 //! its nodes, tell the sisters, and acknowledge the obituary once it is committed (the mom
 //! resends it until then, so an end is never lost).
 
-use crate::outbox::Outbox;
+use crate::outbox::{NoticeKind, Outbox};
 use crate::state::ServerState;
 use crate::store::StoreOp;
 use proto::mom::JobObit;
@@ -26,6 +26,7 @@ pub fn job_ended(state: &mut ServerState, out: &mut Outbox, node: &str, obit: Jo
     job.session_id = Some(obit.session_id).filter(|session| *session > 0).or(job.session_id);
     tracing::info!(job_id = %job.id, exit_status = obit.exit_status, "job ended");
     out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
+    out.notice(NoticeKind::Ended, job, now);
     for share in job.exec.iter().skip(1) {
         out.send(&share.node, ServerToMom::EndJob { job_id: job.id.to_string() });
     }

@@ -3,7 +3,7 @@
 //! (the mom kills them); jobs we think run there as mother superior that the mom no longer
 //! knows were lost with it (requeued if rerunnable, else ended with status -20).
 
-use crate::outbox::Outbox;
+use crate::outbox::{NoticeKind, Outbox};
 use crate::state::{Node, ServerState};
 use crate::store::StoreOp;
 use job::JobEvent;
@@ -91,6 +91,7 @@ fn end_lost_job(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64) {
     }
     tracing::warn!(job_id = %job.id, rerun, "job lost with its mom");
     out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
+    out.notice(if rerun { NoticeKind::Rerun } else { NoticeKind::Aborted }, job, now);
     for sister in sisters {
         out.send(&sister, ServerToMom::EndJob { job_id: job.id.to_string() });
     }

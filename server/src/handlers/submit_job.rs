@@ -2,7 +2,7 @@
 //! can never run, assign the next id and record the job. The reply goes out only after the
 //! job's row is committed (the connection code commits the outbox before replying).
 
-use crate::outbox::Outbox;
+use crate::outbox::{NoticeKind, Outbox};
 use crate::state::{Job, JobTimes, Requester, ServerState};
 use crate::store::StoreOp;
 use job::{JobId, JobSpec, JobState, ResourceRequest};
@@ -24,6 +24,7 @@ pub fn submit_job(
             state.next_seq = job.id.seq + 1;
             out.persist(StoreOp::InsertJob(Box::new(job.clone())));
             out.persist(StoreOp::SetNextSeq(state.next_seq));
+            out.notice(NoticeKind::Queued, &job, now);
             state.insert_job(job);
             out.schedule = true;
             ServerReply::JobSubmitted { id }
