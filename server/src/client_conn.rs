@@ -44,14 +44,13 @@ pub async fn serve(shared: Arc<Shared>, mut stream: UnixStream, requester: Reque
 }
 
 async fn dispatch(shared: &Shared, requester: &Requester, request: ClientRequest) -> ServerReply {
-    let flavor = shared.config.flavor;
     match request {
         ClientRequest::SubmitJob(spec) => {
             shared.apply(|state, out| handlers::submit_job::submit_job(state, out, requester, now(), *spec)).await
         }
         ClientRequest::StatusJob { selectors, history, users, attrs } => {
             let state = shared.state();
-            handlers::status_job::status_job(&state, flavor, &selectors, history, &users, attrs.as_deref())
+            handlers::status_job::status_job(&state, state.flavor, &selectors, history, &users, attrs.as_deref())
         }
         ClientRequest::StatusNode { names } => {
             let state = shared.state();

@@ -37,12 +37,14 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
     let mut state =
         ServerState::new(&config.server_name, &config.default_queue, config.kill_delay, nix::unistd::getuid().as_raw());
     state.next_seq = loaded.next_seq;
+    state.flavor = config.flavor;
     for job in loaded.jobs {
         state.insert_job(job);
     }
     // Known nodes come back down, until their moms register again.
     for stored in loaded.nodes {
-        let node = state::Node::new(&stored.name, stored.np, stored.mem_bytes, stored.ngpus, stored.properties, 0);
+        let mut node = state::Node::new(&stored.name, stored.np, stored.mem_bytes, stored.ngpus, stored.properties, 0);
+        node.offline = stored.offline;
         state.nodes.insert(stored.name, node);
     }
     for name in state.nodes.keys().cloned().collect::<Vec<_>>() {

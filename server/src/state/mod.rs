@@ -32,6 +32,9 @@ pub struct ServerState {
     pub kill_delay: u64,
     /// The uid the server runs as; it and root are managers.
     pub server_uid: u32,
+    /// Which dialect conflicting displays follow (pbs-reference section 0); from the config at
+    /// start.
+    pub flavor: crate::config::Flavor,
     /// Every job, by key (`JobId::key`: an array's subjobs follow their parent). Add jobs with [`ServerState::insert_job`] and change their
     /// state only with [`ServerState::transition`], so `queued` stays true.
     /// Boxed: a B-tree node holds 11 values whether full or not, and a `Job` is large.
@@ -51,6 +54,7 @@ impl ServerState {
             default_queue: default_queue.to_string(),
             kill_delay,
             server_uid,
+            flavor: crate::config::Flavor::OpenPbs,
             jobs: BTreeMap::new(),
             queued: BTreeSet::new(),
             nodes: BTreeMap::new(),
@@ -68,6 +72,8 @@ impl ServerState {
                 mem_bytes: node.mem_bytes,
                 ngpus: node.ngpus,
                 properties: node.properties.clone(),
+                offline: node.offline,
+                comment: None,
             })
             .collect()
     }

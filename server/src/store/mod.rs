@@ -55,6 +55,10 @@ pub struct StoredNode {
     pub mem_bytes: u64,
     pub ngpus: u32,
     pub properties: Vec<String>,
+    /// Taken out of service by an operator (`pbsnodes -o`, `qmgr set node state=offline`).
+    pub offline: bool,
+    /// The operator's comment (`pbsnodes -C`/`-N`), kept across restarts.
+    pub comment: Option<String>,
 }
 
 /// What the server recovers at start-up.

@@ -64,6 +64,8 @@ fn node_list_survives_reopening() {
         mem_bytes: 1 << 30,
         ngpus: 1,
         properties: vec!["gpu".into()],
+        offline: false,
+        comment: None,
     };
     store.commit(&[StoreOp::SetNodes(vec![node("node1", 4)])]).unwrap();
     store.commit(&[StoreOp::SetNodes(vec![node("node1", 8), node("node2", 2)])]).unwrap();
