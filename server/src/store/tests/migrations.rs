@@ -42,3 +42,39 @@ fn migrations_revert_and_reapply() {
     let mut store = Store::open(&path).expect("up.sql runs again");
     assert!(load(&mut store).jobs.is_empty());
 }
+
+#[test]
+fn rows_from_before_job_keys_load_with_their_ids() {
+    let (_dir, path, mut store) = fresh_store();
+    store.commit(&[StoreOp::InsertJob(Box::new(queued_job(7)))]).unwrap();
+    // Back to the schema of the first release (plain sequence numbers in `seq`) ...
+    let keys_version = "20261122000000";
+    while store
+        .connection()
+        .applied_migrations()
+        .unwrap()
+        .iter()
+        .any(|version| version.to_string().as_str() >= keys_version)
+    {
+        store.connection().revert_last_migration(MIGRATIONS).expect("down.sql runs");
+    }
+    let seqs: Vec<i64> = diesel::sql_query("SELECT seq FROM jobs")
+        .load::<Seq>(store.connection())
+        .unwrap()
+        .into_iter()
+        .map(|row| row.seq)
+        .collect();
+    assert_eq!(seqs, [7], "the old schema holds plain sequence numbers");
+    drop(store);
+    // ... and opening it again migrates the rows to keys: the job keeps its id.
+    let mut store = Store::open(&path).expect("up.sql runs again");
+    let loaded = load(&mut store);
+    assert_eq!(loaded.jobs.iter().map(|job| job.id.to_string()).collect::<Vec<_>>(), ["7.head"]);
+    assert_eq!(loaded.next_seq, 8);
+}
+
+#[derive(QueryableByName)]
+struct Seq {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    seq: i64,
+}
