@@ -43,9 +43,12 @@ pub fn job_status_filtered(
     out.add("ctime", || job.times.ctime.to_string());
     out.add("Error_Path", || job.error_path.clone());
     if !job.exec.is_empty() {
-        out.add("exec_host", || job.exec_host().unwrap_or_default());
-        if flavor == Flavor::OpenPbs {
-            out.add("exec_vnode", || job.exec_vnode().unwrap_or_default());
+        match flavor {
+            Flavor::OpenPbs => {
+                out.add("exec_host", || job.exec_host().unwrap_or_default());
+                out.add("exec_vnode", || job.exec_vnode().unwrap_or_default());
+            }
+            Flavor::Torque => out.add("exec_host", || job.exec_host_torque().unwrap_or_default()),
         }
     }
     out.add("Hold_Types", || job.hold_types.clone());
