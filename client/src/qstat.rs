@@ -107,6 +107,11 @@ fn wanted(args: &Args) -> Option<Vec<String>> {
     Some(names.into_iter().map(str::to_string).collect())
 }
 
+/// TORQUE's `-x` is XML (of the full display), unless an alternate display was asked for.
+fn xml_wanted(args: &Args, flavor: Flavor) -> bool {
+    flavor == Flavor::Torque && args.history && !alternate(args)
+}
+
 fn alternate(args: &Args) -> bool {
     args.alternate || args.nodes || args.comment || args.users.is_some()
 }
@@ -127,7 +132,7 @@ fn run(args: &Args) -> u8 {
     let mut reply = conn.request_all(&request);
     // TORQUE's -x is XML of every attribute: ask again for all of them.
     if let (Ok(ServerReply::Jobs { flavor: Flavor::Torque, .. }), true, ClientRequest::StatusJob { attrs, .. }) =
-        (&reply, args.history, &mut request)
+        (&reply, xml_wanted(args, Flavor::Torque), &mut request)
     {
         if attrs.take().is_some() {
             reply = conn.request_all(&request);
@@ -154,7 +159,7 @@ fn run(args: &Args) -> u8 {
     let torque = flavor == Flavor::Torque;
     let text = if args.format.is_some() {
         output::qstat_json(&server, &jobs, epoch_now(), env!("CARGO_PKG_VERSION"))
-    } else if torque && args.history {
+    } else if xml_wanted(args, flavor) {
         output::qstat_xml(&jobs)
     } else if args.full {
         output::qstat_full(&jobs, !(args.one_line || args.wide), flavor)

@@ -46,13 +46,14 @@ pub fn exit_status_name(flavor: Flavor) -> &'static str {
 }
 
 /// Whether a finished job still shows in listings without history (`-x`): never in OpenPBS;
-/// in TORQUE for `keep_completed` seconds after it ended. Other jobs always show.
+/// in TORQUE for `keep_completed` seconds after it ended (0 = not at all). Other jobs always
+/// show.
 pub fn recently_completed(flavor: Flavor, job: &Job, now: i64, keep_completed: u64) -> bool {
     if !job.state.is_finished() || flavor != Flavor::Torque {
         return false;
     }
     let ended = job.times.obittime.unwrap_or(job.times.mtime);
-    now.saturating_sub(ended) <= i64::try_from(keep_completed).unwrap_or(i64::MAX)
+    now.saturating_sub(ended) < i64::try_from(keep_completed).unwrap_or(i64::MAX)
 }
 
 /// A reply with its error texts in the flavor's words: TORQUE says `Unknown Job Id Error

@@ -138,7 +138,8 @@ impl Cluster {
         stdout.trim().to_string()
     }
 
-    /// `qstat -x -f <id>` parsed into `name = value` pairs (continuation lines joined).
+    /// `qstat -x -f <id>` parsed into `name = value` pairs (continuation lines joined). OpenPBS
+    /// flavor only: in the torque flavor `-x` prints XML (see `system/flavors.rs`).
     pub fn job_attrs(&self, id: &str) -> Option<Vec<(String, String)>> {
         let output = self.run("qstat", &["-x", "-f", "-1", id]);
         if !output.status.success() {

@@ -272,6 +272,27 @@ mod tests {
         assert_eq!(hms_seconds("01:00:00"), 3600);
     }
 
+    /// The same jobs in both layouts, OpenPBS first (each as its server sends them).
+    #[test]
+    fn snapshot_flavors_side_by_side() {
+        use crate::output::{qstat_alternate, qstat_default};
+        let openpbs = samples::reference_jobs();
+        let torque = samples::torque_reference_jobs();
+        let none = AltOptions::default();
+        let text = [
+            "--- openpbs: qstat".to_string(),
+            qstat_default(&openpbs),
+            "--- torque: qstat".to_string(),
+            qstat_default_torque(&torque),
+            "--- openpbs: qstat -a".to_string(),
+            qstat_alternate("head", &openpbs, &none),
+            "--- torque: qstat -a".to_string(),
+            qstat_alternate_torque("head.example.com", &torque, &none),
+        ]
+        .join("\n");
+        insta::assert_snapshot!(text);
+    }
+
     #[test]
     fn snapshot_default() {
         insta::assert_snapshot!(qstat_default_torque(&samples::torque_jobs()));

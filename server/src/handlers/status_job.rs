@@ -127,19 +127,19 @@ mod tests {
         assert_eq!(state.keep_completed, 300);
         let by_id = std::slice::from_ref(&id);
         for selectors in [&[][..], by_id] {
-            let (jobs, errors) = ask(&state, 30 + 300, selectors, false);
+            let (jobs, errors) = ask(&state, 30 + 299, selectors, false);
             assert!(errors.is_empty(), "{errors:?}");
             assert_eq!(jobs[0].get("job_state"), Some("C"));
             assert_eq!(jobs[0].get("exit_status"), Some("-11"));
             assert_eq!(jobs[0].get("Exit_status"), None);
         }
-        let (jobs, errors) = ask(&state, 30 + 301, &[], false);
+        let (jobs, errors) = ask(&state, 30 + 300, &[], false);
         assert!(jobs.is_empty() && errors.is_empty(), "gone from plain listings after keep_completed");
-        let (jobs, errors) = ask(&state, 30 + 301, by_id, false);
+        let (jobs, errors) = ask(&state, 30 + 300, by_id, false);
         assert!(jobs.is_empty());
         assert_eq!(errors[0].code, ErrorCode::UnknownJobId);
         assert_eq!(errors[0].message, "Unknown Job Id 1.head");
-        let (jobs, _) = ask(&state, 30 + 301, by_id, true);
+        let (jobs, _) = ask(&state, 30 + 300, by_id, true);
         assert_eq!(jobs[0].get("job_state"), Some("C"), "still in history");
     }
 

@@ -58,6 +58,12 @@ fn torque_keeps_finished_jobs_as_c_with_torque_names_and_xml() {
     assert_eq!(state_in(&listing, &ok).as_deref(), Some("C"), "C in the plain listing too");
     assert!(text(&listing.stdout).starts_with("Job ID                    Name             User"), "TORQUE header");
     assert_eq!(state_in(&cluster.run("qstat", &["-c"]), &ok), None, "-c hides completed jobs");
+    let alternate = text(&cluster.run("qstat", &["-a", "-x"]).stdout);
+    assert!(alternate.starts_with("\ntestsrv: \n"), "-a wins over XML: {alternate}");
+    assert!(
+        alternate.contains("\nJob ID                  Username    Queue    Jobname          SessID"),
+        "{alternate}"
+    );
     let xml = cluster.run("qstat", &["-f", "-x", &ok]);
     assert!(xml.status.success(), "{}", text(&xml.stderr));
     let xml = text(&xml.stdout);
