@@ -160,7 +160,12 @@ fn run(args: &Args) -> u8 {
     let text = if args.format.is_some() {
         output::qstat_json(&server, &jobs, epoch_now(), env!("CARGO_PKG_VERSION"))
     } else if xml_wanted(args, flavor) {
-        output::qstat_xml(&jobs)
+        // TORQUE prints an empty document for an empty listing, but nothing for unknown ids.
+        if jobs.is_empty() && !errors.is_empty() {
+            String::new()
+        } else {
+            output::qstat_xml(&jobs)
+        }
     } else if args.full {
         output::qstat_full(&jobs, !(args.one_line || args.wide), flavor)
     } else if alternate(args) {

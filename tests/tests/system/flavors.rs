@@ -88,6 +88,11 @@ fn torque_keeps_finished_jobs_as_c_with_torque_names_and_xml() {
     let unknown = cluster.run("qstat", &["99999"]);
     assert_eq!(unknown.status.code(), Some(153));
     assert_eq!(text(&unknown.stderr), "qstat: Unknown Job Id Error 99999.testsrv\n");
+    let unknown = cluster.run("qstat", &["-f", "-x", "99999"]);
+    assert_eq!((unknown.status.code(), unknown.stdout.len()), (Some(153), 0), "no document for unknown ids");
+    let deleted = cluster.run("qdel", &["99999"]);
+    assert_eq!(deleted.status.code(), Some(153));
+    assert!(text(&deleted.stderr).contains("Unknown Job Id Error 99999.testsrv"), "{}", text(&deleted.stderr));
 }
 
 #[test]
