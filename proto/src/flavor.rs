@@ -61,6 +61,12 @@ mod tests {
             assert_eq!(serde_json::to_string(&flavor).unwrap(), format!("\"{}\"", flavor.name()));
         }
         assert_eq!("TORQUE".parse::<Flavor>(), Ok(Flavor::Torque));
+        // A reply from a server that predates flavors reads as OpenPBS.
+        let old = r#"{"Jobs":{"server":"s","jobs":[],"errors":[]}}"#;
+        match serde_json::from_str::<crate::ServerReply>(old).unwrap() {
+            crate::ServerReply::Jobs { flavor, more, .. } => assert_eq!((flavor, more), (Flavor::OpenPbs, false)),
+            other => panic!("{other:?}"),
+        }
         assert_eq!(
             "slurm".parse::<Flavor>().unwrap_err().to_string(),
             "unknown flavor \"slurm\": use openpbs or torque"

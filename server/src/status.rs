@@ -60,7 +60,11 @@ pub fn job_status_filtered(
     out.add("Priority", || job.spec.priority.to_string());
     out.add("qtime", || job.times.qtime.to_string());
     out.add("Rerunable", || if job.spec.rerunnable { "True" } else { "False" }.to_string());
-    for (name, value) in &job.request.display {
+    // TORQUE has no select/place: hide the ones derived from a `nodes=` request.
+    let derived = |name: &str| {
+        flavor == Flavor::Torque && matches!(name, "select" | "place") && job.request.display.get("nodes").is_some()
+    };
+    for (name, value) in job.request.display.iter().filter(|(name, _)| !derived(name)) {
         out.add_res("Resource_List", name, || value.to_string());
     }
     if let (Some(stime), Flavor::OpenPbs) = (job.times.stime, flavor) {

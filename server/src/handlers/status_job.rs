@@ -155,6 +155,24 @@ mod tests {
         assert_eq!(jobs[0].get("Exit_status"), Some("-29"));
     }
 
+    #[test]
+    fn torque_hides_select_and_place_derived_from_nodes() {
+        let resources: Vec<String> = [Flavor::OpenPbs, Flavor::Torque]
+            .into_iter()
+            .map(|flavor| {
+                let mut state = cluster(1);
+                state.flavor = flavor;
+                let id = submit(&mut state, 1000, &[("nodes", "1:ppn=2")]);
+                let (jobs, _) = ask(&state, 20, &[id], false);
+                let names = jobs[0].attrs.iter().filter(|attr| attr.name == "Resource_List");
+                names.map(|attr| attr.full_name()).collect::<Vec<_>>().join(" ")
+            })
+            .collect();
+        assert!(resources[0].contains("Resource_List.select"), "{resources:?}");
+        assert!(!resources[1].contains("select") && !resources[1].contains("place"), "{resources:?}");
+        assert!(resources[1].contains("Resource_List.nodes"), "{resources:?}");
+    }
+
     /// The submitter's group comes from this machine's user database: fix it for snapshots.
     fn same_group(state: &mut ServerState) {
         for job in state.jobs.values_mut() {
