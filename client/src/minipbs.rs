@@ -55,6 +55,12 @@ pub struct UpArgs {
     /// Server name in job ids (default: the short host name).
     #[arg(long)]
     pub server_name: Option<String>,
+    /// Output flavor of the server: openpbs or torque.
+    #[arg(long, default_value = "openpbs")]
+    pub flavor: proto::Flavor,
+    /// Seconds finished jobs stay in plain qstat listings as C (torque flavor; default 300).
+    #[arg(long)]
+    pub keep_completed: Option<u64>,
 }
 
 /// Entry point of the `minipbs` binary.
@@ -101,15 +107,20 @@ pub fn up(args: &UpArgs) -> Result<PathBuf, String> {
         ));
     }
     let bin_dir = std::env::current_exe().ok().and_then(|exe| exe.parent().map(Path::to_path_buf)).unwrap_or_default();
-    let server_args = vec![
+    let mut server_args = vec![
         "--state-dir".to_string(),
         dir.display().to_string(),
         "--name".to_string(),
         server_name.clone(),
         "--kill-delay".to_string(),
         args.kill_delay.to_string(),
+        "--flavor".to_string(),
+        args.flavor.name().to_string(),
         "-v".to_string(),
     ];
+    if let Some(keep) = args.keep_completed {
+        server_args.extend(["--keep-completed".to_string(), keep.to_string()]);
+    }
     spawn_daemon(&bin_dir.join("pbs_server"), &server_args, &dir, "server")?;
     wait_until(Duration::from_secs(20), || Connection::open_conf(&conf).is_ok())
         .map_err(|_| format!("pbs_server did not start; see {}", dir.join("logs/server.log").display()))?;

@@ -2,11 +2,15 @@
 //! (`-f -F json`) displays, with history (`-x`). Sends `StatusJob` (handled by
 //! `server/src/handlers/status_job.rs`). Known jobs go to stdout, one error line per unknown
 //! id to stderr, and the exit code is the last error's (pbs-reference 6.7).
+//!
+//! The layouts follow the flavor the server names in its reply: with a `torque` server the
+//! tables are TORQUE's, `-x` prints TORQUE's XML (of every attribute, with history) and `-c`
+//! hides completed (`C`) jobs.
 
 use crate::exit;
 use crate::output::{self, AltOptions};
 use clap::Parser;
-use proto::{ClientRequest, ServerReply};
+use proto::{ClientRequest, Flavor, ServerReply};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -20,9 +24,12 @@ struct Args {
     /// Full display.
     #[arg(short = 'f')]
     full: bool,
-    /// Include finished jobs (history).
+    /// Include finished jobs (history); XML with a torque server.
     #[arg(short = 'x')]
     history: bool,
+    /// Hide completed jobs (TORQUE).
+    #[arg(short = 'c')]
+    hide_completed: bool,
     /// With -n/-s: node list on the row's line; with -f: no folding.
     #[arg(short = '1')]
     one_line: bool,
@@ -64,7 +71,7 @@ pub fn main() -> ExitCode {
     exit::exit(run(&args))
 }
 
-const USAGE: &str = "usage: qstat [-a] [-n [-1]] [-s] [-u user] [-x] [-f [-F json] [-1]] [job_id|queue ...]";
+const USAGE: &str = "usage: qstat [-a] [-n [-1]] [-s] [-u user] [-c] [-x] [-f [-F json] [-1]] [job_id|queue ...]";
 
 fn usage(message: &str) -> ExitCode {
     crate::cli::usage_error("qstat", USAGE, message)
@@ -87,9 +94,22 @@ fn wanted(args: &Args) -> Option<Vec<String>> {
             "resources_used.walltime",
             "exec_host",
             "comment",
+            // TORQUE's layout also reads these.
+            "Resource_List.nodes",
+            "Resource_List.procs",
+            "Resource_List.pmem",
+            "Resource_List.dmem",
+            "Resource_List.vmem",
+            "Resource_List.pvmem",
+            "Walltime.Remaining",
         ]);
     }
     Some(names.into_iter().map(str::to_string).collect())
+}
+
+/// TORQUE's `-x` is XML (of the full display), unless an alternate display was asked for.
+fn xml_wanted(args: &Args, flavor: Flavor) -> bool {
+    flavor == Flavor::Torque && args.history && !alternate(args)
 }
 
 fn alternate(args: &Args) -> bool {
@@ -103,14 +123,23 @@ fn run(args: &Args) -> u8 {
     };
     let users: Vec<String> =
         args.users.iter().flat_map(|list| list.split(',')).map(|user| user.trim().to_string()).collect();
-    let request = ClientRequest::StatusJob {
+    let mut request = ClientRequest::StatusJob {
         selectors: args.selectors.clone(),
         history: args.history,
         users,
         attrs: wanted(args),
     };
-    let (server, jobs, errors) = match conn.request_all(&request) {
-        Ok(ServerReply::Jobs { server, jobs, errors, .. }) => (server, jobs, errors),
+    let mut reply = conn.request_all(&request);
+    // TORQUE's -x is XML of every attribute: ask again for all of them.
+    if let (Ok(ServerReply::Jobs { flavor: Flavor::Torque, .. }), true, ClientRequest::StatusJob { attrs, .. }) =
+        (&reply, xml_wanted(args, Flavor::Torque), &mut request)
+    {
+        if attrs.take().is_some() {
+            reply = conn.request_all(&request);
+        }
+    }
+    let (server, mut jobs, errors, flavor) = match reply {
+        Ok(ServerReply::Jobs { server, jobs, errors, flavor, .. }) => (server, jobs, errors, flavor),
         Ok(ServerReply::Error(error)) => {
             eprintln!("qstat: {}", error.message);
             return exit::for_error(error.code);
@@ -124,14 +153,31 @@ fn run(args: &Args) -> u8 {
             return error.exit_code();
         }
     };
+    if args.hide_completed {
+        jobs.retain(|job| job.get("job_state") != Some("C"));
+    }
+    let torque = flavor == Flavor::Torque;
     let text = if args.format.is_some() {
         output::qstat_json(&server, &jobs, epoch_now(), env!("CARGO_PKG_VERSION"))
+    } else if xml_wanted(args, flavor) {
+        // TORQUE prints an empty document for an empty listing, but nothing for unknown ids.
+        if jobs.is_empty() && !errors.is_empty() {
+            String::new()
+        } else {
+            output::qstat_xml(&jobs)
+        }
     } else if args.full {
-        output::qstat_full(&jobs, !(args.one_line || args.wide))
+        output::qstat_full(&jobs, !(args.one_line || args.wide), flavor)
     } else if alternate(args) {
         let opts =
             AltOptions { nodes: args.nodes, one_line: args.one_line, comment: args.comment, server_comment: None };
-        output::qstat_alternate(&server, &jobs, &opts)
+        if torque {
+            output::qstat_alternate_torque(&server, &jobs, &opts)
+        } else {
+            output::qstat_alternate(&server, &jobs, &opts)
+        }
+    } else if torque {
+        output::qstat_default_torque(&jobs)
     } else {
         output::qstat_default(&jobs)
     };

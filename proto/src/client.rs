@@ -58,6 +58,9 @@ pub enum ServerReply {
         errors: Vec<RequestError>,
         #[serde(default)]
         more: bool,
+        /// The server's flavor, so the commands print its dialect (older servers: OpenPBS).
+        #[serde(default)]
+        flavor: crate::Flavor,
     },
     /// Status of nodes, plus one error per unknown name.
     Nodes { nodes: Vec<NodeStatus>, errors: Vec<RequestError> },

@@ -10,12 +10,14 @@
 
 pub mod client;
 pub mod error;
+pub mod flavor;
 pub mod frame;
 pub mod mom;
 pub mod status;
 
 pub use client::{ClientRequest, ServerReply};
 pub use error::ErrorCode;
+pub use flavor::Flavor;
 pub use frame::{FrameError, MAX_FRAME};
 pub use mom::{JobLaunch, MomToServer, ServerToMom};
 pub use status::{JobStatus, NodeStatus};

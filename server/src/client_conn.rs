@@ -30,6 +30,7 @@ pub async fn serve(shared: Arc<Shared>, mut stream: UnixStream, requester: Reque
             }
         };
         let reply = dispatch(&shared, &requester, request).await;
+        let reply = crate::flavor::localize_reply(shared.state().flavor, reply);
         let parts = split_reply(reply);
         let large = parts.len() > 1;
         for part in parts {
@@ -50,7 +51,9 @@ async fn dispatch(shared: &Shared, requester: &Requester, request: ClientRequest
         }
         ClientRequest::StatusJob { selectors, history, users, attrs } => {
             let state = shared.state();
-            handlers::status_job::status_job(&state, state.flavor, &selectors, history, &users, attrs.as_deref())
+            let query =
+                handlers::status_job::Query { selectors: &selectors, history, users: &users, wanted: attrs.as_deref() };
+            handlers::status_job::status_job(&state, state.flavor, now(), query)
         }
         ClientRequest::StatusNode { names } => {
             let state = shared.state();
@@ -89,14 +92,14 @@ const JOBS_PER_FRAME: usize = 500;
 
 /// Splits a long job list into frames; other replies are one frame.
 fn split_reply(reply: ServerReply) -> Vec<ServerReply> {
-    let ServerReply::Jobs { server, mut jobs, errors, .. } = reply else { return vec![reply] };
+    let ServerReply::Jobs { server, mut jobs, errors, flavor, .. } = reply else { return vec![reply] };
     let mut parts = Vec::new();
     while jobs.len() > JOBS_PER_FRAME {
         let rest = jobs.split_off(JOBS_PER_FRAME);
-        parts.push(ServerReply::Jobs { server: server.clone(), jobs, errors: Vec::new(), more: true });
+        parts.push(ServerReply::Jobs { server: server.clone(), jobs, errors: Vec::new(), more: true, flavor });
         jobs = rest;
     }
-    parts.push(ServerReply::Jobs { server, jobs, errors, more: false });
+    parts.push(ServerReply::Jobs { server, jobs, errors, more: false, flavor });
     parts
 }
 
@@ -110,12 +113,21 @@ mod tests {
         let jobs: Vec<JobStatus> =
             (0..1201).map(|seq| JobStatus { id: format!("{seq}.s"), attrs: Vec::new() }).collect();
         let error = RequestError::new(ErrorCode::UnknownJobId, "Unknown Job Id 9.s");
-        let reply = ServerReply::Jobs { server: "s".into(), jobs, errors: vec![error.clone()], more: false };
+        let reply = ServerReply::Jobs {
+            server: "s".into(),
+            jobs,
+            errors: vec![error.clone()],
+            more: false,
+            flavor: proto::Flavor::Torque,
+        };
         let parts = split_reply(reply);
         let shapes: Vec<(usize, usize, bool)> = parts
             .iter()
             .map(|part| match part {
-                ServerReply::Jobs { jobs, errors, more, .. } => (jobs.len(), errors.len(), *more),
+                ServerReply::Jobs { jobs, errors, more, flavor, .. } => {
+                    assert_eq!(*flavor, proto::Flavor::Torque, "every frame names the flavor");
+                    (jobs.len(), errors.len(), *more)
+                }
                 other => panic!("{other:?}"),
             })
             .collect();

@@ -4,12 +4,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Which PBS dialect conflicting displays follow (pbs-reference section 0).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flavor {
-    OpenPbs,
-    Torque,
-}
+/// Which PBS dialect conflicting displays follow (pbs-reference section 0); `crate::flavor`
+/// holds what differs.
+pub use proto::Flavor;
 
 /// Everything `pbs_server` needs to run.
 #[derive(Debug, Clone)]
@@ -24,6 +21,9 @@ pub struct ServerConfig {
     pub db_path: PathBuf,
     pub default_queue: String,
     pub flavor: Flavor,
+    /// TORQUE `keep_completed`: seconds a finished job stays in plain listings as `C` (torque
+    /// flavor only).
+    pub keep_completed: u64,
     /// Seconds between SIGTERM and SIGKILL when a job is killed (OpenPBS default 10).
     pub kill_delay: u64,
     /// How long finished jobs stay in history.
@@ -46,6 +46,7 @@ impl ServerConfig {
             server_name,
             default_queue: "workq".to_string(),
             flavor: Flavor::OpenPbs,
+            keep_completed: crate::flavor::DEFAULT_KEEP_COMPLETED,
             kill_delay: 10,
             history_duration: Duration::from_secs(14 * 24 * 3600),
             node_timeout: Duration::from_secs(30),

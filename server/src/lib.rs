@@ -9,6 +9,7 @@
 
 pub mod client_conn;
 pub mod config;
+pub mod flavor;
 pub mod handlers;
 pub mod listener;
 pub mod mom_conn;
@@ -38,6 +39,7 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
         ServerState::new(&config.server_name, &config.default_queue, config.kill_delay, nix::unistd::getuid().as_raw());
     state.next_seq = loaded.next_seq;
     state.flavor = config.flavor;
+    state.keep_completed = config.keep_completed;
     for job in loaded.jobs {
         state.insert_job(job);
     }

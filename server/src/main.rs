@@ -27,6 +27,10 @@ struct Args {
     /// Output flavor for conflicting displays: openpbs or torque.
     #[arg(long, default_value = "openpbs")]
     flavor: String,
+    /// TORQUE keep_completed: seconds finished jobs stay in plain qstat listings as C
+    /// (torque flavor).
+    #[arg(long, default_value_t = server::flavor::DEFAULT_KEEP_COMPLETED)]
+    keep_completed: u64,
     /// More logging (-v info, -vv debug).
     #[arg(short, action = clap::ArgAction::Count)]
     verbose: u8,
@@ -44,11 +48,8 @@ async fn main() -> anyhow::Result<()> {
     config.kill_delay = args.kill_delay;
     config.node_timeout = std::time::Duration::from_secs(args.node_timeout);
     config.history_duration = std::time::Duration::from_secs(args.job_history_duration);
-    config.flavor = match args.flavor.as_str() {
-        "torque" => Flavor::Torque,
-        "openpbs" => Flavor::OpenPbs,
-        other => anyhow::bail!("unknown flavor {other:?}: use openpbs or torque"),
-    };
+    config.flavor = args.flavor.parse::<Flavor>()?;
+    config.keep_completed = args.keep_completed;
     let shutdown = async {
         let mut term =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");

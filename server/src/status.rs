@@ -1,21 +1,30 @@
-//! Builds the attribute lists that qstat and pbsnodes display, in OpenPBS's attribute order
-//! (pbs-reference sections 6.4 and 8.4). Pure: state in, `proto` status records out.
+//! Builds the attribute lists that qstat and pbsnodes display, in OpenPBS's attribute order,
+//! or TORQUE's names and order in the torque flavor (pbs-reference sections 6.4 and 8.4).
+//! Pure: state in, `proto` status records out.
 
 use crate::config::Flavor;
+use crate::flavor;
 use crate::state::{Job, Node};
 use job::duration::format_hms;
-use job::{Attr, JobState};
+use job::Attr;
 use proto::{JobStatus, NodeStatus};
 
-/// The status record of one job, with every attribute.
-pub fn job_status(job: &Job, server_name: &str, flavor: Flavor) -> JobStatus {
-    job_status_filtered(job, server_name, flavor, None)
+/// The status record of one job, with every attribute, as shown at `now`.
+pub fn job_status(job: &Job, server_name: &str, flavor: Flavor, now: i64) -> JobStatus {
+    job_status_filtered(job, server_name, flavor, now, None)
 }
 
 /// The status record of one job with only the attributes named in `wanted` (full names such
 /// as `job_state` or `Resource_List.walltime`, or a group name such as `Resource_List`);
-/// `None` = all. Values not wanted are never formatted.
-pub fn job_status_filtered(job: &Job, server_name: &str, flavor: Flavor, wanted: Option<&Wanted>) -> JobStatus {
+/// `None` = all. Values not wanted are never formatted. Names, order and shown values follow
+/// the flavor (pbs-reference 6.4); `now` is for TORQUE's `Walltime.Remaining`.
+pub fn job_status_filtered(
+    job: &Job,
+    server_name: &str,
+    flavor: Flavor,
+    now: i64,
+    wanted: Option<&Wanted>,
+) -> JobStatus {
     let mut out = Builder { wanted, attrs: Vec::new() };
     out.add("Job_Name", || job.spec.name.clone());
     out.add("Job_Owner", || format!("{}@{}", job.owner, job.spec.submit_host));
@@ -27,15 +36,20 @@ pub fn job_status_filtered(job: &Job, server_name: &str, flavor: Flavor, wanted:
         out.add_res("resources_used", "vmem", || format!("{}kb", used.vmem_kb));
         out.add_res("resources_used", "walltime", || format_hms(used.walltime_secs));
     }
-    out.add("job_state", || job.state.letter().to_string());
+    out.add("job_state", || flavor::state_letter(flavor, job.state).to_string());
     out.add("queue", || job.queue.clone());
     out.add("server", || server_name.to_string());
     out.add("Checkpoint", || "u".to_string());
     out.add("ctime", || job.times.ctime.to_string());
     out.add("Error_Path", || job.error_path.clone());
     if !job.exec.is_empty() {
-        out.add("exec_host", || job.exec_host().unwrap_or_default());
-        out.add("exec_vnode", || job.exec_vnode().unwrap_or_default());
+        match flavor {
+            Flavor::OpenPbs => {
+                out.add("exec_host", || job.exec_host().unwrap_or_default());
+                out.add("exec_vnode", || job.exec_vnode().unwrap_or_default());
+            }
+            Flavor::Torque => out.add("exec_host", || job.exec_host_torque().unwrap_or_default()),
+        }
     }
     out.add("Hold_Types", || job.hold_types.clone());
     out.add("Join_Path", || job.spec.join.as_str().to_string());
@@ -46,10 +60,14 @@ pub fn job_status_filtered(job: &Job, server_name: &str, flavor: Flavor, wanted:
     out.add("Priority", || job.spec.priority.to_string());
     out.add("qtime", || job.times.qtime.to_string());
     out.add("Rerunable", || if job.spec.rerunnable { "True" } else { "False" }.to_string());
-    for (name, value) in &job.request.display {
+    // TORQUE has no select/place: hide the ones derived from a `nodes=` request.
+    let derived = |name: &str| {
+        flavor == Flavor::Torque && matches!(name, "select" | "place") && job.request.display.get("nodes").is_some()
+    };
+    for (name, value) in job.request.display.iter().filter(|(name, _)| !derived(name)) {
         out.add_res("Resource_List", name, || value.to_string());
     }
-    if let Some(stime) = job.times.stime {
+    if let (Some(stime), Flavor::OpenPbs) = (job.times.stime, flavor) {
         out.add("stime", || stime.to_string());
     }
     if let Some(session) = job.session_id {
@@ -59,19 +77,66 @@ pub fn job_status_filtered(job: &Job, server_name: &str, flavor: Flavor, wanted:
     if let Some(comment) = &job.comment {
         out.add("comment", || comment.clone());
     }
+    match flavor {
+        Flavor::OpenPbs => openpbs_tail(&mut out, job),
+        Flavor::Torque => torque_tail(&mut out, job, now),
+    }
+    JobStatus { id: job.id.to_string(), attrs: out.attrs }
+}
+
+/// The attributes after `comment` in OpenPBS: `etime run_count Exit_status Submit_arguments
+/// project Submit_Host obittime`.
+fn openpbs_tail(out: &mut Builder, job: &Job) {
     out.add("etime", || job.times.etime.to_string());
     out.add("run_count", || job.run_count.to_string());
-    if let Some(status) = job.exit_status.filter(|_| job.state == JobState::Finished) {
-        let name = if flavor == Flavor::Torque { "exit_status" } else { "Exit_status" };
-        out.add(name, || status.to_string());
-    }
+    add_exit_status(out, job, Flavor::OpenPbs);
     out.add("Submit_arguments", || job.spec.submit_args.clone());
     out.add("project", || "_pbs_project_default".to_string());
     out.add("Submit_Host", || job.spec.submit_host.clone());
     if let Some(obittime) = job.times.obittime {
         out.add("obittime", || obittime.to_string());
     }
-    JobStatus { id: job.id.to_string(), attrs: out.attrs }
+}
+
+/// The attributes after `comment` in TORQUE: `euser egroup queue_type etime exit_status
+/// submit_args start_time Walltime.Remaining start_count fault_tolerant comp_time job_radix
+/// total_runtime submit_host init_work_dir request_version`.
+fn torque_tail(out: &mut Builder, job: &Job, now: i64) {
+    out.add("euser", || job.owner.clone());
+    out.add("egroup", || job.group.clone());
+    out.add("queue_type", || "E".to_string());
+    out.add("etime", || job.times.etime.to_string());
+    add_exit_status(out, job, Flavor::Torque);
+    out.add("submit_args", || job.spec.submit_args.clone());
+    if let Some(stime) = job.times.stime {
+        out.add("start_time", || stime.to_string());
+    }
+    if let (Some(stime), Some(walltime), true) = (job.times.stime, job.request.walltime, job.state.is_active()) {
+        let limit = i64::try_from(walltime).unwrap_or(i64::MAX);
+        out.add_res("Walltime", "Remaining", || limit.saturating_sub(now.saturating_sub(stime)).to_string());
+    }
+    out.add("start_count", || job.run_count.to_string());
+    out.add("fault_tolerant", || "False".to_string());
+    let ended = job.times.obittime.filter(|_| job.state.is_finished());
+    if let Some(comp_time) = ended {
+        out.add("comp_time", || comp_time.to_string());
+    }
+    out.add("job_radix", || "0".to_string());
+    if let (Some(comp_time), Some(stime)) = (ended, job.times.stime) {
+        out.add("total_runtime", || format!("{}.000000", comp_time.saturating_sub(stime).max(0)));
+    }
+    out.add("submit_host", || job.spec.submit_host.clone());
+    if let Some(dir) = job.spec.init_dir.as_deref().or(job.spec.workdir()) {
+        out.add("init_work_dir", || dir.to_string());
+    }
+    out.add("request_version", || "1".to_string());
+}
+
+/// The exit status of a finished job, named and valued as the flavor shows it.
+fn add_exit_status(out: &mut Builder, job: &Job, flavor: Flavor) {
+    if let Some(status) = job.exit_status.filter(|_| job.state.is_finished()) {
+        out.add(flavor::exit_status_name(flavor), || flavor::shown_exit_status(flavor, status).to_string());
+    }
 }
 
 /// The attributes a status request asks for, split once into name and resource so a listing

@@ -71,6 +71,11 @@ pub struct Cluster {
 impl Cluster {
     /// Starts a cluster with `minipbs up` (server name `testsrv`, kill delay 2 s).
     pub fn up(shape: Shape) -> Cluster {
+        Cluster::up_with(shape, &[])
+    }
+
+    /// Starts a cluster with `minipbs up` and extra options (`--flavor torque`, ...).
+    pub fn up_with(shape: Shape, extra: &[&str]) -> Cluster {
         let bin = bin_dir();
         let state = tempfile::Builder::new().prefix("minipbs-state-").tempdir().expect("temp dir");
         let work = tempfile::Builder::new().prefix("minipbs-work-").tempdir().expect("temp dir");
@@ -82,6 +87,7 @@ impl Cluster {
             .arg(state.path())
             .args(["--nodes", &shape.nodes.to_string(), "--ppn", &shape.ppn.to_string()])
             .args(["--gpus", &shape.gpus.to_string(), "--kill-delay", "2", "--server-name", "testsrv"])
+            .args(extra)
             .output()
             .expect("minipbs runs");
         let cluster =
@@ -132,7 +138,8 @@ impl Cluster {
         stdout.trim().to_string()
     }
 
-    /// `qstat -x -f <id>` parsed into `name = value` pairs (continuation lines joined).
+    /// `qstat -x -f <id>` parsed into `name = value` pairs (continuation lines joined). OpenPBS
+    /// flavor only: in the torque flavor `-x` prints XML (see `system/flavors.rs`).
     pub fn job_attrs(&self, id: &str) -> Option<Vec<(String, String)>> {
         let output = self.run("qstat", &["-x", "-f", "-1", id]);
         if !output.status.success() {

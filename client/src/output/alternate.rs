@@ -128,7 +128,7 @@ fn job_comment(job: &JobStatus) -> String {
 /// The `-n` text of an `exec_host` value: hosts without their domain (IPv4 addresses kept),
 /// joined by `+`. Folded into lines indented by three blanks, each under 77 characters and
 /// ending in `+` when continued; on one line ended by a newline when `same_line`.
-fn exec_host_lines(exec_host: &str, same_line: bool) -> String {
+pub(super) fn exec_host_lines(exec_host: &str, same_line: bool) -> String {
     let chunks: Vec<String> = exec_host.split('+').filter(|c| !c.is_empty()).map(strip_domain).collect();
     if chunks.is_empty() {
         return String::new();

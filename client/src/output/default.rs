@@ -64,7 +64,7 @@ fn default_row(job: &JobStatus) -> String {
 }
 
 /// A value made safe for white-space splitting: never empty, never containing blanks.
-fn field(value: &str) -> String {
+pub(super) fn field(value: &str) -> String {
     if value.trim().is_empty() {
         return "--".to_string();
     }

@@ -11,16 +11,25 @@
 //! Owns: that display and OpenPBS's folding of long values. Must not: choose or reorder
 //! attributes (the server's order is kept), talk to the server, or print.
 
-use proto::JobStatus;
+use proto::{Flavor, JobStatus};
 
 use super::time::{ctime_text, display_value, TimeText};
 
 /// The column a folded line must stay under (OpenPBS `CHAR_LINE_LIMIT`).
 const LINE_LIMIT: usize = 78;
 
-/// `qstat -f` of the given jobs with time stamps in local time. See [`qstat_full_with`].
-pub fn qstat_full(jobs: &[JobStatus], fold: bool) -> String {
-    qstat_full_with(jobs, fold, ctime_text)
+/// TORQUE folds one column earlier (`linesize` 77 in its qstat).
+const TORQUE_LINE_LIMIT: usize = 77;
+
+/// `qstat -f` of the given jobs in the flavor's layout, with time stamps in local time. See
+/// [`qstat_full_flavored_with`].
+pub fn qstat_full(jobs: &[JobStatus], fold: bool, flavor: Flavor) -> String {
+    qstat_full_flavored_with(jobs, fold, flavor, ctime_text)
+}
+
+/// `qstat -f` in OpenPBS's layout. See [`qstat_full_flavored_with`].
+pub fn qstat_full_with(jobs: &[JobStatus], fold: bool, time: TimeText) -> String {
+    qstat_full_flavored_with(jobs, fold, Flavor::OpenPbs, time)
 }
 
 /// `qstat -f` of the given jobs: per job a `Job Id: <id>` line, one `    name = value` line per
@@ -30,15 +39,22 @@ pub fn qstat_full(jobs: &[JobStatus], fold: bool) -> String {
 /// column 78, long comma-free pieces every ~70 characters, continuation lines starting with a
 /// TAB (parsers re-join them). Without `fold` (`-w`, TORQUE's `-1`) every attribute stays on
 /// one line and newlines inside values are shown as `\n`.
-pub fn qstat_full_with(jobs: &[JobStatus], fold: bool, time: TimeText) -> String {
+///
+/// TORQUE (`flavor`) folds before column 77 instead, and shows a negative
+/// `Walltime.Remaining` as `Walltime.Exceeded`.
+pub fn qstat_full_flavored_with(jobs: &[JobStatus], fold: bool, flavor: Flavor, time: TimeText) -> String {
+    let limit = if flavor == Flavor::Torque { TORQUE_LINE_LIMIT } else { LINE_LIMIT };
     let mut out = String::new();
     for job in jobs {
         out.push_str(&format!("Job Id: {}\n", job.id));
         for attr in &job.attrs {
-            let name = attr.full_name();
+            let mut name = attr.full_name();
+            if flavor == Flavor::Torque && name == "Walltime.Remaining" && attr.value.starts_with('-') {
+                name = "Walltime.Exceeded".to_string();
+            }
             let value = display_value(&name, &attr.value, time);
             if fold {
-                out.push_str(&folded_attr(&name, &value));
+                out.push_str(&folded_attr(&name, &value, limit));
             } else {
                 out.push_str(&format!("    {name} = {}", value.replace('\n', "\\n").replace('\x0c', "\\f")));
             }
@@ -49,19 +65,20 @@ pub fn qstat_full_with(jobs: &[JobStatus], fold: bool, time: TimeText) -> String
     out
 }
 
-/// `    name = value`, folded the way OpenPBS's `prt_attr` does, without the final newline.
+/// `    name = value`, folded the way OpenPBS's and TORQUE's `prt_attr` do, without the final
+/// newline.
 ///
 /// The value is split at commas (empty pieces vanish, as with C's `strtok`). A piece that fits
-/// before column 78 is appended; otherwise, unless it is the first piece, a new TAB-indented
-/// line is started, and the piece is written character by character, breaking the line
-/// whenever it passes column 78. As in OpenPBS, the commas are not counted.
-fn folded_attr(name: &str, value: &str) -> String {
+/// before column `limit` is appended; otherwise, unless it is the first piece, a new
+/// TAB-indented line is started, and the piece is written character by character, breaking
+/// the line whenever it passes column `limit`. As in PBS, the commas are not counted.
+fn folded_attr(name: &str, value: &str, limit: usize) -> String {
     let mut out = format!("    {name} = ");
     let mut column = name.chars().count() + 7;
     let pieces: Vec<&str> = value.split(',').filter(|piece| !piece.is_empty()).collect();
     for (index, piece) in pieces.iter().enumerate() {
         let length = piece.chars().count();
-        if length + column < LINE_LIMIT {
+        if length + column < limit {
             out.push_str(piece);
             column += length;
         } else {
@@ -72,7 +89,7 @@ fn folded_attr(name: &str, value: &str) -> String {
             for character in piece.chars() {
                 out.push(character);
                 column += 1;
-                if column > LINE_LIMIT {
+                if column > limit {
                     column = 8;
                     out.push_str("\n\t");
                 }
@@ -143,7 +160,7 @@ mod tests {
     fn fold_breaks_at_commas_first() {
         let value = "PBS_O_HOME=/home/alice,PBS_O_LANG=C.UTF-8,PBS_O_LOGNAME=alice,PBS_O_MAIL=/var/spool/mail/alice";
         assert_eq!(
-            folded_attr("Variable_List", value),
+            folded_attr("Variable_List", value, LINE_LIMIT),
             "    Variable_List = PBS_O_HOME=/home/alice,PBS_O_LANG=C.UTF-8,\n\
              \tPBS_O_LOGNAME=alice,PBS_O_MAIL=/var/spool/mail/alice"
         );
@@ -152,7 +169,7 @@ mod tests {
     #[test]
     fn fold_breaks_long_pieces_every_seventy_characters() {
         let value = "x".repeat(200);
-        let text = folded_attr("Output_Path", &value);
+        let text = folded_attr("Output_Path", &value, LINE_LIMIT);
         let lines: Vec<&str> = text.split('\n').collect();
         assert_eq!(lines[0], format!("    Output_Path = {}", "x".repeat(61)));
         assert_eq!(lines[1], format!("\t{}", "x".repeat(71)));
@@ -164,6 +181,29 @@ mod tests {
     fn unfolded_values_stay_on_one_line() {
         let job = JobStatus { id: "1.head".into(), attrs: vec![job::Attr::new("comment", "two\nlines")] };
         assert_eq!(qstat_full_with(&[job], false, ctime_text_utc), "Job Id: 1.head\n    comment = two\\nlines\n\n");
+    }
+
+    #[test]
+    fn torque_folds_one_column_earlier_and_names_overrun_walltime() {
+        let value = "x".repeat(200);
+        let lines: Vec<String> =
+            folded_attr("Output_Path", &value, TORQUE_LINE_LIMIT).split('\n').map(str::to_string).collect();
+        assert_eq!(lines[0], format!("    Output_Path = {}", "x".repeat(60)));
+        let text = qstat_full_flavored_with(&samples::torque_jobs(), true, Flavor::Torque, ctime_text_utc);
+        assert!(text.contains("\n    Walltime.Exceeded = -3\n"), "{text}");
+        assert!(text.contains("\n    Walltime.Remaining = 2849\n"), "{text}");
+        assert!(text.contains("\n    comp_time = Tue Nov 21 22:27:10 2023\n"), "{text}");
+        assert!(text.contains("\n    exit_status = 0\n"), "{text}");
+    }
+
+    #[test]
+    fn snapshot_torque_folded() {
+        insta::assert_snapshot!(qstat_full_flavored_with(
+            &samples::torque_jobs(),
+            true,
+            Flavor::Torque,
+            ctime_text_utc
+        ));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! What `qstat` and `pbsnodes` print: pure functions from status records
-//! ([`proto::JobStatus`], [`proto::NodeStatus`]) to the exact text of OpenPBS, as described in
-//! sections 6 and 8.4 of the PBS reference.
+//! ([`proto::JobStatus`], [`proto::NodeStatus`]) to the exact text of OpenPBS, or of TORQUE
+//! where the server's flavor is `torque`, as described in sections 6 and 8.4 of the PBS
+//! reference.
 //!
 //! Owns: every byte of those displays (columns, truncation marks, folding, JSON layout, time
 //! stamp text). Must not: talk to the server, read the clock or the environment, filter or
@@ -13,6 +14,8 @@
 //! - [`full`]: `qstat -f` (6.4);
 //! - [`json`]: `qstat -f -F json` (6.5), printed by [`cjson`] in cJSON's layout;
 //! - [`nodes`]: `pbsnodes -a` (8.4);
+//! - [`torque`]: the TORQUE layouts of the default and alternate tables (6.1, 6.2);
+//! - [`xml`]: `qstat -x` in the torque flavor, TORQUE's XML (6.6);
 //! - [`columns`], [`time`]: shared cell and time-stamp helpers.
 //!
 //! Time stamps: functions that show them come in two forms, `f(..)` using local time through
@@ -27,6 +30,8 @@ pub mod full;
 pub mod json;
 pub mod nodes;
 pub mod time;
+pub mod torque;
+pub mod xml;
 
 #[cfg(test)]
 mod samples;
@@ -34,7 +39,9 @@ mod samples;
 pub use alternate::{qstat_alternate, AltOptions};
 pub use columns::{short_job_id, truncate};
 pub use default::qstat_default;
-pub use full::{qstat_full, qstat_full_with};
+pub use full::{qstat_full, qstat_full_flavored_with, qstat_full_with};
 pub use json::{qstat_json, qstat_json_with};
 pub use nodes::{pbsnodes_full, pbsnodes_full_with};
 pub use time::{ctime_text, ctime_text_utc, TimeText};
+pub use torque::{qstat_alternate_torque, qstat_default_torque};
+pub use xml::qstat_xml;

@@ -254,3 +254,134 @@ pub fn server_nodes() -> Vec<NodeStatus> {
     ];
     vec![NodeStatus { name: "node1".into(), attrs: busy }, NodeStatus { name: "node2".into(), attrs: down }]
 }
+
+/// `123.head.example.com` as a TORQUE server shows it: running on two nodes, 12:31 into its
+/// hour (`Walltime.Remaining` 2849 s).
+pub fn torque_running_job() -> JobStatus {
+    let used = [("cput", "00:00:01"), ("mem", "4312kb"), ("vmem", "12844kb"), ("walltime", "00:12:31")];
+    let mut attrs = head("myjob", "alice@login1.example.com", "R", "batch", &used);
+    attrs.extend([
+        plain("Error_Path", "login1.example.com:/home/alice/work/myjob.e123"),
+        plain("exec_host", "node1/0-1+node2/0-1"),
+        plain("Hold_Types", "n"),
+        plain("Join_Path", "n"),
+        plain("Keep_Files", "n"),
+        plain("Mail_Points", "a"),
+        stamp("mtime", T0 + 11),
+        plain("Output_Path", "login1.example.com:/home/alice/work/myjob.o123"),
+        plain("Priority", "0"),
+        stamp("qtime", T0),
+        plain("Rerunable", "True"),
+        res("Resource_List", "mem", "2gb"),
+        res("Resource_List", "ncpus", "4"),
+        res("Resource_List", "nodect", "2"),
+        res("Resource_List", "nodes", "2:ppn=2"),
+        res("Resource_List", "walltime", "01:00:00"),
+        plain("session_id", "24567"),
+        plain("Variable_List", &variable_list()),
+        plain("euser", "alice"),
+        plain("egroup", "users"),
+        plain("queue_type", "E"),
+        stamp("etime", T0),
+        plain("submit_args", "-N myjob -l nodes=2:ppn=2,walltime=1:00:00 job.sh"),
+        stamp("start_time", T0 + 10),
+        res("Walltime", "Remaining", "2849"),
+        plain("start_count", "1"),
+        plain("fault_tolerant", "False"),
+        plain("job_radix", "0"),
+        plain("submit_host", "login1.example.com"),
+        plain("init_work_dir", "/home/alice/work"),
+        plain("request_version", "1"),
+    ]);
+    JobStatus { id: "123.head.example.com".into(), attrs }
+}
+
+/// `124.head.example.com`: completed (`C`) with `exit_status` 0 and a comment full of
+/// characters XML must escape.
+pub fn torque_completed_job() -> JobStatus {
+    let used = [("cput", "00:00:00"), ("mem", "0kb"), ("vmem", "0kb"), ("walltime", "00:00:05")];
+    let mut attrs = head("STDIN", "alice@login1.example.com", "C", "batch", &used);
+    attrs.extend([
+        plain("Error_Path", "login1.example.com:/home/alice/STDIN.e124"),
+        plain("exec_host", "node1/2"),
+        plain("Hold_Types", "n"),
+        plain("Join_Path", "oe"),
+        plain("Keep_Files", "n"),
+        plain("Mail_Points", "a"),
+        stamp("mtime", T0 + 70),
+        plain("Output_Path", "login1.example.com:/home/alice/STDIN.o124"),
+        plain("Priority", "0"),
+        stamp("qtime", T0 + 60),
+        plain("Rerunable", "True"),
+        res("Resource_List", "ncpus", "1"),
+        res("Resource_List", "nodect", "1"),
+        res("Resource_List", "nodes", "1"),
+        res("Resource_List", "walltime", "00:10:00"),
+        plain("session_id", "31337"),
+        plain("Variable_List", "PBS_O_HOME=/home/alice,PBS_O_QUEUE=batch,A=x<y&z>\"q\""),
+        plain("comment", "ran on <node1> & finished 'fine'"),
+        plain("euser", "alice"),
+        plain("egroup", "users"),
+        plain("queue_type", "E"),
+        stamp("etime", T0 + 60),
+        plain("exit_status", "0"),
+        plain("submit_args", "-l walltime=10:00"),
+        stamp("start_time", T0 + 65),
+        plain("start_count", "1"),
+        plain("fault_tolerant", "False"),
+        stamp("comp_time", T0 + 70),
+        plain("job_radix", "0"),
+        plain("total_runtime", "5.000000"),
+        plain("submit_host", "login1.example.com"),
+        plain("init_work_dir", "/home/alice"),
+        plain("request_version", "1"),
+    ]);
+    JobStatus { id: "124.head.example.com".into(), attrs }
+}
+
+/// `125.head.example.com`: queued, with a name too long for the default display.
+pub fn torque_queued_job() -> JobStatus {
+    let mut attrs = head("a_very_long_job_name_for_torque", "bob@login1.example.com", "Q", "batch", &[]);
+    attrs.extend([
+        plain("Hold_Types", "n"),
+        res("Resource_List", "nodect", "1"),
+        res("Resource_List", "nodes", "1:ppn=8"),
+        res("Resource_List", "pmem", "1gb"),
+        res("Resource_List", "walltime", "02:00:00"),
+        plain("euser", "bob"),
+        plain("egroup", "users"),
+        plain("queue_type", "E"),
+        stamp("etime", T0 + 90),
+        plain("submit_args", "-N a_very_long_job_name_for_torque job.sh"),
+        plain("start_count", "0"),
+        plain("submit_host", "login1.example.com"),
+    ]);
+    JobStatus { id: "125.head.example.com".into(), attrs }
+}
+
+/// `126.head.example.com`: running past its walltime (`Walltime.Remaining` negative).
+pub fn torque_overrun_job() -> JobStatus {
+    let mut attrs = head("overrun", "carol@login1.example.com", "R", "batch", &[("walltime", "00:01:03")]);
+    attrs.extend([
+        plain("exec_host", "node2/3"),
+        res("Resource_List", "nodect", "1"),
+        res("Resource_List", "nodes", "1"),
+        res("Resource_List", "walltime", "00:01:00"),
+        plain("session_id", "4242"),
+        plain("euser", "carol"),
+        stamp("start_time", T0 + 100),
+        res("Walltime", "Remaining", "-3"),
+        plain("start_count", "1"),
+    ]);
+    JobStatus { id: "126.head.example.com".into(), attrs }
+}
+
+/// The two jobs of the reference's TORQUE default-display example (123 R, 124 C).
+pub fn torque_reference_jobs() -> Vec<JobStatus> {
+    vec![torque_running_job(), torque_completed_job()]
+}
+
+/// Every TORQUE sample job.
+pub fn torque_jobs() -> Vec<JobStatus> {
+    vec![torque_running_job(), torque_completed_job(), torque_queued_job(), torque_overrun_job()]
+}

@@ -16,7 +16,8 @@ pub type TimeText = fn(i64) -> String;
 
 /// Full attribute names (`name` or `name.resource`) whose values the server sends as epoch
 /// seconds and the commands show as `ctime(3)` text. Job time stamps from section 6.4 of the
-/// PBS reference, plus the node time stamps `pbsnodes` converts.
+/// PBS reference (TORQUE's `start_time`, `comp_time`, `checkpoint_time` too), plus the node
+/// time stamps `pbsnodes` converts.
 const TIME_STAMPS: &[&str] = &[
     "ctime",
     "etime",
@@ -25,6 +26,9 @@ const TIME_STAMPS: &[&str] = &[
     "stime",
     "obittime",
     "Execution_Time",
+    "start_time",
+    "comp_time",
+    "checkpoint_time",
     "estimated.start_time",
     "last_state_change_time",
     "last_used_time",

@@ -1,44 +1,51 @@
 //! `StatusJob` (qstat): the status of the selected jobs. Selectors are job ids or queue names;
 //! finished jobs are included only with `history` (OpenPBS `-x`), and asking for a finished
-//! job by id without it is the reference's "Job has finished" error.
+//! job by id without it is the reference's "Job has finished" error. In the torque flavor a
+//! finished job stays in every listing (as `C`) for `keep_completed` seconds after it ended,
+//! and asking for an older one by id without history is `Unknown Job Id` (TORQUE purged it).
 
 use crate::config::Flavor;
-use crate::state::ServerState;
+use crate::flavor::recently_completed;
+use crate::state::{Job, ServerState};
 use crate::status::{job_status_filtered, Wanted};
 use proto::error::{ErrorCode, RequestError};
 use proto::ServerReply;
 
-/// Handles qstat.
-pub fn status_job(
-    state: &ServerState,
-    flavor: Flavor,
-    selectors: &[String],
-    history: bool,
-    users: &[String],
-    wanted: Option<&[String]>,
-) -> ServerReply {
-    let wanted = wanted.map(Wanted::new);
-    let job_status = |job| job_status_filtered(job, &state.server_name, flavor, wanted.as_ref());
-    let user_ok = |owner: &str| users.is_empty() || users.iter().any(|user| user == owner);
-    // Listings (all jobs, or a queue's) show history only with -x.
-    let listed = |job: &crate::state::Job| (history || !job.state.is_finished()) && user_ok(&job.owner);
+/// What one `StatusJob` asks for.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Query<'a> {
+    /// Job ids or destinations; empty = every job.
+    pub selectors: &'a [String],
+    /// Include finished jobs (`-x`).
+    pub history: bool,
+    /// Only these owners' jobs; empty = everyone's.
+    pub users: &'a [String],
+    /// Only these attributes; `None` = all.
+    pub wanted: Option<&'a [String]>,
+}
+
+/// Handles qstat at time `now`.
+pub fn status_job(state: &ServerState, flavor: Flavor, now: i64, query: Query) -> ServerReply {
+    let wanted = query.wanted.map(Wanted::new);
+    let job_status = |job| job_status_filtered(job, &state.server_name, flavor, now, wanted.as_ref());
+    let user_ok = |owner: &str| query.users.is_empty() || query.users.iter().any(|user| user == owner);
+    // Finished jobs show with -x, and in TORQUE for keep_completed seconds.
+    let shown = |job: &Job| {
+        query.history || !job.state.is_finished() || recently_completed(flavor, job, now, state.keep_completed)
+    };
+    let listed = |job: &Job| shown(job) && user_ok(&job.owner);
     let mut jobs = Vec::new();
     let mut errors = Vec::new();
-    if selectors.is_empty() {
+    if query.selectors.is_empty() {
         jobs.extend(state.jobs.values().map(|job| &**job).filter(|job| listed(job)).map(job_status));
     }
-    for selector in selectors {
+    for selector in query.selectors {
         if selector.starts_with(|c: char| c.is_ascii_digit()) {
             match state.find_job(selector) {
                 Ok(key) => {
                     let job = &state.jobs[&key];
-                    if job.state.is_finished() && !history {
-                        let id = state.jobs[&key].id.clone();
-                        let message = format!(
-                            "{id} {}, use -x or -H to obtain historical job information",
-                            ErrorCode::JobFinished.text()
-                        );
-                        errors.push(RequestError::new(ErrorCode::JobFinished, message));
+                    if !shown(job) {
+                        errors.push(finished_error(flavor, job));
                     } else if user_ok(&job.owner) {
                         jobs.push(job_status(job));
                     }
@@ -63,5 +70,136 @@ pub fn status_job(
             }
         }
     }
-    ServerReply::Jobs { server: state.server_name.clone(), jobs, errors, more: false }
+    ServerReply::Jobs { server: state.server_name.clone(), jobs, errors, more: false, flavor }
+}
+
+/// The error for a finished job asked for by id without history.
+fn finished_error(flavor: Flavor, job: &Job) -> RequestError {
+    match flavor {
+        Flavor::OpenPbs => {
+            let message = format!(
+                "{} {}, use -x or -H to obtain historical job information",
+                job.id,
+                ErrorCode::JobFinished.text()
+            );
+            RequestError::new(ErrorCode::JobFinished, message)
+        }
+        Flavor::Torque => RequestError::with_detail(ErrorCode::UnknownJobId, &job.id),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::handlers::job_ended::job_ended;
+    use crate::handlers::tests::{cluster, submit};
+    use crate::outbox::Outbox;
+    use crate::sched_loop::schedule_pass;
+    use proto::mom::JobObit;
+    use proto::JobStatus;
+
+    /// A server of the flavor with one job that ran from 20 to 30 and overran its walltime.
+    fn server_with_overrun_job(flavor: Flavor) -> (ServerState, String) {
+        let mut state = cluster(1);
+        state.flavor = flavor;
+        let id = submit(&mut state, 1000, &[("walltime", "00:00:05")]);
+        schedule_pass(&mut state, &mut Outbox::default(), 20);
+        let obit = JobObit { job_id: id.clone(), exit_status: -29, session_id: 7, used: Default::default() };
+        job_ended(&mut state, &mut Outbox::default(), "node1", obit, 30);
+        same_group(&mut state);
+        (state, id)
+    }
+
+    fn ask(state: &ServerState, now: i64, selectors: &[String], history: bool) -> (Vec<JobStatus>, Vec<RequestError>) {
+        let query = Query { selectors, history, ..Default::default() };
+        match status_job(state, state.flavor, now, query) {
+            ServerReply::Jobs { jobs, errors, flavor, .. } => {
+                assert_eq!(flavor, state.flavor);
+                (jobs, errors)
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn torque_keeps_completed_jobs_as_c_for_keep_completed() {
+        let (state, id) = server_with_overrun_job(Flavor::Torque);
+        assert_eq!(state.keep_completed, 300);
+        let by_id = std::slice::from_ref(&id);
+        for selectors in [&[][..], by_id] {
+            let (jobs, errors) = ask(&state, 30 + 299, selectors, false);
+            assert!(errors.is_empty(), "{errors:?}");
+            assert_eq!(jobs[0].get("job_state"), Some("C"));
+            assert_eq!(jobs[0].get("exit_status"), Some("-11"));
+            assert_eq!(jobs[0].get("Exit_status"), None);
+        }
+        let (jobs, errors) = ask(&state, 30 + 300, &[], false);
+        assert!(jobs.is_empty() && errors.is_empty(), "gone from plain listings after keep_completed");
+        let (jobs, errors) = ask(&state, 30 + 300, by_id, false);
+        assert!(jobs.is_empty());
+        assert_eq!(errors[0].code, ErrorCode::UnknownJobId);
+        assert_eq!(errors[0].message, "Unknown Job Id 1.head");
+        let (jobs, _) = ask(&state, 30 + 300, by_id, true);
+        assert_eq!(jobs[0].get("job_state"), Some("C"), "still in history");
+    }
+
+    #[test]
+    fn openpbs_shows_finished_jobs_only_with_history() {
+        let (state, id) = server_with_overrun_job(Flavor::OpenPbs);
+        let (jobs, errors) = ask(&state, 31, &[], false);
+        assert!(jobs.is_empty() && errors.is_empty());
+        let (_, errors) = ask(&state, 31, std::slice::from_ref(&id), false);
+        assert_eq!(errors[0].code, ErrorCode::JobFinished);
+        let (jobs, _) = ask(&state, 31, std::slice::from_ref(&id), true);
+        assert_eq!(jobs[0].get("job_state"), Some("F"));
+        assert_eq!(jobs[0].get("Exit_status"), Some("-29"));
+    }
+
+    #[test]
+    fn torque_hides_select_and_place_derived_from_nodes() {
+        let resources: Vec<String> = [Flavor::OpenPbs, Flavor::Torque]
+            .into_iter()
+            .map(|flavor| {
+                let mut state = cluster(1);
+                state.flavor = flavor;
+                let id = submit(&mut state, 1000, &[("nodes", "1:ppn=2")]);
+                let (jobs, _) = ask(&state, 20, &[id], false);
+                let names = jobs[0].attrs.iter().filter(|attr| attr.name == "Resource_List");
+                names.map(|attr| attr.full_name()).collect::<Vec<_>>().join(" ")
+            })
+            .collect();
+        assert!(resources[0].contains("Resource_List.select"), "{resources:?}");
+        assert!(!resources[1].contains("select") && !resources[1].contains("place"), "{resources:?}");
+        assert!(resources[1].contains("Resource_List.nodes"), "{resources:?}");
+    }
+
+    /// The submitter's group comes from this machine's user database: fix it for snapshots.
+    fn same_group(state: &mut ServerState) {
+        for job in state.jobs.values_mut() {
+            job.group = "staff".to_string();
+        }
+    }
+
+    /// `name = value` of every attribute, in order.
+    fn attribute_lines(job: &JobStatus) -> String {
+        job.attrs.iter().map(|attr| format!("{} = {}\n", attr.full_name(), attr.value)).collect()
+    }
+
+    #[test]
+    fn attribute_names_and_order_per_flavor() {
+        let mut text = String::new();
+        for flavor in [Flavor::OpenPbs, Flavor::Torque] {
+            let mut state = cluster(1);
+            state.flavor = flavor;
+            let running = submit(&mut state, 1000, &[("walltime", "00:10:00")]);
+            schedule_pass(&mut state, &mut Outbox::default(), 20);
+            same_group(&mut state);
+            let (jobs, _) = ask(&state, 80, &[running], false);
+            text.push_str(&format!("--- {flavor}, running at 80\n{}", attribute_lines(&jobs[0])));
+            let (state, finished) = server_with_overrun_job(flavor);
+            let (jobs, _) = ask(&state, 40, &[finished], true);
+            text.push_str(&format!("--- {flavor}, finished at 30\n{}", attribute_lines(&jobs[0])));
+        }
+        insta::assert_snapshot!(text);
+    }
 }

@@ -257,8 +257,9 @@ fn destinations_name_queue_server_or_both() {
     for bad in ["other", "@elsewhere", "workq@elsewhere", "other@head"] {
         assert_eq!(state.resolve_destination(bad).unwrap_err().code, proto::ErrorCode::UnknownQueue, "{bad:?}");
     }
-    let reply =
-        status_job::status_job(&state, crate::config::Flavor::OpenPbs, &["@head".to_string()], false, &[], None);
+    let selectors = ["@head".to_string()];
+    let query = status_job::Query { selectors: &selectors, ..Default::default() };
+    let reply = status_job::status_job(&state, crate::config::Flavor::OpenPbs, 0, query);
     assert!(matches!(reply, ServerReply::Jobs { errors, .. } if errors.is_empty()));
 }
 

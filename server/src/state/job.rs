@@ -88,6 +88,16 @@ impl Job {
         Some(parts.join("+"))
     }
 
+    /// `exec_host` in TORQUE form: `node1/0-1+node2/0,2-3` (slot ranges).
+    pub fn exec_host_torque(&self) -> Option<String> {
+        if self.exec.is_empty() {
+            return None;
+        }
+        let parts: Vec<String> =
+            self.exec.iter().map(|share| format!("{}/{}", share.node, slot_ranges(&share.slots))).collect();
+        Some(parts.join("+"))
+    }
+
     /// `exec_vnode` in OpenPBS form: `(node1:ncpus=2:ngpus=1)+(node2:ncpus=2)`.
     pub fn exec_vnode(&self) -> Option<String> {
         if self.exec.is_empty() {
@@ -109,5 +119,39 @@ impl Job {
             })
             .collect();
         Some(parts.join("+"))
+    }
+}
+
+/// Slot indices as TORQUE writes them: sorted, runs as `a-b`, joined by commas (`0,2-5`).
+fn slot_ranges(slots: &[u32]) -> String {
+    let mut sorted = slots.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for slot in sorted {
+        match runs.last_mut() {
+            Some((_, end)) if *end + 1 == slot => *end = slot,
+            _ => runs.push((slot, slot)),
+        }
+    }
+    let texts: Vec<String> = runs
+        .iter()
+        .map(|(start, end)| if start == end { start.to_string() } else { format!("{start}-{end}") })
+        .collect();
+    if texts.is_empty() {
+        "0".to_string()
+    } else {
+        texts.join(",")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn slot_ranges_are_torque_style() {
+        assert_eq!(super::slot_ranges(&[0, 1]), "0-1");
+        assert_eq!(super::slot_ranges(&[5, 0, 2, 3, 4]), "0,2-5");
+        assert_eq!(super::slot_ranges(&[3]), "3");
+        assert_eq!(super::slot_ranges(&[]), "0");
     }
 }

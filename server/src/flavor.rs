@@ -1,0 +1,130 @@
+//! Everything the server shows differently in the `torque` flavor (pbs-reference section 0):
+//! the state letter of finished jobs (`C`), which finished jobs plain listings keep
+//! (`keep_completed`), the walltime-overrun exit status (`-11`) and the unknown-job text.
+//!
+//! Owns: those mappings, in one place, so every display (qstat, accounting, mail) switches
+//! together. Must not: change what is stored: jobs keep OpenPBS values (`F`, `-29`) and are
+//! mapped only when shown.
+
+use crate::state::Job;
+use job::JobState;
+use proto::error::{ErrorCode, RequestError};
+use proto::{Flavor, ServerReply};
+
+/// OpenPBS `JOB_EXEC_KILL_WALLTIME`, what the mom reports and the store keeps.
+pub const OPENPBS_WALLTIME_EXCEEDED: i32 = -29;
+
+/// TORQUE's `JOB_EXEC_OVERLIMIT_WT`, shown instead in the `torque` flavor.
+pub const TORQUE_WALLTIME_EXCEEDED: i32 = -11;
+
+/// TORQUE's default `keep_completed`: seconds a completed job stays in plain listings.
+pub const DEFAULT_KEEP_COMPLETED: u64 = 300;
+
+/// The letter `qstat` shows for a job state: finished jobs are `C` (completed) in TORQUE.
+pub fn state_letter(flavor: Flavor, state: JobState) -> char {
+    match (flavor, state) {
+        (Flavor::Torque, JobState::Finished) => 'C',
+        _ => state.letter(),
+    }
+}
+
+/// The exit status as shown: TORQUE numbers a walltime overrun -11 where OpenPBS has -29
+/// (pbs-reference 7.2). Every other value is the same in both.
+pub fn shown_exit_status(flavor: Flavor, stored: i32) -> i32 {
+    match (flavor, stored) {
+        (Flavor::Torque, OPENPBS_WALLTIME_EXCEEDED) => TORQUE_WALLTIME_EXCEEDED,
+        _ => stored,
+    }
+}
+
+/// The attribute name of the exit status: `Exit_status` (OpenPBS) or `exit_status` (TORQUE).
+pub fn exit_status_name(flavor: Flavor) -> &'static str {
+    match flavor {
+        Flavor::OpenPbs => "Exit_status",
+        Flavor::Torque => "exit_status",
+    }
+}
+
+/// Whether a finished job still shows in listings without history (`-x`): never in OpenPBS;
+/// in TORQUE for `keep_completed` seconds after it ended (0 = not at all). Other jobs always
+/// show.
+pub fn recently_completed(flavor: Flavor, job: &Job, now: i64, keep_completed: u64) -> bool {
+    if !job.state.is_finished() || flavor != Flavor::Torque {
+        return false;
+    }
+    let ended = job.times.obittime.unwrap_or(job.times.mtime);
+    now.saturating_sub(ended) < i64::try_from(keep_completed).unwrap_or(i64::MAX)
+}
+
+/// A reply with its error texts in the flavor's words: TORQUE says `Unknown Job Id Error
+/// 12.head` where OpenPBS says `Unknown Job Id 12.head` (same number, exit 153).
+pub fn localize_reply(flavor: Flavor, reply: ServerReply) -> ServerReply {
+    if flavor == Flavor::OpenPbs {
+        return reply;
+    }
+    match reply {
+        ServerReply::Jobs { server, jobs, errors, more, flavor } => {
+            ServerReply::Jobs { server, jobs, errors: localize_errors(errors), more, flavor }
+        }
+        ServerReply::Nodes { nodes, errors } => ServerReply::Nodes { nodes, errors: localize_errors(errors) },
+        ServerReply::Done { errors } => ServerReply::Done { errors: localize_errors(errors) },
+        ServerReply::Error(error) => ServerReply::Error(localize_error(error)),
+        other => other,
+    }
+}
+
+fn localize_errors(errors: Vec<RequestError>) -> Vec<RequestError> {
+    errors.into_iter().map(localize_error).collect()
+}
+
+/// One error in TORQUE's words.
+fn localize_error(error: RequestError) -> RequestError {
+    if error.code != ErrorCode::UnknownJobId {
+        return error;
+    }
+    let text = ErrorCode::UnknownJobId.text();
+    match error.message.strip_prefix(text) {
+        Some(rest) if !rest.starts_with(" Error") => RequestError { message: format!("{text} Error{rest}"), ..error },
+        _ => error,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finished_jobs_are_c_only_in_torque() {
+        assert_eq!(state_letter(Flavor::Torque, JobState::Finished), 'C');
+        assert_eq!(state_letter(Flavor::OpenPbs, JobState::Finished), 'F');
+        assert_eq!(state_letter(Flavor::Torque, JobState::Running), 'R');
+    }
+
+    #[test]
+    fn walltime_overrun_is_minus_11_only_in_torque() {
+        assert_eq!(shown_exit_status(Flavor::Torque, -29), -11);
+        assert_eq!(shown_exit_status(Flavor::OpenPbs, -29), -29);
+        for status in [0, 1, 271, 265, -1, -11] {
+            assert_eq!(shown_exit_status(Flavor::Torque, status), status);
+        }
+    }
+
+    #[test]
+    fn unknown_job_text_follows_the_flavor() {
+        let error = RequestError::with_detail(ErrorCode::UnknownJobId, "12.head");
+        let reply = |error: &RequestError| ServerReply::Done { errors: vec![error.clone()] };
+        let texts = |reply: ServerReply| match reply {
+            ServerReply::Done { errors } => errors.into_iter().map(|e| e.message).collect::<Vec<_>>(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(texts(localize_reply(Flavor::Torque, reply(&error))), ["Unknown Job Id Error 12.head"]);
+        assert_eq!(texts(localize_reply(Flavor::OpenPbs, reply(&error))), ["Unknown Job Id 12.head"]);
+        let other = RequestError::with_detail(ErrorCode::PermissionDenied, "12.head");
+        assert_eq!(texts(localize_reply(Flavor::Torque, reply(&other))), ["Unauthorized Request 12.head"]);
+        let ServerReply::Error(twice) = localize_reply(Flavor::Torque, ServerReply::Error(localize_error(error)))
+        else {
+            panic!()
+        };
+        assert_eq!(twice.message, "Unknown Job Id Error 12.head");
+    }
+}
