@@ -37,6 +37,7 @@ fn spec(resources: &[(&str, &str)]) -> JobSpec {
         account: None,
         submit_host: "login".to_string(),
         submit_args: "job.sh".to_string(),
+        depend: Vec::new(),
     }
 }
 
