@@ -18,7 +18,10 @@ pub fn status_job(
     wanted: Option<&[String]>,
 ) -> ServerReply {
     let wanted = wanted.map(Wanted::new);
-    let job_status = |job| job_status_filtered(job, &state.server_name, flavor, wanted.as_ref());
+    let job_status = |job| {
+        let status = job_status_filtered(job, &state.server_name, flavor, wanted.as_ref());
+        crate::status::with_depend(status, wanted.as_ref(), || crate::depend::depend_value(state, job))
+    };
     let user_ok = |owner: &str| users.is_empty() || users.iter().any(|user| user == owner);
     // Listings (all jobs, or a queue's) show history only with -x.
     let listed = |job: &crate::state::Job| (history || !job.state.is_finished()) && user_ok(&job.owner);
