@@ -184,6 +184,8 @@ pub fn submitted(state: &mut ServerState, out: &mut Outbox, key: u64, admission:
     }
     if let Some(reason) = admission.never {
         abort(state, out, key, reason, now);
+        // Jobs it just gave a `before*` dependency learn that it never ran.
+        job_changed(state, out, key, now);
     }
 }
 

@@ -249,3 +249,23 @@ fn rebuild_recovers_the_index_and_registrations() {
     end(&mut state, &a, 0, 30);
     assert_eq!(letter(&state, &b), 'Q');
 }
+
+#[test]
+fn a_job_deleted_at_submit_fails_its_beforeok_targets() {
+    let mut state = cluster(1);
+    let failed = submit(&mut state, "");
+    run(&mut state, 20);
+    end(&mut state, &failed, 1, 30);
+    let target = submit(&mut state, "");
+    let mut job_spec = spec(&[]);
+    job_spec.depend = parse(&format!("afterok:{failed},beforeok:{target}")).unwrap();
+    let mut out = Outbox::default();
+    submit_job::submit_job(&mut state, &mut out, &requester(ALICE), 40, job_spec);
+    assert_eq!(aborted(&out), vec!["3.head".to_string(), target.clone()]);
+    assert_eq!(
+        job(&state, &target).comment.as_deref(),
+        Some("Job deleted as result of dependency on job 3.head"),
+        "its beforeok job ended without success"
+    );
+    state.sanity_check();
+}
