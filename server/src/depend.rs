@@ -99,6 +99,19 @@ pub fn status(kind: DependKind, outcome: Outcome) -> Status {
     }
 }
 
+/// Like [`status`], for a job named at submit: OpenPBS judges a job that has already finished
+/// by its exit status alone (`after` and `afterany` are met by any end).
+fn status_at_submit(kind: DependKind, outcome: Outcome) -> Status {
+    match outcome {
+        Outcome::Ended { ok, .. } => match kind {
+            DependKind::AfterOk if !ok => Status::Never,
+            DependKind::AfterNotOk if ok => Status::Never,
+            _ => Status::Met,
+        },
+        _ => status(kind, outcome),
+    }
+}
+
 /// What [`admit`] decided for a new job.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Admission {
@@ -116,47 +129,62 @@ pub struct Admission {
 pub fn admit(state: &ServerState, requester: &Requester, spec: &mut JobSpec) -> Result<Admission, RequestError> {
     let mut admission = Admission::default();
     for item in &mut spec.depend {
-        let (kind, jobs) = match item {
-            DependItem::On(_) => {
-                admission.hold = true;
-                continue;
-            }
-            DependItem::Jobs { kind, jobs } => (*kind, jobs),
+        let DependItem::Jobs { kind, jobs } = item else {
+            admission.hold = true;
+            continue;
         };
-        for text in jobs.iter_mut() {
-            let key = state.find_job(text)?;
-            let target = &state.jobs[&key];
-            *text = target.id.to_string();
-            let outcome = outcome(state, key);
-            if !kind.is_after() {
-                if target.owner_uid != requester.uid {
-                    let message = format!("{}  {}", ErrorCode::PermissionDenied.text(), target.id);
-                    return Err(RequestError::new(ErrorCode::PermissionDenied, message));
+        let mut kept: Vec<String> = Vec::new();
+        for text in jobs.iter() {
+            if let Some(id) = admit_one(state, requester, *kind, text, &mut admission)? {
+                if !kept.contains(&id) {
+                    kept.push(id);
                 }
-                if matches!(outcome, Outcome::Pending { started: true }) {
-                    let message =
-                        format!("{} {}:{} has already started", ErrorCode::BadDepend.text(), kind.name(), text);
-                    return Err(RequestError::new(ErrorCode::BadDepend, message));
-                }
-            }
-            if !kind.is_after() {
-                if target.state.is_finished() {
-                    admission.never.get_or_insert_with(|| rejected(text));
-                } else {
-                    admission.registrations.push((key, kind.mirror()));
-                }
-                continue;
-            }
-            match status(kind, outcome) {
-                Status::Never => {
-                    admission.never.get_or_insert_with(|| rejected(text));
-                }
-                Status::Pending => admission.hold = true,
-                Status::Met => {}
             }
         }
+        *jobs = kept;
     }
+    spec.depend.retain(|item| !matches!(item, DependItem::Jobs { jobs, .. } if jobs.is_empty()));
     Ok(admission)
+}
+
+/// Checks one named job; returns its normalised id, or `None` if the dependency is met for
+/// good already (a finished job: dropped from the list, as OpenPBS does).
+fn admit_one(
+    state: &ServerState,
+    requester: &Requester,
+    kind: DependKind,
+    text: &str,
+    admission: &mut Admission,
+) -> Result<Option<String>, RequestError> {
+    let key = state.find_job(text)?;
+    let target = &state.jobs[&key];
+    let id = target.id.to_string();
+    let outcome = outcome(state, key);
+    if !kind.is_after() {
+        if target.owner_uid != requester.uid {
+            let message = format!("{}  {id}", ErrorCode::PermissionDenied.text());
+            return Err(RequestError::new(ErrorCode::PermissionDenied, message));
+        }
+        if matches!(outcome, Outcome::Pending { started: true }) {
+            let message = format!("{} {}:{id} has already started", ErrorCode::BadDepend.text(), kind.name());
+            return Err(RequestError::new(ErrorCode::BadDepend, message));
+        }
+        if target.state.is_finished() {
+            admission.never.get_or_insert_with(|| rejected(&id));
+        } else {
+            admission.registrations.push((key, kind.mirror()));
+        }
+        return Ok(Some(id));
+    }
+    match status_at_submit(kind, outcome) {
+        Status::Never => {
+            admission.never.get_or_insert_with(|| rejected(&id));
+        }
+        Status::Pending => admission.hold = true,
+        Status::Met if target.state.is_finished() => return Ok(None),
+        Status::Met => {}
+    }
+    Ok(Some(id))
 }
 
 /// OpenPBS's words when a job named at submit has already ended the wrong way.

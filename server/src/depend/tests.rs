@@ -269,3 +269,37 @@ fn a_job_deleted_at_submit_fails_its_beforeok_targets() {
     );
     state.sanity_check();
 }
+
+#[test]
+fn at_submit_a_finished_job_is_judged_by_its_exit_status_alone() {
+    let mut state = cluster(1);
+    let a = submit(&mut state, "");
+    let held = submit(&mut state, &format!("afterok:{a}"));
+    let mut out = Outbox::default();
+    delete_job::delete_job(
+        &mut state,
+        &mut out,
+        &requester(ALICE),
+        11,
+        std::slice::from_ref(&held),
+        Default::default(),
+    );
+    // `held` ended without running while held by a dependency: later `after`/`afterany`
+    // dependents are still accepted as met, as OpenPBS does for finished jobs.
+    let later = submit(&mut state, &format!("after:{held},afterany:{held},afternotok:{held},afterok:{a}"));
+    assert_eq!(letter(&state, &later), 'H', "waits for A");
+    assert_eq!(job(&state, &later).spec.depend, parse("afterok:1.head").unwrap(), "met for good: dropped");
+    run(&mut state, 20);
+    end(&mut state, &a, 0, 30);
+    assert_eq!(letter(&state, &later), 'Q');
+    state.sanity_check();
+}
+
+#[test]
+fn torque_flavor_shows_ids_without_server_suffix() {
+    let mut state = cluster(1);
+    state.flavor = crate::config::Flavor::Torque;
+    let a = submit(&mut state, "");
+    let b = submit(&mut state, &format!("afterany:{a},on:2"));
+    assert_eq!(depend_value(&state, job(&state, &b)).as_deref(), Some("afterany:1.head,on:2"));
+}
