@@ -70,32 +70,30 @@ pub fn outcome(state: &ServerState, key: u64) -> Outcome {
     }
 }
 
-/// Whether an `after*` dependency of `kind` on a job with `outcome` is met.
+/// Whether an `after*` dependency of `kind` on a job with `outcome` is met (a `before*` one
+/// never gates its own job: it is met).
 pub fn status(kind: DependKind, outcome: Outcome) -> Status {
     use DependKind as K;
-    match (kind, outcome) {
-        (_, Outcome::Gone) => Status::Met,
-        (_, Outcome::Ended { dependency_held: true, .. }) => Status::Never,
-        (K::After | K::Before, Outcome::Pending { started: true } | Outcome::Ended { started: true, .. }) => {
-            Status::Met
-        }
-        (K::After | K::Before, Outcome::Ended { .. }) => Status::Never,
-        (K::AfterOk | K::BeforeOk, Outcome::Ended { ok, .. }) => {
-            if ok {
-                Status::Met
-            } else {
-                Status::Never
-            }
-        }
-        (K::AfterNotOk | K::BeforeNotOk, Outcome::Ended { ok, .. }) => {
-            if ok {
-                Status::Never
-            } else {
-                Status::Met
-            }
-        }
-        (K::AfterAny | K::BeforeAny, Outcome::Ended { .. }) => Status::Met,
-        (_, Outcome::Pending { .. }) => Status::Pending,
+    if !kind.is_after() {
+        return Status::Met;
+    }
+    let Outcome::Ended { started, ok, dependency_held } = outcome else {
+        return match outcome {
+            Outcome::Pending { started: true } if kind == K::After => Status::Met,
+            Outcome::Pending { .. } => Status::Pending,
+            _ => Status::Met,
+        };
+    };
+    let met = match kind {
+        K::After => started,
+        K::AfterOk => ok,
+        K::AfterNotOk => !ok,
+        _ => true,
+    };
+    if met && !dependency_held {
+        Status::Met
+    } else {
+        Status::Never
     }
 }
 

@@ -303,3 +303,28 @@ fn torque_flavor_shows_ids_without_server_suffix() {
     let b = submit(&mut state, &format!("afterany:{a},on:2"));
     assert_eq!(depend_value(&state, job(&state, &b)).as_deref(), Some("afterany:1.head,on:2"));
 }
+
+#[test]
+fn status_table() {
+    let outcomes = [
+        Outcome::Gone,
+        Outcome::Pending { started: false },
+        Outcome::Pending { started: true },
+        Outcome::Ended { started: true, ok: true, dependency_held: false },
+        Outcome::Ended { started: true, ok: false, dependency_held: false },
+        Outcome::Ended { started: false, ok: false, dependency_held: false },
+        Outcome::Ended { started: false, ok: false, dependency_held: true },
+    ];
+    let mut table = String::new();
+    for kind in DependKind::ALL.into_iter().filter(|kind| kind.is_after()) {
+        for outcome in outcomes {
+            table.push_str(&format!(
+                "{:<10} {outcome:?} -> {:?} (at submit {:?})\n",
+                kind.name(),
+                status(kind, outcome),
+                status_at_submit(kind, outcome)
+            ));
+        }
+    }
+    insta::assert_snapshot!(table);
+}
