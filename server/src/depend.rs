@@ -10,8 +10,9 @@
 //! Whether a dependency is met is read from the named job's state when it is evaluated. A
 //! named job purged from history counts as met: it ended before it could be purged, and its
 //! dependents were evaluated at that end (released or deleted), so only met conditions can
-//! still refer to it. One gap: `on:N` counts the `before*` registrations of jobs still known,
-//! so purging such a job from history before its target was released raises the count again.
+//! still refer to it. One gap: [`rebuild`] recounts `on:N` from the jobs still stored, so a
+//! `before*` job purged from history before its target was released no longer counts after a
+//! restart.
 //!
 //! Must not: touch sockets or the store directly, or change a job's state other than through
 //! `ServerState::transition`.
