@@ -139,3 +139,19 @@ fn bad_dependencies_are_refused_and_create_nothing() {
     let listing = cluster.run("qstat", &["-x"]);
     assert_eq!(String::from_utf8_lossy(&listing.stdout), "", "a refused submit created a job");
 }
+
+#[test]
+fn beforeok_releases_a_job_submitted_with_on() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 2, gpus: 0 });
+    let b = cluster.qsub(&cluster.script("b.sh", "true\n"), &["-W", "depend=on:1"]);
+    assert_eq!(listed_state(&cluster, &b), "H");
+    assert_eq!(cluster.job_attr(&b, "depend").as_deref(), Some("on:1"));
+    let a = cluster.qsub(&gated(&cluster, "a.sh", "go", 0), &["-W", &format!("depend=beforeok:{b}")]);
+    wait_state(&cluster, &a, "R");
+    assert_eq!(listed_state(&cluster, &b), "H");
+    assert_eq!(cluster.job_attr(&b, "depend").as_deref(), Some("afterok:2.testsrv@testsrv"));
+    open_gate(&cluster, "go");
+    assert_eq!(cluster.wait_finished(&a, LIMIT), 0);
+    assert_eq!(cluster.wait_finished(&b, LIMIT), 0);
+    assert!(time_attr(&cluster, &b, "stime") >= time_attr(&cluster, &a, "obittime"));
+}
