@@ -84,6 +84,12 @@ pub fn run(cli: QsubOpts, command: Option<Vec<String>>, typed_args: &[String]) -
             if let Some(warning) = warning {
                 eprintln!("qsub: warning: {warning}");
             }
+            check_depend(&parsed.opts.extra).map_err(|message| {
+                fail(
+                    exit::FAILURE,
+                    format!("directive error at line {}: {}\n{message}", directive.line, directive.text.trim()),
+                )
+            })?;
             for value in &parsed.opts.resources {
                 let pairs = check_resources(value).map_err(|error| {
                     let header = format!("directive error at line {}: {}", directive.line, directive.text.trim());
@@ -102,6 +108,7 @@ pub fn run(cli: QsubOpts, command: Option<Vec<String>>, typed_args: &[String]) -
         let pairs = check_resources(value).map_err(|error| caret_failure(exit::USAGE, None, &error))?;
         merge_override(&mut resources, &pairs);
     }
+    check_depend(&cli.extra).map_err(|message| fail(exit::USAGE, message))?;
     overlay(&mut opts, cli);
     if let Err(error) = ResourceRequest::from_list(&resources) {
         if !error.unknown_resource {
@@ -120,6 +127,19 @@ fn check_resources(value: &str) -> Result<Vec<(String, String)>, ResourceError> 
         Err(error) if !error.unknown_resource && !is_combination_error(&error) => Err(error),
         _ => Ok(pairs),
     }
+}
+
+/// The `-W depend=` values among `-W` items, last one last (a later one replaces an earlier).
+fn depend_values(extra: &[String]) -> impl Iterator<Item = &str> {
+    extra.iter().filter_map(|item| item.trim().strip_prefix("depend=")).map(str::trim)
+}
+
+/// Checks the syntax of every `-W depend=` value (the server checks that the jobs exist).
+fn check_depend(extra: &[String]) -> Result<(), String> {
+    for value in depend_values(extra) {
+        job::depend::parse(value).map_err(|error| format!("illegal -W value depend={value}: {error}"))?;
+    }
+    Ok(())
 }
 
 /// Errors that only concern combining resources, which a single `-l` line may not show.
@@ -143,8 +163,6 @@ fn refuse_unsupported(cli: &QsubOpts) -> Result<(), Failure> {
         Some("-I (interactive jobs)")
     } else if cli.array_pbs.is_some() || cli.array_torque.is_some() {
         Some("-J/-t (job arrays)")
-    } else if cli.extra.iter().any(|item| item.starts_with("depend")) {
-        Some("-W depend (dependencies)")
     } else {
         None
     };
@@ -244,6 +262,11 @@ fn build_spec(
         account: opts.account.clone(),
         submit_host: host,
         submit_args: typed_args.join(" "),
+        // Checked when read; the command line's (overlaid last) wins over directives.
+        depend: depend_values(&opts.extra)
+            .last()
+            .map(|value| job::depend::parse(value).unwrap_or_default())
+            .unwrap_or_default(),
     })
 }
 

@@ -6,6 +6,7 @@
 //! no clap and no processes; everything here is a function of its arguments.
 
 pub mod attrs;
+pub mod depend;
 pub mod directives;
 pub mod duration;
 pub mod id;

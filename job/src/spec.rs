@@ -67,6 +67,9 @@ pub struct JobSpec {
     pub submit_host: String,
     /// The qsub arguments as typed (`Submit_arguments`).
     pub submit_args: String,
+    /// `-W depend=`: the job's dependencies (ids normalised by the server at submit).
+    #[serde(default)]
+    pub depend: Vec<crate::depend::DependItem>,
 }
 
 impl JobSpec {

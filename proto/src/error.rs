@@ -24,6 +24,7 @@ pub enum ErrorCode {
     JobFinished,
     ProtocolMismatch,
     UnknownNode,
+    BadDepend,
 }
 
 impl ErrorCode {
@@ -49,6 +50,8 @@ impl ErrorCode {
             ErrorCode::ProtocolMismatch => 15031,
             // PBSE_UNKNODE.
             ErrorCode::UnknownNode => 15062,
+            // PBSE_BADDEPEND.
+            ErrorCode::BadDepend => 15054,
         }
     }
 
@@ -77,6 +80,7 @@ impl ErrorCode {
             ErrorCode::JobFinished => "Job has finished",
             ErrorCode::ProtocolMismatch => "Protocol error",
             ErrorCode::UnknownNode => "Unknown node",
+            ErrorCode::BadDepend => "Invalid Job Dependency",
         }
     }
 }
@@ -113,5 +117,6 @@ mod tests {
         assert_eq!(ErrorCode::UnknownQueue.exit_code(), 170);
         assert_eq!(ErrorCode::JobFinished.exit_code(), 35);
         assert_eq!(ErrorCode::BadNodeSpec.exit_code(), 241);
+        assert_eq!(ErrorCode::BadDepend.exit_code(), 206);
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod client_conn;
 pub mod config;
+pub mod depend;
 pub mod flavor;
 pub mod handlers;
 pub mod listener;
@@ -43,6 +44,7 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
     for job in loaded.jobs {
         state.insert_job(job);
     }
+    depend::rebuild(&mut state);
     // Known nodes come back down, until their moms register again.
     for stored in loaded.nodes {
         let mut node = state::Node::new(&stored.name, stored.np, stored.mem_bytes, stored.ngpus, stored.properties, 0);

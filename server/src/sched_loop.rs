@@ -128,6 +128,7 @@ fn start_job(state: &mut ServerState, out: &mut Outbox, key: u64, shares: Vec<No
         out.send(&share.node, ServerToMom::JoinJob(Box::new(launch.clone())));
     }
     out.send(&mother, ServerToMom::RunJob(Box::new(launch)));
+    crate::depend::job_changed(state, out, key, now);
     true
 }
 

@@ -139,6 +139,25 @@ fn add_exit_status(out: &mut Builder, job: &Job, flavor: Flavor) {
     }
 }
 
+/// Adds `depend` where OpenPBS shows it (after `ctime`, before `Error_Path`), if wanted and the
+/// job has one. Apart from [`job_status_filtered`] because its value depends on other jobs
+/// (`server/src/depend.rs`); `value` is called only when wanted.
+pub fn with_depend(
+    mut status: JobStatus,
+    wanted: Option<&Wanted>,
+    value: impl FnOnce() -> Option<String>,
+) -> JobStatus {
+    if wanted.is_some_and(|wanted| !wanted.wants("depend", None)) {
+        return status;
+    }
+    let Some(value) = value() else { return status };
+    const EARLIER: [&str; 8] =
+        ["Job_Name", "Job_Owner", "resources_used", "job_state", "queue", "server", "Checkpoint", "ctime"];
+    let at = status.attrs.iter().rposition(|attr| EARLIER.contains(&attr.name.as_str())).map_or(0, |index| index + 1);
+    status.attrs.insert(at, Attr::new("depend", value));
+    status
+}
+
 /// The attributes a status request asks for, split once into name and resource so a listing
 /// of many jobs does not re-parse them per attribute.
 #[derive(Debug, Clone, PartialEq, Eq)]

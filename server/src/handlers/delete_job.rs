@@ -93,6 +93,7 @@ fn delete_one(
             let requestor = requestor(state, requester);
             out.notice(NoticeKind::Deleted { requestor }, state.jobs.get(&key).expect("job exists"), now);
             tracing::info!(job_id = %id, requestor = %requester.user, "deleted queued job");
+            crate::depend::job_changed(state, out, key, now);
             Ok(())
         }
     }
@@ -115,6 +116,7 @@ fn force_end(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64) {
         out.send(&share.node, message);
     }
     out.schedule = true;
+    crate::depend::job_changed(state, out, key, now);
 }
 
 /// The accounting log's `requestor`: `user@host`. Over the local socket the requester is on the

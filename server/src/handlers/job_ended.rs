@@ -32,4 +32,5 @@ pub fn job_ended(state: &mut ServerState, out: &mut Outbox, node: &str, obit: Jo
     }
     out.send(node, ack);
     out.schedule = true;
+    crate::depend::job_changed(state, out, key, now);
 }

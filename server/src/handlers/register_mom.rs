@@ -57,6 +57,7 @@ pub fn register_mom(state: &mut ServerState, out: &mut Outbox, registration: Reg
         .collect();
     for key in lost {
         end_lost_job(state, out, key, now);
+        crate::depend::job_changed(state, out, key, now);
     }
     // A qdel that arrived while this mom was away: ask again.
     for job in state.jobs.values() {

@@ -27,7 +27,10 @@ pub struct Query<'a> {
 /// Handles qstat at time `now`.
 pub fn status_job(state: &ServerState, flavor: Flavor, now: i64, query: Query) -> ServerReply {
     let wanted = query.wanted.map(Wanted::new);
-    let job_status = |job| job_status_filtered(job, &state.server_name, flavor, now, wanted.as_ref());
+    let job_status = |job| {
+        let status = job_status_filtered(job, &state.server_name, flavor, now, wanted.as_ref());
+        crate::status::with_depend(status, wanted.as_ref(), || crate::depend::depend_value(state, job))
+    };
     let user_ok = |owner: &str| query.users.is_empty() || query.users.iter().any(|user| user == owner);
     // Finished jobs show with -x, and in TORQUE for keep_completed seconds.
     let shown = |job: &Job| {

@@ -18,14 +18,21 @@ pub fn submit_job(
     now: i64,
     spec: JobSpec,
 ) -> ServerReply {
-    match build_job(state, requester, now, spec) {
-        Ok(job) => {
+    let admitted = build_job(state, requester, now, spec).and_then(|mut job| {
+        let admission = crate::depend::admit(state, requester, &mut job.spec)?;
+        crate::depend::hold_new(&mut job, &admission);
+        Ok((job, admission))
+    });
+    match admitted {
+        Ok((job, admission)) => {
             let id = job.id.to_string();
+            let key = job.id.key();
             state.next_seq = job.id.seq + 1;
             out.persist(StoreOp::InsertJob(Box::new(job.clone())));
             out.persist(StoreOp::SetNextSeq(state.next_seq));
             out.notice(NoticeKind::Queued, &job, now);
             state.insert_job(job);
+            crate::depend::submitted(state, out, key, admission, now);
             out.schedule = true;
             ServerReply::JobSubmitted { id }
         }

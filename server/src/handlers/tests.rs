@@ -16,7 +16,7 @@ pub(crate) fn requester(uid: u32) -> Requester {
     Requester { uid, gid: uid, user: format!("user{uid}") }
 }
 
-fn spec(resources: &[(&str, &str)]) -> JobSpec {
+pub(crate) fn spec(resources: &[(&str, &str)]) -> JobSpec {
     JobSpec {
         name: "job.sh".to_string(),
         script: "true\n".to_string(),
@@ -37,6 +37,7 @@ fn spec(resources: &[(&str, &str)]) -> JobSpec {
         account: None,
         submit_host: "login".to_string(),
         submit_args: "job.sh".to_string(),
+        depend: Vec::new(),
     }
 }
 

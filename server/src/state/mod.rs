@@ -48,6 +48,8 @@ pub struct ServerState {
     pub nodes: BTreeMap<String, Node>,
     /// The next job sequence number. Invariant: greater than every id ever handed out.
     pub next_seq: u64,
+    /// Who waits on whom (job dependencies), derived from the jobs' specs.
+    pub depend: crate::depend::Index,
 }
 
 impl ServerState {
@@ -63,6 +65,7 @@ impl ServerState {
             queued: BTreeSet::new(),
             nodes: BTreeMap::new(),
             next_seq: 1,
+            depend: Default::default(),
         }
     }
 
@@ -169,6 +172,7 @@ impl ServerState {
         let queued: BTreeSet<u64> =
             self.jobs.values().filter(|job| job.state == ::job::JobState::Queued).map(|job| job.id.key()).collect();
         assert_eq!(queued, self.queued, "queued index out of step with job states");
+        crate::depend::sanity_check(self);
         for node in self.nodes.values() {
             for (index, owner) in node.slot_owner.iter().enumerate() {
                 if let Some(key) = owner {

@@ -1,0 +1,429 @@
+//! Job dependencies (`qsub -W depend=`, pbs-reference 2.4): checking them at submit, holding a
+//! job (system hold `s`, state `H`) while they are unmet, releasing it when they are met, and
+//! deleting it (with its own dependents, down the chain) when they never can be. Also the
+//! `depend` value `qstat -f` shows. Pure functions over `ServerState` + `Outbox`; the handlers
+//! call [`job_changed`] where a job starts or ends.
+//!
+//! What is stored: only each job's `spec.depend` (as submitted, ids normalised). Everything
+//! else is derived, so a restarted server recomputes it ([`rebuild`]): which jobs wait on
+//! which ([`Index`]) and the `after*` dependencies a job received from other jobs' `before*`.
+//! Whether a dependency is met is read from the named job's state when it is evaluated. A
+//! named job purged from history counts as met: it ended before it could be purged, and its
+//! dependents were evaluated at that end (released or deleted), so only met conditions can
+//! still refer to it. One gap: [`rebuild`] recounts `on:N` from the jobs still stored, so a
+//! `before*` job purged from history before its target was released no longer counts after a
+//! restart.
+//!
+//! Must not: touch sockets or the store directly, or change a job's state other than through
+//! `ServerState::transition`.
+
+use crate::outbox::{NoticeKind, Outbox};
+use crate::state::{Job, Requester, ServerState};
+use crate::store::StoreOp;
+use job::depend::{merge, DependItem, DependKind};
+use job::{JobEvent, JobId, JobSpec, JobState};
+use proto::error::{ErrorCode, RequestError};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Who waits on whom; derived from the jobs' specs (see [`rebuild`]).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Index {
+    /// A job's key -> the keys of jobs with a dependency on it that may still be unmet.
+    /// Dropped when the job finishes (its dependents were evaluated then).
+    children: BTreeMap<u64, BTreeSet<u64>>,
+    /// A job's key -> the `after*` dependencies other jobs' `before*` gave it: (kind, key of
+    /// the job that named it).
+    registered: BTreeMap<u64, Vec<(DependKind, u64)>>,
+}
+
+/// What a job named in a dependency has done so far: the one place that says it. (An array
+/// parent's outcome, all its subjobs together, belongs here too.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Purged from history (it had ended).
+    Gone,
+    /// Not finished; `started` if it has run at least once (it may have been requeued).
+    Pending { started: bool },
+    /// Finished. `ok`: exit status 0. `dependency_held`: deleted before it ever ran while held
+    /// by a dependency, which OpenPBS treats as failing every kind of dependency on it.
+    Ended { started: bool, ok: bool, dependency_held: bool },
+}
+
+/// Whether one dependency is met.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Met,
+    Pending,
+    /// Can never be met: the dependent is deleted.
+    Never,
+}
+
+/// The outcome of job `key` so far.
+pub fn outcome(state: &ServerState, key: u64) -> Outcome {
+    let Some(job) = state.jobs.get(&key) else { return Outcome::Gone };
+    let started = job.run_count > 0 || job.times.stime.is_some();
+    if !job.state.is_finished() {
+        return Outcome::Pending { started };
+    }
+    Outcome::Ended {
+        started,
+        ok: job.exit_status == Some(0),
+        dependency_held: !started && job.hold_types.contains('s'),
+    }
+}
+
+/// Whether an `after*` dependency of `kind` on a job with `outcome` is met (a `before*` one
+/// never gates its own job: it is met).
+pub fn status(kind: DependKind, outcome: Outcome) -> Status {
+    use DependKind as K;
+    if !kind.is_after() {
+        return Status::Met;
+    }
+    let Outcome::Ended { started, ok, dependency_held } = outcome else {
+        return match outcome {
+            Outcome::Pending { started: true } if kind == K::After => Status::Met,
+            Outcome::Pending { .. } => Status::Pending,
+            _ => Status::Met,
+        };
+    };
+    let met = match kind {
+        K::After => started,
+        K::AfterOk => ok,
+        K::AfterNotOk => !ok,
+        _ => true,
+    };
+    if met && !dependency_held {
+        Status::Met
+    } else {
+        Status::Never
+    }
+}
+
+/// Like [`status`], for a job named at submit: OpenPBS judges a job that has already finished
+/// by its exit status alone (`after` and `afterany` are met by any end).
+fn status_at_submit(kind: DependKind, outcome: Outcome) -> Status {
+    match outcome {
+        Outcome::Ended { ok, .. } => match kind {
+            DependKind::AfterOk if !ok => Status::Never,
+            DependKind::AfterNotOk if ok => Status::Never,
+            _ => Status::Met,
+        },
+        _ => status(kind, outcome),
+    }
+}
+
+/// What [`admit`] decided for a new job.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Admission {
+    /// Some dependency is not met yet: the job starts held (`s`).
+    pub hold: bool,
+    /// A dependency can never be met: the job is created and deleted at once, as OpenPBS does.
+    pub never: Option<String>,
+    /// `before*` targets: (key of the job that gets the dependency, its `after*` kind).
+    pub registrations: Vec<(u64, DependKind)>,
+}
+
+/// Checks a new job's dependencies and normalises their ids (`12` -> `12.<server>`). Every
+/// named job must exist (`Unknown Job Id`); a `before*` target must belong to the submitter
+/// and must not have started (`Invalid Job Dependency`).
+pub fn admit(state: &ServerState, requester: &Requester, spec: &mut JobSpec) -> Result<Admission, RequestError> {
+    let mut admission = Admission::default();
+    for item in &mut spec.depend {
+        let DependItem::Jobs { kind, jobs } = item else {
+            admission.hold = true;
+            continue;
+        };
+        let mut kept: Vec<String> = Vec::new();
+        for text in jobs.iter() {
+            if let Some(id) = admit_one(state, requester, *kind, text, &mut admission)? {
+                if !kept.contains(&id) {
+                    kept.push(id);
+                }
+            }
+        }
+        *jobs = kept;
+    }
+    spec.depend.retain(|item| !matches!(item, DependItem::Jobs { jobs, .. } if jobs.is_empty()));
+    Ok(admission)
+}
+
+/// Checks one named job; returns its normalised id, or `None` if the dependency is met for
+/// good already (a finished job: dropped from the list, as OpenPBS does).
+fn admit_one(
+    state: &ServerState,
+    requester: &Requester,
+    kind: DependKind,
+    text: &str,
+    admission: &mut Admission,
+) -> Result<Option<String>, RequestError> {
+    let key = state.find_job(text)?;
+    let target = &state.jobs[&key];
+    let id = target.id.to_string();
+    let outcome = outcome(state, key);
+    if !kind.is_after() {
+        if target.owner_uid != requester.uid {
+            let message = format!("{}  {id}", ErrorCode::PermissionDenied.text());
+            return Err(RequestError::new(ErrorCode::PermissionDenied, message));
+        }
+        if matches!(outcome, Outcome::Pending { started: true }) {
+            let message = format!("{} {}:{id} has already started", ErrorCode::BadDepend.text(), kind.name());
+            return Err(RequestError::new(ErrorCode::BadDepend, message));
+        }
+        if target.state.is_finished() {
+            admission.never.get_or_insert_with(|| rejected(&id));
+        } else {
+            admission.registrations.push((key, kind.mirror()));
+        }
+        return Ok(Some(id));
+    }
+    match status_at_submit(kind, outcome) {
+        Status::Never => {
+            admission.never.get_or_insert_with(|| rejected(&id));
+        }
+        Status::Pending => admission.hold = true,
+        Status::Met if target.state.is_finished() => return Ok(None),
+        Status::Met => {}
+    }
+    Ok(Some(id))
+}
+
+/// OpenPBS's words when a job named at submit has already ended the wrong way.
+fn rejected(id: &str) -> String {
+    format!("Dependency request for job rejected by {id} Finished job did not satisfy dependency")
+}
+
+/// Applies [`Admission::hold`] to a job being created.
+pub fn hold_new(job: &mut Job, admission: &Admission) {
+    if admission.hold {
+        job.hold_types = with_hold(&job.hold_types, 's');
+        job.state = JobState::Held;
+    }
+}
+
+/// Records a new job's dependencies once it is in the state: indexes them, gives `before*`
+/// targets their `after*` dependency (holding them), and deletes the job at once if one can
+/// never be met.
+pub fn submitted(state: &mut ServerState, out: &mut Outbox, key: u64, admission: Admission, now: i64) {
+    index_job(state, key);
+    for (target, kind) in admission.registrations {
+        state.depend.registered.entry(target).or_default().push((kind, key));
+        state.depend.children.entry(key).or_default().insert(target);
+        hold_for_dependency(state, out, target, now);
+    }
+    if let Some(reason) = admission.never {
+        abort(state, out, key, reason, now);
+        // Jobs it just gave a `before*` dependency learn that it never ran.
+        job_changed(state, out, key, now);
+    }
+}
+
+/// A job started, ended, was deleted or requeued: re-evaluates the jobs waiting on it, and on
+/// down the chain for the ones deleted because of it.
+pub fn job_changed(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64) {
+    let mut work = vec![key];
+    while let Some(parent) = work.pop() {
+        let finished = state.jobs.get(&parent).is_none_or(|job| job.state.is_finished());
+        let children =
+            if finished { state.depend.children.remove(&parent) } else { state.depend.children.get(&parent).cloned() };
+        for child in children.unwrap_or_default() {
+            if evaluate(state, out, child, now) == Status::Never {
+                work.push(child);
+            }
+        }
+    }
+}
+
+/// Rebuilds the derived index from the jobs' specs (after loading them from the store).
+pub fn rebuild(state: &mut ServerState) {
+    state.depend = Index::default();
+    let keys: Vec<u64> = state.jobs.keys().copied().collect();
+    for key in keys {
+        index_job(state, key);
+        let befores: Vec<(DependKind, u64)> = waits_named(state, key)
+            .filter(|(kind, _, _)| !kind.is_after())
+            .map(|(kind, target, _)| (kind, target))
+            .collect();
+        for (kind, target) in befores {
+            state.depend.registered.entry(target).or_default().push((kind.mirror(), key));
+            if state.jobs.get(&target).is_some_and(|job| !job.state.is_finished()) {
+                state.depend.children.entry(key).or_default().insert(target);
+            }
+        }
+    }
+}
+
+/// The `depend` value `qstat -f` shows for `job`, in OpenPBS's form
+/// (`afterok:12.head@head,beforeok:14.head@head`; TORQUE flavor without `@server`): its
+/// dependencies not yet met, the `before*` ones it named, the `after*` ones other jobs gave
+/// it, the jobs waiting on it as `before*`, and what is left of `on:N`. `None` if empty.
+pub fn depend_value(state: &ServerState, job: &Job) -> Option<String> {
+    let key = job.id.key();
+    let suffix = match state.flavor {
+        crate::config::Flavor::Torque => String::new(),
+        _ => format!("@{}", state.server_name),
+    };
+    let mut items = Vec::new();
+    let mut add = |kind: DependKind, id: &str| {
+        merge(&mut items, DependItem::Jobs { kind, jobs: vec![format!("{id}{suffix}")] });
+    };
+    for (kind, parent, text) in waits_named(state, key) {
+        if !kind.is_after() || status(kind, outcome(state, parent)) != Status::Met {
+            add(kind, &text);
+        }
+    }
+    for (kind, parent) in state.depend.registered.get(&key).into_iter().flatten() {
+        if status(*kind, outcome(state, *parent)) != Status::Met {
+            add(*kind, &state.jobs.get(parent).map(|job| job.id.to_string()).unwrap_or_default());
+        }
+    }
+    for child in state.depend.children.get(&key).into_iter().flatten() {
+        for (kind, parent, _) in waits_named(state, *child) {
+            if parent == key && kind.is_after() {
+                add(kind.mirror(), &state.jobs[child].id.to_string());
+            }
+        }
+    }
+    if let Some(left) = on_left(state, job) {
+        merge(&mut items, DependItem::On(left));
+    }
+    (!items.is_empty()).then(|| job::depend::Display(&items).to_string())
+}
+
+/// Checks the index against the jobs (for tests): every job held by a dependency that is not
+/// met yet is listed under the job it waits on.
+pub fn sanity_check(state: &ServerState) {
+    for (key, job) in &state.jobs {
+        if job.state.is_finished() || job.state.is_active() {
+            continue;
+        }
+        for (kind, parent, text) in waits(state, *key) {
+            if kind.is_after() && status(kind, outcome(state, parent)) == Status::Pending {
+                let listed = state.depend.children.get(&parent).is_some_and(|children| children.contains(key));
+                assert!(listed, "{} waits on {text} but is not indexed under it", job.id);
+            }
+        }
+    }
+}
+
+/// A job's own dependencies as (kind, key of the named job, its id as stored).
+fn waits_named(state: &ServerState, key: u64) -> impl Iterator<Item = (DependKind, u64, String)> + '_ {
+    let items = state.jobs.get(&key).map(|job| job.spec.depend.as_slice()).unwrap_or_default();
+    items.iter().flat_map(move |item| match item {
+        DependItem::Jobs { kind, jobs } => jobs
+            .iter()
+            .filter_map(|text| JobId::parse(text, &state.server_name).ok().map(|id| (*kind, id.key(), text.clone())))
+            .collect(),
+        DependItem::On(_) => Vec::new(),
+    })
+}
+
+/// Everything job `key` waits on: its own `after*` dependencies and the registered ones.
+fn waits(state: &ServerState, key: u64) -> Vec<(DependKind, u64, String)> {
+    let mut all: Vec<_> = waits_named(state, key).filter(|(kind, _, _)| kind.is_after()).collect();
+    for (kind, parent) in state.depend.registered.get(&key).into_iter().flatten() {
+        let text = state.jobs.get(parent).map(|job| job.id.to_string()).unwrap_or_default();
+        all.push((*kind, *parent, text));
+    }
+    all
+}
+
+/// What is left of a job's `on:N` (N minus the `before*` registrations it received).
+fn on_left(state: &ServerState, job: &Job) -> Option<u32> {
+    let wanted = job.spec.depend.iter().find_map(|item| match item {
+        DependItem::On(count) => Some(*count),
+        DependItem::Jobs { .. } => None,
+    })?;
+    let got = state.depend.registered.get(&job.id.key()).map_or(0, Vec::len) as u32;
+    Some(wanted.saturating_sub(got)).filter(|left| *left > 0)
+}
+
+/// Lists a not-finished job under every job its own `after*` dependencies name.
+fn index_job(state: &mut ServerState, key: u64) {
+    if state.jobs.get(&key).is_none_or(|job| job.state.is_finished()) {
+        return;
+    }
+    let parents: Vec<u64> =
+        waits_named(state, key).filter(|(kind, _, _)| kind.is_after()).map(|(_, parent, _)| parent).collect();
+    for parent in parents {
+        state.depend.children.entry(parent).or_default().insert(key);
+    }
+}
+
+/// Evaluates one waiting job: releases its system hold if everything is met, deletes it if
+/// something never can be. Returns what it found.
+fn evaluate(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64) -> Status {
+    let Some(job) = state.jobs.get(&key) else { return Status::Met };
+    if !matches!(job.state, JobState::Queued | JobState::Held | JobState::Waiting) {
+        return Status::Met;
+    }
+    let mut verdict = if on_left(state, job).is_some() { Status::Pending } else { Status::Met };
+    for (kind, parent, text) in waits(state, key) {
+        match status(kind, outcome(state, parent)) {
+            Status::Never => {
+                abort(state, out, key, format!("Job deleted as result of dependency on job {text}"), now);
+                return Status::Never;
+            }
+            Status::Pending => verdict = Status::Pending,
+            Status::Met => {}
+        }
+    }
+    if verdict == Status::Met {
+        release(state, out, key, now);
+    }
+    verdict
+}
+
+/// Clears the system hold of a job whose dependencies are all met (state `Q` unless other
+/// holds remain).
+fn release(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64) {
+    let job = &state.jobs[&key];
+    if !job.hold_types.contains('s') {
+        return;
+    }
+    let left: String = job.hold_types.chars().filter(|c| *c != 's' && *c != 'n').collect();
+    let event = if left.is_empty() { JobEvent::Release } else { JobEvent::Hold };
+    if state.transition(key, event, now).is_err() {
+        return;
+    }
+    let job = state.jobs.get_mut(&key).expect("job exists");
+    job.hold_types = if left.is_empty() { "n".to_string() } else { left };
+    tracing::info!(job_id = %job.id, "dependencies met, system hold released");
+    out.persist(StoreOp::UpdateJob(job.clone()));
+    out.schedule = true;
+}
+
+/// Gives a job a system hold for a dependency it just received (a `before*` registration).
+fn hold_for_dependency(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64) {
+    let job = &state.jobs[&key];
+    if job.hold_types.contains('s') || state.transition(key, JobEvent::Hold, now).is_err() {
+        return;
+    }
+    let job = state.jobs.get_mut(&key).expect("job exists");
+    job.hold_types = with_hold(&job.hold_types, 's');
+    out.persist(StoreOp::UpdateJob(job.clone()));
+}
+
+/// Deletes a waiting job whose dependency can never be met (state `F`, the reason as its
+/// comment), as the server does on its own behalf.
+fn abort(state: &mut ServerState, out: &mut Outbox, key: u64, reason: String, now: i64) {
+    if state.transition(key, JobEvent::Delete, now).is_err() {
+        return;
+    }
+    let job = state.jobs.get_mut(&key).expect("job exists");
+    job.times.obittime = Some(now);
+    tracing::info!(job_id = %job.id, reason = %reason, "deleted: dependency can never be met");
+    job.comment = Some(reason);
+    out.persist(StoreOp::UpdateJob(job.clone()));
+    out.notice(NoticeKind::Aborted, job, now);
+}
+
+/// `Hold_Types` with `kind` added (letters sorted, as qhold keeps them).
+fn with_hold(hold_types: &str, kind: char) -> String {
+    let mut held: Vec<char> = hold_types.chars().filter(|c| *c != 'n' && *c != kind).collect();
+    held.push(kind);
+    held.sort_unstable();
+    held.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests;
