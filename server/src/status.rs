@@ -161,7 +161,7 @@ pub fn node_status(node: &Node, server_name: &str) -> NodeStatus {
     if !node.properties.is_empty() {
         attrs.push(Attr::new("properties", node.properties.join(",")));
     }
-    if let Some(comment) = &node.comment {
+    if let Some(comment) = node.operator_comment.as_ref().or(node.comment.as_ref()) {
         attrs.push(Attr::new("comment", comment));
     }
     attrs.push(Attr::new("last_state_change_time", node.last_state_change.to_string()));

@@ -69,10 +69,8 @@ const HOLD_ORDER: &str = "soup";
 /// `current` with the letters of `change` added (`hold`) or removed, in OpenPBS's order; `n`
 /// when none is left. `n` in `change` changes nothing.
 pub fn merge_holds(current: &str, change: &str, hold: bool) -> String {
-    let merged: String = HOLD_ORDER
-        .chars()
-        .filter(|kind| if change.contains(*kind) { hold } else { current.contains(*kind) })
-        .collect();
+    let merged: String =
+        HOLD_ORDER.chars().filter(|kind| if change.contains(*kind) { hold } else { current.contains(*kind) }).collect();
     if merged.is_empty() {
         "n".to_string()
     } else {
