@@ -30,6 +30,9 @@ pub fn job_status_filtered(job: &Job, server_name: &str, flavor: Flavor, wanted:
     out.add("job_state", || job.state.letter().to_string());
     out.add("queue", || job.queue.clone());
     out.add("server", || server_name.to_string());
+    if let Some(account) = &job.spec.account {
+        out.add("Account_Name", || account.clone());
+    }
     out.add("Checkpoint", || "u".to_string());
     out.add("ctime", || job.times.ctime.to_string());
     out.add("Error_Path", || job.error_path.clone());
