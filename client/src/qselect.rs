@@ -251,7 +251,8 @@ fn run(selection: &Selection, destination: Option<String>) -> u8 {
         }
     };
     if let Some(error) = errors.last() {
-        eprintln!("qselect: {}", error.message);
+        // OpenPBS's qselect prints the server's error text alone (`qselect: Unknown queue`).
+        eprintln!("qselect: {}", error.code.text());
         return exit::for_error(error.code);
     }
     let mut out = String::new();
