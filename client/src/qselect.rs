@@ -1,5 +1,5 @@
-//! `qselect`: print the ids of the jobs that match criteria, one per line (OpenPBS options,
-//! pbs-reference 8 and OpenPBS's `qselect.1B`). Sends `StatusJob` for the attributes the
+//! `qselect`: print the ids of the jobs that match criteria, one per line (OpenPBS options, and
+//! TORQUE's `-e` and state `C`; OpenPBS's `qselect.1B`). Sends `StatusJob` for the attributes the
 //! criteria need (handled by `server/src/handlers/status_job.rs`; `-q` becomes the request's
 //! destination, so an unknown queue is the server's error) and filters with the pure
 //! predicate in `select.rs`. Nothing matched: no output, exit 0. Malformed criteria:
@@ -22,6 +22,9 @@ struct Args {
     execution: Vec<String>,
     #[arg(short = 'A')]
     account: Vec<String>,
+    /// TORQUE: jobs in execution queues only (every queue here is one).
+    #[arg(short = 'e')]
+    exec_only: bool,
     /// `[.op.]interval`: Checkpoint.
     #[arg(short = 'c')]
     checkpoint: Vec<String>,
@@ -155,7 +158,7 @@ fn selection(args: &Args, now: i64) -> Result<(Selection, Option<String>), BadCr
     for text in &args.states {
         let (op, letters) = select::split_op(text);
         let letters = letters.trim();
-        if letters.is_empty() || !letters.chars().all(|c| "BEFHMQRSTUWX".contains(c)) {
+        if letters.is_empty() || !letters.chars().all(|c| "BCEFHMQRSTUWX".contains(c)) {
             return Err(Illegal('s'));
         }
         tests.push(Test::States { op, letters: letters.to_string() });
