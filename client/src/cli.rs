@@ -14,7 +14,40 @@ pub fn parse_from<T: clap::Parser>(command: &str, usage: &str, args: &[String]) 
             print!("{error}");
             Err(exit::exit(exit::SUCCESS))
         }
-        Err(error) => Err(usage_error(command, usage, &error.to_string())),
+        Err(error) => match getopt_message(&error) {
+            Some(message) if message.is_empty() => {
+                eprintln!("{usage}");
+                Err(exit::exit(exit::USAGE))
+            }
+            Some(message) => Err(usage_error(command, usage, &message)),
+            None => Err(usage_error(command, usage, &error.to_string())),
+        },
+    }
+}
+
+/// What the PBS commands (getopt) print for some parse errors: `invalid option -- 'Z'` for an
+/// unknown option letter, `option requires an argument -- 'l'` for a missing value, and
+/// nothing but the usage for missing operands. `None`: use clap's message.
+fn getopt_message(error: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let invalid = match error.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(text)) => Some(text.clone()),
+        _ => None,
+    };
+    let letter = |text: &str| {
+        let rest = text.strip_prefix('-').filter(|rest| !rest.starts_with('-'))?;
+        rest.chars().next()
+    };
+    match error.kind() {
+        ErrorKind::MissingRequiredArgument => Some(String::new()),
+        ErrorKind::UnknownArgument => letter(&invalid?).map(|c| format!("invalid option -- '{c}'")),
+        ErrorKind::InvalidValue | ErrorKind::NoEquals => {
+            let text = invalid?;
+            let c = letter(text.split_whitespace().next().unwrap_or(&text))?;
+            let empty = error.get(ContextKind::InvalidValue).is_some_and(|value| value.to_string().is_empty());
+            empty.then(|| format!("option requires an argument -- '{c}'"))
+        }
+        _ => None,
     }
 }
 
@@ -38,4 +71,31 @@ pub fn connect(command: &str) -> Result<Connection, u8> {
         eprintln!("{command}: {error}");
         error.exit_code()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::getopt_message;
+    use clap::Parser;
+
+    #[derive(Parser, Debug)]
+    struct Demo {
+        #[arg(short = 'l')]
+        list: Option<String>,
+        #[arg(required = true)]
+        ids: Vec<String>,
+    }
+
+    fn message(args: &[&str]) -> Option<String> {
+        let error = Demo::try_parse_from(std::iter::once("demo").chain(args.iter().copied())).unwrap_err();
+        getopt_message(&error)
+    }
+
+    #[test]
+    fn getopt_texts() {
+        assert_eq!(message(&["-Z", "1"]).as_deref(), Some("invalid option -- 'Z'"));
+        assert_eq!(message(&["1", "-l"]).as_deref(), Some("option requires an argument -- 'l'"));
+        assert_eq!(message(&[]).as_deref(), Some(""), "missing operands: usage only");
+        assert_eq!(message(&["--bogus", "1"]), None, "long options keep clap's text");
+    }
 }

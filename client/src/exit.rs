@@ -3,7 +3,7 @@
 //! | code | meaning |
 //! |---|---|
 //! | 0 | success |
-//! | 1 | generic failure: bad script, directive error, unexpected reply |
+//! | 1 | generic failure: bad script, directive error, unexpected reply; any pbsnodes failure (as OpenPBS) |
 //! | 2 | usage error (bad option or option value, conflicting options) |
 //! | 3 | cannot reach the server (no pbs.conf, no socket, server not running) |
 //! | other | the server refused the request: its PBS error number modulo 256, e.g. 153 Unknown Job Id, 159 Unauthorized Request, 188 resource limits, 170 Unknown queue |

@@ -15,6 +15,8 @@ pub mod output;
 pub mod pbsnodes;
 pub mod qdel;
 pub mod qhold;
+pub mod qselect;
 pub mod qstat;
 pub mod qsub;
 pub mod qsub_env;
+pub mod select;

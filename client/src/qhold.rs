@@ -1,4 +1,4 @@
-//! `qhold` and `qrls`: set and release holds (`-h u|o|s`, default `u`). Send `HoldJob` /
+//! `qhold` and `qrls`: set and release holds (`-h` any of `u o s p n`, default `u`). Send `HoldJob` /
 //! `ReleaseJob` (handled by `server/src/handlers/hold_job.rs`). Also the shared
 //! request-over-ids helper used by qdel.
 
@@ -11,7 +11,7 @@ use std::process::ExitCode;
 #[derive(Parser, Debug)]
 #[command(disable_help_flag = true, disable_version_flag = true)]
 struct Args {
-    /// Hold types: u (user), o (operator), s (system).
+    /// Hold types: u (user), o (operator), s (system), p (bad password), n (none).
     #[arg(short = 'h', default_value = "u")]
     hold_types: String,
     #[arg(long = "help", action = clap::ArgAction::Help)]
@@ -23,17 +23,27 @@ struct Args {
 /// Entry point of `qhold` (`hold = true`) and `qrls`.
 pub fn main(hold: bool) -> ExitCode {
     let command = if hold { "qhold" } else { "qrls" };
-    let usage = format!("usage: {command} [-h hold_list] job_identifier ...");
+    let usage = format!("usage: {command} [-h hold_list] job_identifier...");
     let args: Args = match crate::cli::parse(command, &usage) {
         Ok(args) => args,
         Err(code) => return code,
     };
+    if !valid_hold_list(&args.hold_types) {
+        eprintln!("{command}: illegal -h value");
+        eprintln!("{usage}");
+        return exit::exit(exit::USAGE);
+    }
     let request = if hold {
-        ClientRequest::HoldJob { ids: args.ids, hold_types: args.hold_types }
+        ClientRequest::HoldJob { ids: args.ids, hold_types: args.hold_types.trim().to_string() }
     } else {
-        ClientRequest::ReleaseJob { ids: args.ids, hold_types: args.hold_types }
+        ClientRequest::ReleaseJob { ids: args.ids, hold_types: args.hold_types.trim().to_string() }
     };
     exit::exit(send_for_ids(command, request))
+}
+
+/// Whether `list` is a hold list OpenPBS accepts: one or more of `u o s p n`.
+pub fn valid_hold_list(list: &str) -> bool {
+    !list.trim().is_empty() && list.trim().chars().all(|c| "uospn".contains(c))
 }
 
 /// Sends a request over several ids and reports per-id errors as `<command>: <message>`.
@@ -63,6 +73,21 @@ pub fn send_for_ids(command: &str, request: ClientRequest) -> u8 {
         Err(error) => {
             eprintln!("{command}: {error}");
             error.exit_code()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::valid_hold_list;
+
+    #[test]
+    fn hold_lists() {
+        for good in ["u", "uos", "p", "n", " s"] {
+            assert!(valid_hold_list(good), "{good}");
+        }
+        for bad in ["", "x", "u,o", "U"] {
+            assert!(!valid_hold_list(bad), "{bad}");
         }
     }
 }

@@ -1,5 +1,6 @@
-//! `qstat`: job status in the default, alternate (`-a -n -1 -s -u`), full (`-f`) and JSON
-//! (`-f -F json`) displays, with history (`-x`). Sends `StatusJob` (handled by
+//! `qstat`: job status in the default, alternate (`-a -n -1 -s -u`, and `-i` not running, `-r`
+//! running, `-H` finished only), full (`-f`) and JSON (`-f -F json`) displays, with history
+//! (`-x`). Sends `StatusJob` (handled by
 //! `server/src/handlers/status_job.rs`). Known jobs go to stdout, one error line per unknown
 //! id to stderr, and the exit code is the last error's (pbs-reference 6.7).
 //!
@@ -39,6 +40,15 @@ struct Args {
     /// Alternate display with each job's comment.
     #[arg(short = 's')]
     comment: bool,
+    /// Alternate display of jobs that are not running (states E H Q T W).
+    #[arg(short = 'i')]
+    not_running: bool,
+    /// Alternate display of running or suspended jobs (states R S).
+    #[arg(short = 'r')]
+    running: bool,
+    /// Alternate display of finished jobs only (states F M X; history).
+    #[arg(short = 'H')]
+    finished: bool,
     /// Only these users' jobs (comma separated), alternate display.
     #[arg(short = 'u')]
     users: Option<String>,
@@ -64,14 +74,19 @@ pub fn main() -> ExitCode {
         if format != "json" {
             return usage(&format!("unsupported -F format {format:?}: only json is supported"));
         }
-        if !args.full || args.alternate || args.nodes || args.comment {
+        if !args.full || alternate(&args) {
             return usage("conflicting options.");
         }
+    }
+    let displays = [args.alternate, args.not_running, args.running, args.finished];
+    if displays.iter().filter(|chosen| **chosen).count() > 1 {
+        return usage("conflicting options.");
     }
     exit::exit(run(&args))
 }
 
-const USAGE: &str = "usage: qstat [-a] [-n [-1]] [-s] [-u user] [-c] [-x] [-f [-F json] [-1]] [job_id|queue ...]";
+const USAGE: &str =
+    "usage: qstat [-a|-i|-r|-H] [-n [-1]] [-s] [-u user] [-c] [-x] [-f [-F json] [-1]] [job_id|queue ...]";
 
 fn usage(message: &str) -> ExitCode {
     crate::cli::usage_error("qstat", USAGE, message)
@@ -113,7 +128,26 @@ fn xml_wanted(args: &Args, flavor: Flavor) -> bool {
 }
 
 fn alternate(args: &Args) -> bool {
-    args.alternate || args.nodes || args.comment || args.users.is_some()
+    args.alternate
+        || args.nodes
+        || args.comment
+        || args.users.is_some()
+        || args.not_running
+        || args.running
+        || args.finished
+}
+
+/// The state letters `-i`, `-r` or `-H` keep (OpenPBS's lists); `None` keeps every job.
+fn state_filter(args: &Args) -> Option<&'static str> {
+    if args.not_running {
+        Some("EHQTW")
+    } else if args.running {
+        Some("RS")
+    } else if args.finished {
+        Some("MFX")
+    } else {
+        None
+    }
 }
 
 fn run(args: &Args) -> u8 {
@@ -125,7 +159,7 @@ fn run(args: &Args) -> u8 {
         args.users.iter().flat_map(|list| list.split(',')).map(|user| user.trim().to_string()).collect();
     let mut request = ClientRequest::StatusJob {
         selectors: args.selectors.clone(),
-        history: args.history,
+        history: args.history || args.finished,
         users,
         attrs: wanted(args),
     };
@@ -157,6 +191,11 @@ fn run(args: &Args) -> u8 {
         jobs.retain(|job| job.get("job_state") != Some("C"));
     }
     let torque = flavor == Flavor::Torque;
+    // As in OpenPBS, the state filters choose among listed jobs; a job asked for by id is shown.
+    let by_id = args.selectors.iter().any(|selector| selector.starts_with(|c: char| c.is_ascii_digit()));
+    if let Some(letters) = state_filter(args).filter(|_| !by_id) {
+        jobs.retain(|job| job.get("job_state").is_some_and(|state| !state.is_empty() && letters.contains(state)));
+    }
     let text = if args.format.is_some() {
         output::qstat_json(&server, &jobs, epoch_now(), env!("CARGO_PKG_VERSION"))
     } else if xml_wanted(args, flavor) {

@@ -59,7 +59,11 @@ pub fn main() -> ExitCode {
 impl QsubOpts {
     fn command_usage() -> String {
         use clap::CommandFactory;
-        QsubOpts::command().render_usage().to_string()
+        let usage = QsubOpts::command().render_usage().to_string();
+        match usage.strip_prefix("Usage:") {
+            Some(rest) => format!("usage:{rest}"),
+            None => usage,
+        }
     }
 }
 
@@ -105,11 +109,12 @@ pub fn run(cli: QsubOpts, command: Option<Vec<String>>, typed_args: &[String]) -
         eprintln!("qsub: warning: {warning}");
     }
     for value in &cli.resources {
-        let pairs = check_resources(value).map_err(|error| caret_failure(exit::USAGE, None, &error))?;
+        let pairs = check_resources(value).map_err(|error| command_line_failure(&error))?;
         merge_override(&mut resources, &pairs);
     }
     check_depend(&cli.extra).map_err(|message| fail(exit::USAGE, message))?;
     overlay(&mut opts, cli);
+    check_extra(&opts.extra)?;
     if let Err(error) = ResourceRequest::from_list(&resources) {
         if !error.unknown_resource {
             return Err(fail(exit::FAILURE, format!("illegal -l value: {}", error.message)));
@@ -145,6 +150,56 @@ fn check_depend(extra: &[String]) -> Result<(), String> {
 /// Errors that only concern combining resources, which a single `-l` line may not show.
 fn is_combination_error(error: &ResourceError) -> bool {
     error.message.contains("cannot be used with")
+}
+
+/// A `-l` error on the command line: a bad value is OpenPBS's `Illegal attribute or resource
+/// value Resource_List.<name>` with that error's exit code (166); anything else is a syntax
+/// error shown with a caret, exit 2.
+fn command_line_failure(error: &ResourceError) -> Failure {
+    let bad_value = proto::ErrorCode::BadAttributeValue;
+    if error.message.starts_with(bad_value.text()) {
+        fail(bad_value.exit_code(), error.message.clone())
+    } else {
+        caret_failure(exit::USAGE, None, error)
+    }
+}
+
+/// The `-W` attributes OpenPBS and TORQUE accept (`depend` is refused as unsupported before).
+const W_ATTRIBUTES: [&str; 14] = [
+    "depend",
+    "group_list",
+    "stagein",
+    "stageout",
+    "umask",
+    "block",
+    "run_count",
+    "sandbox",
+    "interactive",
+    "release_nodes_on_stageout",
+    "tolerate_node_failures",
+    "pwd",
+    "x",
+    "suppress_email",
+];
+
+/// Checks `-W name=value` items: not `name=value` is OpenPBS's `illegal -W value` (exit 2); an
+/// attribute qsub does not know is `Undefined attribute <name>` (PBSE_NOATTR).
+fn check_extra(items: &[String]) -> Result<(), Failure> {
+    for item in items {
+        match item.split_once('=') {
+            Some((name, value)) if !name.trim().is_empty() && !value.is_empty() => {
+                if !W_ATTRIBUTES.contains(&name.trim()) {
+                    let code = proto::ErrorCode::NoAttribute;
+                    return Err(fail(code.exit_code(), format!("{} {}", code.text(), name.trim())));
+                }
+            }
+            _ => {
+                let usage = QsubOpts::command_usage();
+                return Err(Failure { message: "illegal -W value".into(), detail: Some(usage), code: exit::USAGE });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `illegal -l value <reason>:` (after an optional header line naming the directive), then the

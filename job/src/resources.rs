@@ -20,6 +20,8 @@ mod tests;
 
 pub use list::parse_list;
 pub use merge::{merge_directive_lists, merge_override};
+/// The resource names a job may ask for; anything else is `Unknown resource`.
+pub use request::KNOWN as KNOWN_RESOURCES;
 
 /// A `-l` list error: names the bad token and where it is in the input (0-based column).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]

@@ -42,6 +42,16 @@ pub enum ClientRequest {
     ReleaseJob { ids: Vec<String>, hold_types: String },
     /// pbsnodes; empty `names` = all nodes.
     StatusNode { names: Vec<String> },
+    /// pbsnodes `-o`, `-r`/`-c`, `-C`/`-N` (managers): take nodes out of service or back,
+    /// and set or clear (empty text) the operator's comment.
+    ManageNode {
+        names: Vec<String>,
+        /// `Some(true)` marks the nodes offline, `Some(false)` clears offline.
+        #[serde(default)]
+        offline: Option<bool>,
+        #[serde(default)]
+        comment: Option<String>,
+    },
 }
 
 /// The server's answer.

@@ -75,6 +75,12 @@ async fn dispatch(shared: &Shared, requester: &Requester, request: ClientRequest
                 })
                 .await
         }
+        ClientRequest::ManageNode { names, offline, comment } => {
+            let change = handlers::manage_node::Change { offline, comment };
+            shared
+                .apply(|state, out| handlers::manage_node::manage_node(state, out, requester, now(), &names, &change))
+                .await
+        }
     }
 }
 

@@ -49,6 +49,7 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
     for stored in loaded.nodes {
         let mut node = state::Node::new(&stored.name, stored.np, stored.mem_bytes, stored.ngpus, stored.properties, 0);
         node.offline = stored.offline;
+        node.operator_comment = stored.comment;
         state.nodes.insert(stored.name, node);
     }
     for name in state.nodes.keys().cloned().collect::<Vec<_>>() {

@@ -39,6 +39,9 @@ pub fn job_status_filtered(
     out.add("job_state", || flavor::state_letter(flavor, job.state).to_string());
     out.add("queue", || job.queue.clone());
     out.add("server", || server_name.to_string());
+    if let Some(account) = &job.spec.account {
+        out.add("Account_Name", || account.clone());
+    }
     out.add("Checkpoint", || "u".to_string());
     out.add("ctime", || job.times.ctime.to_string());
     out.add("Error_Path", || job.error_path.clone());
@@ -245,7 +248,7 @@ pub fn node_status(node: &Node, server_name: &str) -> NodeStatus {
     if !node.properties.is_empty() {
         attrs.push(Attr::new("properties", node.properties.join(",")));
     }
-    if let Some(comment) = &node.comment {
+    if let Some(comment) = node.operator_comment.as_ref().or(node.comment.as_ref()) {
         attrs.push(Attr::new("comment", comment));
     }
     attrs.push(Attr::new("last_state_change_time", node.last_state_change.to_string()));

@@ -13,7 +13,7 @@
 //! - [`alternate`]: `qstat -a`, `-n`, `-1`, `-s` (6.2, 6.3);
 //! - [`full`]: `qstat -f` (6.4);
 //! - [`json`]: `qstat -f -F json` (6.5), printed by [`cjson`] in cJSON's layout;
-//! - [`nodes`]: `pbsnodes -a` (8.4);
+//! - [`nodes`]: `pbsnodes -a` and `-l` (8.4);
 //! - [`torque`]: the TORQUE layouts of the default and alternate tables (6.1, 6.2);
 //! - [`xml`]: `qstat -x` in the torque flavor, TORQUE's XML (6.6);
 //! - [`columns`], [`time`]: shared cell and time-stamp helpers.
@@ -41,7 +41,7 @@ pub use columns::{short_job_id, truncate};
 pub use default::qstat_default;
 pub use full::{qstat_full, qstat_full_flavored_with, qstat_full_with};
 pub use json::{qstat_json, qstat_json_with};
-pub use nodes::{pbsnodes_full, pbsnodes_full_with};
+pub use nodes::{pbsnodes_full, pbsnodes_full_with, pbsnodes_marked};
 pub use time::{ctime_text, ctime_text_utc, TimeText};
 pub use torque::{qstat_alternate_torque, qstat_default_torque};
 pub use xml::qstat_xml;

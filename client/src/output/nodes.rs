@@ -1,4 +1,5 @@
-//! `pbsnodes -a` and `pbsnodes <node>...` (OpenPBS flavor, PBS reference section 8.4):
+//! `pbsnodes -a`, `pbsnodes <node>...` and `pbsnodes -l` (OpenPBS flavor, PBS reference
+//! section 8.4):
 //!
 //! ```text
 //! node1
@@ -33,6 +34,35 @@ pub fn pbsnodes_full_with(nodes: &[NodeStatus], time: TimeText) -> String {
             out.push_str(&format!("     {name} = {value}\n"));
         }
         out.push('\n');
+    }
+    out
+}
+
+/// `pbsnodes -l`: one line per node, `%-20s %s %s` (name, state, comment; OpenPBS prints the
+/// blank before an empty comment too). Without `named` only nodes that are down or offline;
+/// `states` (TORQUE filters such as `free`, `down`, `offline`, `up`, `active`, `all`) narrows or
+/// widens that choice.
+pub fn pbsnodes_marked(nodes: &[NodeStatus], states: &[&str], named: bool) -> String {
+    let mut out = String::new();
+    for node in nodes {
+        let state = node.get("state").unwrap_or("");
+        let has = |word: &str| state.split(',').any(|part| part == word);
+        let marked = has("down") || has("offline");
+        let chosen = if states.is_empty() {
+            named || marked
+        } else {
+            states.iter().any(|wanted| match *wanted {
+                "all" => true,
+                "up" => !has("down"),
+                "active" => has("job-busy") || has("job-exclusive"),
+                "busy" => has("busy") || has("job-busy"),
+                other => has(other),
+            })
+        };
+        if chosen {
+            let comment = node.get("comment").unwrap_or("");
+            out.push_str(&format!("{:<20} {state} {comment}\n", node.name));
+        }
     }
     out
 }
@@ -79,5 +109,33 @@ node1
     #[test]
     fn snapshot_server_nodes() {
         insta::assert_snapshot!(pbsnodes_full_with(&samples::server_nodes(), ctime_text_utc));
+    }
+
+    #[test]
+    fn marked_nodes_with_their_comment() {
+        let node = |name: &str, state: &str, comment: Option<&str>| {
+            let mut attrs = vec![job::Attr::new("state", state)];
+            if let Some(comment) = comment {
+                attrs.push(job::Attr::new("comment", comment));
+            }
+            NodeStatus { name: name.to_string(), attrs }
+        };
+        let nodes = vec![
+            node("node1", "free", None),
+            node("node2", "offline", Some("disk swap")),
+            node("node3", "down,offline", Some("node down: mom lost")),
+            node("a-very-long-node-name-x", "down", None),
+        ];
+        insta::assert_snapshot!(pbsnodes_marked(&nodes, &[], false), @r"
+        node2                offline disk swap
+        node3                down,offline node down: mom lost
+        a-very-long-node-name-x down 
+        ");
+        assert_eq!(pbsnodes_marked(&nodes, &["free"], false), "node1                free \n");
+        assert_eq!(
+            pbsnodes_marked(&nodes, &[], true).lines().count(),
+            4,
+            "named nodes are listed whatever their state"
+        );
     }
 }

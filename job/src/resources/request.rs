@@ -10,7 +10,7 @@ use crate::size::Size;
 use std::collections::BTreeMap;
 
 /// Resource names we know; anything else is `Unknown resource`.
-const KNOWN: [&str; 17] = [
+pub const KNOWN: [&str; 17] = [
     "walltime", "cput", "mem", "vmem", "pmem", "pvmem", "ncpus", "ngpus", "nodes", "procs", "select", "place",
     "software", "arch", "host", "nodect", "file",
 ];

@@ -1,6 +1,8 @@
-//! `HoldJob` (qhold) and `ReleaseJob` (qrls). Holds are kept in `Hold_Types`; a queued job with
-//! any hold is `H`, and returns to `Q` when the last one is released. Users may set and clear
-//! only `u` holds; `o` and `s` need a manager.
+//! `HoldJob` (qhold) and `ReleaseJob` (qrls). Holds are kept in `Hold_Types` (`n`, or the set
+//! letters in OpenPBS's order `s o u p`); a queued job with any hold is `H`, and returns to `Q`
+//! when the last one is released; a running job keeps running with the hold recorded. Users may
+//! set and clear only `u` holds; `o` (operator), `s` (system) and `p` (bad password) need a
+//! manager (operators are managers here); `n` sets or clears nothing.
 
 use crate::outbox::Outbox;
 use crate::state::{Requester, ServerState};
@@ -19,7 +21,7 @@ pub fn hold_job(
     hold_types: &str,
     hold: bool,
 ) -> ServerReply {
-    if hold_types.is_empty() || !hold_types.chars().all(|c| "uos".contains(c)) {
+    if hold_types.is_empty() || !hold_types.chars().all(|c| HOLD_ORDER.contains(c) || c == 'n') {
         let message = format!("{} Hold_Types {hold_types}", ErrorCode::BadAttributeValue.text());
         return ServerReply::Error(RequestError::new(ErrorCode::BadAttributeValue, message));
     }
@@ -39,7 +41,7 @@ fn hold_one(
     let key = state.find_job(text)?;
     let id = state.jobs[&key].id.clone();
     let job = &state.jobs[&key];
-    let needs_manager = hold_types != "u";
+    let needs_manager = hold_types.chars().any(|c| "osp".contains(c));
     if !state.may_modify(requester, job.owner_uid) || (needs_manager && !state.is_manager(requester)) {
         return Err(RequestError::new(
             ErrorCode::PermissionDenied,
@@ -49,28 +51,45 @@ fn hold_one(
     if job.state == JobState::Finished {
         return Err(RequestError::with_detail(ErrorCode::JobFinished, &id));
     }
-    let mut held: Vec<char> = job.hold_types.chars().filter(|c| *c != 'n').collect();
-    for kind in hold_types.chars() {
-        if hold && !held.contains(&kind) {
-            held.push(kind);
-        } else if !hold {
-            held.retain(|existing| *existing != kind);
-        }
-    }
-    held.sort_unstable();
-    let event = if hold {
-        JobEvent::Hold
-    } else if held.is_empty() {
-        JobEvent::Release
-    } else {
-        JobEvent::Hold
-    };
+    let held = merge_holds(&job.hold_types, hold_types, hold);
+    let event = if held == "n" { JobEvent::Release } else { JobEvent::Hold };
     state.transition(key, event, now).map_err(|_| RequestError::with_detail(ErrorCode::BadState, &id))?;
     let job = state.jobs.get_mut(&key).expect("job exists");
-    job.hold_types = if held.is_empty() { "n".to_string() } else { held.into_iter().collect() };
+    job.hold_types = held;
     out.persist(StoreOp::UpdateJob(job.clone()));
-    if !hold {
+    if state.jobs[&key].state == JobState::Queued {
         out.schedule = true;
     }
     Ok(())
+}
+
+/// The letters `Hold_Types` can hold, in the order OpenPBS prints them.
+const HOLD_ORDER: &str = "soup";
+
+/// `current` with the letters of `change` added (`hold`) or removed, in OpenPBS's order; `n`
+/// when none is left. `n` in `change` changes nothing.
+pub fn merge_holds(current: &str, change: &str, hold: bool) -> String {
+    let merged: String =
+        HOLD_ORDER.chars().filter(|kind| if change.contains(*kind) { hold } else { current.contains(*kind) }).collect();
+    if merged.is_empty() {
+        "n".to_string()
+    } else {
+        merged
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merge_holds;
+
+    #[test]
+    fn holds_merge_in_openpbs_order() {
+        assert_eq!(merge_holds("n", "u", true), "u");
+        assert_eq!(merge_holds("u", "so", true), "sou");
+        assert_eq!(merge_holds("sou", "o", false), "su");
+        assert_eq!(merge_holds("u", "u", false), "n");
+        assert_eq!(merge_holds("u", "n", true), "u");
+        assert_eq!(merge_holds("n", "n", false), "n");
+        assert_eq!(merge_holds("up", "up", false), "n");
+    }
 }

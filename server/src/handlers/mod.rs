@@ -6,6 +6,7 @@ pub mod delete_job;
 pub mod hold_job;
 pub mod job_ended;
 pub mod job_started;
+pub mod manage_node;
 pub mod purge_history;
 pub mod register_mom;
 pub mod status_job;

@@ -205,6 +205,22 @@ fn hold_and_release() {
     hold_job::hold_job(&mut state, &mut Outbox::default(), &requester(0), 15, ids, "o", false);
     assert_eq!(state_of(&state, &id), JobState::Queued);
     assert_eq!(state.jobs[&state.find_job("1").unwrap()].hold_types, "n");
+    // `n` changes nothing; system and password holds need a manager too.
+    hold_job::hold_job(&mut state, &mut Outbox::default(), &requester(ALICE), 16, ids, "n", true);
+    assert_eq!(state_of(&state, &id), JobState::Queued);
+    for kinds in ["s", "p", "us"] {
+        match hold_job::hold_job(&mut state, &mut Outbox::default(), &requester(ALICE), 17, ids, kinds, true) {
+            ServerReply::Done { errors } => assert_eq!(errors[0].code, proto::ErrorCode::PermissionDenied),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(state.jobs[&state.find_job("1").unwrap()].hold_types, "n", "a refused hold sets nothing");
+    hold_job::hold_job(&mut state, &mut Outbox::default(), &requester(0), 18, ids, "upso", true);
+    assert_eq!(state.jobs[&state.find_job("1").unwrap()].hold_types, "soup");
+    match hold_job::hold_job(&mut state, &mut Outbox::default(), &requester(ALICE), 19, ids, "x", true) {
+        ServerReply::Error(error) => assert_eq!(error.code, proto::ErrorCode::BadAttributeValue),
+        other => panic!("{other:?}"),
+    }
     state.sanity_check();
 }
 

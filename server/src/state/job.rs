@@ -50,7 +50,7 @@ pub struct Job {
     /// Execution group (the owner's primary group).
     pub group: String,
     pub queue: String,
-    /// `Hold_Types`: `n` or a combination of `u`, `o`, `s`.
+    /// `Hold_Types`: `n` or the set hold letters in OpenPBS order (`s`, `o`, `u`, `p`).
     pub hold_types: String,
     pub times: JobTimes,
     /// Where the job runs, mother superior first; empty unless running or exiting.

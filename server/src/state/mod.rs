@@ -80,7 +80,7 @@ impl ServerState {
                 ngpus: node.ngpus,
                 properties: node.properties.clone(),
                 offline: node.offline,
-                comment: None,
+                comment: node.operator_comment.clone(),
             })
             .collect()
     }

@@ -16,8 +16,11 @@ pub struct Node {
     pub up: bool,
     /// Taken out of service by an operator.
     pub offline: bool,
-    /// Why the node is down, for pbsnodes.
+    /// Why the node is down, for pbsnodes (set and cleared by the server).
     pub comment: Option<String>,
+    /// The operator's comment (`pbsnodes -C`/`-N`); shown instead of `comment` when set, and
+    /// kept in the store.
+    pub operator_comment: Option<String>,
     /// Per-start id of the mom process that registered last.
     pub start_id: String,
     pub slot_owner: Vec<Option<u64>>,
@@ -42,6 +45,7 @@ impl Node {
             up: false,
             offline: false,
             comment: None,
+            operator_comment: None,
             start_id: String::new(),
             slot_owner: vec![None; np as usize],
             gpu_owner: vec![None; ngpus as usize],

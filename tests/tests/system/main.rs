@@ -2,11 +2,14 @@
 //! binary for the crate (matklad's "one integration-test binary"); modules by topic.
 
 mod depend;
+mod errors;
 mod flavors;
 mod gpus_and_nodes;
 mod in_process;
 mod kill_and_limits;
+mod node_admin;
 mod restart;
+mod selection;
 mod snapshots;
 mod submission;
 mod submit_errors;
