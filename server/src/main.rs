@@ -3,6 +3,7 @@
 use clap::Parser;
 use server::config::{short_hostname, Flavor, ServerConfig};
 use std::path::PathBuf;
+use tracing_subscriber::prelude::*;
 use tracing_subscriber::EnvFilter;
 
 /// The minipbs head server.
@@ -27,6 +28,10 @@ struct Args {
     /// Output flavor for conflicting displays: openpbs or torque.
     #[arg(long, default_value = "openpbs")]
     flavor: String,
+    /// Mailer for job mail (qsub -m/-M), run as `sendmail -f adm <recipients>` with the
+    /// message on stdin (default: /usr/sbin/sendmail if it exists).
+    #[arg(long)]
+    sendmail: Option<PathBuf>,
     /// More logging (-v info, -vv debug).
     #[arg(short, action = clap::ArgAction::Count)]
     verbose: u8,
@@ -36,11 +41,16 @@ struct Args {
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let level = ["warn", "info", "debug"][args.verbose.min(2) as usize];
-    tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level)))
-        .with_writer(std::io::stderr)
-        .init();
     let mut config = ServerConfig::new(args.state_dir, args.name.unwrap_or_else(short_hostname));
+    // OpenPBS-style log lines (`tracejob` reads them): `date;event;Server@name;type;name;message`.
+    let object = format!("Server@{}", config.server_name);
+    tracing_subscriber::registry()
+        .with(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level)))
+        .with(pbslog::layer::PbsLogLayer::new(&object, std::io::stderr()))
+        .init();
+    if args.sendmail.is_some() {
+        config.sendmail = args.sendmail;
+    }
     config.kill_delay = args.kill_delay;
     config.node_timeout = std::time::Duration::from_secs(args.node_timeout);
     config.history_duration = std::time::Duration::from_secs(args.job_history_duration);
