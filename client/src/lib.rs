@@ -18,3 +18,4 @@ pub mod qhold;
 pub mod qstat;
 pub mod qsub;
 pub mod qsub_env;
+pub mod tracejob;

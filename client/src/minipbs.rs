@@ -55,6 +55,10 @@ pub struct UpArgs {
     /// Server name in job ids (default: the short host name).
     #[arg(long)]
     pub server_name: Option<String>,
+    /// Mailer for job mail (qsub -m/-M), passed to pbs_server (default: /usr/sbin/sendmail
+    /// if it exists).
+    #[arg(long)]
+    pub sendmail: Option<PathBuf>,
 }
 
 /// Entry point of the `minipbs` binary.
@@ -88,8 +92,12 @@ pub fn up(args: &UpArgs) -> Result<PathBuf, String> {
     }
     std::fs::create_dir_all(dir.join("logs")).map_err(|error| format!("cannot create {}: {error}", dir.display()))?;
     let server_name = args.server_name.clone().unwrap_or_else(crate::qsub_env::hostname);
-    let conf =
-        PbsConf { server_name: server_name.clone(), socket: dir.join("server.sock"), source: dir.join("pbs.conf") };
+    let conf = PbsConf {
+        server_name: server_name.clone(),
+        socket: dir.join("server.sock"),
+        home: Some(dir.clone()),
+        source: dir.join("pbs.conf"),
+    };
     let leftovers: Vec<String> =
         recorded_daemons(&dir).into_iter().filter(|(_, pid)| is_our_daemon(*pid)).map(|(name, _)| name).collect();
     if Connection::open_conf(&conf).is_ok() || !leftovers.is_empty() {
@@ -101,7 +109,7 @@ pub fn up(args: &UpArgs) -> Result<PathBuf, String> {
         ));
     }
     let bin_dir = std::env::current_exe().ok().and_then(|exe| exe.parent().map(Path::to_path_buf)).unwrap_or_default();
-    let server_args = vec![
+    let mut server_args = vec![
         "--state-dir".to_string(),
         dir.display().to_string(),
         "--name".to_string(),
@@ -110,6 +118,10 @@ pub fn up(args: &UpArgs) -> Result<PathBuf, String> {
         args.kill_delay.to_string(),
         "-v".to_string(),
     ];
+    if let Some(sendmail) = &args.sendmail {
+        let sendmail = std::path::absolute(sendmail).map_err(|error| format!("bad --sendmail: {error}"))?;
+        server_args.extend(["--sendmail".to_string(), sendmail.display().to_string()]);
+    }
     spawn_daemon(&bin_dir.join("pbs_server"), &server_args, &dir, "server")?;
     wait_until(Duration::from_secs(20), || Connection::open_conf(&conf).is_ok())
         .map_err(|_| format!("pbs_server did not start; see {}", dir.join("logs/server.log").display()))?;

@@ -13,6 +13,7 @@
 //! - [`full`]: `qstat -f` (6.4);
 //! - [`json`]: `qstat -f -F json` (6.5), printed by [`cjson`] in cJSON's layout;
 //! - [`nodes`]: `pbsnodes -a` (8.4);
+//! - [`tracejob`]: `tracejob` (8.5);
 //! - [`columns`], [`time`]: shared cell and time-stamp helpers.
 //!
 //! Time stamps: functions that show them come in two forms, `f(..)` using local time through
@@ -27,6 +28,7 @@ pub mod full;
 pub mod json;
 pub mod nodes;
 pub mod time;
+pub mod tracejob;
 
 #[cfg(test)]
 mod samples;
