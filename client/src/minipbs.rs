@@ -56,9 +56,9 @@ pub struct UpArgs {
     #[arg(long)]
     pub server_name: Option<String>,
     /// Mailer for job mail (qsub -m/-M), passed to pbs_server (default: /usr/sbin/sendmail
-    /// if it exists).
+    /// if it exists; '' = none).
     #[arg(long)]
-    pub sendmail: Option<PathBuf>,
+    pub sendmail: Option<String>,
 }
 
 /// Entry point of the `minipbs` binary.
@@ -119,7 +119,11 @@ pub fn up(args: &UpArgs) -> Result<PathBuf, String> {
         "-v".to_string(),
     ];
     if let Some(sendmail) = &args.sendmail {
-        let sendmail = std::path::absolute(sendmail).map_err(|error| format!("bad --sendmail: {error}"))?;
+        let sendmail = if sendmail.is_empty() {
+            PathBuf::new()
+        } else {
+            std::path::absolute(sendmail).map_err(|error| format!("bad --sendmail: {error}"))?
+        };
         server_args.extend(["--sendmail".to_string(), sendmail.display().to_string()]);
     }
     spawn_daemon(&bin_dir.join("pbs_server"), &server_args, &dir, "server")?;

@@ -144,13 +144,16 @@ pub enum SourceKind {
 /// A selected line with what ordering and filtering need.
 #[derive(Debug, Clone)]
 struct Selected {
-    time: i64,
+    /// Epoch seconds and microseconds (0 for accounting records, whose stamps have seconds).
+    time: (i64, u32),
     event: u32,
     line: TraceLine,
 }
 
 /// The lines naming job `id` in `sources` (in reading order), from time `since` on, in time
-/// order (equal times keep reading order: accounting, server, moms, as OpenPBS reads them).
+/// order: the daemons' high-resolution stamps order their lines to the microsecond; an
+/// accounting record (stamped to the second) comes first among the lines of its second, as
+/// OpenPBS's tracejob, which reads the accounting file first, shows it.
 fn select(id: &str, sources: &[Source], since: i64) -> Vec<Selected> {
     let mut selected = Vec::new();
     for source in sources {
@@ -167,6 +170,8 @@ fn select(id: &str, sources: &[Source], since: i64) -> Vec<Selected> {
             let Some((date, source, event, message)) = entry else { continue };
             let Some(time) = Tm::parse_pbs_date(&date).and_then(|tm| tm.local_epoch()) else { continue };
             if time >= since {
+                let time = (time, pbslog::line::micros(&date));
+                // Shown to the second, in the 20 columns of tracejob's layout.
                 let date = date.split('.').next().unwrap_or_default().to_string();
                 selected.push(Selected { time, event, line: TraceLine { date, source, message } });
             }
@@ -318,11 +323,12 @@ mod tests {
     #[test]
     fn selects_the_job_lines_in_time_order() {
         let accounting = "11/21/2023 22:26:00;Q;12.head;queue=workq\n11/21/2023 22:26:00;Q;13.head;queue=workq\n";
-        let server = "11/21/2023 22:26:00;0008;Server@head;Job;12.head;Job Queued\n\
-                      11/21/2023 22:25:00;0008;Server@head;Job;12.head;too old\n\
+        let server = "11/21/2023 22:26:00.000100;0008;Server@head;Job;12.head;Job Queued\n\
+                      11/21/2023 22:25:00.000000;0008;Server@head;Job;12.head;too old\n\
                       garbage line\n\
+                      11/21/2023 22:26:05.000200;0008;Server@head;Job;12.head;Job Run\n\
                       11/21/2023 22:26:09;0008;Server@head;Job;12.head;Exit_status=0\n";
-        let mom = "11/21/2023 22:26:05;0008;pbs_mom;Job;12.head;job started\n";
+        let mom = "11/21/2023 22:26:05.000100;0008;pbs_mom;Job;12.head;job started\n";
         let sources = [
             Source { kind: SourceKind::Daemon, text: server.to_string() },
             Source { kind: SourceKind::Daemon, text: mom.to_string() },
@@ -338,6 +344,7 @@ mod tests {
                 "11/21/2023 22:26:00 A queue=workq",
                 "11/21/2023 22:26:00 S Job Queued",
                 "11/21/2023 22:26:05 M job started",
+                "11/21/2023 22:26:05 S Job Run",
                 "11/21/2023 22:26:09 S Exit_status=0",
             ]
         );

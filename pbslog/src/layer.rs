@@ -1,6 +1,8 @@
 //! The daemons' log format: a tracing layer writing one OpenPBS-style line per event
-//! (`MM/DD/YYYY HH:MM:SS;0008;Server@head;Job;12.head;Job Queued at request of ...`) to a
-//! writer (the daemons' stderr, which `minipbs up` sends to `logs/<daemon>.log`).
+//! (`MM/DD/YYYY HH:MM:SS.ffffff;0008;Server@head;Job;12.head;Job Queued at request of ...`,
+//! the time stamp in OpenPBS's high-resolution form so lines of different daemons merge in
+//! the order they happened) to a writer (the daemons' stderr, which `minipbs up` sends to
+//! `logs/<daemon>.log`).
 //!
 //! A `job_id` field on the event or on any enclosing span makes the line a job line (type
 //! `Job`, name = the id), so `tracejob` finds it; else a `node` field makes it a node line.
@@ -46,7 +48,7 @@ impl Fields {
 
 impl Visit for Fields {
     fn record_str(&mut self, field: &Field, value: &str) {
-        if field.name() == "message" {
+        if field.name() == "message" && self.message.is_empty() {
             self.message = value.to_string();
         } else {
             self.pairs.push((field.name().to_string(), value.to_string()));
@@ -95,10 +97,7 @@ where
 
 impl<W> PbsLogLayer<W> {
     fn line(&self, level: Level, job_id: Option<String>, node: Option<String>, fields: &Fields) -> LogLine {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|elapsed| elapsed.as_secs() as i64)
-            .unwrap_or(0);
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
         let event = match level {
             Level::ERROR => "0001",
             Level::WARN => "0004",
@@ -121,7 +120,7 @@ impl<W> PbsLogLayer<W> {
             let _ = write!(message, "{key}={value}");
         }
         LogLine {
-            date: Tm::local(now).pbs_date(),
+            date: format!("{}.{:06}", Tm::local(now.as_secs() as i64).pbs_date(), now.subsec_micros()),
             event: event.to_string(),
             object: self.object.clone(),
             kind: kind.to_string(),

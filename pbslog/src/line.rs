@@ -5,7 +5,7 @@
 /// A daemon log line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogLine {
-    /// `MM/DD/YYYY HH:MM:SS`, local time.
+    /// `MM/DD/YYYY HH:MM:SS`, local time, with `.ffffff` microseconds in high-resolution logs.
     pub date: String,
     /// Event class, 4 hex digits (`0001` error, `0002` system, `0004` admin, `0008` job,
     /// `0080` debug, `0100` debug2).
@@ -17,6 +17,11 @@ pub struct LogLine {
     /// Which one: a job id, a node name, or the object.
     pub name: String,
     pub message: String,
+}
+
+/// The microseconds of a high-resolution time stamp (`... HH:MM:SS.ffffff`), 0 without.
+pub fn micros(date: &str) -> u32 {
+    date.split_once('.').and_then(|(_, fraction)| format!("{fraction:0<6}").get(..6)?.parse().ok()).unwrap_or(0)
 }
 
 impl LogLine {
@@ -102,6 +107,13 @@ mod tests {
         assert_eq!(parsed.name, "12.head");
         assert_eq!(parsed.message, "Job Queued, at request of root");
         assert_eq!(LogLine::parse("thread 'main' panicked at src/x.rs"), None);
+    }
+
+    #[test]
+    fn high_resolution_stamps() {
+        assert_eq!(micros("11/21/2023 22:26:00.000120"), 120);
+        assert_eq!(micros("11/21/2023 22:26:00.5"), 500_000);
+        assert_eq!(micros("11/21/2023 22:26:00"), 0);
     }
 
     #[test]

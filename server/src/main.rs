@@ -29,9 +29,9 @@ struct Args {
     #[arg(long, default_value = "openpbs")]
     flavor: String,
     /// Mailer for job mail (qsub -m/-M), run as `sendmail -f adm <recipients>` with the
-    /// message on stdin (default: /usr/sbin/sendmail if it exists).
+    /// message on stdin (default: /usr/sbin/sendmail if it exists; '' = none).
     #[arg(long)]
-    sendmail: Option<PathBuf>,
+    sendmail: Option<String>,
     /// More logging (-v info, -vv debug).
     #[arg(short, action = clap::ArgAction::Count)]
     verbose: u8,
@@ -48,8 +48,9 @@ async fn main() -> anyhow::Result<()> {
         .with(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level)))
         .with(pbslog::layer::PbsLogLayer::new(&object, std::io::stderr()))
         .init();
-    if args.sendmail.is_some() {
-        config.sendmail = args.sendmail;
+    if let Some(sendmail) = args.sendmail {
+        // `--sendmail ''`: no mailer (each mail is logged as not sent).
+        config.sendmail = Some(PathBuf::from(sendmail)).filter(|path| !path.as_os_str().is_empty());
     }
     config.kill_delay = args.kill_delay;
     config.node_timeout = std::time::Duration::from_secs(args.node_timeout);

@@ -71,6 +71,11 @@ pub struct Cluster {
 impl Cluster {
     /// Starts a cluster with `minipbs up` (server name `testsrv`, kill delay 2 s).
     pub fn up(shape: Shape) -> Cluster {
+        Cluster::up_with(shape, &[])
+    }
+
+    /// Like [`Cluster::up`], with more `minipbs up` arguments (e.g. `--sendmail <path>`).
+    pub fn up_with(shape: Shape, extra: &[&str]) -> Cluster {
         let bin = bin_dir();
         let state = tempfile::Builder::new().prefix("minipbs-state-").tempdir().expect("temp dir");
         let work = tempfile::Builder::new().prefix("minipbs-work-").tempdir().expect("temp dir");
@@ -82,6 +87,7 @@ impl Cluster {
             .arg(state.path())
             .args(["--nodes", &shape.nodes.to_string(), "--ppn", &shape.ppn.to_string()])
             .args(["--gpus", &shape.gpus.to_string(), "--kill-delay", "2", "--server-name", "testsrv"])
+            .args(extra)
             .output()
             .expect("minipbs runs");
         let cluster =
