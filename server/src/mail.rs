@@ -1,6 +1,6 @@
 //! Mail to job owners (qsub `-m`/`-M`, pbs-reference section 2.2), as OpenPBS's
 //! `svr_mailowner` sends it: mail points `a` (aborted), `b` (begun), `e` (ended), `n` (none),
-//! default `a`; recipients the `-M` list, else the owner (`user@submit_host`); the message
+//! default `a`, subjobs only with `j`; recipients the `-M` list, else the owner (`user@submit_host`); the message
 //! (`To:`, `Subject: PBS JOB <id>`, `PBS Job Id:`, `Job Name:`, the standard text, details)
 //! goes to `sendmail -f adm <recipients>` on its stdin.
 //!
@@ -50,6 +50,10 @@ pub fn mail_for(notice: &Notice) -> Option<Mail> {
         NoticeKind::Deleted { .. } | NoticeKind::Queued | NoticeKind::Rerun => return None,
     };
     if point != 'd' && !wants(&job.spec.mail_points, point) {
+        return None;
+    }
+    // OpenPBS mails about a subjob only if its array asked for it with `j`.
+    if matches!(job.id.array, Some(job::id::ArrayPart::Sub(_))) && !job.spec.mail_points.contains('j') {
         return None;
     }
     let recipients = recipients(job);

@@ -181,6 +181,12 @@ fn mail_points_choose_the_mails() {
     assert_eq!(points("be"), "be");
     assert_eq!(points("abe"), "beaa");
     assert_eq!(points("n"), "");
+    let mut subjob = ended(0);
+    subjob.id = JobId { array: Some(job::id::ArrayPart::Sub(3)), ..JobId::new(123, "head") };
+    subjob.spec.mail_points = "e".to_string();
+    assert_eq!(mail_for(&notice(NoticeKind::Ended, subjob.clone(), 0)), None, "subjobs mail only with j");
+    subjob.spec.mail_points = "ej".to_string();
+    assert!(mail_for(&notice(NoticeKind::Ended, subjob, 0)).is_some());
 }
 
 #[test]
