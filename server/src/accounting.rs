@@ -123,26 +123,34 @@ pub fn accounting_dir(state_dir: &Path) -> PathBuf {
     state_dir.join("server_priv").join("accounting")
 }
 
-/// Appends records on its own thread.
+/// What the writer thread is asked to do.
+enum Work {
+    Append {
+        time: i64,
+        line: String,
+    },
+    /// Answer once everything queued before is written.
+    Flush(mpsc::Sender<()>),
+}
+
+/// Appends records on its own thread. Clones share the thread.
+#[derive(Clone)]
 pub struct Accountant {
-    sender: mpsc::Sender<(i64, String)>,
+    sender: mpsc::Sender<Work>,
 }
 
 impl Accountant {
     /// Starts the writer thread for `dir` (created if missing).
     pub fn spawn(dir: PathBuf) -> std::io::Result<Accountant> {
         std::fs::create_dir_all(&dir)?;
-        let (sender, receiver) = mpsc::channel::<(i64, String)>();
+        let (sender, receiver) = mpsc::channel::<Work>();
         std::thread::Builder::new().name("accounting".to_string()).spawn(move || {
-            for (time, line) in receiver {
-                let path = dir.join(Tm::local(time).file_day());
-                let written = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&path)
-                    .and_then(|mut file| file.write_all(format!("{line}\n").as_bytes()));
-                if let Err(error) = written {
-                    tracing::error!(path = %path.display(), %error, "cannot write the accounting record: {line}");
+            for work in receiver {
+                match work {
+                    Work::Append { time, line } => append(&dir, time, &line),
+                    Work::Flush(done) => {
+                        let _ = done.send(());
+                    }
                 }
             }
         })?;
@@ -151,6 +159,27 @@ impl Accountant {
 
     /// Queues the record of a notice (never blocks).
     pub fn record(&self, notice: &Notice, flavor: Flavor) {
-        let _ = self.sender.send((notice.time, record(notice, flavor, Tm::local)));
+        let _ = self.sender.send(Work::Append { time: notice.time, line: record(notice, flavor, Tm::local) });
+    }
+
+    /// Waits (at most `limit`) until every record queued so far is written: at shutdown.
+    pub fn flush(&self, limit: std::time::Duration) {
+        let (done, written) = mpsc::channel();
+        if self.sender.send(Work::Flush(done)).is_ok() {
+            let _ = written.recv_timeout(limit);
+        }
+    }
+}
+
+/// Appends one record to the file of its (local) day.
+fn append(dir: &Path, time: i64, line: &str) {
+    let path = dir.join(Tm::local(time).file_day());
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut file| file.write_all(format!("{line}\n").as_bytes()));
+    if let Err(error) = written {
+        tracing::error!(path = %path.display(), %error, "cannot write the accounting record: {line}");
     }
 }
