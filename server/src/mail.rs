@@ -81,12 +81,22 @@ fn recipients(job: &Job) -> Vec<String> {
     }
 }
 
-/// OpenPBS's texts for a job its mom could not execute.
-fn cannot_execute(status: i32) -> &'static str {
-    if status == -2 {
-        "Job cannot be executed\nSee job standard error file"
-    } else {
-        "Job cannot be executed\nSee Administrator for help"
+/// Why a job ended with a negative status: the mom killed it for a limit (OpenPBS
+/// `JOB_EXEC_KILL_*`, -24 to -29), or OpenPBS's texts for a job its mom could not execute.
+fn cannot_execute(status: i32) -> String {
+    let limit = match status {
+        -24 => Some("ncpus (burst)"),
+        -25 => Some("ncpus (sum)"),
+        -26 => Some("vmem"),
+        -27 => Some("mem"),
+        -28 => Some("cput"),
+        -29 => Some("walltime"),
+        _ => None,
+    };
+    match limit {
+        Some(limit) => format!("Job killed: {limit} exceeded its limit\nExit_status={status}"),
+        None if status == -2 => "Job cannot be executed\nSee job standard error file".to_string(),
+        None => "Job cannot be executed\nSee Administrator for help".to_string(),
     }
 }
 

@@ -150,6 +150,8 @@ fn mail_texts() {
     failed.spec.mail_users = vec!["someone@example.com".to_string(), "bob".to_string()];
     let mail = mail_for(&notice(NoticeKind::Ended, failed, 1_700_605_572)).expect("abort mail");
     texts.push(format!("== Ended -1 -> {}\n{}", mail.recipients.join(" "), mail.text));
+    let mail = mail_for(&notice(NoticeKind::Ended, ended(-29), 1_700_605_572)).expect("abort mail");
+    texts.push(format!("== Ended -29 -> {}\n{}", mail.recipients.join(" "), mail.text));
     let mut by_root = queued();
     by_root.spec.mail_points = "n".to_string();
     let deleted = notice(NoticeKind::Deleted { requestor: "root@head".to_string() }, by_root, 1_700_605_620);
