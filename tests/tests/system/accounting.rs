@@ -160,7 +160,7 @@ fn begin_and_end_mail_go_to_the_m_recipients() {
 
 #[test]
 fn without_sendmail_the_server_logs_that_mail_was_not_sent() {
-    let cluster = Cluster::up_with(Shape { nodes: 1, ppn: 1, gpus: 0 }, &["--sendmail", ""]);
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
     let script = cluster.script("nomail.sh", "echo hi\n");
     let id = cluster.qsub(&script, &["-m", "b"]);
     assert_eq!(cluster.wait_finished(&id, LIMIT), 0);
