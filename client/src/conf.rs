@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 pub struct PbsConf {
     pub server_name: String,
     pub socket: PathBuf,
+    /// `PBS_HOME`: the server's state directory (logs, accounting), if the file names it.
+    pub home: Option<PathBuf>,
     /// The file it came from, for messages.
     pub source: PathBuf,
 }
@@ -34,11 +36,12 @@ pub fn parse(text: &str, source: &Path) -> Result<PbsConf, String> {
         }
     }
     let socket = socket
-        .or_else(|| home.map(|home| home.join("server.sock")))
+        .or_else(|| home.as_ref().map(|home| home.join("server.sock")))
         .ok_or_else(|| format!("{}: neither PBS_SERVER_SOCKET nor PBS_HOME is set", source.display()))?;
     Ok(PbsConf {
         server_name: server_name.unwrap_or_else(|| "localhost".to_string()),
         socket,
+        home,
         source: source.to_path_buf(),
     })
 }
@@ -77,6 +80,7 @@ mod tests {
         let conf = parse("# c\nPBS_SERVER=head\nPBS_HOME=/x/state\n", Path::new("f")).unwrap();
         assert_eq!(conf.server_name, "head");
         assert_eq!(conf.socket, PathBuf::from("/x/state/server.sock"));
+        assert_eq!(conf.home, Some(PathBuf::from("/x/state")));
         let conf = parse("PBS_SERVER_SOCKET=/s.sock\nPBS_HOME=/x\n", Path::new("f")).unwrap();
         assert_eq!(conf.socket, PathBuf::from("/s.sock"));
         assert!(parse("PBS_SERVER=x\n", Path::new("f")).is_err());

@@ -20,3 +20,4 @@ pub mod qstat;
 pub mod qsub;
 pub mod qsub_env;
 pub mod select;
+pub mod tracejob;

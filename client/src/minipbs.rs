@@ -61,6 +61,10 @@ pub struct UpArgs {
     /// Seconds finished jobs stay in plain qstat listings as C (torque flavor; default 300).
     #[arg(long)]
     pub keep_completed: Option<u64>,
+    /// Mailer for job mail (qsub -m/-M), passed to pbs_server (default: /usr/sbin/sendmail
+    /// if it exists; '' = none).
+    #[arg(long)]
+    pub sendmail: Option<String>,
 }
 
 /// Entry point of the `minipbs` binary.
@@ -94,8 +98,12 @@ pub fn up(args: &UpArgs) -> Result<PathBuf, String> {
     }
     std::fs::create_dir_all(dir.join("logs")).map_err(|error| format!("cannot create {}: {error}", dir.display()))?;
     let server_name = args.server_name.clone().unwrap_or_else(crate::qsub_env::hostname);
-    let conf =
-        PbsConf { server_name: server_name.clone(), socket: dir.join("server.sock"), source: dir.join("pbs.conf") };
+    let conf = PbsConf {
+        server_name: server_name.clone(),
+        socket: dir.join("server.sock"),
+        home: Some(dir.clone()),
+        source: dir.join("pbs.conf"),
+    };
     let leftovers: Vec<String> =
         recorded_daemons(&dir).into_iter().filter(|(_, pid)| is_our_daemon(*pid)).map(|(name, _)| name).collect();
     if Connection::open_conf(&conf).is_ok() || !leftovers.is_empty() {
@@ -120,6 +128,14 @@ pub fn up(args: &UpArgs) -> Result<PathBuf, String> {
     ];
     if let Some(keep) = args.keep_completed {
         server_args.extend(["--keep-completed".to_string(), keep.to_string()]);
+    }
+    if let Some(sendmail) = &args.sendmail {
+        let sendmail = if sendmail.is_empty() {
+            PathBuf::new()
+        } else {
+            std::path::absolute(sendmail).map_err(|error| format!("bad --sendmail: {error}"))?
+        };
+        server_args.extend(["--sendmail".to_string(), sendmail.display().to_string()]);
     }
     spawn_daemon(&bin_dir.join("pbs_server"), &server_args, &dir, "server")?;
     wait_until(Duration::from_secs(20), || Connection::open_conf(&conf).is_ok())

@@ -2,6 +2,7 @@
 //! No logic here.
 
 use clap::Parser;
+use tracing_subscriber::prelude::*;
 use tracing_subscriber::EnvFilter;
 
 fn main() -> anyhow::Result<()> {
@@ -12,7 +13,11 @@ fn main() -> anyhow::Result<()> {
         _ => "trace",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    // OpenPBS-style log lines (`tracejob` reads them): `date;event;pbs_mom;type;name;message`.
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(pbslog::layer::PbsLogLayer::new("pbs_mom", std::io::stderr()))
+        .init();
     let config = args.into_config();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(mom::run(config, shutdown_signal()))

@@ -34,6 +34,9 @@ pub struct ServerConfig {
     pub sched_delay: Duration,
     /// Safety-net scheduling interval.
     pub sched_interval: Duration,
+    /// The mailer run as `sendmail -f adm <recipients>` (qsub -m/-M); `None` = mail is logged
+    /// as not sent. Default `/usr/sbin/sendmail` if it exists.
+    pub sendmail: Option<PathBuf>,
 }
 
 impl ServerConfig {
@@ -52,6 +55,7 @@ impl ServerConfig {
             node_timeout: Duration::from_secs(30),
             sched_delay: Duration::from_millis(1),
             sched_interval: Duration::from_secs(10),
+            sendmail: Some(PathBuf::from("/usr/sbin/sendmail")).filter(|path| path.exists()),
         }
     }
 }

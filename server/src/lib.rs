@@ -3,17 +3,21 @@
 //! flags and calls it, so tests run servers in-process.
 //!
 //! Layout: `handlers/` (one file per request, pure), `state/` (jobs and nodes in memory),
-//! `status.rs` (attribute lists), `sched_loop.rs` (state <-> crate `sched`), `store/` (diesel,
+//! `status.rs` (attribute lists), `notices.rs` + `accounting.rs` + `mail.rs` (what happens after
+//! a job event: log line, accounting record, mail), `sched_loop.rs` (state <-> crate `sched`), `store/` (diesel,
 //! the only database code), `shared.rs` + `listener.rs` + `client_conn.rs` + `mom_conn.rs`
 //! (async glue).
 
+pub mod accounting;
 pub mod client_conn;
 pub mod config;
 pub mod depend;
 pub mod flavor;
 pub mod handlers;
 pub mod listener;
+pub mod mail;
 pub mod mom_conn;
+pub mod notices;
 pub mod outbox;
 pub mod sched_loop;
 pub mod shared;
@@ -66,13 +70,19 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
     // Anyone may connect: identity comes from SO_PEERCRED, and handlers authorise.
     std::fs::set_permissions(&config.socket_path, std::fs::Permissions::from_mode(0o666))?;
 
-    let shared = Arc::new(Shared::new(config, state, store::StoreHandle::spawn(store)));
+    let accountant = accounting::Accountant::spawn(accounting::accounting_dir(&config.state_dir))
+        .context("cannot start the accounting log")?;
+    let mailer = mail::Mailer::spawn(config.sendmail.clone()).context("cannot start the mail thread")?;
+    let sink = notices::sink(config.server_name.clone(), config.flavor, accountant.clone(), mailer);
+    let shared = Arc::new(Shared::new(config, state, store::StoreHandle::spawn(store)).with_notice_sink(sink));
     let accept = tokio::spawn(listener::accept_loop(shared.clone(), listener));
     let scheduler = tokio::spawn(scheduler_loop(shared.clone()));
     tracing::info!(socket = %shared.config.socket_path.display(), "server ready");
     shutdown.await;
     accept.abort();
     scheduler.abort();
+    // Records of commits already made are queued: write them before the process ends.
+    accountant.flush(std::time::Duration::from_secs(5));
     let _ = std::fs::remove_file(&shared.config.socket_path);
     tracing::info!("server stopped");
     Ok(())

@@ -3,6 +3,7 @@
 use clap::Parser;
 use server::config::{short_hostname, Flavor, ServerConfig};
 use std::path::PathBuf;
+use tracing_subscriber::prelude::*;
 use tracing_subscriber::EnvFilter;
 
 /// The minipbs head server.
@@ -31,6 +32,10 @@ struct Args {
     /// (torque flavor).
     #[arg(long, default_value_t = server::flavor::DEFAULT_KEEP_COMPLETED)]
     keep_completed: u64,
+    /// Mailer for job mail (qsub -m/-M), run as `sendmail -f adm <recipients>` with the
+    /// message on stdin (default: /usr/sbin/sendmail if it exists; '' = none).
+    #[arg(long)]
+    sendmail: Option<String>,
     /// More logging (-v info, -vv debug).
     #[arg(short, action = clap::ArgAction::Count)]
     verbose: u8,
@@ -40,11 +45,17 @@ struct Args {
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let level = ["warn", "info", "debug"][args.verbose.min(2) as usize];
-    tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level)))
-        .with_writer(std::io::stderr)
-        .init();
     let mut config = ServerConfig::new(args.state_dir, args.name.unwrap_or_else(short_hostname));
+    // OpenPBS-style log lines (`tracejob` reads them): `date;event;Server@name;type;name;message`.
+    let object = format!("Server@{}", config.server_name);
+    tracing_subscriber::registry()
+        .with(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level)))
+        .with(pbslog::layer::PbsLogLayer::new(&object, std::io::stderr()))
+        .init();
+    if let Some(sendmail) = args.sendmail {
+        // `--sendmail ''`: no mailer (each mail is logged as not sent).
+        config.sendmail = Some(PathBuf::from(sendmail)).filter(|path| !path.as_os_str().is_empty());
+    }
     config.kill_delay = args.kill_delay;
     config.node_timeout = std::time::Duration::from_secs(args.node_timeout);
     config.history_duration = std::time::Duration::from_secs(args.job_history_duration);

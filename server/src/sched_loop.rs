@@ -119,7 +119,7 @@ fn start_job(state: &mut ServerState, out: &mut Outbox, key: u64, shares: Vec<No
     job.used.ncpus = job.request.total_ncpus();
     job.session_id = None;
     job.exit_status = None;
-    tracing::info!(job_id = %job.id, exec_host = %job.exec_host().unwrap_or_default(), "job run");
+    tracing::debug!(job_id = %job.id, exec_host = %job.exec_host().unwrap_or_default(), "job run");
     out.persist(StoreOp::UpdateJob(job.clone()));
     out.notice(NoticeKind::Started, job, now);
     let launch = job_launch(job, kill_delay);

@@ -74,9 +74,11 @@ impl Cluster {
         Cluster::up_with(shape, &[])
     }
 
-    /// Starts a cluster with `minipbs up` and extra options (`--flavor torque`, ...).
+    /// Starts a cluster with `minipbs up` and extra options (`--flavor torque`, `--sendmail <path>`,
+    /// ...). Without `--sendmail` the cluster has no mailer (tests never mail through the host's).
     pub fn up_with(shape: Shape, extra: &[&str]) -> Cluster {
         let bin = bin_dir();
+        let no_mailer: &[&str] = if extra.contains(&"--sendmail") { &[] } else { &["--sendmail", ""] };
         let state = tempfile::Builder::new().prefix("minipbs-state-").tempdir().expect("temp dir");
         let work = tempfile::Builder::new().prefix("minipbs-work-").tempdir().expect("temp dir");
         // Other users need to reach the socket (search) and write their output (work).
@@ -88,6 +90,7 @@ impl Cluster {
             .args(["--nodes", &shape.nodes.to_string(), "--ppn", &shape.ppn.to_string()])
             .args(["--gpus", &shape.gpus.to_string(), "--kill-delay", "2", "--server-name", "testsrv"])
             .args(extra)
+            .args(no_mailer)
             .output()
             .expect("minipbs runs");
         let cluster =
@@ -175,7 +178,7 @@ impl Cluster {
         let child = Command::new(self.bin.join("pbs_server"))
             .arg("--state-dir")
             .arg(self.state.path())
-            .args(["--name", &self.server_name, "--kill-delay", "2", "-v"])
+            .args(["--name", &self.server_name, "--kill-delay", "2", "--sendmail", "", "-v"])
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
             .stderr(log)

@@ -16,6 +16,7 @@
 //! - [`nodes`]: `pbsnodes -a` and `-l` (8.4);
 //! - [`torque`]: the TORQUE layouts of the default and alternate tables (6.1, 6.2);
 //! - [`xml`]: `qstat -x` in the torque flavor, TORQUE's XML (6.6);
+//! - [`tracejob`]: `tracejob` (8.5);
 //! - [`columns`], [`time`]: shared cell and time-stamp helpers.
 //!
 //! Time stamps: functions that show them come in two forms, `f(..)` using local time through
@@ -31,6 +32,7 @@ pub mod json;
 pub mod nodes;
 pub mod time;
 pub mod torque;
+pub mod tracejob;
 pub mod xml;
 
 #[cfg(test)]

@@ -81,7 +81,7 @@ fn delete_one(
             if let Some(mother) = mother {
                 out.send(&mother, ServerToMom::KillJob { job_id: id.to_string() });
             }
-            tracing::info!(job_id = %id, requestor = %requester.user, "delete of running job");
+            tracing::debug!(job_id = %id, requestor = %requester.user, "delete of running job");
             Ok(())
         }
         JobState::Queued | JobState::Held | JobState::Waiting => {
@@ -92,7 +92,7 @@ fn delete_one(
             out.persist(StoreOp::UpdateJob(job.clone()));
             let requestor = requestor(state, requester);
             out.notice(NoticeKind::Deleted { requestor }, state.jobs.get(&key).expect("job exists"), now);
-            tracing::info!(job_id = %id, requestor = %requester.user, "deleted queued job");
+            tracing::debug!(job_id = %id, requestor = %requester.user, "deleted queued job");
             crate::depend::job_changed(state, out, key, now);
             Ok(())
         }

@@ -24,7 +24,7 @@ pub fn job_ended(state: &mut ServerState, out: &mut Outbox, node: &str, obit: Jo
     let job = state.finish_job(key, obit.exit_status, now).expect("an active job may finish");
     job.used = obit.used;
     job.session_id = Some(obit.session_id).filter(|session| *session > 0).or(job.session_id);
-    tracing::info!(job_id = %job.id, exit_status = obit.exit_status, "job ended");
+    tracing::debug!(job_id = %job.id, exit_status = obit.exit_status, "job ended");
     out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
     out.notice(NoticeKind::Ended, job, now);
     for share in job.exec.iter().skip(1) {

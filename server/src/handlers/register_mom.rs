@@ -87,12 +87,13 @@ fn end_lost_job(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64) {
         job
     };
     let sisters: Vec<String> = job.exec.iter().skip(1).map(|share| share.node.clone()).collect();
+    // The notice keeps the nodes of the run that is lost (the R record names them).
+    out.notice(if rerun { NoticeKind::Rerun } else { NoticeKind::Aborted }, job, now);
     if rerun {
         job.exec.clear();
     }
     tracing::warn!(job_id = %job.id, rerun, "job lost with its mom");
     out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
-    out.notice(if rerun { NoticeKind::Rerun } else { NoticeKind::Aborted }, job, now);
     for sister in sisters {
         out.send(&sister, ServerToMom::EndJob { job_id: job.id.to_string() });
     }

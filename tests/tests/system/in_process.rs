@@ -54,7 +54,7 @@ fn server_and_moms_in_one_process() {
         mom_tasks.push(runtime.spawn(mom::run(mom_config, wait_stop(stopped.clone()))));
     }
 
-    let conf = PbsConf { server_name: "inproc".into(), socket, source: dir.path().join("pbs.conf") };
+    let conf = PbsConf { server_name: "inproc".into(), socket, home: None, source: dir.path().join("pbs.conf") };
     let free_nodes = || {
         let mut conn = Connection::open_conf(&conf).ok()?;
         match conn.request(&ClientRequest::StatusNode { names: vec![] }).ok()? {

@@ -1,0 +1,185 @@
+//! The accounting log (pbs-reference section 9): one record per job event,
+//! `MM/DD/YYYY HH:MM:SS;<type>;<id>;<message>`, appended to `server_priv/accounting/YYYYMMDD`
+//! (local time, one file per day, as OpenPBS does).
+//!
+//! Owns: the record texts ([`record`], pure, snapshot-tested: the fields and their order of
+//! OpenPBS's `acct_job`/`account_jobend`) and the writer thread ([`Accountant`]), which appends
+//! whatever the notice sink hands it. Must not: block the store thread (the sink only sends on
+//! an unbounded channel), read or change server state.
+
+use crate::config::Flavor;
+use crate::notices::format_used;
+use crate::outbox::{Notice, NoticeKind};
+use crate::state::Job;
+use pbslog::line::AccountingLine;
+use pbslog::Tm;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+
+/// The record type letter of a notice.
+pub fn record_type(kind: &NoticeKind) -> char {
+    match kind {
+        NoticeKind::Queued => 'Q',
+        NoticeKind::Started => 'S',
+        NoticeKind::Ended => 'E',
+        NoticeKind::Deleted { .. } => 'D',
+        NoticeKind::Aborted => 'A',
+        NoticeKind::Rerun => 'R',
+    }
+}
+
+/// The accounting record of a notice, without the newline; `to_time` turns epoch seconds
+/// into the broken-down time of the time stamp (local time in the server, UTC in tests).
+pub fn record(notice: &Notice, flavor: Flavor, to_time: fn(i64) -> Tm) -> String {
+    let job = &notice.job;
+    let message = match &notice.kind {
+        NoticeKind::Queued if flavor == Flavor::Torque => format!("queue={}", job.queue),
+        NoticeKind::Queued => job_fields(job, false),
+        NoticeKind::Started => {
+            let mut text = job_fields(job, true);
+            text.push_str(&assigned(job));
+            text
+        }
+        NoticeKind::Ended | NoticeKind::Rerun => end_message(job, notice.time),
+        NoticeKind::Deleted { requestor } => format!("requestor={requestor}"),
+        NoticeKind::Aborted => job.comment.clone().unwrap_or_default(),
+    };
+    AccountingLine {
+        date: to_time(notice.time).pbs_date(),
+        record_type: record_type(&notice.kind).to_string(),
+        id: job.id.to_string(),
+        message,
+    }
+    .format()
+}
+
+/// OpenPBS's `acct_job`: every pair followed by one blank (so the text ends with a blank).
+fn job_fields(job: &Job, started: bool) -> String {
+    let mut text = format!("user={} group={} ", job.owner, job.group);
+    if let Some(account) = &job.spec.account {
+        text.push_str(&format!("account=\"{account}\" "));
+    }
+    text.push_str("project=_pbs_project_default ");
+    text.push_str(&format!("jobname={} queue={} ", job.spec.name, job.queue));
+    text.push_str(&format!("ctime={} qtime={} etime={} ", job.times.ctime, job.times.qtime, job.times.etime));
+    if started {
+        text.push_str(&format!("start={} ", job.times.stime.unwrap_or(0)));
+    }
+    if let Some(exec_host) = job.exec_host() {
+        text.push_str(&format!("exec_host={exec_host} "));
+    }
+    if let Some(exec_vnode) = job.exec_vnode() {
+        text.push_str(&format!("exec_vnode={exec_vnode} "));
+    }
+    for (name, value) in &job.request.display {
+        text.push_str(&format!("Resource_List.{name}={} ", quoted(value)));
+    }
+    text
+}
+
+/// The `S` record's `resource_assigned.*`: the sums over the job's node shares.
+fn assigned(job: &Job) -> String {
+    let mem_kb: u64 = job.exec.iter().map(|share| share.mem_bytes / 1024).sum();
+    let ncpus: usize = job.exec.iter().map(|share| share.slots.len()).sum();
+    let ngpus: usize = job.exec.iter().map(|share| share.gpus.len()).sum();
+    let mut text = String::new();
+    if mem_kb > 0 {
+        text.push_str(&format!("resource_assigned.mem={mem_kb}kb "));
+    }
+    text.push_str(&format!("resource_assigned.ncpus={ncpus} "));
+    if ngpus > 0 {
+        text.push_str(&format!("resource_assigned.ngpus={ngpus} "));
+    }
+    text
+}
+
+/// OpenPBS's `account_jobend`: the job fields, then `session`, `end`, `Exit_status`,
+/// `resources_used.*` and `run_count`, separated by single blanks.
+fn end_message(job: &Job, end: i64) -> String {
+    let mut text = job_fields(job, true);
+    text.push_str(&format!("session={} end={end}", job.session_id.unwrap_or(0)));
+    text.push_str(&format!(" Exit_status={}", job.exit_status.unwrap_or(0)));
+    for (name, value) in format_used(&job.used) {
+        text.push_str(&format!(" resources_used.{name}={value}"));
+    }
+    text.push_str(&format!(" run_count={}", job.run_count));
+    text
+}
+
+/// OpenPBS's `cpy_quote_value`: a value with a blank is quoted (with `'` if it holds `"`).
+fn quoted(value: &str) -> String {
+    if !value.contains(' ') {
+        value.to_string()
+    } else if value.contains('"') {
+        format!("'{value}'")
+    } else {
+        format!("\"{value}\"")
+    }
+}
+
+/// The accounting directory under a server's state directory.
+pub fn accounting_dir(state_dir: &Path) -> PathBuf {
+    state_dir.join("server_priv").join("accounting")
+}
+
+/// What the writer thread is asked to do.
+enum Work {
+    Append {
+        time: i64,
+        line: String,
+    },
+    /// Answer once everything queued before is written.
+    Flush(mpsc::Sender<()>),
+}
+
+/// Appends records on its own thread. Clones share the thread.
+#[derive(Clone)]
+pub struct Accountant {
+    sender: mpsc::Sender<Work>,
+}
+
+impl Accountant {
+    /// Starts the writer thread for `dir` (created if missing).
+    pub fn spawn(dir: PathBuf) -> std::io::Result<Accountant> {
+        std::fs::create_dir_all(&dir)?;
+        let (sender, receiver) = mpsc::channel::<Work>();
+        std::thread::Builder::new().name("accounting".to_string()).spawn(move || {
+            for work in receiver {
+                match work {
+                    Work::Append { time, line } => append(&dir, time, &line),
+                    Work::Flush(done) => {
+                        let _ = done.send(());
+                    }
+                }
+            }
+        })?;
+        Ok(Accountant { sender })
+    }
+
+    /// Queues the record of a notice (never blocks).
+    pub fn record(&self, notice: &Notice, flavor: Flavor) {
+        let _ = self.sender.send(Work::Append { time: notice.time, line: record(notice, flavor, Tm::local) });
+    }
+
+    /// Waits (at most `limit`) until every record queued so far is written: at shutdown.
+    pub fn flush(&self, limit: std::time::Duration) {
+        let (done, written) = mpsc::channel();
+        if self.sender.send(Work::Flush(done)).is_ok() {
+            let _ = written.recv_timeout(limit);
+        }
+    }
+}
+
+/// Appends one record to the file of its (local) day.
+fn append(dir: &Path, time: i64, line: &str) {
+    let path = dir.join(Tm::local(time).file_day());
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut file| file.write_all(format!("{line}\n").as_bytes()));
+    if let Err(error) = written {
+        tracing::error!(path = %path.display(), %error, "cannot write the accounting record: {line}");
+    }
+}

@@ -1,0 +1,170 @@
+//! Mail to job owners (qsub `-m`/`-M`, pbs-reference section 2.2), as OpenPBS's
+//! `svr_mailowner` sends it: mail points `a` (aborted), `b` (begun), `e` (ended), `n` (none),
+//! default `a`, subjobs only with `j`; recipients the `-M` list, else the owner (`user@submit_host`); the message
+//! (`To:`, `Subject: PBS JOB <id>`, `PBS Job Id:`, `Job Name:`, the standard text, details)
+//! goes to `sendmail -f adm <recipients>` on its stdin.
+//!
+//! Owns: which notice gets which mail and its text ([`mail_for`], pure, snapshot-tested), and
+//! the mail thread ([`Mailer`]) that runs sendmail. Must not: run sendmail on the store thread,
+//! or retry (a failed mail is logged once and dropped).
+
+use crate::notices::format_used;
+use crate::outbox::{Notice, NoticeKind};
+use crate::state::Job;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+
+/// OpenPBS's default sender (`PBS_DEFAULT_MAIL`).
+pub const MAIL_FROM: &str = "adm";
+
+/// One mail to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mail {
+    pub job_id: String,
+    /// Which mail point (`a`, `b`, `e`) or `d` (deleted by another user, always sent).
+    pub point: char,
+    pub recipients: Vec<String>,
+    /// The whole message: headers, blank line, body.
+    pub text: String,
+}
+
+/// The mail a notice calls for, if the job asked for it.
+pub fn mail_for(notice: &Notice) -> Option<Mail> {
+    let job = &notice.job;
+    let (point, body) = match &notice.kind {
+        NoticeKind::Started => ('b', "Begun execution".to_string()),
+        NoticeKind::Ended => match job.exit_status.unwrap_or(0) {
+            status if status < 0 => ('a', format!("Aborted by PBS Server \n{}", cannot_execute(status))),
+            status => ('e', end_details(job, status)),
+        },
+        NoticeKind::Aborted => {
+            let reason = job.comment.clone().unwrap_or_else(|| "Job aborted".to_string());
+            ('a', format!("Aborted by PBS Server \n{reason}"))
+        }
+        // OpenPBS mails the owner, whatever the mail points, when someone else deletes a job.
+        NoticeKind::Deleted { requestor } if requestor.split('@').next() != Some(job.owner.as_str()) => {
+            ('d', format!("Job to be deleted at request of {requestor}"))
+        }
+        NoticeKind::Deleted { .. } | NoticeKind::Queued | NoticeKind::Rerun => return None,
+    };
+    if point != 'd' && !wants(&job.spec.mail_points, point) {
+        return None;
+    }
+    // OpenPBS mails about a subjob only if its array asked for it with `j`.
+    if matches!(job.id.array, Some(job::id::ArrayPart::Sub(_))) && !job.spec.mail_points.contains('j') {
+        return None;
+    }
+    let recipients = recipients(job);
+    let id = job.id.to_string();
+    let text = format!(
+        "To: {}\nSubject: PBS JOB {id}\n\nPBS Job Id: {id}\nJob Name:   {}\n{body}\n",
+        recipients.join(", "),
+        job.spec.name
+    );
+    Some(Mail { job_id: id, point, recipients, text })
+}
+
+/// Whether the mail points ask for `point`: `n` none, empty = the default `a`.
+fn wants(points: &str, point: char) -> bool {
+    let points = if points.is_empty() { "a" } else { points };
+    !points.contains('n') && points.contains(point)
+}
+
+/// `-M` recipients, else the owner as `user@submit_host`.
+fn recipients(job: &Job) -> Vec<String> {
+    if job.spec.mail_users.is_empty() {
+        vec![format!("{}@{}", job.owner, job.spec.submit_host)]
+    } else {
+        job.spec.mail_users.clone()
+    }
+}
+
+/// Why a job ended with a negative status: the mom killed it for a limit (OpenPBS
+/// `JOB_EXEC_KILL_*`, -24 to -29), or OpenPBS's texts for a job its mom could not execute.
+fn cannot_execute(status: i32) -> String {
+    let limit = match status {
+        -24 => Some("ncpus (burst)"),
+        -25 => Some("ncpus (sum)"),
+        -26 => Some("vmem"),
+        -27 => Some("mem"),
+        -28 => Some("cput"),
+        -29 => Some("walltime"),
+        _ => None,
+    };
+    match limit {
+        Some(limit) => format!("Job killed: {limit} exceeded its limit\nExit_status={status}"),
+        None if status == -2 => "Job cannot be executed\nSee job standard error file".to_string(),
+        None => "Job cannot be executed\nSee Administrator for help".to_string(),
+    }
+}
+
+/// `Execution terminated`, then `Exit_status=N` and one `resources_used.*` per line.
+fn end_details(job: &Job, status: i32) -> String {
+    let mut text = format!("Execution terminated\nExit_status={status}");
+    for (name, value) in format_used(&job.used) {
+        text.push_str(&format!("\nresources_used.{name}={value}"));
+    }
+    text
+}
+
+/// Sends mails on its own thread.
+pub struct Mailer {
+    sender: mpsc::Sender<Mail>,
+}
+
+impl Mailer {
+    /// Starts the mail thread; `sendmail` `None` = no mailer on this host (each mail is logged
+    /// as not sent).
+    pub fn spawn(sendmail: Option<PathBuf>) -> std::io::Result<Mailer> {
+        let (sender, receiver) = mpsc::channel::<Mail>();
+        std::thread::Builder::new().name("mail".to_string()).spawn(move || {
+            for mail in receiver {
+                match &sendmail {
+                    Some(path) => send(path, &mail),
+                    None => tracing::warn!(
+                        job_id = %mail.job_id,
+                        point = %mail.point,
+                        "mail could not be sent: no sendmail (start pbs_server with --sendmail <path>)"
+                    ),
+                }
+            }
+        })?;
+        Ok(Mailer { sender })
+    }
+
+    /// Queues a mail (never blocks).
+    pub fn send(&self, mail: Mail) {
+        let _ = self.sender.send(mail);
+    }
+}
+
+/// Runs `sendmail -f adm <recipients>` with the message on stdin; logs a failure.
+fn send(sendmail: &std::path::Path, mail: &Mail) {
+    let result = Command::new(sendmail)
+        .arg("-f")
+        .arg(MAIL_FROM)
+        .args(&mail.recipients)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .and_then(|mut child| {
+            if let Some(mut stdin) = child.stdin.take() {
+                stdin.write_all(mail.text.as_bytes())?;
+            }
+            child.wait()
+        });
+    match result {
+        Ok(status) if status.success() => {
+            tracing::info!(job_id = %mail.job_id, point = %mail.point, to = %mail.recipients.join(" "), "mail sent")
+        }
+        Ok(status) => {
+            tracing::warn!(job_id = %mail.job_id, %status, "mail could not be sent: {} failed", sendmail.display())
+        }
+        Err(error) => {
+            tracing::warn!(job_id = %mail.job_id, %error, "mail could not be sent: cannot run {}", sendmail.display())
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! Where a commit's notices go (the notice sink `Shared` calls on the store thread): one
+//! server log line per job event in OpenPBS's words (what `tracejob` shows), a record for the
+//! accounting log, and a mail if the job asked for one.
+//!
+//! Owns: the log texts ([`log_text`], pure) and the wiring ([`sink`]). Must not: block (the
+//! accounting and mail threads do the slow work) or touch server state.
+
+use crate::accounting::Accountant;
+use crate::config::Flavor;
+use crate::mail::{mail_for, Mailer};
+use crate::outbox::{Notice, NoticeKind};
+use crate::shared::NoticeSink;
+use job::duration::format_hms;
+use proto::mom::ResourcesUsed;
+use std::sync::Arc;
+
+/// `resources_used.*` as OpenPBS lists them (alphabetical): cpupercent, cput, mem, ncpus,
+/// vmem, walltime.
+pub fn format_used(used: &ResourcesUsed) -> Vec<(&'static str, String)> {
+    let cpupercent = (used.cput_secs * 100).checked_div(used.walltime_secs).unwrap_or(0);
+    vec![
+        ("cpupercent", cpupercent.to_string()),
+        ("cput", format_hms(used.cput_secs)),
+        ("mem", format!("{}kb", used.mem_kb)),
+        ("ncpus", used.ncpus.to_string()),
+        ("vmem", format!("{}kb", used.vmem_kb)),
+        ("walltime", format_hms(used.walltime_secs)),
+    ]
+}
+
+/// The server log message of a notice (OpenPBS's texts where it has one).
+pub fn log_text(notice: &Notice, server_name: &str) -> String {
+    let job = &notice.job;
+    match &notice.kind {
+        NoticeKind::Queued => {
+            let owner = format!("{}@{}", job.owner, job.spec.submit_host);
+            format!(
+                "Job Queued at request of {owner}, owner = {owner}, job name = {}, queue = {}",
+                job.spec.name, job.queue
+            )
+        }
+        NoticeKind::Started => format!(
+            "Job Run at request of Scheduler@{server_name} on exec_vnode {}",
+            job.exec_vnode().unwrap_or_default()
+        ),
+        NoticeKind::Ended => {
+            let mut text = format!("Exit_status={}", job.exit_status.unwrap_or(0));
+            for (name, value) in format_used(&job.used) {
+                text.push_str(&format!(" resources_used.{name}={value}"));
+            }
+            text
+        }
+        NoticeKind::Deleted { requestor } => format!("Job to be deleted at request of {requestor}"),
+        NoticeKind::Aborted => format!("Job aborted: {}", job.comment.as_deref().unwrap_or("by the server")),
+        NoticeKind::Rerun => match &job.comment {
+            Some(comment) => format!("Job Rerun: {comment}"),
+            None => "Job Rerun".to_string(),
+        },
+    }
+}
+
+/// The notice sink of a running server: log line, accounting record, mail.
+pub fn sink(server_name: String, flavor: Flavor, accountant: Accountant, mailer: Mailer) -> NoticeSink {
+    Arc::new(move |notices: Vec<Notice>| {
+        for notice in notices {
+            tracing::info!(job_id = %notice.job.id, "{}", log_text(&notice, &server_name));
+            accountant.record(&notice, flavor);
+            if let Some(mail) = mail_for(&notice) {
+                mailer.send(mail);
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+#[path = "notices_tests.rs"]
+mod tests;

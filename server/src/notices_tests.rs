@@ -1,0 +1,214 @@
+//! Snapshot tests of what a person or a program reads after a job event: accounting records,
+//! mail texts and server log texts, for one job through its whole life.
+
+use crate::accounting::record;
+use crate::config::Flavor;
+use crate::mail::mail_for;
+use crate::notices::log_text;
+use crate::outbox::{Notice, NoticeKind};
+use crate::state::{Job, JobTimes, NodeShare};
+use insta::assert_snapshot;
+use job::{JobId, JobSpec, JobState, ResourceRequest};
+use pbslog::Tm;
+use proto::mom::ResourcesUsed;
+
+fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter().map(|(name, value)| (name.to_string(), value.to_string())).collect()
+}
+
+/// A `nodes=2:ppn=2` job of alice, queued.
+fn queued() -> Job {
+    let resources = pairs(&[("nodes", "2:ppn=2"), ("walltime", "01:00:00")]);
+    let spec = JobSpec {
+        name: "myjob".to_string(),
+        script: "sleep 1\n".to_string(),
+        queue: None,
+        resources: resources.clone(),
+        output_path: None,
+        error_path: None,
+        join: job::spec::Join::No,
+        keep: "n".to_string(),
+        user_hold: false,
+        rerunnable: true,
+        priority: 0,
+        variables: Vec::new().into(),
+        shell: None,
+        init_dir: None,
+        mail_points: "abe".to_string(),
+        mail_users: Vec::new(),
+        account: None,
+        submit_host: "login1".to_string(),
+        submit_args: "job.sh".to_string(),
+        depend: Vec::new(),
+    };
+    Job {
+        id: JobId::new(123, "head"),
+        request: ResourceRequest::from_list(&resources).expect("valid request"),
+        spec,
+        state: JobState::Queued,
+        owner: "alice".to_string(),
+        owner_uid: 1000,
+        group: "users".to_string(),
+        queue: "workq".to_string(),
+        hold_types: "n".to_string(),
+        times: JobTimes {
+            ctime: 1_700_605_560,
+            qtime: 1_700_605_560,
+            mtime: 1_700_605_560,
+            etime: 1_700_605_560,
+            stime: None,
+            obittime: None,
+        },
+        exec: Vec::new(),
+        session_id: None,
+        exit_status: None,
+        used: ResourcesUsed::default(),
+        run_count: 0,
+        comment: None,
+        output_path: "login1:/home/alice/myjob.o123".to_string(),
+        error_path: "login1:/home/alice/myjob.e123".to_string(),
+        delete_requested: false,
+    }
+}
+
+fn running() -> Job {
+    let mut job = queued();
+    job.state = JobState::Running;
+    job.times.stime = Some(1_700_605_565);
+    job.run_count = 1;
+    job.exec = ["node1", "node2"]
+        .iter()
+        .map(|node| NodeShare {
+            node: node.to_string(),
+            slots: vec![0, 1],
+            gpus: Vec::new(),
+            mem_bytes: 0,
+            mpiprocs: 2,
+        })
+        .collect();
+    job
+}
+
+fn ended(exit_status: i32) -> Job {
+    let mut job = running();
+    job.state = JobState::Finished;
+    job.session_id = Some(24567);
+    job.exit_status = Some(exit_status);
+    job.used = ResourcesUsed { cput_secs: 3, mem_kb: 4312, vmem_kb: 12960, walltime_secs: 7, ncpus: 4 };
+    job
+}
+
+fn notice(kind: NoticeKind, job: Job, time: i64) -> Notice {
+    Notice { kind, job: Box::new(job), time }
+}
+
+/// The life of job 123: queued, started, ended; and job 124, deleted while queued.
+fn life() -> Vec<Notice> {
+    let mut deleted = queued();
+    deleted.id = JobId::new(124, "head");
+    vec![
+        notice(NoticeKind::Queued, queued(), 1_700_605_560),
+        notice(NoticeKind::Started, running(), 1_700_605_565),
+        notice(NoticeKind::Ended, ended(0), 1_700_605_572),
+        notice(NoticeKind::Deleted { requestor: "alice@head".to_string() }, deleted, 1_700_605_620),
+    ]
+}
+
+#[test]
+fn accounting_records_of_a_job_life() {
+    let records: Vec<String> = life().iter().map(|notice| record(notice, Flavor::OpenPbs, Tm::utc)).collect();
+    assert_snapshot!(records.join("\n"));
+}
+
+#[test]
+fn accounting_records_of_aborts_reruns_and_torque() {
+    let mut lost = ended(-20);
+    lost.comment = Some("ended: its mother superior lost the job".to_string());
+    let mut requeued = queued();
+    requeued.comment = Some("requeued: its mother superior lost the job".to_string());
+    requeued.run_count = 1;
+    let mut with_account = queued();
+    with_account.spec.account = Some("big project".to_string());
+    let records = [
+        record(&notice(NoticeKind::Aborted, lost, 1_700_605_600), Flavor::OpenPbs, Tm::utc),
+        record(&notice(NoticeKind::Rerun, requeued, 1_700_605_600), Flavor::OpenPbs, Tm::utc),
+        record(&notice(NoticeKind::Queued, with_account, 1_700_605_560), Flavor::OpenPbs, Tm::utc),
+        record(&notice(NoticeKind::Queued, queued(), 1_700_605_560), Flavor::Torque, Tm::utc),
+    ];
+    assert_snapshot!(records.join("\n"));
+}
+
+#[test]
+fn mail_texts() {
+    let mut texts = Vec::new();
+    for notice in life() {
+        match mail_for(&notice) {
+            Some(mail) => texts.push(format!("== {:?} -> {}\n{}", notice.kind, mail.recipients.join(" "), mail.text)),
+            None => texts.push(format!("== {:?}: no mail\n", notice.kind)),
+        }
+    }
+    let mut failed = ended(-1);
+    failed.spec.mail_users = vec!["someone@example.com".to_string(), "bob".to_string()];
+    let mail = mail_for(&notice(NoticeKind::Ended, failed, 1_700_605_572)).expect("abort mail");
+    texts.push(format!("== Ended -1 -> {}\n{}", mail.recipients.join(" "), mail.text));
+    let mail = mail_for(&notice(NoticeKind::Ended, ended(-29), 1_700_605_572)).expect("abort mail");
+    texts.push(format!("== Ended -29 -> {}\n{}", mail.recipients.join(" "), mail.text));
+    let mut by_root = queued();
+    by_root.spec.mail_points = "n".to_string();
+    let deleted = notice(NoticeKind::Deleted { requestor: "root@head".to_string() }, by_root, 1_700_605_620);
+    let mail = mail_for(&deleted).expect("mail to the owner when someone else deletes the job");
+    texts.push(format!("== Deleted by root -> {}\n{}", mail.recipients.join(" "), mail.text));
+    assert_snapshot!(texts.join("\n"));
+}
+
+#[test]
+fn mail_points_choose_the_mails() {
+    let points = |points: &str| -> String {
+        let mut job = ended(0);
+        job.spec.mail_points = points.to_string();
+        let mut aborted = job.clone();
+        aborted.exit_status = Some(-1);
+        [
+            notice(NoticeKind::Started, job.clone(), 0),
+            notice(NoticeKind::Ended, job, 0),
+            notice(NoticeKind::Ended, aborted.clone(), 0),
+            notice(NoticeKind::Aborted, aborted, 0),
+        ]
+        .iter()
+        .filter_map(mail_for)
+        .map(|mail| mail.point)
+        .collect()
+    };
+    assert_eq!(points(""), "aa", "the default is a");
+    assert_eq!(points("a"), "aa");
+    assert_eq!(points("be"), "be");
+    assert_eq!(points("abe"), "beaa");
+    assert_eq!(points("n"), "");
+    let mut subjob = ended(0);
+    subjob.id = JobId { array: Some(job::id::ArrayPart::Sub(3)), ..JobId::new(123, "head") };
+    subjob.spec.mail_points = "e".to_string();
+    assert_eq!(mail_for(&notice(NoticeKind::Ended, subjob.clone(), 0)), None, "subjobs mail only with j");
+    subjob.spec.mail_points = "ej".to_string();
+    assert!(mail_for(&notice(NoticeKind::Ended, subjob, 0)).is_some());
+}
+
+#[test]
+fn server_log_texts() {
+    let texts: Vec<String> = life().iter().map(|notice| log_text(notice, "head")).collect();
+    assert_snapshot!(texts.join("\n"));
+}
+
+#[test]
+fn the_accountant_appends_to_the_file_of_the_day() {
+    let dir = tempfile::tempdir().unwrap();
+    let accountant = crate::accounting::Accountant::spawn(dir.path().join("accounting")).unwrap();
+    for notice in life() {
+        accountant.record(&notice, Flavor::OpenPbs);
+    }
+    accountant.flush(std::time::Duration::from_secs(10));
+    let path = dir.path().join("accounting").join(Tm::local(1_700_605_560).file_day());
+    let text = std::fs::read_to_string(&path).expect("the day's file");
+    let kinds: Vec<&str> = text.lines().map(|line| line.split(';').nth(1).unwrap()).collect();
+    assert_eq!(kinds, ["Q", "S", "E", "D"]);
+    assert!(text.lines().all(|line| line.starts_with(&Tm::local(1_700_605_560).pbs_date()[..10])), "{text}");
+}
