@@ -67,6 +67,9 @@ pub struct JobSpec {
     pub submit_host: String,
     /// The qsub arguments as typed (`Submit_arguments`).
     pub submit_args: String,
+    /// `-J`/`-t`: the job is an array of subjobs sharing this spec.
+    #[serde(default)]
+    pub array: Option<crate::array::ArraySpec>,
 }
 
 impl JobSpec {
