@@ -41,6 +41,12 @@ struct Args {
     /// Wide display (accepted; the full display is then not folded).
     #[arg(short = 'w')]
     wide: bool,
+    /// Also list the subjobs of arrays.
+    #[arg(short = 't')]
+    subjobs: bool,
+    /// Only arrays.
+    #[arg(short = 'J')]
+    arrays_only: bool,
     #[arg(long = "help", action = clap::ArgAction::Help)]
     help: Option<bool>,
     /// Job ids or queue names.
@@ -64,7 +70,7 @@ pub fn main() -> ExitCode {
     exit::exit(run(&args))
 }
 
-const USAGE: &str = "usage: qstat [-a] [-n [-1]] [-s] [-u user] [-x] [-f [-F json] [-1]] [job_id|queue ...]";
+const USAGE: &str = "usage: qstat [-a] [-n [-1]] [-s] [-u user] [-x] [-t] [-J] [-f [-F json] [-1]] [job_id|queue ...]";
 
 fn usage(message: &str) -> ExitCode {
     crate::cli::usage_error("qstat", USAGE, message)
@@ -108,6 +114,8 @@ fn run(args: &Args) -> u8 {
         history: args.history,
         users,
         attrs: wanted(args),
+        subjobs: args.subjobs,
+        arrays_only: args.arrays_only,
     };
     let (server, jobs, errors) = match conn.request_all(&request) {
         Ok(ServerReply::Jobs { server, jobs, errors, .. }) => (server, jobs, errors),

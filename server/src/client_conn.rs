@@ -48,9 +48,18 @@ async fn dispatch(shared: &Shared, requester: &Requester, request: ClientRequest
         ClientRequest::SubmitJob(spec) => {
             shared.apply(|state, out| handlers::submit_job::submit_job(state, out, requester, now(), *spec)).await
         }
-        ClientRequest::StatusJob { selectors, history, users, attrs } => {
+        ClientRequest::StatusJob { selectors, history, users, attrs, subjobs, arrays_only } => {
             let state = shared.state();
-            handlers::status_job::status_job(&state, state.flavor, &selectors, history, &users, attrs.as_deref())
+            let arrays = handlers::status_job::ArrayListing { subjobs, arrays_only };
+            handlers::status_job::status_job(
+                &state,
+                state.flavor,
+                &selectors,
+                history,
+                &users,
+                attrs.as_deref(),
+                arrays,
+            )
         }
         ClientRequest::StatusNode { names } => {
             let state = shared.state();

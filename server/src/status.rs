@@ -16,6 +16,26 @@ pub fn job_status(job: &Job, server_name: &str, flavor: Flavor) -> JobStatus {
 /// as `job_state` or `Resource_List.walltime`, or a group name such as `Resource_List`);
 /// `None` = all. Values not wanted are never formatted.
 pub fn job_status_filtered(job: &Job, server_name: &str, flavor: Flavor, wanted: Option<&Wanted>) -> JobStatus {
+    job_status_with_array(job, server_name, flavor, wanted, None)
+}
+
+/// What `qstat -f` shows of an array parent: its subjobs' counts and the indices not started.
+pub struct ArrayView<'a> {
+    pub counts: &'a crate::state::ArrayCounts,
+    /// Lazily listed: only `array_indices_remaining` needs them.
+    pub remaining: &'a dyn Fn() -> Vec<u32>,
+}
+
+/// [`job_status_filtered`] plus the array attributes (OpenPBS names): a parent's `array`,
+/// `array_state_count`, `array_indices_submitted`, `array_indices_remaining` and
+/// `max_run_subjobs` (from `array`), a subjob's `array_id` and `array_index`.
+pub fn job_status_with_array(
+    job: &Job,
+    server_name: &str,
+    flavor: Flavor,
+    wanted: Option<&Wanted>,
+    array: Option<&ArrayView<'_>>,
+) -> JobStatus {
     let mut out = Builder { wanted, attrs: Vec::new() };
     out.add("Job_Name", || job.spec.name.clone());
     out.add("Job_Owner", || format!("{}@{}", job.owner, job.spec.submit_host));
@@ -68,10 +88,41 @@ pub fn job_status_filtered(job: &Job, server_name: &str, flavor: Flavor, wanted:
     out.add("Submit_arguments", || job.spec.submit_args.clone());
     out.add("project", || "_pbs_project_default".to_string());
     out.add("Submit_Host", || job.spec.submit_host.clone());
+    add_array_attrs(&mut out, job, array);
     if let Some(obittime) = job.times.obittime {
         out.add("obittime", || obittime.to_string());
     }
     JobStatus { id: job.id.to_string(), attrs: out.attrs }
+}
+
+fn add_array_attrs(out: &mut Builder<'_>, job: &Job, array: Option<&ArrayView<'_>>) {
+    match (job.id.array, &job.spec.array) {
+        (Some(job::id::ArrayPart::Parent), Some(spec)) => {
+            out.add("array", || "True".to_string());
+            if let Some(view) = array {
+                out.add("array_state_count", || view.counts.state_count_text());
+            }
+            out.add("array_indices_submitted", || spec.indices.clone());
+            if let Some(view) = array {
+                out.add("array_indices_remaining", || {
+                    let text = job::array::format_indices(&(view.remaining)(), spec.step());
+                    if text.is_empty() {
+                        "-".to_string()
+                    } else {
+                        text
+                    }
+                });
+            }
+            if let Some(limit) = spec.limit {
+                out.add("max_run_subjobs", || limit.to_string());
+            }
+        }
+        (Some(job::id::ArrayPart::Sub(index)), _) => {
+            out.add("array_id", || job.id.to_parent().to_string());
+            out.add("array_index", || index.to_string());
+        }
+        _ => {}
+    }
 }
 
 /// The attributes a status request asks for, split once into name and resource so a listing

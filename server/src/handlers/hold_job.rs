@@ -1,10 +1,12 @@
 //! `HoldJob` (qhold) and `ReleaseJob` (qrls). Holds are kept in `Hold_Types`; a queued job with
 //! any hold is `H`, and returns to `Q` when the last one is released. Users may set and clear
-//! only `u` holds; `o` and `s` need a manager.
+//! only `u` holds; `o` and `s` need a manager. Holding or releasing an array parent does the
+//! same to its subjobs that have not started.
 
 use crate::outbox::Outbox;
 use crate::state::{Requester, ServerState};
 use crate::store::StoreOp;
+use job::id::ArrayPart;
 use job::{JobEvent, JobState};
 use proto::error::{ErrorCode, RequestError};
 use proto::ServerReply;
@@ -46,9 +48,32 @@ fn hold_one(
             format!("{}  {id}", ErrorCode::PermissionDenied.text()),
         ));
     }
-    if job.state == JobState::Finished {
+    if job.state.is_finished() {
         return Err(RequestError::with_detail(ErrorCode::JobFinished, &id));
     }
+    hold_key(state, out, now, key, hold_types, hold)?;
+    if id.array == Some(ArrayPart::Parent) {
+        // The parent's holds apply to its subjobs that have not started.
+        for sub in state.subjob_keys(key) {
+            if matches!(state.jobs[&sub].state, JobState::Queued | JobState::Held | JobState::Waiting) {
+                hold_key(state, out, now, sub, hold_types, hold)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Sets or clears `hold_types` on job `key` (permission already checked).
+fn hold_key(
+    state: &mut ServerState,
+    out: &mut Outbox,
+    now: i64,
+    key: u64,
+    hold_types: &str,
+    hold: bool,
+) -> Result<(), RequestError> {
+    let job = &state.jobs[&key];
+    let id = job.id.clone();
     let mut held: Vec<char> = job.hold_types.chars().filter(|c| *c != 'n').collect();
     for kind in hold_types.chars() {
         if hold && !held.contains(&kind) {

@@ -37,6 +37,7 @@ fn spec(resources: &[(&str, &str)]) -> JobSpec {
         account: None,
         submit_host: "login".to_string(),
         submit_args: "job.sh".to_string(),
+        array: None,
     }
 }
 
@@ -257,8 +258,15 @@ fn destinations_name_queue_server_or_both() {
     for bad in ["other", "@elsewhere", "workq@elsewhere", "other@head"] {
         assert_eq!(state.resolve_destination(bad).unwrap_err().code, proto::ErrorCode::UnknownQueue, "{bad:?}");
     }
-    let reply =
-        status_job::status_job(&state, crate::config::Flavor::OpenPbs, &["@head".to_string()], false, &[], None);
+    let reply = status_job::status_job(
+        &state,
+        crate::config::Flavor::OpenPbs,
+        &["@head".to_string()],
+        false,
+        &[],
+        None,
+        Default::default(),
+    );
     assert!(matches!(reply, ServerReply::Jobs { errors, .. } if errors.is_empty()));
 }
 

@@ -99,6 +99,7 @@ fn sample_spec(seq: u64) -> JobSpec {
         account: Some("proj-1".to_string()),
         submit_host: "login".to_string(),
         submit_args: "-l nodes=2:ppn=2 job.sh".to_string(),
+        array: None,
     }
 }
 
@@ -106,7 +107,7 @@ fn sample_spec(seq: u64) -> JobSpec {
 fn queued_job(seq: u64) -> Job {
     Job {
         id: JobId::new(seq, SERVER),
-        spec: sample_spec(seq),
+        spec: sample_spec(seq).into(),
         request: sample_request(),
         state: JobState::Queued,
         owner: "alice".to_string(),
