@@ -10,13 +10,13 @@ use job::{JobSpec, JobState};
 use proto::mom::{JobObit, Registration};
 use proto::{ServerReply, ServerToMom};
 
-const ALICE: u32 = 1000;
+pub(crate) const ALICE: u32 = 1000;
 
 pub(crate) fn requester(uid: u32) -> Requester {
     Requester { uid, gid: uid, user: format!("user{uid}") }
 }
 
-fn spec(resources: &[(&str, &str)]) -> JobSpec {
+pub(crate) fn spec(resources: &[(&str, &str)]) -> JobSpec {
     JobSpec {
         name: "job.sh".to_string(),
         script: "true\n".to_string(),
@@ -76,7 +76,7 @@ pub(crate) fn submit(state: &mut ServerState, uid: u32, resources: &[(&str, &str
     }
 }
 
-fn sent_kinds(out: &Outbox) -> Vec<String> {
+pub(crate) fn sent_kinds(out: &Outbox) -> Vec<String> {
     out.to_moms
         .iter()
         .map(|(node, message)| {
