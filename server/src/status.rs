@@ -4,7 +4,7 @@
 use crate::config::Flavor;
 use crate::state::{Job, Node};
 use job::duration::format_hms;
-use job::{Attr, JobState};
+use job::Attr;
 use proto::{JobStatus, NodeStatus};
 
 /// The status record of one job, with every attribute.
@@ -81,7 +81,7 @@ pub fn job_status_with_array(
     }
     out.add("etime", || job.times.etime.to_string());
     out.add("run_count", || job.run_count.to_string());
-    if let Some(status) = job.exit_status.filter(|_| job.state == JobState::Finished) {
+    if let Some(status) = job.exit_status.filter(|_| job.state.is_finished()) {
         let name = if flavor == Flavor::Torque { "exit_status" } else { "Exit_status" };
         out.add(name, || status.to_string());
     }
