@@ -169,3 +169,33 @@ fn qsub_refuses_bad_ranges_and_arrays_with_i_or_r_n() {
     let output = cluster.run("qstat", &["-x"]);
     assert_eq!(String::from_utf8_lossy(&output.stdout), "", "nothing was submitted");
 }
+
+#[test]
+fn an_array_survives_a_server_restart_and_keeps_its_slot_limit() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 2, gpus: 0 });
+    let script = cluster.script(
+        "slow.sh",
+        "#!/bin/sh\ncd \"$PBS_O_WORKDIR\"\ntouch ran.$PBS_ARRAY_INDEX\nwhile [ ! -e go ]; do sleep 0.1; done\n",
+    );
+    let id = cluster.qsub(&script, &["-J", "1-3%1"]);
+    let seq = id.split('[').next().unwrap().to_string();
+    let ran = cluster.work.path().join("ran.1");
+    tests::wait_for(Duration::from_secs(30), "subjob 1 to run", || ran.exists().then_some(()));
+    let pid = cluster.server_pid();
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+    tests::wait_for(Duration::from_secs(20), "the server to die", || tests::process_gone(pid).then_some(()));
+    cluster.start_server();
+    tests::wait_for(Duration::from_secs(20), "the server to answer", || {
+        cluster.run("qstat", &[]).status.success().then_some(())
+    });
+    // The parent is known as the array again (its key alone cannot tell).
+    assert_eq!(cluster.job_attr(&id, "array").as_deref(), Some("True"));
+    assert_eq!(cluster.job_attr(&id, "job_state").as_deref(), Some("B"));
+    assert_eq!(cluster.job_attr(&format!("{seq}[2]"), "job_state").as_deref(), Some("Q"), "%1 still holds");
+    std::fs::write(cluster.work.path().join("go"), "").unwrap();
+    cluster.wait_finished(&id, Duration::from_secs(60));
+    for index in 1..=3 {
+        assert!(cluster.work.path().join(format!("ran.{index}")).exists(), "subjob {index} ran");
+        assert_eq!(cluster.job_attr(&format!("{seq}[{index}]"), "Exit_status").as_deref(), Some("0"));
+    }
+}
