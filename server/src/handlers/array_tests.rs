@@ -235,6 +235,15 @@ fn qhold_and_qrls_of_the_parent_apply_to_its_queued_subjobs() {
     assert_eq!(hold(&mut state, false), ServerReply::Done { errors: vec![] });
     assert_eq!(state_of(&state, "1[3]"), JobState::Queued);
     state.sanity_check();
+
+    // Submitted held (qsub -h -J): the parent and every subjob are H until qrls of the parent.
+    let (held, _) = submit_array(&mut state, "1-3", None, true);
+    let ids = [held.clone()];
+    let reply = hold_job::hold_job(&mut state, &mut Outbox::default(), &requester(ALICE), 40, &ids, "u", false);
+    assert_eq!(reply, ServerReply::Done { errors: vec![] });
+    assert_eq!(state_of(&state, &held), JobState::Queued);
+    assert_eq!(state_of(&state, "2[3]"), JobState::Queued);
+    state.sanity_check();
 }
 
 #[test]
