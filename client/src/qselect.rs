@@ -240,6 +240,8 @@ fn run(selection: &Selection, destination: Option<String>) -> u8 {
         history: selection.history,
         users: Vec::new(),
         attrs: Some(WANTED.iter().map(|name| name.to_string()).collect()),
+        subjobs: selection.subjobs,
+        arrays_only: false,
     };
     let (jobs, errors) = match conn.request_all(&request) {
         Ok(ServerReply::Jobs { jobs, errors, .. }) => (jobs, errors),

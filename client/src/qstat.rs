@@ -58,6 +58,12 @@ struct Args {
     /// Wide display (accepted; the full display is then not folded).
     #[arg(short = 'w')]
     wide: bool,
+    /// Also list the subjobs of arrays.
+    #[arg(short = 't')]
+    subjobs: bool,
+    /// Only arrays.
+    #[arg(short = 'J')]
+    arrays_only: bool,
     #[arg(long = "help", action = clap::ArgAction::Help)]
     help: Option<bool>,
     /// Job ids or queue names.
@@ -86,7 +92,7 @@ pub fn main() -> ExitCode {
 }
 
 const USAGE: &str =
-    "usage: qstat [-a|-i|-r|-H] [-n [-1]] [-s] [-u user] [-c] [-x] [-f [-F json] [-1]] [job_id|queue ...]";
+    "usage: qstat [-a|-i|-r|-H] [-n [-1]] [-s] [-u user] [-c] [-x] [-t] [-J] [-f [-F json] [-1]] [job_id|queue ...]";
 
 fn usage(message: &str) -> ExitCode {
     crate::cli::usage_error("qstat", USAGE, message)
@@ -162,6 +168,8 @@ fn run(args: &Args) -> u8 {
         history: args.history || args.finished,
         users,
         attrs: wanted(args),
+        subjobs: args.subjobs,
+        arrays_only: args.arrays_only,
     };
     let mut reply = conn.request_all(&request);
     // TORQUE's -x is XML of every attribute: ask again for all of them.

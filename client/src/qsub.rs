@@ -120,8 +120,32 @@ pub fn run(cli: QsubOpts, command: Option<Vec<String>>, typed_args: &[String]) -
             return Err(fail(exit::FAILURE, format!("illegal -l value: {}", error.message)));
         }
     }
-    let spec = build_spec(opts, resources, &script, typed_args)?;
+    if opts.interactive && (opts.array_pbs.is_some() || opts.array_torque.is_some()) {
+        return Err(fail(exit::USAGE, "interactive and array job submission cannot be used together"));
+    }
+    let array = array_spec(&opts)?;
+    let mut spec = build_spec(opts, resources, &script, typed_args)?;
+    if array.is_some() && !spec.rerunnable {
+        // OpenPBS's text, two blanks included.
+        return Err(fail(exit::USAGE, " cannot submit non-rerunable Array Job"));
+    }
+    spec.array = array;
     submit(spec)
+}
+
+/// `-J X-Y[:Z][%max]` (OpenPBS) or `-t 1-10,15%2` (TORQUE), checked here and again by the
+/// server. Both at once is a usage error.
+fn array_spec(opts: &QsubOpts) -> Result<Option<job::array::ArraySpec>, Failure> {
+    match (&opts.array_pbs, &opts.array_torque) {
+        (Some(_), Some(_)) => Err(fail(exit::USAGE, "-J and -t cannot be used together")),
+        (Some(text), None) => job::array::parse_openpbs(text)
+            .map(Some)
+            .map_err(|error| fail(exit::USAGE, format!("illegal -J value: {error}"))),
+        (None, Some(text)) => job::array::parse_torque(text)
+            .map(Some)
+            .map_err(|error| fail(exit::USAGE, format!("illegal -t value: {error}"))),
+        (None, None) => Ok(None),
+    }
 }
 
 /// Parses one `-l` value and checks each resource's value on its own, so an error can name the
@@ -214,13 +238,10 @@ fn caret_failure(code: u8, header: Option<String>, error: &ResourceError) -> Fai
 }
 
 fn refuse_unsupported(cli: &QsubOpts) -> Result<(), Failure> {
-    let unsupported = if cli.interactive {
-        Some("-I (interactive jobs)")
-    } else if cli.array_pbs.is_some() || cli.array_torque.is_some() {
-        Some("-J/-t (job arrays)")
-    } else {
-        None
-    };
+    if cli.interactive && (cli.array_pbs.is_some() || cli.array_torque.is_some()) {
+        return Err(fail(exit::USAGE, "interactive and array job submission cannot be used together"));
+    }
+    let unsupported = if cli.interactive { Some("-I (interactive jobs)") } else { None };
     match unsupported {
         Some(what) => Err(fail(exit::USAGE, format!("{what} is not supported yet by minipbs"))),
         None => Ok(()),
@@ -322,6 +343,7 @@ fn build_spec(
             .last()
             .map(|value| job::depend::parse(value).unwrap_or_default())
             .unwrap_or_default(),
+        array: None,
     })
 }
 

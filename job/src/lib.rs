@@ -5,6 +5,7 @@
 //! Architecture invariant: this crate is pure. It has no tokio, no sockets, no files, no diesel,
 //! no clap and no processes; everything here is a function of its arguments.
 
+pub mod array;
 pub mod attrs;
 pub mod depend;
 pub mod directives;

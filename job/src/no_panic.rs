@@ -2,6 +2,7 @@
 //! the grammars (and some hostile characters) go through every parser of this crate, which
 //! must return `Ok` or `Err` and never panic. Errors must point inside their input.
 
+use crate::array::{parse_openpbs, parse_torque};
 use crate::directives::extract;
 use crate::duration::parse_duration;
 use crate::resources::{merge_directive_lists, parse_list, ResourceError, ResourceRequest};
@@ -66,6 +67,9 @@ const PIECES: &[&str] = &[
     "\u{0}",
     "-N",
     "-l",
+    "%",
+    "%2",
+    "1-10",
     "echo hi",
     ":",
     "x",
@@ -117,7 +121,7 @@ fn check_error(error: &ResourceError) {
 #[test]
 fn parsers_never_panic() {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    let (mut directives, mut requests) = (0, 0);
+    let (mut directives, mut requests, mut arrays) = (0, 0, 0);
     for _ in 0..20_000 {
         let text = rng.text();
         directives += extract(&rng.script(), "#PBS").map_or(0, |found| found.len());
@@ -144,8 +148,14 @@ fn parsers_never_panic() {
             Err(error) => check_error(&error),
         }
         let _ = merge_directive_lists(&[(1, pairs.clone()), (2, pairs)]);
+        for array in [parse_openpbs(&text), parse_torque(&text)].into_iter().flatten() {
+            let indices = array.expand().expect("a parsed array expands");
+            assert!(!indices.is_empty() && indices.len() <= crate::array::MAX_ARRAY_SIZE, "{text:?}");
+            arrays += 1;
+        }
     }
-    eprintln!("{directives} directives, {requests} requests");
+    eprintln!("{directives} directives, {requests} requests, {arrays} arrays");
+    assert!(arrays > 50, "{arrays} arrays");
     // The strings must reach the successful paths too, not only the first error check.
     assert!(directives > 8000 && requests > 400, "{directives} directives, {requests} requests");
 }

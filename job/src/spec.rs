@@ -70,6 +70,9 @@ pub struct JobSpec {
     /// `-W depend=`: the job's dependencies (ids normalised by the server at submit).
     #[serde(default)]
     pub depend: Vec<crate::depend::DependItem>,
+    /// `-J`/`-t`: the job is an array of subjobs sharing this spec.
+    #[serde(default)]
+    pub array: Option<crate::array::ArraySpec>,
 }
 
 impl JobSpec {

@@ -20,6 +20,10 @@ pub enum JobState {
     Exiting,
     /// `F`: finished, kept in history.
     Finished,
+    /// `B`: an array parent at least one of whose subjobs has started.
+    Begun,
+    /// `X`: a subjob that is over (expired), kept with its array.
+    Expired,
 }
 
 /// What happens to a job. Each event names who triggers it in ARCHITECTURE.md's diagram.
@@ -39,6 +43,10 @@ pub enum JobEvent {
     Delete,
     /// The job goes back to the queue (its mom was lost, or qrerun).
     Requeue,
+    /// An array parent's first subjob started.
+    Begin,
+    /// A subjob is over: it ended, or was deleted before it ran.
+    Expire,
 }
 
 /// An event that is not allowed in the job's current state.
@@ -59,6 +67,8 @@ impl JobState {
             JobState::Running => 'R',
             JobState::Exiting => 'E',
             JobState::Finished => 'F',
+            JobState::Begun => 'B',
+            JobState::Expired => 'X',
         }
     }
 
@@ -71,13 +81,15 @@ impl JobState {
             'R' => JobState::Running,
             'E' => JobState::Exiting,
             'F' => JobState::Finished,
+            'B' => JobState::Begun,
+            'X' => JobState::Expired,
             _ => return None,
         })
     }
 
-    /// Whether the job is over (kept only as history).
+    /// Whether the job is over (kept only as history): `F`, or `X` for a subjob.
     pub fn is_finished(self) -> bool {
-        self == JobState::Finished
+        matches!(self, JobState::Finished | JobState::Expired)
     }
 
     /// Whether the job holds resources on nodes.
@@ -102,6 +114,12 @@ impl JobState {
             (St::Running | St::Exiting, Ev::Finish) => St::Finished,
             (St::Queued | St::Held | St::Waiting, Ev::Delete) => St::Finished,
             (St::Running | St::Exiting, Ev::Requeue) => St::Queued,
+            // Array parents: begun when the first subjob starts; holds apply to the subjobs.
+            (St::Queued | St::Held | St::Begun, Ev::Begin) => St::Begun,
+            (St::Begun, Ev::Hold | Ev::Release) => St::Begun,
+            (St::Begun, Ev::Finish) => St::Finished,
+            // Subjobs end as X (expired), run or not.
+            (St::Queued | St::Held | St::Waiting | St::Running | St::Exiting, Ev::Expire) => St::Expired,
             _ => return Err(IllegalTransition { state: self, event }),
         };
         Ok(next)
@@ -114,8 +132,10 @@ mod tests {
     use JobEvent as Ev;
     use JobState as St;
 
-    const ALL_STATES: [St; 6] = [St::Queued, St::Held, St::Waiting, St::Running, St::Exiting, St::Finished];
-    const ALL_EVENTS: [Ev; 7] = [Ev::Hold, Ev::Release, Ev::Run, Ev::Exit, Ev::Finish, Ev::Delete, Ev::Requeue];
+    const ALL_STATES: [St; 8] =
+        [St::Queued, St::Held, St::Waiting, St::Running, St::Exiting, St::Finished, St::Begun, St::Expired];
+    const ALL_EVENTS: [Ev; 9] =
+        [Ev::Hold, Ev::Release, Ev::Run, Ev::Exit, Ev::Finish, Ev::Delete, Ev::Requeue, Ev::Begin, Ev::Expire];
 
     #[test]
     fn transition_table() {
@@ -133,9 +153,10 @@ mod tests {
     }
 
     #[test]
-    fn finished_is_terminal() {
+    fn finished_and_expired_are_terminal() {
         for event in ALL_EVENTS {
             assert!(St::Finished.apply(event).is_err(), "{event:?} left F");
+            assert!(St::Expired.apply(event).is_err(), "{event:?} left X");
         }
     }
 

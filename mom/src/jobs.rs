@@ -153,6 +153,8 @@ mod tests {
             num_ppn: 1,
             first_ncpus: 1,
             cookie: String::new(),
+            array_index: None,
+            array_id: None,
         })
     }
 

@@ -24,6 +24,12 @@ pub enum ClientRequest {
         /// 10,000 jobs stays cheap to list.
         #[serde(default)]
         attrs: Option<Vec<String>>,
+        /// `-t`: list arrays' subjobs after their parents.
+        #[serde(default)]
+        subjobs: bool,
+        /// `-J`: only arrays.
+        #[serde(default)]
+        arrays_only: bool,
     },
     /// qdel.
     DeleteJob {

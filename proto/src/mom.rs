@@ -114,4 +114,10 @@ pub struct JobLaunch {
     pub first_ncpus: u32,
     /// Per-job random cookie (`PBS_JOBCOOKIE`).
     pub cookie: String,
+    /// A subjob's array index (`PBS_ARRAY_INDEX`, `PBS_ARRAYID`).
+    #[serde(default)]
+    pub array_index: Option<u32>,
+    /// A subjob's array parent id, `123[].server` (`PBS_ARRAY_ID`).
+    #[serde(default)]
+    pub array_id: Option<String>,
 }

@@ -1,5 +1,6 @@
 //! Heap bytes the server state holds per queued job: submits 10,000 jobs through the real
-//! handler into a `ServerState` and prints what a counting allocator saw. Prints figures only.
+//! handler into a `ServerState` (and one array of 10,000 subjobs) and prints what a counting
+//! allocator saw. Prints figures only.
 //! `cargo run --release -p server --example state_memory`
 
 use server::outbox::Outbox;
@@ -61,6 +62,7 @@ fn main() {
         submit_host: "login".into(),
         submit_args: "-h job.sh".into(),
         depend: Vec::new(),
+        array: None,
     };
     let before = LIVE.load(Ordering::Relaxed);
     for _ in 0..10_000 {
@@ -74,4 +76,19 @@ fn main() {
         (after - before) / 10_000
     );
     println!("size_of::<Job>() = {} bytes", std::mem::size_of::<server::state::Job>());
+
+    // One array of 10,000 subjobs: they share the parent's spec.
+    let mut state = ServerState::new("head", "workq", 10, 0);
+    let mut array = spec.clone();
+    array.array = Some(job::array::ArraySpec { indices: "1-10000".into(), limit: None });
+    let before = LIVE.load(Ordering::Relaxed);
+    let mut out = Outbox::default();
+    server::handlers::submit_job::submit_job(&mut state, &mut out, &requester, 0, array);
+    drop(out);
+    let after = LIVE.load(Ordering::Relaxed);
+    println!(
+        "one array of 10,000 held subjobs: {:.1} MiB of heap, {} bytes per subjob",
+        (after - before) as f64 / 1048576.0,
+        (after - before) / 10_000
+    );
 }

@@ -49,10 +49,16 @@ async fn dispatch(shared: &Shared, requester: &Requester, request: ClientRequest
         ClientRequest::SubmitJob(spec) => {
             shared.apply(|state, out| handlers::submit_job::submit_job(state, out, requester, now(), *spec)).await
         }
-        ClientRequest::StatusJob { selectors, history, users, attrs } => {
+        ClientRequest::StatusJob { selectors, history, users, attrs, subjobs, arrays_only } => {
             let state = shared.state();
-            let query =
-                handlers::status_job::Query { selectors: &selectors, history, users: &users, wanted: attrs.as_deref() };
+            let arrays = handlers::status_job::ArrayListing { subjobs, arrays_only };
+            let query = handlers::status_job::Query {
+                selectors: &selectors,
+                history,
+                users: &users,
+                wanted: attrs.as_deref(),
+                arrays,
+            };
             handlers::status_job::status_job(&state, state.flavor, now(), query)
         }
         ClientRequest::StatusNode { names } => {

@@ -59,17 +59,34 @@ pub enum Status {
 }
 
 /// The outcome of job `key` so far.
+/// An array parent's outcome is its subjobs': started when one started, ended when all are
+/// over, ok when every one exited 0.
 pub fn outcome(state: &ServerState, key: u64) -> Outcome {
     let Some(job) = state.jobs.get(&key) else { return Outcome::Gone };
-    let started = job.run_count > 0 || job.times.stime.is_some();
+    let is_parent = job.id.array == Some(job::id::ArrayPart::Parent);
+    let subjobs = || state.subjob_keys(key).into_iter().map(|sub| &*state.jobs[&sub]);
+    let started = if is_parent {
+        job.state == job::JobState::Begun || subjobs().any(|sub| sub.run_count > 0 || sub.times.stime.is_some())
+    } else {
+        job.run_count > 0 || job.times.stime.is_some()
+    };
     if !job.state.is_finished() {
         return Outcome::Pending { started };
     }
-    Outcome::Ended {
-        started,
-        ok: job.exit_status == Some(0),
-        dependency_held: !started && job.hold_types.contains('s'),
+    let ok = if is_parent { subjobs().all(|sub| sub.exit_status == Some(0)) } else { job.exit_status == Some(0) };
+    Outcome::Ended { started, ok, dependency_held: !started && job.hold_types.contains('s') }
+}
+
+/// `key` and, if it is an array parent, its subjobs that have not started: a dependency of
+/// an array holds, releases or deletes all of them.
+fn with_waiting_subjobs(state: &ServerState, key: u64) -> Vec<u64> {
+    let mut keys = vec![key];
+    if state.jobs.get(&key).is_some_and(|job| job.id.array == Some(job::id::ArrayPart::Parent)) {
+        keys.extend(state.subjob_keys(key).into_iter().filter(|sub| {
+            matches!(state.jobs[sub].state, job::JobState::Queued | job::JobState::Held | job::JobState::Waiting)
+        }));
     }
+    keys
 }
 
 /// Whether an `after*` dependency of `kind` on a job with `outcome` is met (a `before*` one
@@ -236,7 +253,8 @@ pub fn job_changed(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64
 /// Rebuilds the derived index from the jobs' specs (after loading them from the store).
 pub fn rebuild(state: &mut ServerState) {
     state.depend = Index::default();
-    let keys: Vec<u64> = state.jobs.keys().copied().collect();
+    // A subjob's dependencies are its array's (they share the spec): only parents are indexed.
+    let keys: Vec<u64> = state.jobs.keys().copied().filter(|key| !crate::state::array::is_subjob_key(*key)).collect();
     for key in keys {
         index_job(state, key);
         let befores: Vec<(DependKind, u64)> = waits_named(state, key)
@@ -293,7 +311,7 @@ pub fn depend_value(state: &ServerState, job: &Job) -> Option<String> {
 /// met yet is listed under the job it waits on.
 pub fn sanity_check(state: &ServerState) {
     for (key, job) in &state.jobs {
-        if job.state.is_finished() || job.state.is_active() {
+        if job.state.is_finished() || job.state.is_active() || crate::state::array::is_subjob_key(*key) {
             continue;
         }
         for (kind, parent, text) in waits(state, *key) {
@@ -376,6 +394,12 @@ fn evaluate(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64) -> St
 /// Clears the system hold of a job whose dependencies are all met (state `Q` unless other
 /// holds remain).
 fn release(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64) {
+    for key in with_waiting_subjobs(state, key) {
+        release_one(state, out, key, now);
+    }
+}
+
+fn release_one(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64) {
     let job = &state.jobs[&key];
     if !job.hold_types.contains('s') {
         return;
@@ -394,6 +418,12 @@ fn release(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64) {
 
 /// Gives a job a system hold for a dependency it just received (a `before*` registration).
 fn hold_for_dependency(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64) {
+    for key in with_waiting_subjobs(state, key) {
+        hold_one_for_dependency(state, out, key, now);
+    }
+}
+
+fn hold_one_for_dependency(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64) {
     let job = &state.jobs[&key];
     if job.hold_types.contains('s') || state.transition(key, JobEvent::Hold, now).is_err() {
         return;
@@ -406,6 +436,15 @@ fn hold_for_dependency(state: &mut ServerState, out: &mut Outbox, key: u64, now:
 /// Deletes a waiting job whose dependency can never be met (state `F`, the reason as its
 /// comment), as the server does on its own behalf.
 fn abort(state: &mut ServerState, out: &mut Outbox, key: u64, reason: String, now: i64) {
+    // An array's waiting subjobs end first (X); the parent follows.
+    for sub in with_waiting_subjobs(state, key).into_iter().skip(1) {
+        if state.transition(sub, JobEvent::Expire, now).is_ok() {
+            let job = state.jobs.get_mut(&sub).expect("job exists");
+            job.times.obittime = Some(now);
+            job.comment = Some(reason.clone());
+            out.persist(StoreOp::UpdateJob(job.clone()));
+        }
+    }
     if state.transition(key, JobEvent::Delete, now).is_err() {
         return;
     }

@@ -40,11 +40,12 @@ fn queued() -> Job {
         submit_host: "login1".to_string(),
         submit_args: "job.sh".to_string(),
         depend: Vec::new(),
+        array: None,
     };
     Job {
         id: JobId::new(123, "head"),
         request: ResourceRequest::from_list(&resources).expect("valid request"),
-        spec,
+        spec: spec.into(),
         state: JobState::Queued,
         owner: "alice".to_string(),
         owner_uid: 1000,
@@ -128,7 +129,7 @@ fn accounting_records_of_aborts_reruns_and_torque() {
     requeued.comment = Some("requeued: its mother superior lost the job".to_string());
     requeued.run_count = 1;
     let mut with_account = queued();
-    with_account.spec.account = Some("big project".to_string());
+    std::sync::Arc::make_mut(&mut with_account.spec).account = Some("big project".to_string());
     let records = [
         record(&notice(NoticeKind::Aborted, lost, 1_700_605_600), Flavor::OpenPbs, Tm::utc),
         record(&notice(NoticeKind::Rerun, requeued, 1_700_605_600), Flavor::OpenPbs, Tm::utc),
@@ -148,13 +149,13 @@ fn mail_texts() {
         }
     }
     let mut failed = ended(-1);
-    failed.spec.mail_users = vec!["someone@example.com".to_string(), "bob".to_string()];
+    std::sync::Arc::make_mut(&mut failed.spec).mail_users = vec!["someone@example.com".to_string(), "bob".to_string()];
     let mail = mail_for(&notice(NoticeKind::Ended, failed, 1_700_605_572)).expect("abort mail");
     texts.push(format!("== Ended -1 -> {}\n{}", mail.recipients.join(" "), mail.text));
     let mail = mail_for(&notice(NoticeKind::Ended, ended(-29), 1_700_605_572)).expect("abort mail");
     texts.push(format!("== Ended -29 -> {}\n{}", mail.recipients.join(" "), mail.text));
     let mut by_root = queued();
-    by_root.spec.mail_points = "n".to_string();
+    std::sync::Arc::make_mut(&mut by_root.spec).mail_points = "n".to_string();
     let deleted = notice(NoticeKind::Deleted { requestor: "root@head".to_string() }, by_root, 1_700_605_620);
     let mail = mail_for(&deleted).expect("mail to the owner when someone else deletes the job");
     texts.push(format!("== Deleted by root -> {}\n{}", mail.recipients.join(" "), mail.text));
@@ -165,7 +166,7 @@ fn mail_texts() {
 fn mail_points_choose_the_mails() {
     let points = |points: &str| -> String {
         let mut job = ended(0);
-        job.spec.mail_points = points.to_string();
+        std::sync::Arc::make_mut(&mut job.spec).mail_points = points.to_string();
         let mut aborted = job.clone();
         aborted.exit_status = Some(-1);
         [
@@ -186,9 +187,9 @@ fn mail_points_choose_the_mails() {
     assert_eq!(points("n"), "");
     let mut subjob = ended(0);
     subjob.id = JobId { array: Some(job::id::ArrayPart::Sub(3)), ..JobId::new(123, "head") };
-    subjob.spec.mail_points = "e".to_string();
+    std::sync::Arc::make_mut(&mut subjob.spec).mail_points = "e".to_string();
     assert_eq!(mail_for(&notice(NoticeKind::Ended, subjob.clone(), 0)), None, "subjobs mail only with j");
-    subjob.spec.mail_points = "ej".to_string();
+    std::sync::Arc::make_mut(&mut subjob.spec).mail_points = "ej".to_string();
     assert!(mail_for(&notice(NoticeKind::Ended, subjob, 0)).is_some());
 }
 

@@ -6,7 +6,8 @@
 use crate::outbox::{NoticeKind, Outbox};
 use crate::state::{Job, Node, NodeShare, ServerState};
 use crate::store::StoreOp;
-use job::JobEvent;
+use job::id::ArrayPart;
+use job::{JobEvent, JobId};
 use proto::mom::{HostAlloc, JobLaunch};
 use proto::ServerToMom;
 use std::hash::{BuildHasher, Hasher};
@@ -57,8 +58,10 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
         if !nodes.iter().any(|node| node.available) {
             return 0;
         }
+        let mut room = SlotLimits::default();
         let jobs: Vec<sched::PendingJob> = state
             .queued_jobs()
+            .filter(|job| room.admits(state, job))
             .map(|job| sched::PendingJob {
                 key: job.id.key(),
                 queue_priority: 0,
@@ -87,6 +90,32 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
         }
     }
     started
+}
+
+/// `%max` of arrays during one pass: the scheduler is offered at most `max - active` queued
+/// subjobs of each array (all subjobs of an array request the same, so this is exact), lowest
+/// indices first (the queued index is in key order).
+#[derive(Default)]
+struct SlotLimits {
+    /// Parent key -> how many more subjobs may be offered.
+    left: std::collections::HashMap<u64, u32>,
+}
+
+impl SlotLimits {
+    fn admits(&mut self, state: &ServerState, job: &Job) -> bool {
+        let Some(ArrayPart::Sub(_)) = job.id.array else { return true };
+        let Some(limit) = job.spec.array.as_ref().and_then(|array| array.limit) else { return true };
+        let parent_key = JobId::parent_key(job.id.key());
+        let left = self
+            .left
+            .entry(parent_key)
+            .or_insert_with(|| limit.saturating_sub(state.array_counts(parent_key).active()));
+        if *left == 0 {
+            return false;
+        }
+        *left -= 1;
+        true
+    }
 }
 
 /// Takes the shares on the nodes, marks the job running and sends it to its moms.
@@ -163,6 +192,11 @@ pub fn job_launch(job: &Job, kill_delay: u64) -> JobLaunch {
         num_ppn: job.request.first_ppn,
         first_ncpus: job.request.chunks.first().map(|chunk| chunk.ncpus).unwrap_or(1),
         cookie: cookie(job.id.key()),
+        array_index: match job.id.array {
+            Some(ArrayPart::Sub(index)) => Some(index),
+            _ => None,
+        },
+        array_id: matches!(job.id.array, Some(ArrayPart::Sub(_))).then(|| job.id.to_parent().to_string()),
     }
 }
 

@@ -75,6 +75,8 @@ impl Shared {
             let mut state = self.state();
             let mut out = Outbox::default();
             let result = handler(&mut state, &mut out);
+            // Array parents follow their subjobs in the same commit.
+            state.settle_arrays(&mut out, now());
             let commit = if out.persist.is_empty() && out.to_moms.is_empty() && out.notices.is_empty() {
                 None
             } else {

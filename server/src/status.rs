@@ -25,6 +25,27 @@ pub fn job_status_filtered(
     now: i64,
     wanted: Option<&Wanted>,
 ) -> JobStatus {
+    job_status_with_array(job, server_name, flavor, now, wanted, None)
+}
+
+/// What `qstat -f` shows of an array parent: its subjobs' counts and the indices not started.
+pub struct ArrayView<'a> {
+    pub counts: &'a crate::state::ArrayCounts,
+    /// Lazily listed: only `array_indices_remaining` needs them.
+    pub remaining: &'a dyn Fn() -> Vec<u32>,
+}
+
+/// [`job_status_filtered`] plus the array attributes (OpenPBS names): a parent's `array`,
+/// `array_state_count`, `array_indices_submitted`, `array_indices_remaining` and
+/// `max_run_subjobs` (from `array`), a subjob's `array_id` and `array_index`.
+pub fn job_status_with_array(
+    job: &Job,
+    server_name: &str,
+    flavor: Flavor,
+    now: i64,
+    wanted: Option<&Wanted>,
+    array: Option<&ArrayView<'_>>,
+) -> JobStatus {
     let mut out = Builder { wanted, attrs: Vec::new() };
     out.add("Job_Name", || job.spec.name.clone());
     out.add("Job_Owner", || format!("{}@{}", job.owner, job.spec.submit_host));
@@ -81,21 +102,25 @@ pub fn job_status_filtered(
         out.add("comment", || comment.clone());
     }
     match flavor {
-        Flavor::OpenPbs => openpbs_tail(&mut out, job),
-        Flavor::Torque => torque_tail(&mut out, job, now),
+        Flavor::OpenPbs => openpbs_tail(&mut out, job, array),
+        Flavor::Torque => {
+            torque_tail(&mut out, job, now);
+            add_array_attrs(&mut out, job, array);
+        }
     }
     JobStatus { id: job.id.to_string(), attrs: out.attrs }
 }
 
 /// The attributes after `comment` in OpenPBS: `etime run_count Exit_status Submit_arguments
 /// project Submit_Host obittime`.
-fn openpbs_tail(out: &mut Builder, job: &Job) {
+fn openpbs_tail(out: &mut Builder, job: &Job, array: Option<&ArrayView<'_>>) {
     out.add("etime", || job.times.etime.to_string());
     out.add("run_count", || job.run_count.to_string());
     add_exit_status(out, job, Flavor::OpenPbs);
     out.add("Submit_arguments", || job.spec.submit_args.clone());
     out.add("project", || "_pbs_project_default".to_string());
     out.add("Submit_Host", || job.spec.submit_host.clone());
+    add_array_attrs(out, job, array);
     if let Some(obittime) = job.times.obittime {
         out.add("obittime", || obittime.to_string());
     }
@@ -159,6 +184,36 @@ pub fn with_depend(
     let at = status.attrs.iter().rposition(|attr| EARLIER.contains(&attr.name.as_str())).map_or(0, |index| index + 1);
     status.attrs.insert(at, Attr::new("depend", value));
     status
+}
+
+fn add_array_attrs(out: &mut Builder<'_>, job: &Job, array: Option<&ArrayView<'_>>) {
+    match (job.id.array, &job.spec.array) {
+        (Some(job::id::ArrayPart::Parent), Some(spec)) => {
+            out.add("array", || "True".to_string());
+            if let Some(view) = array {
+                out.add("array_state_count", || view.counts.state_count_text());
+            }
+            out.add("array_indices_submitted", || spec.indices.clone());
+            if let Some(view) = array {
+                out.add("array_indices_remaining", || {
+                    let text = job::array::format_indices(&(view.remaining)(), spec.step());
+                    if text.is_empty() {
+                        "-".to_string()
+                    } else {
+                        text
+                    }
+                });
+            }
+            if let Some(limit) = spec.limit {
+                out.add("max_run_subjobs", || limit.to_string());
+            }
+        }
+        (Some(job::id::ArrayPart::Sub(index)), _) => {
+            out.add("array_id", || job.id.to_parent().to_string());
+            out.add("array_index", || index.to_string());
+        }
+        _ => {}
+    }
 }
 
 /// The attributes a status request asks for, split once into name and resource so a listing

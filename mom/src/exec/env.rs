@@ -86,6 +86,13 @@ pub fn job_environment(input: &EnvInput<'_>) -> Vec<(String, String)> {
     if let Some(init_dir) = &launch.init_dir {
         set("PBS_O_INITDIR", init_dir.clone());
     }
+    if let Some(index) = launch.array_index {
+        set("PBS_ARRAY_INDEX", index.to_string());
+        set("PBS_ARRAYID", index.to_string());
+    }
+    if let Some(array_id) = &launch.array_id {
+        set("PBS_ARRAY_ID", array_id.clone());
+    }
     env.into_iter().collect()
 }
 
@@ -139,6 +146,8 @@ mod tests {
             num_ppn: 2,
             first_ncpus: 2,
             cookie: "c0ffee".into(),
+            array_index: None,
+            array_id: None,
         }
     }
 
@@ -173,6 +182,22 @@ mod tests {
         assert_eq!(env["HOME"], "/home/alice");
         assert_eq!(env["MY_VAR"], "x");
         assert_eq!(env["PBS_O_WORKDIR"], "/home/alice/run");
+    }
+
+    #[test]
+    fn subjobs_see_their_index_and_array_which_the_user_cannot_forge() {
+        let mut launch = launch();
+        assert!(!environment(&launch, "node1", None).contains_key("PBS_ARRAY_INDEX"), "not an array");
+        launch.job_id = "7[4].head".into();
+        launch.array_index = Some(4);
+        launch.array_id = Some("7[].head".into());
+        launch.variables.set("PBS_ARRAY_INDEX", "99");
+        launch.variables.set("PBS_ARRAYID", "99");
+        let env = environment(&launch, "node1", None);
+        assert_eq!(env["PBS_JOBID"], "7[4].head");
+        assert_eq!(env["PBS_ARRAY_INDEX"], "4");
+        assert_eq!(env["PBS_ARRAYID"], "4");
+        assert_eq!(env["PBS_ARRAY_ID"], "7[].head");
     }
 
     #[test]

@@ -328,3 +328,72 @@ fn status_table() {
     }
     insta::assert_snapshot!(table);
 }
+
+/// Submits an array of `indices` for Alice with `depend`.
+fn submit_array(state: &mut ServerState, indices: &str, depend: &str) -> String {
+    let mut job = spec(&[("ncpus", "1")]);
+    job.array = Some(job::array::ArraySpec { indices: indices.to_string(), limit: None });
+    job.depend = if depend.is_empty() { Vec::new() } else { parse(depend).unwrap() };
+    match submit_job::submit_job(state, &mut Outbox::default(), &requester(ALICE), 10, job) {
+        ServerReply::JobSubmitted { id } => id,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Ends running job `id` as its mom reports it, then lets array parents follow (as
+/// `Shared::apply` does after every handler).
+fn end_and_settle(state: &mut ServerState, id: &str, exit_status: i32, now: i64) -> Outbox {
+    let node = job(state, id).exec[0].node.clone();
+    let mut out = Outbox::default();
+    let obit = JobObit { job_id: id.to_string(), exit_status, session_id: 5, used: Default::default() };
+    job_ended::job_ended(state, &mut out, &node, obit, now);
+    state.settle_arrays(&mut out, now);
+    state.sanity_check();
+    out
+}
+
+fn run_and_settle(state: &mut ServerState, now: i64) {
+    let mut out = run(state, now);
+    state.settle_arrays(&mut out, now);
+}
+
+#[test]
+fn an_array_waits_as_a_whole_and_is_waited_on_as_a_whole() {
+    let mut state = cluster(1);
+    let a = submit(&mut state, "");
+    let array = submit_array(&mut state, "1-2", &format!("afterok:{a}"));
+    let after = submit(&mut state, &format!("afterok:{array}"));
+    let subjobs = ["2[1].head", "2[2].head"];
+    for sub in subjobs {
+        assert_eq!((letter(&state, sub), job(&state, sub).hold_types.as_str()), ('H', "s"), "{sub}");
+    }
+    run_and_settle(&mut state, 20);
+    assert_eq!(letter(&state, &a), 'R');
+    end_and_settle(&mut state, &a, 0, 30);
+    assert_eq!(subjobs.map(|sub| letter(&state, sub)), ['Q', 'Q'], "A's success releases every subjob");
+    run_and_settle(&mut state, 40);
+    assert_eq!(subjobs.map(|sub| letter(&state, sub)), ['R', 'R']);
+    end_and_settle(&mut state, subjobs[0], 0, 50);
+    assert_eq!(letter(&state, &after), 'H', "one subjob is not the whole array");
+    end_and_settle(&mut state, subjobs[1], 0, 60);
+    assert_eq!((letter(&state, &array), letter(&state, &after)), ('F', 'Q'), "the whole array ended ok");
+}
+
+#[test]
+fn a_failed_subjob_deletes_what_waits_on_its_array_and_a_failed_parent_expires_the_array() {
+    let mut state = cluster(1);
+    let array = submit_array(&mut state, "1-2", "");
+    let after = submit(&mut state, &format!("afterok:{array}"));
+    let a = submit(&mut state, "");
+    let waiting_array = submit_array(&mut state, "1-3", &format!("afterok:{a}"));
+    run_and_settle(&mut state, 20);
+    end_and_settle(&mut state, "1[1].head", 1, 30);
+    let out = end_and_settle(&mut state, "1[2].head", 0, 40);
+    assert_eq!(letter(&state, &after), 'F');
+    assert_eq!(aborted(&out), std::slice::from_ref(&after));
+    end_and_settle(&mut state, &a, 2, 50);
+    assert_eq!(letter(&state, &waiting_array), 'F', "A failed: the waiting array is deleted");
+    for index in 1..=3 {
+        assert_eq!(letter(&state, &format!("4[{index}].head")), 'X', "its subjobs are over");
+    }
+}

@@ -2,11 +2,13 @@
 //! running job is asked to die: its mother superior's mom kills the whole session and reports
 //! the end (Exit_status 271, or 265 after SIGKILL). With `-W force` a manager ends a running
 //! job at once (265) without waiting for its mom (which may be gone for good); with `-x`
-//! finished jobs are removed from history.
+//! finished jobs are removed from history. An array parent's delete deletes every subjob that
+//! is not over; the parent ends when they all are.
 
 use crate::outbox::{NoticeKind, Outbox};
 use crate::state::{Requester, ServerState};
 use crate::store::StoreOp;
+use job::id::ArrayPart;
 use job::{JobEvent, JobState};
 use proto::error::{ErrorCode, RequestError};
 use proto::{ServerReply, ServerToMom};
@@ -56,14 +58,65 @@ fn delete_one(
             format!("{}  {id}", ErrorCode::PermissionDenied.text()),
         ));
     }
+    if id.array == Some(ArrayPart::Parent) && !job.state.is_finished() {
+        return delete_array(state, out, requester, now, key, how);
+    }
+    delete_key(state, out, requester, now, key, how)
+}
+
+/// qdel of an array parent (`123[]` or `123`): queued subjobs end at once (X), running ones
+/// are killed; the parent ends (F) when the last subjob is over (`settle_arrays`).
+fn delete_array(
+    state: &mut ServerState,
+    out: &mut Outbox,
+    requester: &Requester,
+    now: i64,
+    key: u64,
+    how: How,
+) -> Result<(), RequestError> {
+    let parent = state.jobs.get_mut(&key).expect("job exists");
+    parent.delete_requested = true;
+    out.persist(StoreOp::UpdateJob(parent.clone()));
+    for sub in state.subjob_keys(key) {
+        let job = &state.jobs[&sub];
+        if job.state.is_finished() || (job.delete_requested && !how.force) {
+            continue;
+        }
+        if let Err(error) = delete_key(state, out, requester, now, sub, how) {
+            tracing::warn!(job_key = sub, error = %error.message, "subjob of a deleted array not deleted");
+        }
+    }
+    // Every subjob may be over already (all were queued): the parent follows in this commit.
+    state.settle_arrays(out, now);
+    tracing::info!(job_id = %state.jobs[&key].id, requestor = %requester.user, "delete of array");
+    Ok(())
+}
+
+/// Deletes one job (or subjob) the requester may modify.
+fn delete_key(
+    state: &mut ServerState,
+    out: &mut Outbox,
+    requester: &Requester,
+    now: i64,
+    key: u64,
+    how: How,
+) -> Result<(), RequestError> {
+    let id = state.jobs[&key].id.clone();
+    let job = &state.jobs[&key];
     let bad_state = |_| RequestError::with_detail(ErrorCode::BadState, &id);
     match job.state {
-        JobState::Finished if how.history => {
-            state.remove_finished_job(key);
-            out.persist(StoreOp::DeleteJob(key));
+        JobState::Finished | JobState::Expired if how.history => {
+            if matches!(id.array, Some(ArrayPart::Sub(_))) {
+                // A subjob's history goes with its array.
+                return Err(RequestError::with_detail(ErrorCode::JobFinished, &id));
+            }
+            for removed in state.remove_finished_job(key) {
+                out.persist(StoreOp::DeleteJob(removed));
+            }
             Ok(())
         }
-        JobState::Finished => Err(RequestError::with_detail(ErrorCode::JobFinished, &id)),
+        JobState::Finished | JobState::Expired => Err(RequestError::with_detail(ErrorCode::JobFinished, &id)),
+        JobState::Begun => Err(RequestError::with_detail(ErrorCode::BadState, &id)),
         JobState::Running | JobState::Exiting if how.force => {
             out.notice(NoticeKind::Deleted { requestor: requestor(state, requester) }, job, now);
             force_end(state, out, key, now);
@@ -85,7 +138,9 @@ fn delete_one(
             Ok(())
         }
         JobState::Queued | JobState::Held | JobState::Waiting => {
-            state.transition(key, JobEvent::Delete, now).map_err(bad_state)?;
+            // A subjob that never ran is over (X); anything else goes to history (F).
+            let event = if matches!(id.array, Some(ArrayPart::Sub(_))) { JobEvent::Expire } else { JobEvent::Delete };
+            state.transition(key, event, now).map_err(bad_state)?;
             let job = state.jobs.get_mut(&key).expect("job exists");
             job.delete_requested = true;
             job.times.obittime = Some(now);

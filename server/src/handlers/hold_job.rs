@@ -2,11 +2,13 @@
 //! letters in OpenPBS's order `s o u p`); a queued job with any hold is `H`, and returns to `Q`
 //! when the last one is released; a running job keeps running with the hold recorded. Users may
 //! set and clear only `u` holds; `o` (operator), `s` (system) and `p` (bad password) need a
-//! manager (operators are managers here); `n` sets or clears nothing.
+//! manager (operators are managers here); `n` sets or clears nothing. Holding or releasing an array
+//! parent does the same to its subjobs that have not started.
 
 use crate::outbox::Outbox;
 use crate::state::{Requester, ServerState};
 use crate::store::StoreOp;
+use job::id::ArrayPart;
 use job::{JobEvent, JobState};
 use proto::error::{ErrorCode, RequestError};
 use proto::ServerReply;
@@ -48,9 +50,32 @@ fn hold_one(
             format!("{}  {id}", ErrorCode::PermissionDenied.text()),
         ));
     }
-    if job.state == JobState::Finished {
+    if job.state.is_finished() {
         return Err(RequestError::with_detail(ErrorCode::JobFinished, &id));
     }
+    hold_key(state, out, now, key, hold_types, hold)?;
+    if id.array == Some(ArrayPart::Parent) {
+        // The parent's holds apply to its subjobs that have not started.
+        for sub in state.subjob_keys(key) {
+            if matches!(state.jobs[&sub].state, JobState::Queued | JobState::Held | JobState::Waiting) {
+                hold_key(state, out, now, sub, hold_types, hold)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Sets or clears `hold_types` on job `key` (permission already checked).
+fn hold_key(
+    state: &mut ServerState,
+    out: &mut Outbox,
+    now: i64,
+    key: u64,
+    hold_types: &str,
+    hold: bool,
+) -> Result<(), RequestError> {
+    let job = &state.jobs[&key];
+    let id = job.id.clone();
     let held = merge_holds(&job.hold_types, hold_types, hold);
     let event = if held == "n" { JobEvent::Release } else { JobEvent::Hold };
     state.transition(key, event, now).map_err(|_| RequestError::with_detail(ErrorCode::BadState, &id))?;

@@ -14,4 +14,6 @@ pub mod status_node;
 pub mod submit_job;
 
 #[cfg(test)]
+mod array_tests;
+#[cfg(test)]
 pub(crate) mod tests;

@@ -12,12 +12,15 @@ pub fn purge_history(state: &mut ServerState, out: &mut Outbox, now: i64, keep_s
     let expired: Vec<u64> = state
         .jobs
         .values()
+        // Subjobs go with their array parent.
+        .filter(|job| !matches!(job.id.array, Some(job::id::ArrayPart::Sub(_))))
         .filter(|job| job.state.is_finished() && job.times.obittime.unwrap_or(job.times.mtime) < cutoff)
         .map(|job| job.id.key())
         .collect();
     for key in &expired {
-        state.remove_finished_job(*key);
-        out.persist(StoreOp::DeleteJob(*key));
+        for removed in state.remove_finished_job(*key) {
+            out.persist(StoreOp::DeleteJob(removed));
+        }
     }
     if !expired.is_empty() {
         // Ids are never reused: the counter is stored with the deletions.

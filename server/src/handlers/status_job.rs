@@ -3,13 +3,26 @@
 //! job by id without it is the reference's "Job has finished" error. In the torque flavor a
 //! finished job stays in every listing (as `C`) for `keep_completed` seconds after it ended,
 //! and asking for an older one by id without history is `Unknown Job Id` (TORQUE purged it).
+//! An array shows as its parent; its subjobs are listed after it with `-t` (`subjobs`); `-J`
+//! (`arrays_only`) keeps only arrays.
 
 use crate::config::Flavor;
 use crate::flavor::recently_completed;
 use crate::state::{Job, ServerState};
-use crate::status::{job_status_filtered, Wanted};
+use crate::status::{job_status_with_array, ArrayView, Wanted};
+use job::id::ArrayPart;
+use job::JobState;
 use proto::error::{ErrorCode, RequestError};
-use proto::ServerReply;
+use proto::{JobStatus, ServerReply};
+
+/// How arrays are listed (qstat `-t`, `-J`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ArrayListing {
+    /// `-t`: list each array's subjobs after its parent.
+    pub subjobs: bool,
+    /// `-J`: only arrays (their parents, and with `-t` their subjobs).
+    pub arrays_only: bool,
+}
 
 /// What one `StatusJob` asks for.
 #[derive(Debug, Clone, Copy, Default)]
@@ -22,13 +35,15 @@ pub struct Query<'a> {
     pub users: &'a [String],
     /// Only these attributes; `None` = all.
     pub wanted: Option<&'a [String]>,
+    /// How arrays are listed.
+    pub arrays: ArrayListing,
 }
 
 /// Handles qstat at time `now`.
 pub fn status_job(state: &ServerState, flavor: Flavor, now: i64, query: Query) -> ServerReply {
     let wanted = query.wanted.map(Wanted::new);
-    let job_status = |job| {
-        let status = job_status_filtered(job, &state.server_name, flavor, now, wanted.as_ref());
+    let job_status = |job: &Job| {
+        let status = status_of(state, job, flavor, now, wanted.as_ref());
         crate::status::with_depend(status, wanted.as_ref(), || crate::depend::depend_value(state, job))
     };
     let user_ok = |owner: &str| query.users.is_empty() || query.users.iter().any(|user| user == owner);
@@ -36,7 +51,14 @@ pub fn status_job(state: &ServerState, flavor: Flavor, now: i64, query: Query) -
     let shown = |job: &Job| {
         query.history || !job.state.is_finished() || recently_completed(flavor, job, now, state.keep_completed)
     };
-    let listed = |job: &Job| shown(job) && user_ok(&job.owner);
+    // A subjob is listed (with -t) when its parent is.
+    let top_listed = |job: &Job| shown(job) && user_ok(&job.owner);
+    let arrays = query.arrays;
+    let listed = |job: &Job| match job.id.array {
+        Some(ArrayPart::Sub(_)) => arrays.subjobs && parent_of(state, job).is_some_and(top_listed),
+        Some(ArrayPart::Parent) => top_listed(job),
+        None => !arrays.arrays_only && top_listed(job),
+    };
     let mut jobs = Vec::new();
     let mut errors = Vec::new();
     if query.selectors.is_empty() {
@@ -47,10 +69,14 @@ pub fn status_job(state: &ServerState, flavor: Flavor, now: i64, query: Query) -
             match state.find_job(selector) {
                 Ok(key) => {
                     let job = &state.jobs[&key];
-                    if !shown(job) {
+                    // A subjob that is over (X) is still shown; a finished job needs -x.
+                    if job.state == JobState::Finished && !shown(job) {
                         errors.push(finished_error(flavor, job));
                     } else if user_ok(&job.owner) {
                         jobs.push(job_status(job));
+                        if arrays.subjobs && job.id.array == Some(ArrayPart::Parent) {
+                            jobs.extend(state.subjob_keys(key).iter().map(|sub| job_status(&state.jobs[sub])));
+                        }
                     }
                 }
                 Err(error) => errors.push(error),
@@ -89,6 +115,34 @@ fn finished_error(flavor: Flavor, job: &Job) -> RequestError {
         }
         Flavor::Torque => RequestError::with_detail(ErrorCode::UnknownJobId, &job.id),
     }
+}
+
+/// A subjob's parent.
+fn parent_of<'a>(state: &'a ServerState, job: &Job) -> Option<&'a Job> {
+    state.jobs.get(&job::JobId::parent_key(job.id.key())).map(|parent| &**parent)
+}
+
+/// One job's status record, with its array's counts if it is an array parent.
+fn status_of(state: &ServerState, job: &Job, flavor: Flavor, now: i64, wanted: Option<&Wanted>) -> JobStatus {
+    if job.id.array != Some(ArrayPart::Parent) {
+        return job_status_with_array(job, &state.server_name, flavor, now, wanted, None);
+    }
+    let key = job.id.key();
+    let counts = state.array_counts(key);
+    let remaining = || {
+        state
+            .subjob_keys(key)
+            .iter()
+            .map(|sub| &state.jobs[sub])
+            .filter(|sub| matches!(sub.state, JobState::Queued | JobState::Held | JobState::Waiting))
+            .filter_map(|sub| match sub.id.array {
+                Some(ArrayPart::Sub(index)) => Some(index),
+                _ => None,
+            })
+            .collect()
+    };
+    let view = ArrayView { counts: &counts, remaining: &remaining };
+    job_status_with_array(job, &state.server_name, flavor, now, wanted, Some(&view))
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! `SubmitJob` (qsub): validate the job again (the server never trusts the client), refuse what
 //! can never run, assign the next id and record the job. The reply goes out only after the
-//! job's row is committed (the connection code commits the outbox before replying).
+//! job's row is committed (the connection code commits the outbox before replying). An array
+//! (`-J`/`-t`) is stored as its parent `12[]` (never scheduled itself) and one job per subjob
+//! `12[4]`, all sharing the parent's spec, in the same commit.
 
 use crate::outbox::{NoticeKind, Outbox};
 use crate::state::{Job, JobTimes, Requester, ServerState};
@@ -19,25 +21,48 @@ pub fn submit_job(
     spec: JobSpec,
 ) -> ServerReply {
     let admitted = build_job(state, requester, now, spec).and_then(|mut job| {
-        let admission = crate::depend::admit(state, requester, &mut job.spec)?;
+        let admission = crate::depend::admit(state, requester, std::sync::Arc::make_mut(&mut job.spec))?;
         crate::depend::hold_new(&mut job, &admission);
-        Ok((job, admission))
+        let indices = match &job.spec.array {
+            Some(array) => array.expand().map_err(|error| bad_value(format!("array_indices_submitted: {error}")))?,
+            None => Vec::new(),
+        };
+        Ok((job, admission, indices))
     });
     match admitted {
-        Ok((job, admission)) => {
+        Ok((job, admission, indices)) => {
             let id = job.id.to_string();
             let key = job.id.key();
             state.next_seq = job.id.seq + 1;
             out.persist(StoreOp::InsertJob(Box::new(job.clone())));
             out.persist(StoreOp::SetNextSeq(state.next_seq));
             out.notice(NoticeKind::Queued, &job, now);
+            let subjobs: Vec<Job> = indices.iter().map(|index| subjob(&job, *index)).collect();
             state.insert_job(job);
+            // The subjobs' rows go in the parent's transaction; their spec is the parent's.
+            for sub in subjobs {
+                out.persist(StoreOp::InsertJob(Box::new(sub.clone())));
+                state.insert_job(sub);
+            }
             crate::depend::submitted(state, out, key, admission, now);
             out.schedule = true;
             ServerReply::JobSubmitted { id }
         }
         Err(error) => ServerReply::Error(error),
     }
+}
+
+/// Where a subjob's file names put its index (OpenPBS stores the same placeholder).
+pub const ARRAY_INDEX_PLACEHOLDER: &str = "^array_index^";
+
+/// Subjob `index` of array parent `parent`: the parent's spec (shared), request, owner and
+/// times, its own id and output paths.
+fn subjob(parent: &Job, index: u32) -> Job {
+    let mut job = parent.clone();
+    job.id = JobId::sub(parent.id.seq, index, parent.id.server.clone());
+    job.output_path = parent.output_path.replace(ARRAY_INDEX_PLACEHOLDER, &index.to_string());
+    job.error_path = parent.error_path.replace(ARRAY_INDEX_PLACEHOLDER, &index.to_string());
+    job
 }
 
 fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: JobSpec) -> Result<Job, RequestError> {
@@ -75,11 +100,24 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
     let seq = state.next_seq;
     let hold_types = if spec.user_hold { "u" } else { "n" }.to_string();
     let job_state = if spec.user_hold { JobState::Held } else { JobState::Queued };
+    if spec.array.is_some() && !spec.rerunnable {
+        return Err(bad_value("Rerunable: an array job cannot be non-rerunnable".to_string()));
+    }
     let workdir = spec.workdir().unwrap_or("/").to_string();
-    let output_path = std_path(spec.output_path.as_deref(), &spec, &workdir, 'o', seq);
-    let error_path = std_path(spec.error_path.as_deref(), &spec, &workdir, 'e', seq);
+    // Arrays: `name.o12.^array_index^` (OpenPBS), `name.o12-^array_index^` (TORQUE).
+    let suffix = match (&spec.array, state.flavor) {
+        (None, _) => String::new(),
+        (Some(_), crate::config::Flavor::Torque) => format!("-{ARRAY_INDEX_PLACEHOLDER}"),
+        (Some(_), _) => format!(".{ARRAY_INDEX_PLACEHOLDER}"),
+    };
+    let output_path = std_path(spec.output_path.as_deref(), &spec, &workdir, 'o', seq, &suffix);
+    let error_path = std_path(spec.error_path.as_deref(), &spec, &workdir, 'e', seq, &suffix);
+    let id = match spec.array {
+        Some(_) => JobId::parent(seq, &state.server_name),
+        None => JobId::new(seq, &state.server_name),
+    };
     Ok(Job {
-        id: JobId::new(seq, &state.server_name),
+        id,
         request,
         state: job_state,
         owner: requester.user.clone(),
@@ -97,7 +135,7 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
         output_path,
         error_path,
         delete_requested: false,
-        spec,
+        spec: spec.into(),
     })
 }
 
@@ -113,9 +151,10 @@ fn check_feasible(state: &ServerState, request: &ResourceRequest) -> Result<(), 
 }
 
 /// `Output_Path`/`Error_Path`: the given `host:/path` (a trailing `/` names a directory, as in
-/// TORQUE), or `<submit host>:<workdir>/<name>.o<seq>`.
-fn std_path(given: Option<&str>, spec: &JobSpec, workdir: &str, kind: char, seq: u64) -> String {
-    let file_name = format!("{}.{}{}", spec.name, kind, seq);
+/// TORQUE), or `<submit host>:<workdir>/<name>.o<seq>`; an array's default names end in
+/// `suffix` (the index placeholder).
+fn std_path(given: Option<&str>, spec: &JobSpec, workdir: &str, kind: char, seq: u64, suffix: &str) -> String {
+    let file_name = format!("{}.{}{}{suffix}", spec.name, kind, seq);
     match given {
         Some(path) if path.ends_with('/') => format!("{path}{file_name}"),
         Some(path) => path.to_string(),

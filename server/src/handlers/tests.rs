@@ -10,7 +10,7 @@ use job::{JobSpec, JobState};
 use proto::mom::{JobObit, Registration};
 use proto::{ServerReply, ServerToMom};
 
-const ALICE: u32 = 1000;
+pub(crate) const ALICE: u32 = 1000;
 
 pub(crate) fn requester(uid: u32) -> Requester {
     Requester { uid, gid: uid, user: format!("user{uid}") }
@@ -38,6 +38,7 @@ pub(crate) fn spec(resources: &[(&str, &str)]) -> JobSpec {
         submit_host: "login".to_string(),
         submit_args: "job.sh".to_string(),
         depend: Vec::new(),
+        array: None,
     }
 }
 
@@ -76,7 +77,7 @@ pub(crate) fn submit(state: &mut ServerState, uid: u32, resources: &[(&str, &str
     }
 }
 
-fn sent_kinds(out: &Outbox) -> Vec<String> {
+pub(crate) fn sent_kinds(out: &Outbox) -> Vec<String> {
     out.to_moms
         .iter()
         .map(|(node, message)| {

@@ -6,6 +6,7 @@
 
 use job::{JobId, JobSpec, JobState, ResourceRequest};
 use proto::mom::ResourcesUsed;
+use std::sync::Arc;
 
 /// Epoch seconds of the moments PBS shows (`ctime`, `qtime`, ...).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -40,7 +41,8 @@ pub struct NodeShare {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Job {
     pub id: JobId,
-    pub spec: JobSpec,
+    /// Shared by an array's parent and all its subjobs (10,000 subjobs, one script).
+    pub spec: Arc<JobSpec>,
     /// Parsed from `spec.resources`; recomputed when loading from the store.
     pub request: ResourceRequest,
     pub state: JobState,

@@ -5,12 +5,15 @@
 //! Invariant: a job's state changes only through [`ServerState::transition`], which applies
 //! `job::JobState::apply` and refuses illegal transitions.
 
+pub mod array;
 pub mod job;
 pub mod node;
 
+pub use array::ArrayCounts;
 pub use job::{Job, JobTimes, NodeShare};
 pub use node::Node;
 
+use ::job::id::ArrayPart;
 use ::job::state::IllegalTransition;
 use ::job::{JobEvent, JobId};
 use proto::error::{ErrorCode, RequestError};
@@ -42,9 +45,14 @@ pub struct ServerState {
     /// state only with [`ServerState::transition`], so `queued` stays true.
     /// Boxed: a B-tree node holds 11 values whether full or not, and a `Job` is large.
     pub jobs: BTreeMap<u64, Box<Job>>,
-    /// Invariant: exactly the keys of the jobs in state `Q`, so a scheduling pass does not walk
-    /// the history.
+    /// Invariant: exactly the keys of the jobs in state `Q` other than array parents (never
+    /// scheduled themselves), so a scheduling pass does not walk the history.
     queued: BTreeSet<u64>,
+    /// Subjob counts by state of every array, by parent key. Invariant: exact (kept by
+    /// `insert_job`, `transition` and `remove_finished_job`).
+    arrays: BTreeMap<u64, ArrayCounts>,
+    /// Arrays whose subjobs changed state since the last `settle_arrays`.
+    touched_arrays: BTreeSet<u64>,
     pub nodes: BTreeMap<String, Node>,
     /// The next job sequence number. Invariant: greater than every id ever handed out.
     pub next_seq: u64,
@@ -63,6 +71,8 @@ impl ServerState {
             keep_completed: crate::flavor::DEFAULT_KEEP_COMPLETED,
             jobs: BTreeMap::new(),
             queued: BTreeSet::new(),
+            arrays: BTreeMap::new(),
+            touched_arrays: BTreeSet::new(),
             nodes: BTreeMap::new(),
             next_seq: 1,
             depend: Default::default(),
@@ -88,17 +98,40 @@ impl ServerState {
     /// Adds a job (submitted or loaded from the store).
     pub fn insert_job(&mut self, job: Job) {
         let key = job.id.key();
-        if job.state == ::job::JobState::Queued {
+        match job.id.array {
+            Some(ArrayPart::Parent) => {
+                self.arrays.entry(key).or_default();
+            }
+            Some(ArrayPart::Sub(_)) => {
+                self.arrays.entry(JobId::parent_key(key)).or_default().add(job.state);
+                self.touched_arrays.insert(JobId::parent_key(key));
+            }
+            None => {}
+        }
+        if job.state == ::job::JobState::Queued && job.id.array != Some(ArrayPart::Parent) {
             self.queued.insert(key);
         }
         self.jobs.insert(key, Box::new(job));
     }
 
-    /// Forgets a finished job (history purge). Jobs in any other state are kept.
-    pub fn remove_finished_job(&mut self, key: u64) {
-        if self.jobs.get(&key).is_some_and(|job| job.state.is_finished()) {
-            self.jobs.remove(&key);
+    /// Forgets a finished job (history purge), an array parent with all its subjobs. Jobs in
+    /// any other state are kept. Returns the keys removed.
+    pub fn remove_finished_job(&mut self, key: u64) -> Vec<u64> {
+        let Some(job) = self.jobs.get(&key).filter(|job| job.state.is_finished()) else { return Vec::new() };
+        let mut removed = Vec::new();
+        if job.id.array == Some(ArrayPart::Parent) {
+            removed = self.subjob_keys(key);
+            self.arrays.remove(&key);
+        } else if let Some(ArrayPart::Sub(_)) = job.id.array {
+            if let Some(counts) = self.arrays.get_mut(&JobId::parent_key(key)) {
+                counts.remove(job.state);
+            }
         }
+        removed.push(key);
+        for key in &removed {
+            self.jobs.remove(key);
+        }
+        removed
     }
 
     /// The jobs in state `Q`, in key order (submission order; subjobs by index).
@@ -136,7 +169,9 @@ impl ServerState {
         let id = JobId::parse(text, &self.server_name)
             .map_err(|_| RequestError::with_detail(ErrorCode::UnknownJobId, text))?;
         let key = id.key();
-        if id.server != self.server_name || !self.jobs.contains_key(&key) {
+        let parent_of_plain_job = id.array == Some(ArrayPart::Parent)
+            && self.jobs.get(&key).is_some_and(|job| job.id.array != Some(ArrayPart::Parent));
+        if id.server != self.server_name || !self.jobs.contains_key(&key) || parent_of_plain_job {
             return Err(RequestError::with_detail(ErrorCode::UnknownJobId, id));
         }
         Ok(key)
@@ -155,9 +190,16 @@ impl ServerState {
     /// Applies `event` to job `key`; the only way a job's state changes.
     pub fn transition(&mut self, key: u64, event: JobEvent, now: i64) -> Result<(), IllegalTransition> {
         let job = self.jobs.get_mut(&key).expect("transition on a job the caller just looked up");
+        let before = job.state;
         job.state = job.state.apply(event)?;
         job.times.mtime = now;
-        if job.state == ::job::JobState::Queued {
+        if let Some(ArrayPart::Sub(_)) = job.id.array {
+            let counts = self.arrays.entry(JobId::parent_key(key)).or_default();
+            counts.remove(before);
+            counts.add(job.state);
+            self.touched_arrays.insert(JobId::parent_key(key));
+        }
+        if job.state == ::job::JobState::Queued && job.id.array != Some(ArrayPart::Parent) {
             self.queued.insert(key);
         } else {
             self.queued.remove(&key);
@@ -169,10 +211,34 @@ impl ServerState {
     /// index matches the job states, and node slots and GPUs are owned exactly by the active
     /// jobs whose allocation names them.
     pub fn sanity_check(&self) {
-        let queued: BTreeSet<u64> =
-            self.jobs.values().filter(|job| job.state == ::job::JobState::Queued).map(|job| job.id.key()).collect();
+        let queued: BTreeSet<u64> = self
+            .jobs
+            .values()
+            .filter(|job| job.state == ::job::JobState::Queued && job.id.array != Some(ArrayPart::Parent))
+            .map(|job| job.id.key())
+            .collect();
         assert_eq!(queued, self.queued, "queued index out of step with job states");
         crate::depend::sanity_check(self);
+        let mut arrays: BTreeMap<u64, ArrayCounts> = BTreeMap::new();
+        for job in self.jobs.values() {
+            match job.id.array {
+                Some(ArrayPart::Parent) => {
+                    arrays.entry(job.id.key()).or_default();
+                }
+                Some(ArrayPart::Sub(_)) => {
+                    let parent_key = JobId::parent_key(job.id.key());
+                    assert!(self.jobs.contains_key(&parent_key), "subjob {} without its parent", job.id);
+                    assert!(
+                        std::sync::Arc::ptr_eq(&job.spec, &self.jobs[&parent_key].spec),
+                        "subjob {} does not share its parent's spec",
+                        job.id
+                    );
+                    arrays.entry(parent_key).or_default().add(job.state);
+                }
+                None => {}
+            }
+        }
+        assert_eq!(arrays, self.arrays, "array counts out of step with subjob states");
         for node in self.nodes.values() {
             for (index, owner) in node.slot_owner.iter().enumerate() {
                 if let Some(key) = owner {
@@ -215,8 +281,10 @@ impl ServerState {
 
     /// Ends an active job (R or E): frees its nodes and records its exit status and end time.
     /// The one place the job ends of the mom's report, a forced qdel and a lost mom share.
+    /// A subjob ends as X (expired), any other job as F.
     pub fn finish_job(&mut self, key: u64, exit_status: i32, now: i64) -> Result<&mut Job, IllegalTransition> {
-        self.transition(key, JobEvent::Finish, now)?;
+        let event = if array::is_subjob_key(key) { JobEvent::Expire } else { JobEvent::Finish };
+        self.transition(key, event, now)?;
         self.release_nodes(key);
         let job = self.jobs.get_mut(&key).expect("transition found the job");
         job.exit_status = Some(exit_status);

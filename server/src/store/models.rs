@@ -7,8 +7,10 @@
 //! and nothing panics.
 
 use diesel::prelude::*;
+use job::id::ArrayPart;
 use job::{Chunk, JobId, JobSpec, JobState, Placement, ResourceError, ResourceRequest};
 use proto::mom::ResourcesUsed;
+use std::sync::Arc;
 
 use super::error::StoreError;
 use super::exec_hosts;
@@ -76,20 +78,44 @@ impl JobRow {
     /// Maps a job to the row that stores it.
     pub(super) fn from_job(job: &Job) -> Result<JobRow, StoreError> {
         let seq = job.id.seq;
-        let spec_json = serde_json::to_string(&job.spec)
-            .map_err(|err| StoreError::Unstorable { seq, message: format!("spec: {err}") })?;
+        // A subjob's spec is its parent's: stored once, on the parent's row.
+        let spec_json = if matches!(job.id.array, Some(ArrayPart::Sub(_))) {
+            String::new()
+        } else {
+            serde_json::to_string(&*job.spec)
+                .map_err(|err| StoreError::Unstorable { seq, message: format!("spec: {err}") })?
+        };
         Ok(JobRow { seq: key_column(&job.id)?, columns: JobColumns::from_job(job)?, spec_json })
     }
 
     /// Maps a row back to a job of server `server_name`. The request is recomputed from the
     /// spec with `parse`; if that fails the job still loads, with [`fallback_request`].
-    pub(super) fn into_job(self, server_name: &str, parse: RequestParser<'_>) -> Result<Job, StoreError> {
+    /// A subjob's row has no spec: it shares `parent`'s spec and request (the row loaded just
+    /// before it with the same seq, if that is an array parent). A job whose spec has an array
+    /// and whose key has no index is the array parent.
+    pub(super) fn into_job(
+        self,
+        server_name: &str,
+        parse: RequestParser<'_>,
+        parent: Option<&Job>,
+    ) -> Result<Job, StoreError> {
         let row_seq = self.seq;
         let key: u64 = from_column(row_seq, "seq", self.seq)?;
+        let mut id = JobId::from_key(key, server_name);
+        if let Some(ArrayPart::Sub(_)) = id.array {
+            let parent = parent
+                .filter(|parent| parent.id.key() == JobId::parent_key(key) && parent.id.array.is_some())
+                .ok_or_else(|| corrupt(row_seq, "seq", "a subjob without its array parent".to_string()))?;
+            let mut job = self.columns.into_job(row_seq, id, Arc::clone(&parent.spec))?;
+            job.request = parent.request.clone();
+            return Ok(job);
+        }
         let spec: JobSpec =
             serde_json::from_str(&self.spec_json).map_err(|err| corrupt(row_seq, "spec_json", err.to_string()))?;
-        let id = JobId::from_key(key, server_name);
-        let mut job = self.columns.into_job(row_seq, id, spec)?;
+        if spec.array.is_some() {
+            id.array = Some(ArrayPart::Parent);
+        }
+        let mut job = self.columns.into_job(row_seq, id, Arc::new(spec))?;
         job.request = match parse(&job.spec.resources) {
             Ok(request) => request,
             Err(err) => {
@@ -137,7 +163,7 @@ impl JobColumns {
     }
 
     /// Maps the columns back; the request is left as the fallback for the caller to replace.
-    fn into_job(self, row_seq: i64, id: JobId, spec: JobSpec) -> Result<Job, StoreError> {
+    fn into_job(self, row_seq: i64, id: JobId, spec: Arc<JobSpec>) -> Result<Job, StoreError> {
         let state = parse_state(&self.state)
             .ok_or_else(|| corrupt(row_seq, "state", format!("{:?} is not a job state", self.state)))?;
         let exec =

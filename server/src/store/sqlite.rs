@@ -19,6 +19,7 @@ use super::error::StoreError;
 use super::models::{key_column, JobColumns, JobRow, RequestParser};
 use super::schema::{jobs, meta};
 use super::{Loaded, StoreOp};
+use crate::state::Job;
 
 /// The migrations under `server/migrations/`, compiled into the binary.
 pub(super) const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations");
@@ -116,7 +117,15 @@ impl Store {
                 .parse::<u64>()
                 .map_err(|_| StoreError::CorruptMeta { key: NEXT_SEQ_KEY.to_string(), value: text })?,
         };
-        let jobs = rows.into_iter().map(|row| row.into_job(server_name, parse)).collect::<Result<Vec<_>, _>>()?;
+        let mut jobs: Vec<Job> = Vec::with_capacity(rows.len());
+        let mut parent: Option<usize> = None;
+        for row in rows {
+            let job = row.into_job(server_name, parse, parent.map(|index| &jobs[index]))?;
+            if job.id.array.is_some_and(|part| part == job::id::ArrayPart::Parent) {
+                parent = Some(jobs.len());
+            }
+            jobs.push(job);
+        }
         let after_last = jobs.last().map_or(0, |job| job.id.seq.saturating_add(1));
         let next_seq = stored_next.max(after_last).max(1);
         tracing::info!(jobs = jobs.len(), next_seq, "job store loaded");

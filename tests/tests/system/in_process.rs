@@ -30,6 +30,7 @@ fn spec(script: &str, workdir: &std::path::Path) -> JobSpec {
         submit_host: "localhost".into(),
         submit_args: "inproc".into(),
         depend: Vec::new(),
+        array: None,
     }
 }
 
@@ -73,8 +74,14 @@ fn server_and_moms_in_one_process() {
     };
     assert_eq!(id, "1.inproc");
     let status = tests::wait_for(Duration::from_secs(20), "the job to finish", || {
-        let request =
-            ClientRequest::StatusJob { selectors: vec![id.clone()], history: true, users: vec![], attrs: None };
+        let request = ClientRequest::StatusJob {
+            selectors: vec![id.clone()],
+            history: true,
+            users: vec![],
+            attrs: None,
+            subjobs: false,
+            arrays_only: false,
+        };
         match conn.request_all(&request).ok()? {
             ServerReply::Jobs { jobs, .. } if jobs[0].get("job_state") == Some("F") => {
                 jobs[0].get("Exit_status").map(str::to_string)

@@ -49,8 +49,8 @@ fn update_changes_columns_but_keeps_the_spec() {
     updated.state = JobState::Finished;
     updated.exit_status = Some(0);
     updated.times.obittime = Some(1_700_000_100);
-    updated.spec.name = "renamed".to_string();
-    updated.spec.script = "changed".to_string();
+    std::sync::Arc::make_mut(&mut updated.spec).name = "renamed".to_string();
+    std::sync::Arc::make_mut(&mut updated.spec).script = "changed".to_string();
     store.commit(&[StoreOp::UpdateJob(Box::new(updated.clone()))]).unwrap();
 
     let loaded = load(&mut store);
@@ -145,7 +145,7 @@ fn garbled_exec_hosts_is_an_error_not_a_panic() {
 
 #[test]
 fn other_corrupt_columns_are_errors_not_panics() {
-    for (column, value) in [("state", "X"), ("state", "QQ"), ("state", ""), ("spec_json", "{not json")] {
+    for (column, value) in [("state", "Z"), ("state", "QQ"), ("state", ""), ("spec_json", "{not json")] {
         let (_dir, _path, mut store) = fresh_store();
         store.commit(&[StoreOp::InsertJob(Box::new(queued_job(1)))]).unwrap();
         plant(&mut store, column, value, 1);
@@ -205,7 +205,7 @@ fn a_resource_list_that_no_longer_parses_loads_with_a_fallback_request() {
 fn load_recomputes_the_request_with_the_real_parser() {
     let (_dir, _path, mut store) = fresh_store();
     let mut job = queued_job(1);
-    job.spec.resources =
+    std::sync::Arc::make_mut(&mut job.spec).resources =
         vec![("select".to_string(), "2:ncpus=2:mem=1gb".to_string()), ("walltime".to_string(), "00:10:00".to_string())];
     store.commit(&[StoreOp::InsertJob(Box::new(job.clone()))]).unwrap();
     let loaded = store.load(SERVER).unwrap();

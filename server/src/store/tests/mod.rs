@@ -4,6 +4,7 @@
 //! Loading goes through `Store::load_with` and [`fake_parser`] unless a test is about the real
 //! resource parser, so these tests do not depend on `ResourceRequest::from_list`.
 
+mod arrays;
 mod crash;
 mod group_commit;
 mod jobs;
@@ -100,6 +101,7 @@ fn sample_spec(seq: u64) -> JobSpec {
         submit_host: "login".to_string(),
         submit_args: "-l nodes=2:ppn=2 job.sh".to_string(),
         depend: Vec::new(),
+        array: None,
     }
 }
 
@@ -107,7 +109,7 @@ fn sample_spec(seq: u64) -> JobSpec {
 fn queued_job(seq: u64) -> Job {
     Job {
         id: JobId::new(seq, SERVER),
-        spec: sample_spec(seq),
+        spec: sample_spec(seq).into(),
         request: sample_request(),
         state: JobState::Queued,
         owner: "alice".to_string(),

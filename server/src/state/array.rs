@@ -1,0 +1,131 @@
+//! Job arrays in the server's state: how many subjobs of each array are in each state, and
+//! the array parent's own state, which follows from them (Q until a subjob starts, then B;
+//! F once every subjob is X).
+//!
+//! Owns: [`ArrayCounts`], kept exact by `ServerState::insert_job`, `transition` and
+//! `remove_finished_job`, and [`ServerState::settle_arrays`], which moves parents after their
+//! subjobs changed and persists them (handing each parent that moved to `depend::job_changed`).
+//! Must not: schedule or touch subjobs itself.
+
+use super::ServerState;
+use crate::outbox::Outbox;
+use crate::store::StoreOp;
+use job::id::ArrayPart;
+use job::{JobEvent, JobId, JobState};
+
+/// Subjobs of one array by state, in `array_state_count`'s terms.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ArrayCounts {
+    /// Q, H or W: not started (or requeued).
+    pub queued: u32,
+    /// R.
+    pub running: u32,
+    /// E.
+    pub exiting: u32,
+    /// X (or F): over.
+    pub expired: u32,
+}
+
+impl ArrayCounts {
+    fn bucket(&mut self, state: JobState) -> &mut u32 {
+        match state {
+            JobState::Queued | JobState::Held | JobState::Waiting => &mut self.queued,
+            JobState::Running => &mut self.running,
+            JobState::Exiting => &mut self.exiting,
+            JobState::Finished | JobState::Expired | JobState::Begun => &mut self.expired,
+        }
+    }
+
+    /// Counts a subjob in `state`.
+    pub(super) fn add(&mut self, state: JobState) {
+        *self.bucket(state) += 1;
+    }
+
+    /// Stops counting a subjob in `state`.
+    pub(super) fn remove(&mut self, state: JobState) {
+        let bucket = self.bucket(state);
+        *bucket = bucket.saturating_sub(1);
+    }
+
+    /// All subjobs.
+    pub fn total(&self) -> u32 {
+        self.queued + self.running + self.exiting + self.expired
+    }
+
+    /// Subjobs holding nodes (what `%max` limits).
+    pub fn active(&self) -> u32 {
+        self.running + self.exiting
+    }
+
+    /// OpenPBS `array_state_count` (with its trailing blank).
+    pub fn state_count_text(&self) -> String {
+        format!("Queued:{} Running:{} Exiting:{} Expired:{} ", self.queued, self.running, self.exiting, self.expired)
+    }
+}
+
+/// Whether `key` is a subjob's key.
+pub fn is_subjob_key(key: u64) -> bool {
+    JobId::index_of_key(key).is_some()
+}
+
+impl ServerState {
+    /// The keys of array `parent_key`'s subjobs, by index.
+    pub fn subjob_keys(&self, parent_key: u64) -> Vec<u64> {
+        let last = parent_key | u64::from(u32::MAX);
+        self.jobs.range(parent_key + 1..=last).map(|(key, _)| *key).collect()
+    }
+
+    /// The subjob counts of array `parent_key` (all zero if it has none).
+    pub fn array_counts(&self, parent_key: u64) -> ArrayCounts {
+        self.arrays.get(&parent_key).cloned().unwrap_or_default()
+    }
+
+    /// Moves the parents of arrays whose subjobs changed since the last call: B once a
+    /// subjob holds nodes, F once every subjob is over. Persists the parents it changed.
+    /// Called after every handler (`Shared::apply`), so a parent changes in the same commit as
+    /// the subjob that moved it.
+    /// A parent that moved is handed to `depend::job_changed` (its dependents may be released
+    /// or deleted, which may move other arrays: settled again until nothing moves).
+    pub fn settle_arrays(&mut self, out: &mut Outbox, now: i64) {
+        while !self.touched_arrays.is_empty() {
+            for parent_key in self.settle_touched(out, now) {
+                crate::depend::job_changed(self, out, parent_key, now);
+            }
+        }
+    }
+
+    /// One round of [`ServerState::settle_arrays`]; returns the parents that moved.
+    fn settle_touched(&mut self, out: &mut Outbox, now: i64) -> Vec<u64> {
+        let mut moved = Vec::new();
+        for parent_key in std::mem::take(&mut self.touched_arrays) {
+            let Some(parent) = self.jobs.get(&parent_key) else { continue };
+            if parent.id.array != Some(ArrayPart::Parent) || parent.state.is_finished() {
+                continue;
+            }
+            let counts = self.array_counts(parent_key);
+            let event = if counts.total() > 0 && counts.expired == counts.total() {
+                if parent.state == JobState::Begun {
+                    JobEvent::Finish
+                } else {
+                    JobEvent::Delete
+                }
+            } else if counts.active() > 0 && parent.state != JobState::Begun {
+                JobEvent::Begin
+            } else {
+                continue;
+            };
+            if self.transition(parent_key, event, now).is_err() {
+                tracing::error!(job_key = parent_key, ?event, "array parent cannot follow its subjobs");
+                continue;
+            }
+            let parent = self.jobs.get_mut(&parent_key).expect("transition found it");
+            if event != JobEvent::Begin {
+                parent.times.obittime = Some(now);
+            }
+            tracing::info!(job_id = %parent.id, state = %parent.state.letter(), "array parent follows its subjobs");
+            out.persist(StoreOp::UpdateJob(parent.clone()));
+            moved.push(parent_key);
+        }
+        moved
+    }
+}
