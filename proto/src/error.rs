@@ -24,6 +24,8 @@ pub enum ErrorCode {
     JobFinished,
     ProtocolMismatch,
     UnknownNode,
+    UnknownSignal,
+    NotRerunnable,
 }
 
 impl ErrorCode {
@@ -49,6 +51,8 @@ impl ErrorCode {
             ErrorCode::ProtocolMismatch => 15031,
             // PBSE_UNKNODE.
             ErrorCode::UnknownNode => 15062,
+            ErrorCode::UnknownSignal => 15013,
+            ErrorCode::NotRerunnable => 15038,
         }
     }
 
@@ -77,6 +81,8 @@ impl ErrorCode {
             ErrorCode::JobFinished => "Job has finished",
             ErrorCode::ProtocolMismatch => "Protocol error",
             ErrorCode::UnknownNode => "Unknown node",
+            ErrorCode::UnknownSignal => "Unknown/illegal signal name",
+            ErrorCode::NotRerunnable => "job is not rerunnable",
         }
     }
 }
@@ -113,5 +119,8 @@ mod tests {
         assert_eq!(ErrorCode::UnknownQueue.exit_code(), 170);
         assert_eq!(ErrorCode::JobFinished.exit_code(), 35);
         assert_eq!(ErrorCode::BadNodeSpec.exit_code(), 241);
+        assert_eq!(ErrorCode::ModifyWhileRunning.exit_code(), 167);
+        assert_eq!(ErrorCode::NotRerunnable.exit_code(), 190);
+        assert_eq!(ErrorCode::UnknownSignal.exit_code(), 165);
     }
 }

@@ -70,6 +70,10 @@ pub enum ServerToMom {
     EndJob { job_id: String },
     /// The server has committed this job's end; the mom may forget it.
     ObitAck { job_id: String },
+    /// qrerun: kill the job like `KillJob` but discard its output; the server queues it again.
+    RerunJob { job_id: String },
+    /// qsig: send signal number `signal` to every process of the job's session.
+    SignalJob { job_id: String, signal: i32 },
 }
 
 /// One node's part of a job's allocation.

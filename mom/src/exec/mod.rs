@@ -30,6 +30,8 @@ pub const JOB_EXEC_FAIL1: i32 = -1;
 pub const JOB_EXEC_FAIL2: i32 = -2;
 /// Exit status: a uid/gid this mom cannot run the job as (OpenPBS "invalid uid/gid").
 pub const JOB_EXEC_INVALID_ID: i32 = -10;
+/// Exit status: killed to be rerun (qrerun; OpenPBS `JOB_EXEC_RERUN`).
+pub const JOB_EXEC_RERUN: i32 = -11;
 /// Exit status: killed for exceeding its walltime (OpenPBS `JOB_EXEC_KILL_WALLTIME`).
 pub const JOB_EXEC_KILL_WALLTIME: i32 = -29;
 

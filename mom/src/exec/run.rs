@@ -11,7 +11,7 @@ use super::kill::{self, Termination};
 use super::reap::{self, Reaped};
 use super::spawn::{spawn_shell, ShellSpec};
 use super::user::{self, JobUser};
-use super::{StartError, JOB_EXEC_FAIL1, JOB_EXEC_FAIL2, JOB_EXEC_KILL_WALLTIME};
+use super::{StartError, JOB_EXEC_FAIL1, JOB_EXEC_FAIL2, JOB_EXEC_KILL_WALLTIME, JOB_EXEC_RERUN};
 use proto::mom::{JobLaunch, ResourcesUsed};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -39,9 +39,16 @@ pub struct ExecContext {
     pub mom_uid: u32,
 }
 
-/// Ask a running job to be killed (qdel, stale job): SIGTERM, then SIGKILL after kill_delay.
+/// What the daemon asks of a running job's task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KillRequest;
+pub enum KillRequest {
+    /// Kill it (qdel, stale job): SIGTERM, then SIGKILL after kill_delay.
+    Kill,
+    /// Kill it like `Kill` but discard its output (qrerun): it ends with `JOB_EXEC_RERUN`.
+    Rerun,
+    /// Send this signal number to every process of its session (qsig).
+    Signal(i32),
+}
 
 /// How a job ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +80,8 @@ struct Started {
 struct Ending {
     reaped: Option<Reaped>,
     walltime_exceeded: bool,
+    /// Killed for a rerun: the output is discarded, not delivered.
+    rerun: bool,
 }
 
 /// Runs `launch` to its end. `on_started` gets the session id once the shell runs; `kills`
@@ -175,15 +184,21 @@ async fn supervise(
         started.at.checked_add(limit.unwrap_or(far_future).min(far_future)).unwrap_or(started.at + far_future);
     let walltime_timer = tokio::time::sleep_until(deadline);
     tokio::pin!(walltime_timer);
-    let (mut killer, mut walltime_exceeded, mut kills_open) = (None, false, true);
+    let (mut killer, mut walltime_exceeded, mut kills_open, mut rerun) = (None, false, true, false);
     let reaped = loop {
         tokio::select! {
             result = &mut reaper => break result,
             request = kills.recv(), if kills_open => match request {
-                Some(KillRequest) => {
+                Some(KillRequest::Kill) => {
                     tracing::info!("killing the job on request");
                     start_kill(&mut killer, started.sid, delay);
                 }
+                Some(KillRequest::Rerun) => {
+                    tracing::info!("killing the job to rerun it");
+                    rerun = true;
+                    start_kill(&mut killer, started.sid, delay);
+                }
+                Some(KillRequest::Signal(number)) => send_signal(started.sid, number),
                 None => kills_open = false,
             },
             () = &mut walltime_timer, if limit.is_some() && !walltime_exceeded => {
@@ -209,7 +224,18 @@ async fn supervise(
         }
         Err(_) => None,
     };
-    Ending { reaped, walltime_exceeded }
+    Ending { reaped, walltime_exceeded, rerun }
+}
+
+/// Sends signal `number` to the job's session (off the runtime threads: it scans `/proc`).
+fn send_signal(sid: i32, number: i32) {
+    match nix::sys::signal::Signal::try_from(number) {
+        Ok(signal) => {
+            tracing::info!(sid, %signal, "signalling the job");
+            tokio::task::spawn_blocking(move || kill::signal_session(sid, signal));
+        }
+        Err(_) => tracing::warn!(sid, number, "refusing an unknown signal number"),
+    }
 }
 
 /// Starts the SIGTERM/SIGKILL sequence once (later requests are no-ops).
@@ -238,11 +264,20 @@ async fn finish(
     }
     let walltime_secs = started.at.elapsed().as_secs();
     let exit_status = match (&ending.reaped, ending.walltime_exceeded) {
+        _ if ending.rerun => JOB_EXEC_RERUN,
         (_, true) => JOB_EXEC_KILL_WALLTIME,
         (Some(reaped), false) => reaped.exit_status,
         (None, false) => JOB_EXEC_FAIL2,
     };
-    let cleanup = tokio::task::spawn_blocking(move || deliver_and_clean(&launch, &context, &started));
+    let rerun = ending.rerun;
+    let cleanup = tokio::task::spawn_blocking(move || {
+        if rerun {
+            // The aborted run's output is discarded (pbs-reference 10.4).
+            started.files.remove();
+        } else {
+            deliver_and_clean(&launch, &context, &started);
+        }
+    });
     if let Err(err) = cleanup.await {
         tracing::error!("output delivery crashed: {err}");
     }

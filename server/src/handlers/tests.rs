@@ -75,7 +75,7 @@ pub(crate) fn submit(state: &mut ServerState, uid: u32, resources: &[(&str, &str
     }
 }
 
-fn sent_kinds(out: &Outbox) -> Vec<String> {
+pub(crate) fn sent_kinds(out: &Outbox) -> Vec<String> {
     out.to_moms
         .iter()
         .map(|(node, message)| {
@@ -86,6 +86,8 @@ fn sent_kinds(out: &Outbox) -> Vec<String> {
                 ServerToMom::EndJob { .. } => "EndJob",
                 ServerToMom::ObitAck { .. } => "ObitAck",
                 ServerToMom::Registered { .. } => "Registered",
+                ServerToMom::RerunJob { .. } => "RerunJob",
+                ServerToMom::SignalJob { .. } => "SignalJob",
             };
             format!("{kind}->{node}")
         })
