@@ -75,6 +75,21 @@ pub fn signal_session(sid: i32, signal: Signal) -> usize {
     members.len()
 }
 
+/// Sends `signal` once to every live member of session `sid` (qsig): unlike
+/// [`signal_session`] no process gets it twice, so a trap runs once. Returns how many members
+/// got it.
+pub fn signal_members(sid: i32, signal: Signal) -> usize {
+    if !may_signal(sid) {
+        tracing::error!(sid, "refusing to signal this session");
+        return 0;
+    }
+    let members = session_members(sid);
+    for pid in &members {
+        let _ = signal::kill(Pid::from_raw(*pid), signal);
+    }
+    members.len()
+}
+
 /// How a [`terminate`] ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Termination {

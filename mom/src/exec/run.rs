@@ -232,7 +232,7 @@ fn send_signal(sid: i32, number: i32) {
     match nix::sys::signal::Signal::try_from(number) {
         Ok(signal) => {
             tracing::info!(sid, %signal, "signalling the job");
-            tokio::task::spawn_blocking(move || kill::signal_session(sid, signal));
+            tokio::task::spawn_blocking(move || kill::signal_members(sid, signal));
         }
         Err(_) => tracing::warn!(sid, number, "refusing an unknown signal number"),
     }

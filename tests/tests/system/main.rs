@@ -1,6 +1,7 @@
 //! System tests: real clusters on this host, driven through the real commands. One test
 //! binary for the crate (matklad's "one integration-test binary"); modules by topic.
 
+mod alter;
 mod gpus_and_nodes;
 mod in_process;
 mod kill_and_limits;
