@@ -183,6 +183,27 @@ fn rerun_kills_then_requeues_and_runs_again() {
 }
 
 #[test]
+fn a_rerun_missed_while_the_mom_was_away_is_sent_again() {
+    let mut state = cluster(1);
+    let id = submit(&mut state, ALICE, &[]);
+    run_all(&mut state);
+    assert!(rerun(&mut state, ROOT, &id).0.is_empty());
+    let registration = proto::mom::Registration {
+        node: "node1".to_string(),
+        np: 4,
+        mem_bytes: 8 << 30,
+        ngpus: 2,
+        properties: vec![],
+        start_id: "a".to_string(),
+        jobs: vec![id.clone()],
+    };
+    let mut out = Outbox::default();
+    register_mom::register_mom(&mut state, &mut out, registration, 42);
+    assert_eq!(sent_kinds(&out), ["RerunJob->node1"]);
+    assert_eq!(job(&state, &id).state, JobState::Exiting);
+}
+
+#[test]
 fn rerun_refusals_and_a_delete_that_wins() {
     let mut state = cluster(1);
     let id = submit(&mut state, ALICE, &[]);
