@@ -81,6 +81,7 @@ impl Daemon {
                 Action::Kill { job_id } => self.request(&job_id, KillRequest::Kill),
                 Action::Rerun { job_id } => self.request(&job_id, KillRequest::Rerun),
                 Action::Signal { job_id, signal } => self.request(&job_id, KillRequest::Signal(signal)),
+                Action::Walltime { job_id, walltime } => self.request(&job_id, KillRequest::Walltime(walltime)),
             }
         }
     }
@@ -162,5 +163,6 @@ fn message_name(message: &ServerToMom) -> &'static str {
         ServerToMom::ObitAck { .. } => "ObitAck",
         ServerToMom::RerunJob { .. } => "RerunJob",
         ServerToMom::SignalJob { .. } => "SignalJob",
+        ServerToMom::SetWalltime { .. } => "SetWalltime",
     }
 }

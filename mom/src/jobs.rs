@@ -28,6 +28,8 @@ pub enum Action {
     Rerun { job_id: String },
     /// Send a signal to the running job's session (qsig).
     Signal { job_id: String, signal: i32 },
+    /// Change the running job's walltime limit (qalter by a manager).
+    Walltime { job_id: String, walltime: Option<u64> },
 }
 
 /// The table. Created empty at start; the mom does not (yet) recover jobs across its own
@@ -67,6 +69,9 @@ impl JobTable {
             }
             ServerToMom::SignalJob { job_id, signal } => {
                 self.kill_if_mother(&job_id).map(|_| Action::Signal { job_id, signal }).into_iter().collect()
+            }
+            ServerToMom::SetWalltime { job_id, walltime } => {
+                self.kill_if_mother(&job_id).map(|_| Action::Walltime { job_id, walltime }).into_iter().collect()
             }
         }
     }
@@ -193,7 +198,7 @@ mod tests {
     }
 
     #[test]
-    fn rerun_and_signal_only_for_mothers() {
+    fn rerun_signal_and_walltime_only_for_mothers() {
         let mut table = JobTable::new();
         table.on_message(ServerToMom::RunJob(launch("1.s")));
         table.on_message(ServerToMom::JoinJob(launch("2.s")));
@@ -201,9 +206,15 @@ mod tests {
         let signal = |id: &str| ServerToMom::SignalJob { job_id: id.into(), signal: 10 };
         assert_eq!(table.on_message(rerun("1.s")), vec![Action::Rerun { job_id: "1.s".into() }]);
         assert_eq!(table.on_message(signal("1.s")), vec![Action::Signal { job_id: "1.s".into(), signal: 10 }]);
+        let walltime = |id: &str| ServerToMom::SetWalltime { job_id: id.into(), walltime: Some(5) };
+        assert_eq!(
+            table.on_message(walltime("1.s")),
+            vec![Action::Walltime { job_id: "1.s".into(), walltime: Some(5) }]
+        );
         for id in ["2.s", "3.s"] {
             assert!(table.on_message(rerun(id)).is_empty());
             assert!(table.on_message(signal(id)).is_empty());
+            assert!(table.on_message(walltime(id)).is_empty());
         }
     }
 

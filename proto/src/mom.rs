@@ -74,6 +74,9 @@ pub enum ServerToMom {
     RerunJob { job_id: String },
     /// qsig: send signal number `signal` to every process of the job's session.
     SignalJob { job_id: String, signal: i32 },
+    /// qalter of a running job's walltime (managers): the new limit in seconds from the job's
+    /// start (`None`: no limit); a limit already passed ends the job at once (-29).
+    SetWalltime { job_id: String, walltime: Option<u64> },
 }
 
 /// One node's part of a job's allocation.

@@ -48,6 +48,8 @@ pub enum KillRequest {
     Rerun,
     /// Send this signal number to every process of its session (qsig).
     Signal(i32),
+    /// Its walltime limit is now this many seconds from its start (`None`: no limit; qalter).
+    Walltime(Option<u64>),
 }
 
 /// How a job ended.
@@ -177,12 +179,8 @@ async fn supervise(
 ) -> Ending {
     let mut reaper = reap::watch(started.sid);
     let delay = if launch.kill_delay > 0 { Duration::from_secs(launch.kill_delay) } else { context.default_kill_delay };
-    let limit = launch.walltime.map(Duration::from_secs);
-    let far_future = Duration::from_secs(100 * 365 * 24 * 3600);
-    // A limit beyond any representable instant (walltime=9300000000000000000) is no limit.
-    let deadline =
-        started.at.checked_add(limit.unwrap_or(far_future).min(far_future)).unwrap_or(started.at + far_future);
-    let walltime_timer = tokio::time::sleep_until(deadline);
+    let mut limit = launch.walltime;
+    let walltime_timer = tokio::time::sleep_until(walltime_deadline(started.at, limit));
     tokio::pin!(walltime_timer);
     let (mut killer, mut walltime_exceeded, mut kills_open, mut rerun) = (None, false, true, false);
     let reaped = loop {
@@ -199,11 +197,16 @@ async fn supervise(
                     start_kill(&mut killer, started.sid, delay);
                 }
                 Some(KillRequest::Signal(number)) => send_signal(started.sid, number),
+                Some(KillRequest::Walltime(new)) => {
+                    tracing::info!(walltime = ?new, "walltime limit changed");
+                    limit = new;
+                    walltime_timer.as_mut().reset(walltime_deadline(started.at, limit));
+                }
                 None => kills_open = false,
             },
             () = &mut walltime_timer, if limit.is_some() && !walltime_exceeded => {
                 walltime_exceeded = true;
-                let (used, limit) = (started.at.elapsed().as_secs(), launch.walltime.unwrap_or_default());
+                let (used, limit) = (started.at.elapsed().as_secs(), limit.unwrap_or_default());
                 tracing::info!(used, limit, "walltime exceeded: killing the job");
                 let line = format!("=>> PBS: job killed: walltime {used} exceeded limit {limit}");
                 if let Err(err) = started.files.append_to_stderr(&line) {
@@ -225,6 +228,14 @@ async fn supervise(
         Err(_) => None,
     };
     Ending { reaped, walltime_exceeded, rerun }
+}
+
+/// When a job started at `start` exceeds walltime `limit` (seconds). A limit beyond any
+/// representable instant (walltime=9300000000000000000), or none, is no limit.
+fn walltime_deadline(start: Instant, limit: Option<u64>) -> Instant {
+    let far_future = Duration::from_secs(100 * 365 * 24 * 3600);
+    let limit = limit.map(Duration::from_secs).unwrap_or(far_future).min(far_future);
+    start.checked_add(limit).unwrap_or(start + far_future)
 }
 
 /// Sends signal `number` to the job's session (off the runtime threads: it scans `/proc`).

@@ -159,3 +159,22 @@ async fn a_signal_reaches_every_process_of_the_session_once() {
     assert_eq!(fs::read_to_string(&got).unwrap(), "USR1\n", "the script's trap ran once");
     harness.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lowered_walltime_ends_a_running_job_with_minus_29() {
+    let harness = Harness::start().await;
+    let mut server = harness.accept().await;
+    let ready = harness.out().join("ready");
+    let script = format!("touch {}\nsleep 1000\n", ready.display());
+    let mut job = launch("14.testserver", &script, &harness.out());
+    job.walltime = Some(3600);
+    server.run(job).await;
+    server.started("14.testserver").await;
+    poll_until("the job to start", || ready.exists()).await;
+    let started = Instant::now();
+    server.send(ServerToMom::SetWalltime { job_id: "14.testserver".into(), walltime: Some(1) }).await;
+    let obit = server.ended("14.testserver").await;
+    assert_eq!(obit.exit_status, -29, "{obit:?}");
+    assert!(started.elapsed().as_secs() < 60, "the new limit, not the old one, ended the job");
+    harness.stop().await;
+}

@@ -5,9 +5,10 @@
 //! mom (walltime) see the new values.
 //!
 //! Rules (OpenPBS `req_modifyjob`): the owner or a manager; a running job only by a manager
-//! and only the attributes OpenPBS lets change while running (not resources, account, shell or
-//! variables), else `Cannot modify attribute while job running`; an exiting job is in the wrong
-//! state; a finished job answers `Job has finished`. Must not: send anything to moms.
+//! and only the attributes OpenPBS lets change while running (of the resources only walltime,
+//! which goes to the mother superior as `SetWalltime`; not account, shell or variables), else
+//! `Cannot modify attribute while job running`; an exiting job is in the wrong state; a
+//! finished job answers `Job has finished`.
 
 use super::submit_job::{bad_value, check_feasible, parse_request, std_path};
 use crate::outbox::Outbox;
@@ -15,7 +16,7 @@ use crate::state::{Job, Requester, ServerState};
 use crate::store::StoreOp;
 use job::{JobEvent, JobState};
 use proto::error::{ErrorCode, RequestError};
-use proto::{JobAlteration, ServerReply};
+use proto::{JobAlteration, ServerReply, ServerToMom};
 
 /// Handles qalter for every id; errors are per id.
 pub fn alter_job(
@@ -67,16 +68,24 @@ fn alter_one(
     }
     let job = &state.jobs[&key];
     out.persist(StoreOp::UpdateJobSpec(job.clone()));
+    if job.state == JobState::Running && !changes.resources.is_empty() {
+        if let Some(mother) = job.exec.first() {
+            let message = ServerToMom::SetWalltime { job_id: id.to_string(), walltime: job.request.walltime };
+            out.send(&mother.node, message);
+        }
+    }
     out.schedule = true;
     tracing::info!(job_id = %id, requestor = %requester.user, attributes = ?changes.attribute_names(), "job altered");
     Ok(())
 }
 
-/// The attributes OpenPBS lets change while a job runs (`ATR_DFLAG_ALTRUN`); most take effect
-/// if the job is rerun. Only managers may change a running job here.
+/// The attributes OpenPBS lets change while a job runs (`ATR_DFLAG_ALTRUN`; of the resources,
+/// walltime); most others take effect if the job is rerun. Only managers may change a running
+/// job here.
 fn check_running(changes: &JobAlteration, manager: bool, id: &job::JobId) -> Result<(), RequestError> {
+    let only_walltime = changes.resources.iter().all(|(name, _)| name == "walltime");
     let not_while_running = [
-        (!changes.resources.is_empty(), "Resource_List"),
+        (!only_walltime, "Resource_List"),
         (changes.account.is_some(), "Account_Name"),
         (changes.shell.is_some(), "Shell_Path_List"),
         (!changes.variables.is_empty(), "Variable_List"),

@@ -121,15 +121,21 @@ fn holds_move_the_job_between_queued_and_held() {
 }
 
 #[test]
-fn running_jobs_only_by_managers_and_not_their_resources() {
+fn running_jobs_only_by_managers_and_of_their_resources_only_walltime() {
     let mut state = cluster(1);
     let id = submit(&mut state, ALICE, &[("walltime", "01:00:00")]);
     run_all(&mut state);
     assert_eq!(job(&state, &id).state, JobState::Running);
     let rename = JobAlteration { name: Some("renamed".into()), ..Default::default() };
     assert_eq!(alter(&mut state, ALICE, &id, rename.clone()).0, vec![ErrorCode::ModifyWhileRunning]);
-    assert_eq!(alter(&mut state, ROOT, &id, walltime("00:00:05")).0, vec![ErrorCode::ModifyWhileRunning]);
+    assert_eq!(alter(&mut state, ALICE, &id, walltime("00:00:05")).0, vec![ErrorCode::ModifyWhileRunning]);
+    let ncpus = JobAlteration { resources: vec![("ncpus".into(), "1".into())], ..Default::default() };
+    assert_eq!(alter(&mut state, ROOT, &id, ncpus).0, vec![ErrorCode::ModifyWhileRunning]);
     assert_eq!(job(&state, &id).request.walltime, Some(3600));
+    let (errors, out) = alter(&mut state, ROOT, &id, walltime("00:00:05"));
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(sent_kinds(&out), ["SetWalltime->node1"], "the mom enforces the new limit");
+    assert_eq!(job(&state, &id).request.walltime, Some(5));
     assert!(alter(&mut state, ROOT, &id, rename).0.is_empty());
     assert_eq!(job(&state, &id).spec.name, "renamed");
     assert_eq!(job(&state, &id).state, JobState::Running);

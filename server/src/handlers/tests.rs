@@ -88,6 +88,7 @@ pub(crate) fn sent_kinds(out: &Outbox) -> Vec<String> {
                 ServerToMom::Registered { .. } => "Registered",
                 ServerToMom::RerunJob { .. } => "RerunJob",
                 ServerToMom::SignalJob { .. } => "SignalJob",
+                ServerToMom::SetWalltime { .. } => "SetWalltime",
             };
             format!("{kind}->{node}")
         })

@@ -33,6 +33,18 @@ fn qalter_walltime_changes_qstat_and_what_the_mom_enforces() {
 }
 
 #[test]
+fn a_manager_lowers_the_walltime_of_a_running_job() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
+    let script = cluster.script("running.sh", "sleep 60\n");
+    let id = cluster.qsub(&script, &["-l", "walltime=1:00:00"]);
+    wait_state(&cluster, &id, "R");
+    let output = cluster.run("qalter", &["-l", "walltime=00:00:02", &id]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(cluster.job_attr(&id, "Resource_List.walltime").as_deref(), Some("00:00:02"));
+    assert_eq!(cluster.wait_finished(&id, Duration::from_secs(40)), -29, "{}", cluster.logs());
+}
+
+#[test]
 fn qalter_name_shows_in_qstat() {
     let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
     let script = cluster.script("named.sh", "true\n");
@@ -111,7 +123,7 @@ fn bad_input_gets_the_reference_messages() {
         ("qalter", &["-p", "high", &held]),
         ("qalter", &["-l", "ncpus=64", &held]),
         ("qalter", &["-l", "frobs=1", &held]),
-        ("qalter", &["-l", "walltime=00:00:05", &running]),
+        ("qalter", &["-l", "ncpus=1", &running]),
         ("qalter", &["-a", "1200", &held]),
         ("qalter", &[]),
         ("qrerun", &["999"]),
