@@ -18,6 +18,8 @@ pub enum JobState {
     Running,
     /// `E`: ended or being killed; output delivery and clean-up in progress.
     Exiting,
+    /// `S`: suspended (`qsig -s suspend`): its processes are stopped; it keeps its nodes.
+    Suspended,
     /// `F`: finished, kept in history.
     Finished,
 }
@@ -39,6 +41,10 @@ pub enum JobEvent {
     Delete,
     /// The job goes back to the queue (its mom was lost, or qrerun).
     Requeue,
+    /// `qsig -s suspend`: the job's processes were stopped.
+    Suspend,
+    /// `qsig -s resume`: the job's processes were continued.
+    Resume,
 }
 
 /// An event that is not allowed in the job's current state.
@@ -58,6 +64,7 @@ impl JobState {
             JobState::Waiting => 'W',
             JobState::Running => 'R',
             JobState::Exiting => 'E',
+            JobState::Suspended => 'S',
             JobState::Finished => 'F',
         }
     }
@@ -70,6 +77,7 @@ impl JobState {
             'W' => JobState::Waiting,
             'R' => JobState::Running,
             'E' => JobState::Exiting,
+            'S' => JobState::Suspended,
             'F' => JobState::Finished,
             _ => return None,
         })
@@ -82,7 +90,7 @@ impl JobState {
 
     /// Whether the job holds resources on nodes.
     pub fn is_active(self) -> bool {
-        matches!(self, JobState::Running | JobState::Exiting)
+        matches!(self, JobState::Running | JobState::Exiting | JobState::Suspended)
     }
 
     /// The state after `event`, or an error if the event is illegal here.
@@ -93,15 +101,17 @@ impl JobState {
             (St::Queued | St::Waiting, Ev::Hold) => St::Held,
             (St::Held, Ev::Hold) => St::Held,
             // Holding a running job records the hold; it applies if the job is requeued.
-            (St::Running, Ev::Hold) => St::Running,
+            (St::Running | St::Suspended, Ev::Hold) => self,
             (St::Held, Ev::Release) => St::Queued,
-            (St::Queued | St::Waiting | St::Running, Ev::Release) => self,
+            (St::Queued | St::Waiting | St::Running | St::Suspended, Ev::Release) => self,
             (St::Queued, Ev::Run) => St::Running,
-            (St::Running, Ev::Exit) => St::Exiting,
+            (St::Running | St::Suspended, Ev::Exit) => St::Exiting,
             (St::Exiting, Ev::Exit) => St::Exiting,
-            (St::Running | St::Exiting, Ev::Finish) => St::Finished,
+            (St::Running | St::Exiting | St::Suspended, Ev::Finish) => St::Finished,
             (St::Queued | St::Held | St::Waiting, Ev::Delete) => St::Finished,
-            (St::Running | St::Exiting, Ev::Requeue) => St::Queued,
+            (St::Running | St::Exiting | St::Suspended, Ev::Requeue) => St::Queued,
+            (St::Running, Ev::Suspend) => St::Suspended,
+            (St::Suspended, Ev::Resume) => St::Running,
             _ => return Err(IllegalTransition { state: self, event }),
         };
         Ok(next)
@@ -114,8 +124,10 @@ mod tests {
     use JobEvent as Ev;
     use JobState as St;
 
-    const ALL_STATES: [St; 6] = [St::Queued, St::Held, St::Waiting, St::Running, St::Exiting, St::Finished];
-    const ALL_EVENTS: [Ev; 7] = [Ev::Hold, Ev::Release, Ev::Run, Ev::Exit, Ev::Finish, Ev::Delete, Ev::Requeue];
+    const ALL_STATES: [St; 7] =
+        [St::Queued, St::Held, St::Waiting, St::Running, St::Exiting, St::Finished, St::Suspended];
+    const ALL_EVENTS: [Ev; 9] =
+        [Ev::Hold, Ev::Release, Ev::Run, Ev::Exit, Ev::Finish, Ev::Delete, Ev::Requeue, Ev::Suspend, Ev::Resume];
 
     #[test]
     fn transition_table() {

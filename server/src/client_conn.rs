@@ -81,7 +81,9 @@ async fn dispatch(shared: &Shared, requester: &Requester, request: ClientRequest
             shared.apply(|state, out| handlers::rerun_job::rerun_job(state, out, requester, now(), &ids)).await
         }
         ClientRequest::SignalJob { ids, signal } => {
-            shared.apply(|state, out| handlers::signal_job::signal_job(state, out, requester, &ids, &signal)).await
+            shared
+                .apply(|state, out| handlers::signal_job::signal_job(state, out, requester, now(), &ids, &signal))
+                .await
         }
     }
 }

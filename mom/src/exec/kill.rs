@@ -103,6 +103,8 @@ pub enum Termination {
 /// The `/proc` scans run on the blocking pool, not on the runtime's threads.
 pub async fn terminate(sid: i32, delay: Duration) -> Termination {
     blocking(move || signal_session(sid, Signal::SIGTERM)).await;
+    // A suspended (stopped) job gets SIGTERM only once it runs again.
+    blocking(move || signal_members(sid, Signal::SIGCONT)).await;
     let deadline = Instant::now().checked_add(delay).unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
     while Instant::now() < deadline {
         tokio::time::sleep(POLL).await;

@@ -3,12 +3,13 @@
 //!
 //! Layout: `run.rs` drives one job from start to end; `user.rs` resolves the identity;
 //! `files.rs` names and writes the spool files; `env.rs` computes the environment (pure);
-//! `spawn.rs` forks the shell; `kill.rs` signals the session; `reap.rs` waits for the shell;
+//! `spawn.rs` forks the shell; `kill.rs` signals the session; `clock.rs` is the walltime clock (suspensions excluded); `reap.rs` waits for the shell;
 //! `deliver.rs` copies output as the user.
 //!
 //! Must not: speak the protocol or touch the job table. A job's result goes back to the daemon
 //! as a [`JobOutcome`]; the daemon turns it into an obit.
 
+pub mod clock;
 pub mod deliver;
 pub mod env;
 pub mod files;

@@ -4,6 +4,7 @@
 //! Owns: the order of those steps and the exit status chosen. Must not: panic or return
 //! early without an outcome: a job that cannot start still ends, with a negative status.
 
+use super::clock::WalltimeClock;
 use super::deliver::{deliver, destination, keep_undelivered};
 use super::env::{job_environment, total_slots, EnvInput};
 use super::files::{job_id_is_safe, JobFiles};
@@ -84,6 +85,8 @@ struct Ending {
     walltime_exceeded: bool,
     /// Killed for a rerun: the output is discarded, not delivered.
     rerun: bool,
+    /// Time run, suspensions excluded.
+    walltime_used: Duration,
 }
 
 /// Runs `launch` to its end. `on_started` gets the session id once the shell runs; `kills`
@@ -179,8 +182,8 @@ async fn supervise(
 ) -> Ending {
     let mut reaper = reap::watch(started.sid);
     let delay = if launch.kill_delay > 0 { Duration::from_secs(launch.kill_delay) } else { context.default_kill_delay };
-    let mut limit = launch.walltime;
-    let walltime_timer = tokio::time::sleep_until(walltime_deadline(started.at, limit));
+    let mut clock = WalltimeClock::new(started.at, launch.walltime);
+    let walltime_timer = tokio::time::sleep_until(clock.deadline());
     tokio::pin!(walltime_timer);
     let (mut killer, mut walltime_exceeded, mut kills_open, mut rerun) = (None, false, true, false);
     let reaped = loop {
@@ -196,17 +199,25 @@ async fn supervise(
                     rerun = true;
                     start_kill(&mut killer, started.sid, delay);
                 }
-                Some(KillRequest::Signal(number)) => send_signal(started.sid, number),
+                Some(KillRequest::Signal(number)) => {
+                    send_signal(started.sid, number);
+                    if number == libc::SIGSTOP {
+                        clock.pause(Instant::now());
+                    } else if number == libc::SIGCONT {
+                        clock.resume(Instant::now());
+                    }
+                    walltime_timer.as_mut().reset(clock.deadline());
+                }
                 Some(KillRequest::Walltime(new)) => {
                     tracing::info!(walltime = ?new, "walltime limit changed");
-                    limit = new;
-                    walltime_timer.as_mut().reset(walltime_deadline(started.at, limit));
+                    clock.limit = new;
+                    walltime_timer.as_mut().reset(clock.deadline());
                 }
                 None => kills_open = false,
             },
-            () = &mut walltime_timer, if limit.is_some() && !walltime_exceeded => {
+            () = &mut walltime_timer, if clock.limit.is_some() && !walltime_exceeded => {
                 walltime_exceeded = true;
-                let (used, limit) = (started.at.elapsed().as_secs(), limit.unwrap_or_default());
+                let (used, limit) = (clock.used(Instant::now()).as_secs(), clock.limit.unwrap_or_default());
                 tracing::info!(used, limit, "walltime exceeded: killing the job");
                 let line = format!("=>> PBS: job killed: walltime {used} exceeded limit {limit}");
                 if let Err(err) = started.files.append_to_stderr(&line) {
@@ -227,15 +238,7 @@ async fn supervise(
         }
         Err(_) => None,
     };
-    Ending { reaped, walltime_exceeded, rerun }
-}
-
-/// When a job started at `start` exceeds walltime `limit` (seconds). A limit beyond any
-/// representable instant (walltime=9300000000000000000), or none, is no limit.
-fn walltime_deadline(start: Instant, limit: Option<u64>) -> Instant {
-    let far_future = Duration::from_secs(100 * 365 * 24 * 3600);
-    let limit = limit.map(Duration::from_secs).unwrap_or(far_future).min(far_future);
-    start.checked_add(limit).unwrap_or(start + far_future)
+    Ending { reaped, walltime_exceeded, rerun, walltime_used: clock.used(Instant::now()) }
 }
 
 /// Sends signal `number` to the job's session (off the runtime threads: it scans `/proc`).
@@ -273,7 +276,7 @@ async fn finish(
     if !kill::kill_leftovers(sid, LEFTOVER_PATIENCE).await {
         tracing::error!(sid, "processes of the job's session survived SIGKILL");
     }
-    let walltime_secs = started.at.elapsed().as_secs();
+    let walltime_secs = ending.walltime_used.as_secs();
     let exit_status = match (&ending.reaped, ending.walltime_exceeded) {
         _ if ending.rerun => JOB_EXEC_RERUN,
         (_, true) => JOB_EXEC_KILL_WALLTIME,

@@ -52,7 +52,7 @@ fn alter_one(
     match job.state {
         JobState::Finished => return Err(RequestError::with_detail(ErrorCode::JobFinished, &id)),
         JobState::Exiting => return Err(RequestError::with_detail(ErrorCode::BadState, &id)),
-        JobState::Running => check_running(changes, manager, &id)?,
+        JobState::Running | JobState::Suspended => check_running(changes, manager, &id)?,
         JobState::Queued | JobState::Held | JobState::Waiting => {}
     }
     let mut altered: Job = (**job).clone();
@@ -68,7 +68,7 @@ fn alter_one(
     }
     let job = &state.jobs[&key];
     out.persist(StoreOp::UpdateJobSpec(job.clone()));
-    if job.state == JobState::Running && !changes.resources.is_empty() {
+    if job.state.is_active() && !changes.resources.is_empty() {
         if let Some(mother) = job.exec.first() {
             let message = ServerToMom::SetWalltime { job_id: id.to_string(), walltime: job.request.walltime };
             out.send(&mother.node, message);

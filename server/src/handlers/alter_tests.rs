@@ -236,13 +236,14 @@ fn signals_by_name_or_number_reach_the_mother_superior() {
     {
         assert_eq!(signal_job::parse_signal(text).unwrap_err().code, code, "{text}");
     }
-    assert_eq!(signal_job::parse_signal("suspend").unwrap_err().code, ErrorCode::InvalidRequest);
+    assert_eq!(signal_job::parse_request("suspend").unwrap(), signal_job::SignalRequest::Suspend);
+    assert_eq!(signal_job::parse_request("resume").unwrap(), signal_job::SignalRequest::Resume);
 
     let mut state = cluster(2);
     let id = submit(&mut state, ALICE, &[("nodes", "2:ppn=4")]);
     let signal = |state: &mut ServerState, uid: u32, signal: &str| {
         let mut out = Outbox::default();
-        let reply = signal_job::signal_job(state, &mut out, &requester(uid), std::slice::from_ref(&id), signal);
+        let reply = signal_job::signal_job(state, &mut out, &requester(uid), 60, std::slice::from_ref(&id), signal);
         (codes(reply), out)
     };
     assert_eq!(signal(&mut state, ALICE, "USR1").0, vec![ErrorCode::BadState], "not running");
@@ -254,4 +255,44 @@ fn signals_by_name_or_number_reach_the_mother_superior() {
     assert_eq!(sent_kinds(&out), ["SignalJob->node1"]);
     assert!(out.persist.is_empty());
     assert_eq!(job(&state, &id).state, JobState::Running);
+}
+
+#[test]
+fn suspend_and_resume_stop_and_continue_the_job_for_operators() {
+    let mut state = cluster(1);
+    let id = submit(&mut state, ALICE, &[]);
+    let signal = |state: &mut ServerState, uid: u32, signal: &str| {
+        let mut out = Outbox::default();
+        let reply = signal_job::signal_job(state, &mut out, &requester(uid), 60, std::slice::from_ref(&id), signal);
+        (codes(reply), out)
+    };
+    assert_eq!(signal(&mut state, ROOT, "suspend").0, vec![ErrorCode::BadState], "not running");
+    run_all(&mut state);
+    assert_eq!(signal(&mut state, ALICE, "suspend").0, vec![ErrorCode::PermissionDenied], "operators only");
+    assert_eq!(signal(&mut state, ROOT, "resume").0, vec![ErrorCode::BadState], "not suspended");
+    let (errors, out) = signal(&mut state, ROOT, "suspend");
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(job(&state, &id).state, JobState::Suspended);
+    assert!(matches!(&out.persist[..], [StoreOp::UpdateJob(job)] if job.state == JobState::Suspended));
+    assert!(
+        matches!(&out.to_moms[..], [(_, proto::ServerToMom::SignalJob { signal, .. })] if *signal == libc::SIGSTOP)
+    );
+    assert!(signal(&mut state, ALICE, "USR1").0.is_empty(), "plain signals reach a suspended job");
+    assert_eq!(signal(&mut state, ROOT, "suspend").0, vec![ErrorCode::BadState], "already suspended");
+    state.sanity_check();
+    let (errors, out) = signal(&mut state, ROOT, "resume");
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(job(&state, &id).state, JobState::Running);
+    assert!(
+        matches!(&out.to_moms[..], [(_, proto::ServerToMom::SignalJob { signal, .. })] if *signal == libc::SIGCONT)
+    );
+
+    // A suspended job can be deleted, and its end report finishes it.
+    signal(&mut state, ROOT, "suspend");
+    let mut out = Outbox::default();
+    delete_job::delete_job(&mut state, &mut out, &requester(ALICE), 70, std::slice::from_ref(&id), Default::default());
+    assert_eq!(sent_kinds(&out), ["KillJob->node1"]);
+    job_ended::job_ended(&mut state, &mut Outbox::default(), "node1", obit(&id, 271), 75);
+    assert_eq!(job(&state, &id).state, JobState::Finished);
+    state.sanity_check();
 }

@@ -44,7 +44,7 @@ fn rerun_one(
     }
     match job.state {
         JobState::Finished => return Err(RequestError::with_detail(ErrorCode::JobFinished, &id)),
-        JobState::Running => {}
+        JobState::Running | JobState::Suspended => {}
         _ => return Err(RequestError::with_detail(ErrorCode::BadState, &id)),
     }
     if !job.spec.rerunnable {

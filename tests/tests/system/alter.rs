@@ -109,6 +109,36 @@ fn qsig_reaches_a_trap_in_the_job_script() {
     assert_eq!(std::fs::read_to_string(&got).unwrap(), "USR1\n", "the trap ran, once");
 }
 
+/// The state letter of process `pid` (`T` when stopped).
+fn process_state(pid: i32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
+#[test]
+fn suspend_and_resume_stop_and_continue_the_job() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
+    let pid_file = cluster.work.path().join("pid");
+    let script = cluster.script("busy.sh", &format!("echo $$ > {}\nwhile :; do sleep 0.1; done\n", pid_file.display()));
+    let id = cluster.qsub(&script, &[]);
+    let pid: i32 = wait_for(Duration::from_secs(30), "the job's pid", || {
+        std::fs::read_to_string(&pid_file).ok().filter(|text| text.ends_with('\n'))?.trim().parse().ok()
+    });
+    let output = cluster.run("qsig", &["-s", "suspend", &id]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(cluster.job_attr(&id, "job_state").as_deref(), Some("S"));
+    wait_for(Duration::from_secs(10), "the script to stop", || (process_state(pid)? == 'T').then_some(()));
+    let output = cluster.run("qsig", &["-s", "resume", &id]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(cluster.job_attr(&id, "job_state").as_deref(), Some("R"));
+    wait_for(Duration::from_secs(10), "the script to run again", || (process_state(pid)? != 'T').then_some(()));
+    cluster.run("qsig", &["-s", "suspend", &id]);
+    wait_for(Duration::from_secs(10), "the script to stop again", || (process_state(pid)? == 'T').then_some(()));
+    let output = cluster.run("qdel", &[&id]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(cluster.wait_finished(&id, Duration::from_secs(30)), 271, "a suspended job dies of SIGTERM too");
+}
+
 #[test]
 fn bad_input_gets_the_reference_messages() {
     let cluster = Cluster::up(Shape { nodes: 1, ppn: 2, gpus: 0 });
@@ -132,7 +162,7 @@ fn bad_input_gets_the_reference_messages() {
         ("qrerun", &["-W", "nonsense", &running]),
         ("qsig", &["-s", "SIGFOO", &running]),
         ("qsig", &["-s", "USR1", &held]),
-        ("qsig", &["-s", "suspend", &running]),
+        ("qsig", &["-s", "resume", &running]),
         ("qsig", &["999"]),
     ];
     for (command, args) in cases {
