@@ -55,6 +55,10 @@ fn alter_one(
         JobState::Running | JobState::Suspended => check_running(changes, manager, &id)?,
         JobState::Queued | JobState::Held | JobState::Waiting => {}
     }
+    if changes.is_empty() {
+        // Nothing to change (OpenPBS acknowledges such a request).
+        return Ok(());
+    }
     let mut altered: Job = (**job).clone();
     apply(state, &mut altered, changes, manager)?;
     let event = hold_event(&altered);

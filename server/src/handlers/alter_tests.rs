@@ -106,6 +106,17 @@ fn refusals_change_nothing() {
 }
 
 #[test]
+fn an_empty_alteration_changes_and_persists_nothing() {
+    let mut state = cluster(1);
+    let id = submit(&mut state, ALICE, &[]);
+    let before = job(&state, &id).clone();
+    let (errors, out) = alter(&mut state, ALICE, &id, JobAlteration::default());
+    assert!(errors.is_empty());
+    assert!(out.persist.is_empty());
+    assert_eq!(*job(&state, &id), before);
+}
+
+#[test]
 fn holds_move_the_job_between_queued_and_held() {
     let mut state = cluster(1);
     let id = submit(&mut state, ALICE, &[]);
