@@ -62,6 +62,18 @@ fn walltime_of_a_queued_job_changes_spec_request_and_launch() {
 }
 
 #[test]
+fn a_new_chunk_shape_replaces_the_old_one_in_either_syntax() {
+    let mut state = cluster(2);
+    let id = submit(&mut state, ALICE, &[("nodes", "1:ppn=1"), ("walltime", "10:00")]);
+    let select = JobAlteration { resources: vec![("select".into(), "2:ncpus=3".into())], ..Default::default() };
+    assert!(alter(&mut state, ALICE, &id, select).0.is_empty());
+    let altered = job(&state, &id);
+    assert_eq!(altered.request.total_ncpus(), 6);
+    let names: Vec<&str> = altered.spec.resources.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names, ["walltime", "select"], "nodes= replaced, walltime kept");
+}
+
+#[test]
 fn refusals_change_nothing() {
     let mut state = cluster(1);
     let id = submit(&mut state, ALICE, &[("walltime", "01:00:00")]);
