@@ -173,7 +173,8 @@ fn spawn(
     spawn_shell(spec).map_err(|source| StartError::Spawn { shell: shell.to_path_buf(), dir: start_dir.clone(), source })
 }
 
-/// Waits for the top shell while serving kill requests and the walltime limit.
+/// Waits for the top shell while serving kill, rerun, signal and walltime requests and the
+/// walltime limit.
 async fn supervise(
     launch: &JobLaunch,
     context: &ExecContext,
@@ -182,52 +183,39 @@ async fn supervise(
 ) -> Ending {
     let mut reaper = reap::watch(started.sid);
     let delay = if launch.kill_delay > 0 { Duration::from_secs(launch.kill_delay) } else { context.default_kill_delay };
-    let mut clock = WalltimeClock::new(started.at, launch.walltime);
-    let walltime_timer = tokio::time::sleep_until(clock.deadline());
+    let mut job = Supervision {
+        sid: started.sid,
+        delay,
+        clock: WalltimeClock::new(started.at, launch.walltime),
+        killer: None,
+        rerun: false,
+    };
+    let walltime_timer = tokio::time::sleep_until(job.clock.deadline());
     tokio::pin!(walltime_timer);
-    let (mut killer, mut walltime_exceeded, mut kills_open, mut rerun) = (None, false, true, false);
+    let (mut walltime_exceeded, mut kills_open) = (false, true);
     let reaped = loop {
         tokio::select! {
             result = &mut reaper => break result,
             request = kills.recv(), if kills_open => match request {
-                Some(KillRequest::Kill) => {
-                    tracing::info!("killing the job on request");
-                    start_kill(&mut killer, started.sid, delay);
-                }
-                Some(KillRequest::Rerun) => {
-                    tracing::info!("killing the job to rerun it");
-                    rerun = true;
-                    start_kill(&mut killer, started.sid, delay);
-                }
-                Some(KillRequest::Signal(number)) => {
-                    send_signal(started.sid, number);
-                    if number == libc::SIGSTOP {
-                        clock.pause(Instant::now());
-                    } else if number == libc::SIGCONT {
-                        clock.resume(Instant::now());
-                    }
-                    walltime_timer.as_mut().reset(clock.deadline());
-                }
-                Some(KillRequest::Walltime(new)) => {
-                    tracing::info!(walltime = ?new, "walltime limit changed");
-                    clock.limit = new;
-                    walltime_timer.as_mut().reset(clock.deadline());
+                Some(request) => {
+                    job.on_request(request);
+                    walltime_timer.as_mut().reset(job.clock.deadline());
                 }
                 None => kills_open = false,
             },
-            () = &mut walltime_timer, if clock.limit.is_some() && !walltime_exceeded => {
+            () = &mut walltime_timer, if job.clock.limit.is_some() && !walltime_exceeded => {
                 walltime_exceeded = true;
-                let (used, limit) = (clock.used(Instant::now()).as_secs(), clock.limit.unwrap_or_default());
+                let (used, limit) = (job.clock.used(Instant::now()).as_secs(), job.clock.limit.unwrap_or_default());
                 tracing::info!(used, limit, "walltime exceeded: killing the job");
                 let line = format!("=>> PBS: job killed: walltime {used} exceeded limit {limit}");
                 if let Err(err) = started.files.append_to_stderr(&line) {
                     tracing::warn!("cannot write the walltime message: {err}");
                 }
-                start_kill(&mut killer, started.sid, delay);
+                start_kill(&mut job.killer, started.sid, delay);
             }
         }
     };
-    if let Some(killer) = killer {
+    if let Some(killer) = job.killer {
         killer.abort();
     }
     let reaped = match reaped {
@@ -238,7 +226,47 @@ async fn supervise(
         }
         Err(_) => None,
     };
-    Ending { reaped, walltime_exceeded, rerun, walltime_used: clock.used(Instant::now()) }
+    Ending { reaped, walltime_exceeded, rerun: job.rerun, walltime_used: job.clock.used(Instant::now()) }
+}
+
+/// What supervision keeps of a running job besides its reaper and walltime timer.
+struct Supervision {
+    sid: i32,
+    /// Between SIGTERM and SIGKILL.
+    delay: Duration,
+    clock: WalltimeClock,
+    killer: Option<JoinHandle<()>>,
+    rerun: bool,
+}
+
+impl Supervision {
+    /// Carries out one request of the daemon (the caller then re-arms the walltime timer).
+    fn on_request(&mut self, request: KillRequest) {
+        match request {
+            KillRequest::Kill => {
+                tracing::info!("killing the job on request");
+                start_kill(&mut self.killer, self.sid, self.delay);
+            }
+            KillRequest::Rerun => {
+                tracing::info!("killing the job to rerun it");
+                self.rerun = true;
+                start_kill(&mut self.killer, self.sid, self.delay);
+            }
+            KillRequest::Signal(number) => {
+                send_signal(self.sid, number);
+                // Suspended time does not count against the walltime.
+                if number == libc::SIGSTOP {
+                    self.clock.pause(Instant::now());
+                } else if number == libc::SIGCONT {
+                    self.clock.resume(Instant::now());
+                }
+            }
+            KillRequest::Walltime(limit) => {
+                tracing::info!(walltime = ?limit, "walltime limit changed");
+                self.clock.limit = limit;
+            }
+        }
+    }
 }
 
 /// Sends signal `number` to the job's session (off the runtime threads: it scans `/proc`).
