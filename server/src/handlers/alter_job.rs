@@ -204,7 +204,7 @@ fn new_holds(current: &str, given: &str, manager: bool) -> Result<String, Reques
 fn hold_event(job: &Job) -> Option<JobEvent> {
     let held = job.hold_types != "n";
     match job.state {
-        JobState::Queued if held => Some(JobEvent::Hold),
+        JobState::Queued | JobState::Waiting if held => Some(JobEvent::Hold),
         JobState::Held if !held => Some(JobEvent::Release),
         _ => None,
     }
