@@ -150,7 +150,7 @@ fn array_spec(opts: &QsubOpts) -> Result<Option<job::array::ArraySpec>, Failure>
 
 /// Parses one `-l` value and checks each resource's value on its own, so an error can name the
 /// line it came from. Unknown resource names are left for the server to refuse.
-fn check_resources(value: &str) -> Result<Vec<(String, String)>, ResourceError> {
+pub(crate) fn check_resources(value: &str) -> Result<Vec<(String, String)>, ResourceError> {
     let pairs = parse_list(value)?;
     match ResourceRequest::from_list(&pairs) {
         Err(error) if !error.unknown_resource && !is_combination_error(&error) => Err(error),
@@ -228,7 +228,7 @@ fn check_extra(items: &[String]) -> Result<(), Failure> {
 
 /// `illegal -l value <reason>:` (after an optional header line naming the directive), then the
 /// input and a caret under the bad token, as OpenPBS prints `-l` errors.
-fn caret_failure(code: u8, header: Option<String>, error: &ResourceError) -> Failure {
+pub(crate) fn caret_failure(code: u8, header: Option<String>, error: &ResourceError) -> Failure {
     let reason = format!("illegal -l value {}:", error.message);
     let message = match header {
         Some(header) => format!("{header}\n{reason}"),
@@ -357,7 +357,7 @@ fn absolute(cwd: &Path, path: &str) -> PathBuf {
 
 /// `-o`/`-e`: `[host:]path` made absolute against the submit directory; an existing
 /// directory gets a trailing `/` so the server appends the default file name.
-fn std_path(cwd: &Path, host: &str, given: &str) -> String {
+pub(crate) fn std_path(cwd: &Path, host: &str, given: &str) -> String {
     let (host, path) = match given.split_once(':') {
         Some((host, path)) if !host.contains('/') => (host.to_string(), path.to_string()),
         _ => (host.to_string(), given.to_string()),

@@ -56,18 +56,27 @@ pub fn variables(
             set(&mut list, name, value);
         }
     }
-    for item in opts.variables.iter().flat_map(|list| split_v(list)) {
+    for (name, value) in named_variables(&opts.variables)? {
+        set(&mut list, name, value);
+    }
+    Ok(list)
+}
+
+/// The `-v` lists (qsub, qalter) as pairs: `a=b`, or a bare name taking its current value.
+pub fn named_variables(lists: &[String]) -> Result<Vec<(String, String)>, String> {
+    let mut pairs = Vec::new();
+    for item in lists.iter().flat_map(|list| split_v(list)) {
         match item.split_once('=') {
-            Some((name, value)) => set(&mut list, name.trim().to_string(), value.to_string()),
+            Some((name, value)) => set(&mut pairs, name.trim().to_string(), value.to_string()),
             None => {
                 let name = item.trim();
                 let value = std::env::var(name)
                     .map_err(|_| format!("cannot send environment with the job: {name} is not set"))?;
-                set(&mut list, name.to_string(), value);
+                set(&mut pairs, name.to_string(), value);
             }
         }
     }
-    Ok(list)
+    Ok(pairs)
 }
 
 fn set(list: &mut Vec<(String, String)>, name: String, value: String) {

@@ -18,6 +18,8 @@ pub enum JobState {
     Running,
     /// `E`: ended or being killed; output delivery and clean-up in progress.
     Exiting,
+    /// `S`: suspended (`qsig -s suspend`): its processes are stopped; it keeps its nodes.
+    Suspended,
     /// `F`: finished, kept in history.
     Finished,
     /// `B`: an array parent at least one of whose subjobs has started.
@@ -47,6 +49,10 @@ pub enum JobEvent {
     Begin,
     /// A subjob is over: it ended, or was deleted before it ran.
     Expire,
+    /// `qsig -s suspend`: the job's processes were stopped.
+    Suspend,
+    /// `qsig -s resume`: the job's processes were continued.
+    Resume,
 }
 
 /// An event that is not allowed in the job's current state.
@@ -66,6 +72,7 @@ impl JobState {
             JobState::Waiting => 'W',
             JobState::Running => 'R',
             JobState::Exiting => 'E',
+            JobState::Suspended => 'S',
             JobState::Finished => 'F',
             JobState::Begun => 'B',
             JobState::Expired => 'X',
@@ -80,6 +87,7 @@ impl JobState {
             'W' => JobState::Waiting,
             'R' => JobState::Running,
             'E' => JobState::Exiting,
+            'S' => JobState::Suspended,
             'F' => JobState::Finished,
             'B' => JobState::Begun,
             'X' => JobState::Expired,
@@ -94,7 +102,7 @@ impl JobState {
 
     /// Whether the job holds resources on nodes.
     pub fn is_active(self) -> bool {
-        matches!(self, JobState::Running | JobState::Exiting)
+        matches!(self, JobState::Running | JobState::Exiting | JobState::Suspended)
     }
 
     /// The state after `event`, or an error if the event is illegal here.
@@ -105,21 +113,25 @@ impl JobState {
             (St::Queued | St::Waiting, Ev::Hold) => St::Held,
             (St::Held, Ev::Hold) => St::Held,
             // Holding a running job records the hold; it applies if the job is requeued.
-            (St::Running, Ev::Hold) => St::Running,
+            (St::Running | St::Suspended, Ev::Hold) => self,
             (St::Held, Ev::Release) => St::Queued,
-            (St::Queued | St::Waiting | St::Running, Ev::Release) => self,
+            (St::Queued | St::Waiting | St::Running | St::Suspended, Ev::Release) => self,
             (St::Queued, Ev::Run) => St::Running,
-            (St::Running, Ev::Exit) => St::Exiting,
+            (St::Running | St::Suspended, Ev::Exit) => St::Exiting,
             (St::Exiting, Ev::Exit) => St::Exiting,
-            (St::Running | St::Exiting, Ev::Finish) => St::Finished,
+            (St::Running | St::Exiting | St::Suspended, Ev::Finish) => St::Finished,
             (St::Queued | St::Held | St::Waiting, Ev::Delete) => St::Finished,
-            (St::Running | St::Exiting, Ev::Requeue) => St::Queued,
+            (St::Running | St::Exiting | St::Suspended, Ev::Requeue) => St::Queued,
+            (St::Running, Ev::Suspend) => St::Suspended,
+            (St::Suspended, Ev::Resume) => St::Running,
             // Array parents: begun when the first subjob starts; holds apply to the subjobs.
             (St::Queued | St::Held | St::Begun, Ev::Begin) => St::Begun,
             (St::Begun, Ev::Hold | Ev::Release) => St::Begun,
             (St::Begun, Ev::Finish) => St::Finished,
             // Subjobs end as X (expired), run or not.
-            (St::Queued | St::Held | St::Waiting | St::Running | St::Exiting, Ev::Expire) => St::Expired,
+            (St::Queued | St::Held | St::Waiting | St::Running | St::Exiting | St::Suspended, Ev::Expire) => {
+                St::Expired
+            }
             _ => return Err(IllegalTransition { state: self, event }),
         };
         Ok(next)
@@ -132,10 +144,30 @@ mod tests {
     use JobEvent as Ev;
     use JobState as St;
 
-    const ALL_STATES: [St; 8] =
-        [St::Queued, St::Held, St::Waiting, St::Running, St::Exiting, St::Finished, St::Begun, St::Expired];
-    const ALL_EVENTS: [Ev; 9] =
-        [Ev::Hold, Ev::Release, Ev::Run, Ev::Exit, Ev::Finish, Ev::Delete, Ev::Requeue, Ev::Begin, Ev::Expire];
+    const ALL_STATES: [St; 9] = [
+        St::Queued,
+        St::Held,
+        St::Waiting,
+        St::Running,
+        St::Exiting,
+        St::Finished,
+        St::Begun,
+        St::Expired,
+        St::Suspended,
+    ];
+    const ALL_EVENTS: [Ev; 11] = [
+        Ev::Hold,
+        Ev::Release,
+        Ev::Run,
+        Ev::Exit,
+        Ev::Finish,
+        Ev::Delete,
+        Ev::Requeue,
+        Ev::Begin,
+        Ev::Expire,
+        Ev::Suspend,
+        Ev::Resume,
+    ];
 
     #[test]
     fn transition_table() {

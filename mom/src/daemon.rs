@@ -1,5 +1,5 @@
 //! The mom's main loop: applies server messages to the job table, carries out the resulting
-//! actions (start a job task, forward a kill), turns finished jobs into obits, and on shutdown
+//! actions (start a job task, forward a kill, rerun or signal), turns finished jobs into obits, and on shutdown
 //! optionally kills every job.
 //!
 //! Owns: the job tasks and their kill channels. Must not: read or write the socket (link.rs)
@@ -78,7 +78,10 @@ impl Daemon {
         for action in actions {
             match action {
                 Action::Start(launch) => self.start(launch),
-                Action::Kill { job_id } => self.kill(&job_id),
+                Action::Kill { job_id } => self.request(&job_id, KillRequest::Kill),
+                Action::Rerun { job_id } => self.request(&job_id, KillRequest::Rerun),
+                Action::Signal { job_id, signal } => self.request(&job_id, KillRequest::Signal(signal)),
+                Action::Walltime { job_id, walltime } => self.request(&job_id, KillRequest::Walltime(walltime)),
             }
         }
     }
@@ -100,12 +103,13 @@ impl Daemon {
         self.task_jobs.insert(handle.id(), job_id);
     }
 
-    fn kill(&mut self, job_id: &str) {
+    /// Hands a kill, rerun or signal request to the job's task.
+    fn request(&mut self, job_id: &str, request: KillRequest) {
         match self.kill_senders.get(job_id) {
             Some(sender) => {
-                let _ = sender.send(KillRequest);
+                let _ = sender.send(request);
             }
-            None => tracing::warn!(job_id, "kill for a job without a task"),
+            None => tracing::warn!(job_id, ?request, "request for a job without a task"),
         }
     }
 
@@ -133,7 +137,7 @@ impl Daemon {
     async fn kill_all(&mut self, patience: Duration) {
         let running: Vec<String> = self.kill_senders.keys().cloned().collect();
         for job_id in &running {
-            self.kill(job_id);
+            self.request(job_id, KillRequest::Kill);
         }
         let deadline = tokio::time::Instant::now() + patience;
         while !self.tasks.is_empty() {
@@ -157,5 +161,8 @@ fn message_name(message: &ServerToMom) -> &'static str {
         ServerToMom::KillJob { .. } => "KillJob",
         ServerToMom::EndJob { .. } => "EndJob",
         ServerToMom::ObitAck { .. } => "ObitAck",
+        ServerToMom::RerunJob { .. } => "RerunJob",
+        ServerToMom::SignalJob { .. } => "SignalJob",
+        ServerToMom::SetWalltime { .. } => "SetWalltime",
     }
 }

@@ -24,6 +24,12 @@ pub enum Action {
     Start(Box<JobLaunch>),
     /// Kill the running job's processes (it then ends with an obit as usual).
     Kill { job_id: String },
+    /// Kill the running job and discard its output (qrerun); it ends with an obit as usual.
+    Rerun { job_id: String },
+    /// Send a signal to the running job's session (qsig).
+    Signal { job_id: String, signal: i32 },
+    /// Change the running job's walltime limit (qalter by a manager).
+    Walltime { job_id: String, walltime: Option<u64> },
 }
 
 /// The table. Created empty at start; the mom does not (yet) recover jobs across its own
@@ -56,6 +62,16 @@ impl JobTable {
             ServerToMom::ObitAck { job_id } => {
                 self.unacked.remove(&job_id);
                 Vec::new()
+            }
+            // Sisters hold no processes of a job: only the mother superior acts.
+            ServerToMom::RerunJob { job_id } => {
+                self.kill_if_mother(&job_id).map(|_| Action::Rerun { job_id }).into_iter().collect()
+            }
+            ServerToMom::SignalJob { job_id, signal } => {
+                self.kill_if_mother(&job_id).map(|_| Action::Signal { job_id, signal }).into_iter().collect()
+            }
+            ServerToMom::SetWalltime { job_id, walltime } => {
+                self.kill_if_mother(&job_id).map(|_| Action::Walltime { job_id, walltime }).into_iter().collect()
             }
         }
     }
@@ -181,6 +197,27 @@ mod tests {
         assert!(table.on_message(kill("2.s")).is_empty());
         assert!(table.on_message(kill("3.s")).is_empty());
         assert_eq!(table.registered_jobs(), vec!["1.s", "2.s"]);
+    }
+
+    #[test]
+    fn rerun_signal_and_walltime_only_for_mothers() {
+        let mut table = JobTable::new();
+        table.on_message(ServerToMom::RunJob(launch("1.s")));
+        table.on_message(ServerToMom::JoinJob(launch("2.s")));
+        let rerun = |id: &str| ServerToMom::RerunJob { job_id: id.into() };
+        let signal = |id: &str| ServerToMom::SignalJob { job_id: id.into(), signal: 10 };
+        assert_eq!(table.on_message(rerun("1.s")), vec![Action::Rerun { job_id: "1.s".into() }]);
+        assert_eq!(table.on_message(signal("1.s")), vec![Action::Signal { job_id: "1.s".into(), signal: 10 }]);
+        let walltime = |id: &str| ServerToMom::SetWalltime { job_id: id.into(), walltime: Some(5) };
+        assert_eq!(
+            table.on_message(walltime("1.s")),
+            vec![Action::Walltime { job_id: "1.s".into(), walltime: Some(5) }]
+        );
+        for id in ["2.s", "3.s"] {
+            assert!(table.on_message(rerun(id)).is_empty());
+            assert!(table.on_message(signal(id)).is_empty());
+            assert!(table.on_message(walltime(id)).is_empty());
+        }
     }
 
     #[test]

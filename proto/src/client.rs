@@ -58,6 +58,12 @@ pub enum ClientRequest {
         #[serde(default)]
         comment: Option<String>,
     },
+    /// qalter: change attributes of each job (all of them or none); handled by `alter_job.rs`.
+    AlterJob { ids: Vec<String>, changes: Box<crate::JobAlteration> },
+    /// qrerun: kill each running job and queue it again (operators and managers).
+    RerunJob { ids: Vec<String> },
+    /// qsig: send `signal` (`SIGUSR1`, `USR1`, `10`) to each running job's session.
+    SignalJob { ids: Vec<String>, signal: String },
 }
 
 /// The server's answer.

@@ -25,6 +25,8 @@ pub enum ErrorCode {
     ProtocolMismatch,
     UnknownNode,
     BadDepend,
+    UnknownSignal,
+    NotRerunnable,
 }
 
 impl ErrorCode {
@@ -52,6 +54,8 @@ impl ErrorCode {
             ErrorCode::UnknownNode => 15062,
             // PBSE_BADDEPEND.
             ErrorCode::BadDepend => 15054,
+            ErrorCode::UnknownSignal => 15013,
+            ErrorCode::NotRerunnable => 15038,
         }
     }
 
@@ -81,6 +85,8 @@ impl ErrorCode {
             ErrorCode::ProtocolMismatch => "Protocol error",
             ErrorCode::UnknownNode => "Unknown node",
             ErrorCode::BadDepend => "Invalid Job Dependency",
+            ErrorCode::UnknownSignal => "Unknown/illegal signal name",
+            ErrorCode::NotRerunnable => "job is not rerunnable",
         }
     }
 }
@@ -118,5 +124,8 @@ mod tests {
         assert_eq!(ErrorCode::JobFinished.exit_code(), 35);
         assert_eq!(ErrorCode::BadNodeSpec.exit_code(), 241);
         assert_eq!(ErrorCode::BadDepend.exit_code(), 206);
+        assert_eq!(ErrorCode::ModifyWhileRunning.exit_code(), 167);
+        assert_eq!(ErrorCode::NotRerunnable.exit_code(), 190);
+        assert_eq!(ErrorCode::UnknownSignal.exit_code(), 165);
     }
 }

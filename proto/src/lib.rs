@@ -8,6 +8,7 @@
 //!
 //! Must not know: the database, scheduling policy, process execution, terminal output.
 
+pub mod alter;
 pub mod client;
 pub mod error;
 pub mod flavor;
@@ -15,6 +16,7 @@ pub mod frame;
 pub mod mom;
 pub mod status;
 
+pub use alter::JobAlteration;
 pub use client::{ClientRequest, ServerReply};
 pub use error::ErrorCode;
 pub use flavor::Flavor;

@@ -70,6 +70,13 @@ pub enum ServerToMom {
     EndJob { job_id: String },
     /// The server has committed this job's end; the mom may forget it.
     ObitAck { job_id: String },
+    /// qrerun: kill the job like `KillJob` but discard its output; the server queues it again.
+    RerunJob { job_id: String },
+    /// qsig: send signal number `signal` to every process of the job's session.
+    SignalJob { job_id: String, signal: i32 },
+    /// qalter of a running job's walltime (managers): the new limit in seconds from the job's
+    /// start (`None`: no limit); a limit already passed ends the job at once (-29).
+    SetWalltime { job_id: String, walltime: Option<u64> },
 }
 
 /// One node's part of a job's allocation.

@@ -87,6 +87,19 @@ async fn dispatch(shared: &Shared, requester: &Requester, request: ClientRequest
                 .apply(|state, out| handlers::manage_node::manage_node(state, out, requester, now(), &names, &change))
                 .await
         }
+        ClientRequest::AlterJob { ids, changes } => {
+            shared
+                .apply(|state, out| handlers::alter_job::alter_job(state, out, requester, now(), &ids, &changes))
+                .await
+        }
+        ClientRequest::RerunJob { ids } => {
+            shared.apply(|state, out| handlers::rerun_job::rerun_job(state, out, requester, now(), &ids)).await
+        }
+        ClientRequest::SignalJob { ids, signal } => {
+            shared
+                .apply(|state, out| handlers::signal_job::signal_job(state, out, requester, now(), &ids, &signal))
+                .await
+        }
     }
 }
 

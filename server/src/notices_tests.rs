@@ -69,6 +69,7 @@ fn queued() -> Job {
         output_path: "login1:/home/alice/myjob.o123".to_string(),
         error_path: "login1:/home/alice/myjob.e123".to_string(),
         delete_requested: false,
+        rerun_requested: false,
     }
 }
 

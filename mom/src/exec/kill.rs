@@ -75,6 +75,21 @@ pub fn signal_session(sid: i32, signal: Signal) -> usize {
     members.len()
 }
 
+/// Sends `signal` once to every live member of session `sid` (qsig): unlike
+/// [`signal_session`] no process gets it twice, so a trap runs once. Returns how many members
+/// got it.
+pub fn signal_members(sid: i32, signal: Signal) -> usize {
+    if !may_signal(sid) {
+        tracing::error!(sid, "refusing to signal this session");
+        return 0;
+    }
+    let members = session_members(sid);
+    for pid in &members {
+        let _ = signal::kill(Pid::from_raw(*pid), signal);
+    }
+    members.len()
+}
+
 /// How a [`terminate`] ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Termination {
@@ -88,6 +103,8 @@ pub enum Termination {
 /// The `/proc` scans run on the blocking pool, not on the runtime's threads.
 pub async fn terminate(sid: i32, delay: Duration) -> Termination {
     blocking(move || signal_session(sid, Signal::SIGTERM)).await;
+    // A suspended (stopped) job gets SIGTERM only once it runs again.
+    blocking(move || signal_members(sid, Signal::SIGCONT)).await;
     let deadline = Instant::now().checked_add(delay).unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
     while Instant::now() < deadline {
         tokio::time::sleep(POLL).await;

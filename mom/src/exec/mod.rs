@@ -3,12 +3,13 @@
 //!
 //! Layout: `run.rs` drives one job from start to end; `user.rs` resolves the identity;
 //! `files.rs` names and writes the spool files; `env.rs` computes the environment (pure);
-//! `spawn.rs` forks the shell; `kill.rs` signals the session; `reap.rs` waits for the shell;
+//! `spawn.rs` forks the shell; `kill.rs` signals the session; `clock.rs` is the walltime clock (suspensions excluded); `reap.rs` waits for the shell;
 //! `deliver.rs` copies output as the user.
 //!
 //! Must not: speak the protocol or touch the job table. A job's result goes back to the daemon
 //! as a [`JobOutcome`]; the daemon turns it into an obit.
 
+pub mod clock;
 pub mod deliver;
 pub mod env;
 pub mod files;
@@ -30,6 +31,8 @@ pub const JOB_EXEC_FAIL1: i32 = -1;
 pub const JOB_EXEC_FAIL2: i32 = -2;
 /// Exit status: a uid/gid this mom cannot run the job as (OpenPBS "invalid uid/gid").
 pub const JOB_EXEC_INVALID_ID: i32 = -10;
+/// Exit status: killed to be rerun (qrerun; OpenPBS `JOB_EXEC_RERUN`).
+pub const JOB_EXEC_RERUN: i32 = -11;
 /// Exit status: killed for exceeding its walltime (OpenPBS `JOB_EXEC_KILL_WALLTIME`).
 pub const JOB_EXEC_KILL_WALLTIME: i32 = -29;
 

@@ -4,6 +4,7 @@
 //! Owns: the order of those steps and the exit status chosen. Must not: panic or return
 //! early without an outcome: a job that cannot start still ends, with a negative status.
 
+use super::clock::WalltimeClock;
 use super::deliver::{deliver, destination, keep_undelivered};
 use super::env::{job_environment, total_slots, EnvInput};
 use super::files::{job_id_is_safe, JobFiles};
@@ -11,7 +12,7 @@ use super::kill::{self, Termination};
 use super::reap::{self, Reaped};
 use super::spawn::{spawn_shell, ShellSpec};
 use super::user::{self, JobUser};
-use super::{StartError, JOB_EXEC_FAIL1, JOB_EXEC_FAIL2, JOB_EXEC_KILL_WALLTIME};
+use super::{StartError, JOB_EXEC_FAIL1, JOB_EXEC_FAIL2, JOB_EXEC_KILL_WALLTIME, JOB_EXEC_RERUN};
 use proto::mom::{JobLaunch, ResourcesUsed};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -39,9 +40,18 @@ pub struct ExecContext {
     pub mom_uid: u32,
 }
 
-/// Ask a running job to be killed (qdel, stale job): SIGTERM, then SIGKILL after kill_delay.
+/// What the daemon asks of a running job's task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KillRequest;
+pub enum KillRequest {
+    /// Kill it (qdel, stale job): SIGTERM, then SIGKILL after kill_delay.
+    Kill,
+    /// Kill it like `Kill` but discard its output (qrerun): it ends with `JOB_EXEC_RERUN`.
+    Rerun,
+    /// Send this signal number to every process of its session (qsig).
+    Signal(i32),
+    /// Its walltime limit is now this many seconds from its start (`None`: no limit; qalter).
+    Walltime(Option<u64>),
+}
 
 /// How a job ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +83,10 @@ struct Started {
 struct Ending {
     reaped: Option<Reaped>,
     walltime_exceeded: bool,
+    /// Killed for a rerun: the output is discarded, not delivered.
+    rerun: bool,
+    /// Time run, suspensions excluded.
+    walltime_used: Duration,
 }
 
 /// Runs `launch` to its end. `on_started` gets the session id once the shell runs; `kills`
@@ -159,7 +173,8 @@ fn spawn(
     spawn_shell(spec).map_err(|source| StartError::Spawn { shell: shell.to_path_buf(), dir: start_dir.clone(), source })
 }
 
-/// Waits for the top shell while serving kill requests and the walltime limit.
+/// Waits for the top shell while serving kill, rerun, signal and walltime requests and the
+/// walltime limit.
 async fn supervise(
     launch: &JobLaunch,
     context: &ExecContext,
@@ -168,37 +183,39 @@ async fn supervise(
 ) -> Ending {
     let mut reaper = reap::watch(started.sid);
     let delay = if launch.kill_delay > 0 { Duration::from_secs(launch.kill_delay) } else { context.default_kill_delay };
-    let limit = launch.walltime.map(Duration::from_secs);
-    let far_future = Duration::from_secs(100 * 365 * 24 * 3600);
-    // A limit beyond any representable instant (walltime=9300000000000000000) is no limit.
-    let deadline =
-        started.at.checked_add(limit.unwrap_or(far_future).min(far_future)).unwrap_or(started.at + far_future);
-    let walltime_timer = tokio::time::sleep_until(deadline);
+    let mut job = Supervision {
+        sid: started.sid,
+        delay,
+        clock: WalltimeClock::new(started.at, launch.walltime),
+        killer: None,
+        rerun: false,
+    };
+    let walltime_timer = tokio::time::sleep_until(job.clock.deadline());
     tokio::pin!(walltime_timer);
-    let (mut killer, mut walltime_exceeded, mut kills_open) = (None, false, true);
+    let (mut walltime_exceeded, mut kills_open) = (false, true);
     let reaped = loop {
         tokio::select! {
             result = &mut reaper => break result,
             request = kills.recv(), if kills_open => match request {
-                Some(KillRequest) => {
-                    tracing::info!("killing the job on request");
-                    start_kill(&mut killer, started.sid, delay);
+                Some(request) => {
+                    job.on_request(request);
+                    walltime_timer.as_mut().reset(job.clock.deadline());
                 }
                 None => kills_open = false,
             },
-            () = &mut walltime_timer, if limit.is_some() && !walltime_exceeded => {
+            () = &mut walltime_timer, if job.clock.limit.is_some() && !walltime_exceeded => {
                 walltime_exceeded = true;
-                let (used, limit) = (started.at.elapsed().as_secs(), launch.walltime.unwrap_or_default());
+                let (used, limit) = (job.clock.used(Instant::now()).as_secs(), job.clock.limit.unwrap_or_default());
                 tracing::info!(used, limit, "walltime exceeded: killing the job");
                 let line = format!("=>> PBS: job killed: walltime {used} exceeded limit {limit}");
                 if let Err(err) = started.files.append_to_stderr(&line) {
                     tracing::warn!("cannot write the walltime message: {err}");
                 }
-                start_kill(&mut killer, started.sid, delay);
+                start_kill(&mut job.killer, started.sid, delay);
             }
         }
     };
-    if let Some(killer) = killer {
+    if let Some(killer) = job.killer {
         killer.abort();
     }
     let reaped = match reaped {
@@ -209,7 +226,58 @@ async fn supervise(
         }
         Err(_) => None,
     };
-    Ending { reaped, walltime_exceeded }
+    Ending { reaped, walltime_exceeded, rerun: job.rerun, walltime_used: job.clock.used(Instant::now()) }
+}
+
+/// What supervision keeps of a running job besides its reaper and walltime timer.
+struct Supervision {
+    sid: i32,
+    /// Between SIGTERM and SIGKILL.
+    delay: Duration,
+    clock: WalltimeClock,
+    killer: Option<JoinHandle<()>>,
+    rerun: bool,
+}
+
+impl Supervision {
+    /// Carries out one request of the daemon (the caller then re-arms the walltime timer).
+    fn on_request(&mut self, request: KillRequest) {
+        match request {
+            KillRequest::Kill => {
+                tracing::info!("killing the job on request");
+                start_kill(&mut self.killer, self.sid, self.delay);
+            }
+            KillRequest::Rerun => {
+                tracing::info!("killing the job to rerun it");
+                self.rerun = true;
+                start_kill(&mut self.killer, self.sid, self.delay);
+            }
+            KillRequest::Signal(number) => {
+                send_signal(self.sid, number);
+                // Suspended time does not count against the walltime.
+                if number == libc::SIGSTOP {
+                    self.clock.pause(Instant::now());
+                } else if number == libc::SIGCONT {
+                    self.clock.resume(Instant::now());
+                }
+            }
+            KillRequest::Walltime(limit) => {
+                tracing::info!(walltime = ?limit, "walltime limit changed");
+                self.clock.limit = limit;
+            }
+        }
+    }
+}
+
+/// Sends signal `number` to the job's session (off the runtime threads: it scans `/proc`).
+fn send_signal(sid: i32, number: i32) {
+    match nix::sys::signal::Signal::try_from(number) {
+        Ok(signal) => {
+            tracing::info!(sid, %signal, "signalling the job");
+            tokio::task::spawn_blocking(move || kill::signal_members(sid, signal));
+        }
+        Err(_) => tracing::warn!(sid, number, "refusing an unknown signal number"),
+    }
 }
 
 /// Starts the SIGTERM/SIGKILL sequence once (later requests are no-ops).
@@ -236,13 +304,22 @@ async fn finish(
     if !kill::kill_leftovers(sid, LEFTOVER_PATIENCE).await {
         tracing::error!(sid, "processes of the job's session survived SIGKILL");
     }
-    let walltime_secs = started.at.elapsed().as_secs();
+    let walltime_secs = ending.walltime_used.as_secs();
     let exit_status = match (&ending.reaped, ending.walltime_exceeded) {
+        _ if ending.rerun => JOB_EXEC_RERUN,
         (_, true) => JOB_EXEC_KILL_WALLTIME,
         (Some(reaped), false) => reaped.exit_status,
         (None, false) => JOB_EXEC_FAIL2,
     };
-    let cleanup = tokio::task::spawn_blocking(move || deliver_and_clean(&launch, &context, &started));
+    let rerun = ending.rerun;
+    let cleanup = tokio::task::spawn_blocking(move || {
+        if rerun {
+            // The aborted run's output is discarded (pbs-reference 10.4).
+            started.files.remove();
+        } else {
+            deliver_and_clean(&launch, &context, &started);
+        }
+    });
     if let Err(err) = cleanup.await {
         tracing::error!("output delivery crashed: {err}");
     }

@@ -115,3 +115,66 @@ async fn leftovers_in_other_process_groups_die_with_the_job() {
     assert_eq!(live_session_members(sid), Vec::<i32>::new());
     harness.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rerun_kills_with_minus_11_and_discards_the_output() {
+    let harness = Harness::start().await;
+    let mut server = harness.accept().await;
+    let ready = harness.out().join("ready");
+    let script = format!("echo first run\ntouch {}\nsleep 1000\n", ready.display());
+    server.run(launch("12.testserver", &script, &harness.out())).await;
+    let sid = server.started("12.testserver").await;
+    poll_until("the job to start", || ready.exists()).await;
+    server.send(ServerToMom::RerunJob { job_id: "12.testserver".into() }).await;
+    let obit = server.ended("12.testserver").await;
+    assert_eq!(obit.exit_status, -11, "{obit:?}");
+    assert_eq!(live_session_members(sid), Vec::<i32>::new());
+    assert!(!harness.out().join("12.testserver.o").exists(), "the aborted run's output was delivered");
+    assert!(!harness.out().join("12.testserver.e").exists());
+    harness.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signal_reaches_every_process_of_the_session_once() {
+    let harness = Harness::start().await;
+    let mut server = harness.accept().await;
+    let (ready, got) = (harness.out().join("ready"), harness.out().join("got"));
+    // The top shell traps USR1 too (the signal goes to the whole session) and lives on.
+    let shell = harness.out().join("patient-sh");
+    fs::write(&shell, "#!/bin/sh\ntrap : USR1\nread -r script\n\"$script\"\n").unwrap();
+    fs::set_permissions(&shell, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let script = format!(
+        "trap 'echo USR1 >> {got}; done=1' USR1\ntouch {ready}\nwhile [ -z \"$done\" ]; do sleep 0.1; done\nexit 3\n",
+        got = got.display(),
+        ready = ready.display()
+    );
+    let mut job = launch("13.testserver", &script, &harness.out());
+    job.shell = Some(shell.display().to_string());
+    server.run(job).await;
+    server.started("13.testserver").await;
+    poll_until("the trap to be set", || ready.exists()).await;
+    server.send(ServerToMom::SignalJob { job_id: "13.testserver".into(), signal: libc::SIGUSR1 }).await;
+    let obit = server.ended("13.testserver").await;
+    assert_eq!(obit.exit_status, 3, "the job went on after its trap: {obit:?}");
+    assert_eq!(fs::read_to_string(&got).unwrap(), "USR1\n", "the script's trap ran once");
+    harness.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lowered_walltime_ends_a_running_job_with_minus_29() {
+    let harness = Harness::start().await;
+    let mut server = harness.accept().await;
+    let ready = harness.out().join("ready");
+    let script = format!("touch {}\nsleep 1000\n", ready.display());
+    let mut job = launch("14.testserver", &script, &harness.out());
+    job.walltime = Some(3600);
+    server.run(job).await;
+    server.started("14.testserver").await;
+    poll_until("the job to start", || ready.exists()).await;
+    let started = Instant::now();
+    server.send(ServerToMom::SetWalltime { job_id: "14.testserver".into(), walltime: Some(1) }).await;
+    let obit = server.ended("14.testserver").await;
+    assert_eq!(obit.exit_status, -29, "{obit:?}");
+    assert!(started.elapsed().as_secs() < 60, "the new limit, not the old one, ended the job");
+    harness.stop().await;
+}

@@ -117,13 +117,13 @@ fn delete_key(
         }
         JobState::Finished | JobState::Expired => Err(RequestError::with_detail(ErrorCode::JobFinished, &id)),
         JobState::Begun => Err(RequestError::with_detail(ErrorCode::BadState, &id)),
-        JobState::Running | JobState::Exiting if how.force => {
+        JobState::Running | JobState::Exiting | JobState::Suspended if how.force => {
             out.notice(NoticeKind::Deleted { requestor: requestor(state, requester) }, job, now);
             force_end(state, out, key, now);
             tracing::info!(job_id = %id, requestor = %requester.user, "forced delete of running job");
             Ok(())
         }
-        JobState::Running | JobState::Exiting => {
+        JobState::Running | JobState::Exiting | JobState::Suspended => {
             let mother = job.exec.first().map(|share| share.node.clone());
             state.transition(key, JobEvent::Exit, now).map_err(bad_state)?;
             let job = state.jobs.get_mut(&key).expect("job exists");

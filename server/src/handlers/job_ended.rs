@@ -21,6 +21,10 @@ pub fn job_ended(state: &mut ServerState, out: &mut Outbox, node: &str, obit: Jo
         out.send(node, ack);
         return;
     }
+    if state.jobs[&key].rerun_requested && !state.jobs[&key].delete_requested {
+        super::rerun_job::requeue_killed_run(state, out, node, key, &obit, now);
+        return;
+    }
     let job = state.finish_job(key, obit.exit_status, now).expect("an active job may finish");
     job.used = obit.used;
     job.session_id = Some(obit.session_id).filter(|session| *session > 0).or(job.session_id);

@@ -2,6 +2,7 @@
 //! synchronous functions of the state: they mutate it and record effects in an `Outbox`; they
 //! never touch sockets or the database.
 
+pub mod alter_job;
 pub mod delete_job;
 pub mod hold_job;
 pub mod job_ended;
@@ -9,10 +10,14 @@ pub mod job_started;
 pub mod manage_node;
 pub mod purge_history;
 pub mod register_mom;
+pub mod rerun_job;
+pub mod signal_job;
 pub mod status_job;
 pub mod status_node;
 pub mod submit_job;
 
+#[cfg(test)]
+mod alter_tests;
 #[cfg(test)]
 mod array_tests;
 #[cfg(test)]

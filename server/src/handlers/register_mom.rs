@@ -64,6 +64,8 @@ pub fn register_mom(state: &mut ServerState, out: &mut Outbox, registration: Reg
         let mother_here = job.exec.first().is_some_and(|share| share.node == name);
         if job.state.is_active() && job.delete_requested && mother_here {
             out.send(&name, ServerToMom::KillJob { job_id: job.id.to_string() });
+        } else if job.state.is_active() && job.rerun_requested && mother_here {
+            out.send(&name, ServerToMom::RerunJob { job_id: job.id.to_string() });
         }
     }
     out.schedule = true;
@@ -79,6 +81,7 @@ fn end_lost_job(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64) {
             return;
         }
         let job = state.jobs.get_mut(&key).expect("job exists");
+        job.rerun_requested = false;
         job.comment = Some("requeued: its mother superior lost the job".to_string());
         job
     } else {

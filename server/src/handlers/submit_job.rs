@@ -86,16 +86,7 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
         );
         return Err(RequestError::new(ErrorCode::BadUser, message));
     }
-    let request = ResourceRequest::from_list(&spec.resources).map_err(|error| {
-        if error.unknown_resource {
-            RequestError::new(
-                ErrorCode::UnknownResource,
-                format!("{} {}", ErrorCode::UnknownResource.text(), error.token),
-            )
-        } else {
-            bad_value(format!("Resource_List: {}", error.message))
-        }
-    })?;
+    let request = parse_request(&spec.resources)?;
     check_feasible(state, &request)?;
     let seq = state.next_seq;
     let hold_types = if spec.user_hold { "u" } else { "n" }.to_string();
@@ -135,12 +126,28 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
         output_path,
         error_path,
         delete_requested: false,
+        rerun_requested: false,
         spec: spec.into(),
     })
 }
 
+/// Parses a job's `-l` pairs as the server accepts them: unknown resources and bad values are
+/// refused with OpenPBS's texts (shared with qalter).
+pub(crate) fn parse_request(resources: &[(String, String)]) -> Result<ResourceRequest, RequestError> {
+    ResourceRequest::from_list(resources).map_err(|error| {
+        if error.unknown_resource {
+            RequestError::new(
+                ErrorCode::UnknownResource,
+                format!("{} {}", ErrorCode::UnknownResource.text(), error.token),
+            )
+        } else {
+            bad_value(format!("Resource_List: {}", error.message))
+        }
+    })
+}
+
 /// Refuses a request no known node could ever satisfy (a job that would wait forever).
-fn check_feasible(state: &ServerState, request: &ResourceRequest) -> Result<(), RequestError> {
+pub(crate) fn check_feasible(state: &ServerState, request: &ResourceRequest) -> Result<(), RequestError> {
     if state.nodes.is_empty() {
         return Ok(());
     }
@@ -153,7 +160,14 @@ fn check_feasible(state: &ServerState, request: &ResourceRequest) -> Result<(), 
 /// `Output_Path`/`Error_Path`: the given `host:/path` (a trailing `/` names a directory, as in
 /// TORQUE), or `<submit host>:<workdir>/<name>.o<seq>`; an array's default names end in
 /// `suffix` (the index placeholder).
-fn std_path(given: Option<&str>, spec: &JobSpec, workdir: &str, kind: char, seq: u64, suffix: &str) -> String {
+pub(crate) fn std_path(
+    given: Option<&str>,
+    spec: &JobSpec,
+    workdir: &str,
+    kind: char,
+    seq: u64,
+    suffix: &str,
+) -> String {
     let file_name = format!("{}.{}{}{suffix}", spec.name, kind, seq);
     match given {
         Some(path) if path.ends_with('/') => format!("{path}{file_name}"),
@@ -162,7 +176,7 @@ fn std_path(given: Option<&str>, spec: &JobSpec, workdir: &str, kind: char, seq:
     }
 }
 
-fn bad_value(detail: String) -> RequestError {
+pub(crate) fn bad_value(detail: String) -> RequestError {
     RequestError::new(ErrorCode::BadAttributeValue, format!("{} {}", ErrorCode::BadAttributeValue.text(), detail))
 }
 

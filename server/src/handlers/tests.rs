@@ -88,6 +88,9 @@ pub(crate) fn sent_kinds(out: &Outbox) -> Vec<String> {
                 ServerToMom::EndJob { .. } => "EndJob",
                 ServerToMom::ObitAck { .. } => "ObitAck",
                 ServerToMom::Registered { .. } => "Registered",
+                ServerToMom::RerunJob { .. } => "RerunJob",
+                ServerToMom::SignalJob { .. } => "SignalJob",
+                ServerToMom::SetWalltime { .. } => "SetWalltime",
             };
             format!("{kind}->{node}")
         })

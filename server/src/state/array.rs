@@ -30,7 +30,7 @@ impl ArrayCounts {
     fn bucket(&mut self, state: JobState) -> &mut u32 {
         match state {
             JobState::Queued | JobState::Held | JobState::Waiting => &mut self.queued,
-            JobState::Running => &mut self.running,
+            JobState::Running | JobState::Suspended => &mut self.running,
             JobState::Exiting => &mut self.exiting,
             JobState::Finished | JobState::Expired | JobState::Begun => &mut self.expired,
         }

@@ -68,6 +68,8 @@ pub struct Job {
     pub error_path: String,
     /// A qdel arrived while running: the end is recorded as a deletion.
     pub delete_requested: bool,
+    /// A qrerun is pending: the end report of the killed run queues the job again.
+    pub rerun_requested: bool,
 }
 
 impl Job {

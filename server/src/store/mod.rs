@@ -33,8 +33,8 @@ use crate::state::Job;
 pub enum StoreOp {
     /// Stores a new job (its seq must not be stored yet).
     InsertJob(Box<Job>),
-    /// Rewrites every column of a stored job except its spec, which never changes after
-    /// submission. Refused (`StoreError::NoSuchJob`) if the job is not stored.
+    /// Rewrites every column of a stored job except its spec, which only qalter changes
+    /// (`UpdateJobSpec`). Refused (`StoreError::NoSuchJob`) if the job is not stored.
     UpdateJob(Box<Job>),
     /// Removes the job with this key (`JobId::key`; purged from history); a missing job is not
     /// an error.
@@ -45,6 +45,9 @@ pub enum StoreOp {
     /// Records the nodes registered so far (replacing the previous list), so a restarted
     /// server knows its nodes, down until their moms register again.
     SetNodes(Vec<StoredNode>),
+    /// Rewrites every column of a stored job including its spec (qalter changed the spec).
+    /// Refused (`StoreError::NoSuchJob`) if the job is not stored.
+    UpdateJobSpec(Box<Job>),
 }
 
 /// A node as last registered: what the server must know of it before its mom is back.

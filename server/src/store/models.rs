@@ -57,6 +57,7 @@ pub(super) struct JobColumns {
     pub output_path: String,
     pub error_path: String,
     pub delete_requested: bool,
+    pub rerun_requested: bool,
 }
 
 /// Parses a job's `-l` pairs into its request; `ResourceRequest::from_list` in production.
@@ -159,6 +160,7 @@ impl JobColumns {
             output_path: job.output_path.clone(),
             error_path: job.error_path.clone(),
             delete_requested: job.delete_requested,
+            rerun_requested: job.rerun_requested,
         })
     }
 
@@ -202,6 +204,7 @@ impl JobColumns {
             output_path: self.output_path,
             error_path: self.error_path,
             delete_requested: self.delete_requested,
+            rerun_requested: self.rerun_requested,
         })
     }
 }

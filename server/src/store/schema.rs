@@ -32,6 +32,7 @@ diesel::table! {
         output_path -> Text,
         error_path -> Text,
         delete_requested -> Bool,
+        rerun_requested -> Bool,
         spec_json -> Text,
     }
 }

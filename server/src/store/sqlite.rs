@@ -181,6 +181,17 @@ fn apply(connection: &mut SqliteConnection, op: &StoreOp) -> Result<(), Transact
                 return Err(StoreError::NoSuchJob { seq }.into());
             }
         }
+        StoreOp::UpdateJobSpec(job) => {
+            let seq = job.id.seq;
+            let row = JobRow::from_job(job)?;
+            let updated = diesel::update(jobs::table.find(row.seq))
+                .set((&row.columns, jobs::spec_json.eq(&row.spec_json)))
+                .execute(connection)
+                .map_err(|err| StoreError::database(format!("update of job {seq} and its spec"), err))?;
+            if updated == 0 {
+                return Err(StoreError::NoSuchJob { seq }.into());
+            }
+        }
         StoreOp::DeleteJob(key) => {
             // A key beyond i64 cannot have been stored: there is nothing to delete.
             if let Ok(column) = i64::try_from(*key) {

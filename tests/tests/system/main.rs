@@ -2,6 +2,7 @@
 //! binary for the crate (matklad's "one integration-test binary"); modules by topic.
 
 mod accounting;
+mod alter;
 mod arrays;
 mod depend;
 mod errors;

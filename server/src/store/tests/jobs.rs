@@ -60,6 +60,25 @@ fn update_changes_columns_but_keeps_the_spec() {
 }
 
 #[test]
+fn update_with_spec_changes_the_spec_and_survives_reopening() {
+    let (_dir, path, mut store) = fresh_store();
+    store.commit(&[StoreOp::InsertJob(Box::new(full_job(1))), StoreOp::InsertJob(Box::new(queued_job(2)))]).unwrap();
+    let mut altered = full_job(1);
+    std::sync::Arc::make_mut(&mut altered.spec).name = "renamed".to_string();
+    std::sync::Arc::make_mut(&mut altered.spec).resources = vec![("walltime".to_string(), "00:00:03".to_string())];
+    std::sync::Arc::make_mut(&mut altered.spec).priority = -7;
+    altered.run_count = 9;
+    store.commit(&[StoreOp::UpdateJobSpec(Box::new(altered.clone()))]).unwrap();
+    drop(store);
+
+    let mut store = Store::open(&path).unwrap();
+    let loaded = load(&mut store);
+    assert_eq!(loaded.jobs, vec![altered, queued_job(2)], "spec and columns rewritten, the other job untouched");
+    let result = store.commit(&[StoreOp::UpdateJobSpec(Box::new(queued_job(5)))]);
+    assert!(matches!(result, Err(StoreError::NoSuchJob { seq: 5 })), "{result:?}");
+}
+
+#[test]
 fn update_of_a_missing_job_rolls_back_the_whole_transaction() {
     let (_dir, _path, mut store) = fresh_store();
     let result = store.commit(&[

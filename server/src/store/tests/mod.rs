@@ -134,6 +134,7 @@ fn queued_job(seq: u64) -> Job {
         output_path: format!("login:/home/alice/out/job{seq}.o{seq}"),
         error_path: format!("login:/home/alice/job{seq}.e{seq}"),
         delete_requested: false,
+        rerun_requested: false,
     }
 }
 
@@ -158,5 +159,6 @@ fn full_job(seq: u64) -> Job {
     job.run_count = 3;
     job.comment = Some("Job run at Mon Jan 1 on (n1:ncpus=2)+(n2:ncpus=2) — ünïcode 'quoted'".to_string());
     job.delete_requested = true;
+    job.rerun_requested = true;
     job
 }

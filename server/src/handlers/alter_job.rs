@@ -1,0 +1,216 @@
+//! `AlterJob` (qalter): change attributes of jobs. Every value is validated again as at
+//! submission (job name, priority range, resource grammar, feasibility against the known nodes)
+//! and a job changes in all its attributes or in none. The changed spec is persisted with
+//! `StoreOp::UpdateJobSpec`, and the parsed request is recomputed, so the scheduler and the
+//! mom (walltime) see the new values.
+//!
+//! Rules (OpenPBS `req_modifyjob`): the owner or a manager; a running job only by a manager
+//! and only the attributes OpenPBS lets change while running (of the resources only walltime,
+//! which goes to the mother superior as `SetWalltime`; not account, shell or variables), else
+//! `Cannot modify attribute while job running`; an exiting job is in the wrong state; a
+//! finished job answers `Job has finished`.
+
+use super::submit_job::{bad_value, check_feasible, parse_request, std_path};
+use crate::outbox::Outbox;
+use crate::state::{Job, Requester, ServerState};
+use crate::store::StoreOp;
+use job::{JobEvent, JobState};
+use proto::error::{ErrorCode, RequestError};
+use proto::{JobAlteration, ServerReply, ServerToMom};
+
+/// Handles qalter for every id; errors are per id.
+pub fn alter_job(
+    state: &mut ServerState,
+    out: &mut Outbox,
+    requester: &Requester,
+    now: i64,
+    ids: &[String],
+    changes: &JobAlteration,
+) -> ServerReply {
+    let errors = ids.iter().filter_map(|id| alter_one(state, out, requester, now, id, changes).err()).collect();
+    ServerReply::Done { errors }
+}
+
+fn alter_one(
+    state: &mut ServerState,
+    out: &mut Outbox,
+    requester: &Requester,
+    now: i64,
+    text: &str,
+    changes: &JobAlteration,
+) -> Result<(), RequestError> {
+    let key = state.find_job(text)?;
+    let job = &state.jobs[&key];
+    let id = job.id.clone();
+    let manager = state.is_manager(requester);
+    if !state.may_modify(requester, job.owner_uid) {
+        return Err(RequestError::new(
+            ErrorCode::PermissionDenied,
+            format!("{}  {id}", ErrorCode::PermissionDenied.text()),
+        ));
+    }
+    if id.array.is_some() {
+        // Subjobs share their parent's spec; altering an array is not built yet.
+        let message = format!("{} {id} (qalter of job arrays is not supported yet)", ErrorCode::BadState.text());
+        return Err(RequestError::new(ErrorCode::BadState, message));
+    }
+    match job.state {
+        JobState::Finished | JobState::Expired => return Err(RequestError::with_detail(ErrorCode::JobFinished, &id)),
+        JobState::Exiting | JobState::Begun => return Err(RequestError::with_detail(ErrorCode::BadState, &id)),
+        JobState::Running | JobState::Suspended => check_running(changes, manager, &id)?,
+        JobState::Queued | JobState::Held | JobState::Waiting => {}
+    }
+    if changes.is_empty() {
+        // Nothing to change (OpenPBS acknowledges such a request).
+        return Ok(());
+    }
+    let mut altered: Job = (**job).clone();
+    apply(state, &mut altered, changes, manager)?;
+    let event = hold_event(&altered);
+    if let Some(event) = event {
+        altered.state.apply(event).map_err(|_| RequestError::with_detail(ErrorCode::BadState, &id))?;
+    }
+    altered.times.mtime = now;
+    **state.jobs.get_mut(&key).expect("job exists") = altered;
+    if let Some(event) = event {
+        state.transition(key, event, now).expect("checked on the altered copy");
+    }
+    let job = &state.jobs[&key];
+    out.persist(StoreOp::UpdateJobSpec(job.clone()));
+    if job.state.is_active() && !changes.resources.is_empty() {
+        if let Some(mother) = job.exec.first() {
+            let message = ServerToMom::SetWalltime { job_id: id.to_string(), walltime: job.request.walltime };
+            out.send(&mother.node, message);
+        }
+    }
+    out.schedule = true;
+    tracing::info!(job_id = %id, requestor = %requester.user, attributes = ?changes.attribute_names(), "job altered");
+    Ok(())
+}
+
+/// The attributes OpenPBS lets change while a job runs (`ATR_DFLAG_ALTRUN`; of the resources,
+/// walltime); most others take effect if the job is rerun. Only managers may change a running
+/// job here.
+fn check_running(changes: &JobAlteration, manager: bool, id: &job::JobId) -> Result<(), RequestError> {
+    let only_walltime = changes.resources.iter().all(|(name, _)| name == "walltime");
+    let not_while_running = [
+        (!only_walltime, "Resource_List"),
+        (changes.account.is_some(), "Account_Name"),
+        (changes.shell.is_some(), "Shell_Path_List"),
+        (!changes.variables.is_empty(), "Variable_List"),
+    ];
+    let refused = match not_while_running.iter().find(|(set, _)| *set) {
+        Some((_, name)) => Some(*name),
+        None if !manager => changes.attribute_names().first().copied(),
+        None => None,
+    };
+    match refused {
+        Some(name) => Err(RequestError::new(
+            ErrorCode::ModifyWhileRunning,
+            format!("{}  {name} {id}", ErrorCode::ModifyWhileRunning.text()),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Validates every change and applies it to `job` (a copy: the caller commits it or drops it).
+fn apply(state: &ServerState, job: &mut Job, changes: &JobAlteration, manager: bool) -> Result<(), RequestError> {
+    let spec = std::sync::Arc::make_mut(&mut job.spec);
+    if let Some(name) = &changes.name {
+        job::spec::check_job_name(name).map_err(|reason| bad_value(format!("Job_Name: {reason}")))?;
+        spec.name = name.clone();
+    }
+    if let Some(priority) = changes.priority {
+        if !(-1024..=1023).contains(&priority) {
+            return Err(bad_value(format!("Priority: {priority} is outside -1024..1023")));
+        }
+        spec.priority = priority;
+    }
+    if !changes.resources.is_empty() {
+        let resources = merged_resources(&spec.resources, &changes.resources);
+        let request = parse_request(&resources)?;
+        check_feasible(state, &request)?;
+        spec.resources = resources;
+        job.request = request;
+    }
+    if let Some(holds) = &changes.hold_types {
+        job.hold_types = new_holds(&job.hold_types, holds, manager)?;
+    }
+    let spec = std::sync::Arc::make_mut(&mut job.spec);
+    for (name, value) in &changes.variables {
+        if name.is_empty() || name.contains(['=', '\0']) || value.contains('\0') {
+            return Err(bad_value(format!("Variable_List: {name:?} is not a variable name and value")));
+        }
+        spec.variables.set(name, value);
+    }
+    macro_rules! copy {
+        ($($field:ident),*) => { $( if let Some(value) = &changes.$field { spec.$field = value.clone().into(); } )* };
+    }
+    copy!(keep, mail_points, mail_users, rerunnable, join);
+    if let Some(account) = &changes.account {
+        spec.account = Some(account.clone());
+    }
+    if let Some(shell) = &changes.shell {
+        spec.shell = Some(shell.clone());
+    }
+    let workdir = spec.workdir().unwrap_or("/").to_string();
+    for (given, kind) in [(&changes.output_path, 'o'), (&changes.error_path, 'e')] {
+        let Some(path) = given else { continue };
+        if !path.split_once(':').is_some_and(|(_, path)| path.starts_with('/')) {
+            let name = if kind == 'o' { "Output_Path" } else { "Error_Path" };
+            return Err(bad_value(format!("{name}: {path} is not host:/absolute/path")));
+        }
+        let resolved = std_path(Some(path), &job.spec, &workdir, kind, job.id.seq, "");
+        if kind == 'o' {
+            std::sync::Arc::make_mut(&mut job.spec).output_path = Some(path.clone());
+            job.output_path = resolved;
+        } else {
+            std::sync::Arc::make_mut(&mut job.spec).error_path = Some(path.clone());
+            job.error_path = resolved;
+        }
+    }
+    Ok(())
+}
+
+/// The job's `-l` pairs with the changes merged in, per resource. A new chunk shape (`select`
+/// or `nodes`) replaces the old one, whichever syntax it was given in.
+fn merged_resources(current: &[(String, String)], changes: &[(String, String)]) -> Vec<(String, String)> {
+    let is_shape = |name: &str| name == "select" || name == "nodes";
+    let new_shape = changes.iter().any(|(name, _)| is_shape(name));
+    let mut merged: Vec<(String, String)> =
+        current.iter().filter(|(name, _)| !(new_shape && is_shape(name))).cloned().collect();
+    job::resources::merge_override(&mut merged, changes);
+    merged
+}
+
+/// `-h`: adds the given holds (`u`, `o`, `s`), or with `n` clears the holds the requester may
+/// clear. `o` and `s` need a manager.
+fn new_holds(current: &str, given: &str, manager: bool) -> Result<String, RequestError> {
+    if given.is_empty() || !(given == "n" || given.chars().all(|c| "uos".contains(c))) {
+        return Err(bad_value(format!("Hold_Types: {given}")));
+    }
+    if !manager && given.chars().any(|c| c == 'o' || c == 's') {
+        let message = format!("{} (holds o and s need a manager)", ErrorCode::PermissionDenied.text());
+        return Err(RequestError::new(ErrorCode::PermissionDenied, message));
+    }
+    let mut held: Vec<char> = current.chars().filter(|c| *c != 'n').collect();
+    if given == "n" {
+        held.retain(|kind| !manager && *kind != 'u');
+    } else {
+        held.extend(given.chars().filter(|kind| !current.contains(*kind)));
+    }
+    held.sort_unstable();
+    held.dedup();
+    Ok(if held.is_empty() { "n".to_string() } else { held.into_iter().collect() })
+}
+
+/// The state change the job's holds call for: a queued job with a hold is held, a held job
+/// without one is queued again.
+fn hold_event(job: &Job) -> Option<JobEvent> {
+    let held = job.hold_types != "n";
+    match job.state {
+        JobState::Queued | JobState::Waiting if held => Some(JobEvent::Hold),
+        JobState::Held if !held => Some(JobEvent::Release),
+        _ => None,
+    }
+}

@@ -1,0 +1,90 @@
+//! `RerunJob` (qrerun): a running, rerunnable job is killed on its mother superior (output
+//! discarded) and queued again when the end of the killed run is reported. Operators and
+//! managers only, as in OpenPBS.
+//!
+//! The job is marked `rerun_requested` (persisted) and goes to `E`; `job_ended.rs` hands the
+//! end report of such a job to [`requeue_killed_run`] instead of finishing it. A qdel that
+//! arrives meanwhile wins: the job then ends as deleted.
+
+use crate::outbox::{NoticeKind, Outbox};
+use crate::state::{Requester, ServerState};
+use crate::store::StoreOp;
+use job::{JobEvent, JobState};
+use proto::error::{ErrorCode, RequestError};
+use proto::mom::JobObit;
+use proto::{ServerReply, ServerToMom};
+
+/// Handles qrerun for every id; errors are per id.
+pub fn rerun_job(
+    state: &mut ServerState,
+    out: &mut Outbox,
+    requester: &Requester,
+    now: i64,
+    ids: &[String],
+) -> ServerReply {
+    let errors = ids.iter().filter_map(|id| rerun_one(state, out, requester, now, id).err()).collect();
+    ServerReply::Done { errors }
+}
+
+fn rerun_one(
+    state: &mut ServerState,
+    out: &mut Outbox,
+    requester: &Requester,
+    now: i64,
+    text: &str,
+) -> Result<(), RequestError> {
+    let key = state.find_job(text)?;
+    let job = &state.jobs[&key];
+    let id = job.id.clone();
+    if !state.is_manager(requester) {
+        return Err(RequestError::new(
+            ErrorCode::PermissionDenied,
+            format!("{}  {id}", ErrorCode::PermissionDenied.text()),
+        ));
+    }
+    match job.state {
+        JobState::Finished => return Err(RequestError::with_detail(ErrorCode::JobFinished, &id)),
+        JobState::Running | JobState::Suspended => {}
+        _ => return Err(RequestError::with_detail(ErrorCode::BadState, &id)),
+    }
+    if !job.spec.rerunnable {
+        return Err(RequestError::with_detail(ErrorCode::NotRerunnable, &id));
+    }
+    let mother = job.exec.first().map(|share| share.node.clone());
+    state.transition(key, JobEvent::Exit, now).map_err(|_| RequestError::with_detail(ErrorCode::BadState, &id))?;
+    let job = state.jobs.get_mut(&key).expect("job exists");
+    job.rerun_requested = true;
+    out.persist(StoreOp::UpdateJob(job.clone()));
+    if let Some(mother) = mother {
+        out.send(&mother, ServerToMom::RerunJob { job_id: id.to_string() });
+    }
+    tracing::info!(job_id = %id, requestor = %requester.user, "rerun of running job");
+    Ok(())
+}
+
+/// The end of a run killed by qrerun: free the nodes, queue the job again (held if a hold was
+/// set meanwhile), tell the sisters and acknowledge the end report.
+pub fn requeue_killed_run(state: &mut ServerState, out: &mut Outbox, node: &str, key: u64, obit: &JobObit, now: i64) {
+    state.release_nodes(key);
+    state.transition(key, JobEvent::Requeue, now).expect("an active job may be requeued");
+    if state.jobs[&key].hold_types != "n" {
+        state.transition(key, JobEvent::Hold, now).expect("a queued job may be held");
+    }
+    let job = state.jobs.get_mut(&key).expect("job exists");
+    let sisters: Vec<String> = job.exec.iter().skip(1).map(|share| share.node.clone()).collect();
+    job.exec.clear();
+    job.rerun_requested = false;
+    job.session_id = None;
+    job.exit_status = None;
+    job.times.stime = None;
+    job.times.qtime = now;
+    job.times.etime = now;
+    tracing::info!(job_id = %job.id, exit_status = obit.exit_status, "killed run ended: job queued again");
+    out.persist(StoreOp::UpdateJob(job.clone()));
+    out.notice(NoticeKind::Rerun, job, now);
+    for sister in sisters {
+        out.send(&sister, ServerToMom::EndJob { job_id: job.id.to_string() });
+    }
+    out.send(node, ServerToMom::ObitAck { job_id: obit.job_id.clone() });
+    out.schedule = true;
+}
