@@ -3,7 +3,8 @@
 //! `server/src/handlers/delete_job.rs`, sent by `client/src/qdel.rs`).
 
 use crate::error::RequestError;
-use crate::status::{JobStatus, NodeStatus};
+use crate::manage::{AttrOp, ManageOp, ObjectKind};
+use crate::status::{JobStatus, NodeStatus, ObjectStatus};
 use job::JobSpec;
 use serde::{Deserialize, Serialize};
 
@@ -42,6 +43,14 @@ pub enum ClientRequest {
     ReleaseJob { ids: Vec<String>, hold_types: String },
     /// pbsnodes; empty `names` = all nodes.
     StatusNode { names: Vec<String> },
+    /// qmgr create/delete/set/unset (managers only; node state and comment also operators).
+    Manage { op: ManageOp, kind: ObjectKind, name: String, attrs: Vec<AttrOp> },
+    /// qstat -Q / -q, qmgr list/print queue; empty `names` = all queues.
+    StatusQueue { names: Vec<String> },
+    /// qstat -B, qmgr list/print server.
+    StatusServer,
+    /// qmove: move queued jobs to the queue `destination`.
+    MoveJob { destination: String, ids: Vec<String> },
 }
 
 /// The server's answer.
@@ -65,4 +74,6 @@ pub enum ServerReply {
     Done { errors: Vec<RequestError> },
     /// The whole request was refused.
     Error(RequestError),
+    /// Status of queues (or of the server: one entry), plus one error per unknown name.
+    Objects { objects: Vec<ObjectStatus>, errors: Vec<RequestError> },
 }

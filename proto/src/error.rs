@@ -24,6 +24,14 @@ pub enum ErrorCode {
     JobFinished,
     ProtocolMismatch,
     UnknownNode,
+    ReadOnlyAttribute,
+    QueueExists,
+    QueueBusy,
+    QueueIncomplete,
+    MaxQueued,
+    UserLimit,
+    NoDefaultQueue,
+    NodeExists,
 }
 
 impl ErrorCode {
@@ -49,6 +57,22 @@ impl ErrorCode {
             ErrorCode::ProtocolMismatch => 15031,
             // PBSE_UNKNODE.
             ErrorCode::UnknownNode => 15062,
+            // PBSE_ATTRRO.
+            ErrorCode::ReadOnlyAttribute => 15003,
+            // PBSE_QUEEXIST.
+            ErrorCode::QueueExists => 15025,
+            // PBSE_QUEBUSY (PBSE_OBJBUSY in newer OpenPBS).
+            ErrorCode::QueueBusy => 15027,
+            // PBSE_QUENOEN.
+            ErrorCode::QueueIncomplete => 15030,
+            // PBSE_MAXQUED.
+            ErrorCode::MaxQueued => 15046,
+            // PBSE_ENTLIMCT: an entity (per-user) limit of a queue.
+            ErrorCode::UserLimit => 15142,
+            // PBSE_QUENODFLT.
+            ErrorCode::NoDefaultQueue => 15037,
+            // PBSE_NODEEXIST.
+            ErrorCode::NodeExists => 15063,
         }
     }
 
@@ -77,6 +101,14 @@ impl ErrorCode {
             ErrorCode::JobFinished => "Job has finished",
             ErrorCode::ProtocolMismatch => "Protocol error",
             ErrorCode::UnknownNode => "Unknown node",
+            ErrorCode::ReadOnlyAttribute => "Cannot set attribute, read only or insufficient permission",
+            ErrorCode::QueueExists => "Queue already exists",
+            ErrorCode::QueueBusy => "Cannot delete busy queue",
+            ErrorCode::QueueIncomplete => "Cannot enable queue, incomplete definition",
+            ErrorCode::MaxQueued => "Maximum number of jobs already in queue",
+            ErrorCode::UserLimit => "would exceed queue generic's per-user limit",
+            ErrorCode::NoDefaultQueue => "No default queue specified",
+            ErrorCode::NodeExists => "Node name already exists",
         }
     }
 }
@@ -113,5 +145,7 @@ mod tests {
         assert_eq!(ErrorCode::UnknownQueue.exit_code(), 170);
         assert_eq!(ErrorCode::JobFinished.exit_code(), 35);
         assert_eq!(ErrorCode::BadNodeSpec.exit_code(), 241);
+        assert_eq!(ErrorCode::QueueNotEnabled.exit_code(), 173);
+        assert_eq!(ErrorCode::UserLimit.exit_code(), 38);
     }
 }

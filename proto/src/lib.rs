@@ -11,6 +11,7 @@
 pub mod client;
 pub mod error;
 pub mod frame;
+pub mod manage;
 pub mod mom;
 pub mod status;
 
@@ -18,7 +19,7 @@ pub use client::{ClientRequest, ServerReply};
 pub use error::ErrorCode;
 pub use frame::{FrameError, MAX_FRAME};
 pub use mom::{JobLaunch, MomToServer, ServerToMom};
-pub use status::{JobStatus, NodeStatus};
+pub use status::{JobStatus, NodeStatus, ObjectStatus};
 
 use serde::{Deserialize, Serialize};
 

@@ -6,11 +6,17 @@ pub mod delete_job;
 pub mod hold_job;
 pub mod job_ended;
 pub mod job_started;
+pub mod manage;
+pub mod move_job;
 pub mod purge_history;
 pub mod register_mom;
 pub mod status_job;
 pub mod status_node;
+pub mod status_queue;
+pub mod status_server;
 pub mod submit_job;
 
+#[cfg(test)]
+mod queue_tests;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -16,7 +16,7 @@ pub(crate) fn requester(uid: u32) -> Requester {
     Requester { uid, gid: uid, user: format!("user{uid}") }
 }
 
-fn spec(resources: &[(&str, &str)]) -> JobSpec {
+pub(crate) fn spec(resources: &[(&str, &str)]) -> JobSpec {
     JobSpec {
         name: "job.sh".to_string(),
         script: "true\n".to_string(),

@@ -5,11 +5,17 @@
 //! Invariant: a job's state changes only through [`ServerState::transition`], which applies
 //! `job::JobState::apply` and refuses illegal transitions.
 
+mod admin;
 pub mod job;
 pub mod node;
+pub mod queue;
+pub mod server_attrs;
+pub mod values;
 
 pub use job::{Job, JobTimes, NodeShare};
 pub use node::Node;
+pub use queue::Queue;
+pub use server_attrs::ServerAttrs;
 
 use ::job::state::IllegalTransition;
 use ::job::{JobEvent, JobId};
@@ -45,6 +51,10 @@ pub struct ServerState {
     pub nodes: BTreeMap<String, Node>,
     /// The next job sequence number. Invariant: greater than every id ever handed out.
     pub next_seq: u64,
+    /// The queues by name. Invariant: `default_queue` names one of them (or is empty).
+    pub queues: BTreeMap<String, Queue>,
+    /// Server attributes set with qmgr (see `state/admin.rs`).
+    pub attrs: ServerAttrs,
 }
 
 impl ServerState {
@@ -59,6 +69,12 @@ impl ServerState {
             queued: BTreeSet::new(),
             nodes: BTreeMap::new(),
             next_seq: 1,
+            queues: [(default_queue.to_string(), Queue::default_queue(default_queue))].into_iter().collect(),
+            attrs: ServerAttrs::new(server_attrs::Defaults {
+                job_history_duration: 14 * 24 * 3600,
+                flavor: crate::config::Flavor::OpenPbs,
+                default_queue: default_queue.to_string(),
+            }),
         }
     }
 
@@ -117,7 +133,10 @@ impl ServerState {
             }
         }
         let queue = if queue.is_empty() { self.default_queue.as_str() } else { queue };
-        if queue != self.default_queue {
+        if queue.is_empty() {
+            return Err(RequestError::new(ErrorCode::NoDefaultQueue, ErrorCode::NoDefaultQueue.text()));
+        }
+        if !self.queues.contains_key(queue) {
             return Err(RequestError::new(ErrorCode::UnknownQueue, ErrorCode::UnknownQueue.text()));
         }
         Ok(queue.to_string())
@@ -140,9 +159,17 @@ impl ServerState {
         requester.uid == owner_uid || self.is_manager(requester)
     }
 
-    /// Managers: root and the user the server runs as.
+    /// Managers: root, the user the server runs as, and the server's `managers`.
     pub fn is_manager(&self, requester: &Requester) -> bool {
-        requester.uid == 0 || requester.uid == self.server_uid
+        requester.uid == 0
+            || requester.uid == self.server_uid
+            || self.attrs.managers.iter().any(|entry| values::user_matches(entry, &requester.user))
+    }
+
+    /// Operators: managers and the server's `operators`.
+    pub fn is_operator(&self, requester: &Requester) -> bool {
+        self.is_manager(requester)
+            || self.attrs.operators.iter().any(|entry| values::user_matches(entry, &requester.user))
     }
 
     /// Applies `event` to job `key`; the only way a job's state changes.
