@@ -41,6 +41,15 @@ struct Args {
     /// Wide display (accepted; the full display is then not folded).
     #[arg(short = 'w')]
     wide: bool,
+    /// Queue status (`-Q`, with `-f` full).
+    #[arg(short = 'Q')]
+    queues: bool,
+    /// Queue limits table.
+    #[arg(short = 'q')]
+    queue_limits: bool,
+    /// Server status (`-B`, with `-f` full).
+    #[arg(short = 'B')]
+    server: bool,
     #[arg(long = "help", action = clap::ArgAction::Help)]
     help: Option<bool>,
     /// Job ids or queue names.
@@ -53,6 +62,10 @@ pub fn main() -> ExitCode {
         Ok(args) => args,
         Err(code) => return code,
     };
+    if args.queues || args.queue_limits || args.server {
+        let mode = crate::qstat_queues::Mode { queues: args.queues, limits: args.queue_limits, server: args.server };
+        return exit::exit(crate::qstat_queues::run(mode, args.full, args.format.as_deref(), &args.selectors));
+    }
     if let Some(format) = &args.format {
         if format != "json" {
             return usage(&format!("unsupported -F format {format:?}: only json is supported"));
@@ -64,7 +77,7 @@ pub fn main() -> ExitCode {
     exit::exit(run(&args))
 }
 
-const USAGE: &str = "usage: qstat [-a] [-n [-1]] [-s] [-u user] [-x] [-f [-F json] [-1]] [job_id|queue ...]";
+const USAGE: &str = "usage: qstat [-a] [-n [-1]] [-s] [-u user] [-x] [-f [-F json] [-1]] [job_id|queue ...]\n       qstat -Q [-f] [queue ...] | -q [queue ...] | -B [-f]";
 
 fn usage(message: &str) -> ExitCode {
     crate::cli::usage_error("qstat", USAGE, message)

@@ -13,6 +13,7 @@
 //! - [`full`]: `qstat -f` (6.4);
 //! - [`json`]: `qstat -f -F json` (6.5), printed by [`cjson`] in cJSON's layout;
 //! - [`nodes`]: `pbsnodes -a` (8.4);
+//! - [`qmgr`]: `qmgr list` / `print`; [`queues`]: `qstat -Q`, `-q`, `-B` (6.8);
 //! - [`columns`], [`time`]: shared cell and time-stamp helpers.
 //!
 //! Time stamps: functions that show them come in two forms, `f(..)` using local time through
@@ -26,6 +27,8 @@ pub mod default;
 pub mod full;
 pub mod json;
 pub mod nodes;
+pub mod qmgr;
+pub mod queues;
 pub mod time;
 
 #[cfg(test)]
