@@ -4,6 +4,7 @@
 mod gpus_and_nodes;
 mod in_process;
 mod kill_and_limits;
+mod queues;
 mod restart;
 mod snapshots;
 mod submission;
