@@ -1,9 +1,9 @@
 //! `qstat -Q`, `-q` and `-B` (with `-f`): queue and server status. Sends `StatusQueue` or
 //! `StatusServer` (`server/src/handlers/status_queue.rs`, `status_server.rs`) and prints
-//! with `output::queues`. Unknown queues: one stderr line each, exit code of the last.
+//! with `output::queues` (`-F json`: `output::json`). Unknown queues: one stderr line each, exit code of the last.
 
 use crate::exit;
-use crate::output::queues;
+use crate::output::{json, queues};
 use proto::{ClientRequest, ObjectStatus, ServerReply};
 use std::io::Write;
 
@@ -17,10 +17,14 @@ pub struct Mode {
 
 /// Runs the display; returns the exit code.
 pub fn run(mode: Mode, full: bool, format: Option<&str>, selectors: &[String]) -> u8 {
-    if let Some(format) = format {
-        eprintln!("qstat: -F {format} is not supported with -Q, -q or -B");
-        return exit::USAGE;
-    }
+    let json = match format {
+        None => false,
+        Some("json") if !mode.limits => true,
+        Some(format) => {
+            eprintln!("qstat: -F {format} is not supported here (only -F json, with -Q or -B)");
+            return exit::USAGE;
+        }
+    };
     if mode.server && (mode.queues || mode.limits) {
         eprintln!("qstat: conflicting options.");
         return exit::USAGE;
@@ -50,7 +54,12 @@ pub fn run(mode: Mode, full: bool, format: Option<&str>, selectors: &[String]) -
             return error.exit_code();
         }
     };
-    let text = render(mode, full, &conn.server_name, &objects);
+    let text = if json {
+        let label = if mode.server { "Server" } else { "Queue" };
+        json::qstat_objects_json(label, &conn.server_name, &objects, epoch_now(), env!("CARGO_PKG_VERSION"))
+    } else {
+        render(mode, full, &conn.server_name, &objects)
+    };
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(text.as_bytes());
     let _ = stdout.flush();
@@ -60,6 +69,10 @@ pub fn run(mode: Mode, full: bool, format: Option<&str>, selectors: &[String]) -
         code = exit::for_error(error.code);
     }
     code
+}
+
+fn epoch_now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
 }
 
 fn render(mode: Mode, full: bool, server: &str, objects: &[ObjectStatus]) -> String {

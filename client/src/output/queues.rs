@@ -211,6 +211,12 @@ mod tests {
     }
 
     #[test]
+    fn queue_json() {
+        let text = crate::output::json::qstat_objects_json("Queue", "head", &sample()[..1], 1700000000, "0.1.0");
+        assert_snapshot!(text);
+    }
+
+    #[test]
     fn queue_full() {
         assert_snapshot!(qstat_objects_full("Queue", &sample()[..1]));
     }
