@@ -228,3 +228,61 @@ impl Queue {
         self.acl_user_enable != Some(true) || self.acl_users.iter().any(|entry| values::user_matches(entry, user))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(queue: &mut Queue, name: &str, value: &str) -> Result<(), RequestError> {
+        let (name, resource) = match name.split_once('.') {
+            Some((name, resource)) => (name.to_string(), Some(resource.to_string())),
+            None => (name.to_string(), None),
+        };
+        queue.apply(&AttrOp { name, resource, op: SetOp::Set, value: value.into() }, false)
+    }
+
+    #[test]
+    fn torque_and_openpbs_names_mean_the_same_limits() {
+        let mut queue = Queue::default_queue("q");
+        set(&mut queue, "max_running", "10").unwrap();
+        set(&mut queue, "MAX_USER_RUN", "2").unwrap();
+        set(&mut queue, "max_queuable", "100").unwrap();
+        set(&mut queue, "max_user_queuable", "5").unwrap();
+        let mut openpbs = Queue::default_queue("q");
+        set(&mut openpbs, "max_run", "[o:PBS_ALL=10],[u:PBS_GENERIC=2]").unwrap();
+        set(&mut openpbs, "max_queued", "[o:PBS_ALL=100], [u:PBS_GENERIC=5]").unwrap();
+        assert_eq!(queue, openpbs);
+    }
+
+    #[test]
+    fn pairs_round_trip_and_refusals() {
+        let mut queue = Queue::default_queue("q");
+        for (name, value) in [
+            ("Priority", "-5"),
+            ("resources_max.walltime", "1:00:00"),
+            ("resources_default.mem", "2GB"),
+            ("resources_min.ncpus", "2"),
+            ("acl_user_enable", "t"),
+            ("acl_users", "alice,bob@*"),
+            ("max_run", "[u:PBS_GENERIC=2]"),
+        ] {
+            set(&mut queue, name, value).unwrap();
+        }
+        assert_eq!(Queue::from_pairs("q", &queue.pairs()).unwrap(), queue);
+        assert_eq!(queue.resources_max["walltime"], "01:00:00", "durations normalised");
+        assert!(queue.user_allowed("bob") && !queue.user_allowed("carol"));
+        let refused = [
+            ("Priority", "2000"),
+            ("resources_max.widgets", "1"),
+            ("resources_max.walltime", "soon"),
+            ("queue_type", "route"),
+            ("total_jobs", "3"),
+            ("enabled", "perhaps"),
+        ];
+        for (name, value) in refused {
+            let before = queue.clone();
+            assert!(set(&mut queue, name, value).is_err(), "{name} = {value}");
+            assert_eq!(queue, before);
+        }
+    }
+}

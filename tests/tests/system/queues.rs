@@ -70,6 +70,22 @@ fn second_queue_checks_and_displays() {
     .collect();
     insta::assert_snapshot!("qmgr_errors", errors);
 
+    // Commands on stdin, one per line (with a comment and two commands on one line).
+    let mut child = cluster
+        .command("qmgr")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let commands = "# raise it\nset queue short Priority = 20; set queue short acl_users = alice\nlist queue short Priority,acl_users\n";
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), commands.as_bytes()).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "Max open servers: 49\nQueue short\n    Priority = 20\n    acl_users = alice\n\n"
+    );
+
     // qmove: into the re-enabled queue within its limits, refused beyond them.
     qmgr_ok(&cluster, "set queue short enabled = true");
     let long = cluster.qsub(&script, &["-h", "-l", "walltime=5:00:00"]);
