@@ -75,7 +75,9 @@ pub fn qstat_queues(queues: &[ObjectStatus]) -> String {
     out
 }
 
-/// `qstat -q`: the older limits table, with run and queued totals.
+/// `qstat -q`: the older limits table, with run and queued totals. Columns as OpenPBS prints
+/// them: the name in 16, memory right-aligned in the next 7, durations cut to 8 characters
+/// (`336:00:0`), missing limits as centred `--`.
 pub fn qstat_queue_limits(server: &str, queues: &[ObjectStatus]) -> String {
     let mut out = format!(
         "\nserver: {server}\n\n\
@@ -84,7 +86,8 @@ pub fn qstat_queue_limits(server: &str, queues: &[ObjectStatus]) -> String {
     );
     let (mut running, mut queued) = (0, 0);
     for queue in queues {
-        let limit = |name: &str| queue.get(name).unwrap_or("--").to_string();
+        // Missing limits are centred dashes, as OpenPBS prints them.
+        let limit = |name: &str, missing: &str| queue.get(name).unwrap_or(missing).to_string();
         let lm = match max_run(queue).as_str() {
             "0" => "--".to_string(),
             other => other.to_string(),
@@ -94,12 +97,12 @@ pub fn qstat_queue_limits(server: &str, queues: &[ObjectStatus]) -> String {
         queued += que;
         let _ = writeln!(
             out,
-            "{:<16.16} {:>6.6} {:>8.8} {:>8.8} {:>4.4} {:>5} {:>5} {:>4.4}   {} {}",
+            "{:<16.16}{:>7} {:>8.8} {:>8.8} {:>4.4} {:>5} {:>5} {:>4.4}   {} {}",
             queue.name,
-            limit("resources_max.mem"),
-            limit("resources_max.cput"),
-            limit("resources_max.walltime"),
-            limit("resources_max.nodect"),
+            limit("resources_max.mem", "  --  "),
+            limit("resources_max.cput", "   --   "),
+            limit("resources_max.walltime", "   --   "),
+            limit("resources_max.nodect", " -- "),
             run,
             que,
             lm,
@@ -189,7 +192,12 @@ mod tests {
 
     #[test]
     fn queue_limits_table() {
-        assert_snapshot!(qstat_queue_limits("head", &sample()));
+        let mut queues = sample();
+        queues[1].attrs.push(Attr::resource("resources_max", "mem", "16384gb"));
+        queues[1].attrs.push(Attr::resource("resources_max", "nodect", "2"));
+        queues[1].attrs.retain(|attr| attr.full_name() != "resources_max.walltime");
+        queues[1].attrs.push(Attr::resource("resources_max", "walltime", "336:00:00"));
+        assert_snapshot!(qstat_queue_limits("head", &queues));
     }
 
     #[test]

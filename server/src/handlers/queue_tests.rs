@@ -239,3 +239,29 @@ fn queue_priority_started_and_scheduling() {
     assert_eq!(state_of(&state, &high), JobState::Queued);
     assert!(low.iter().all(|id| state_of(&state, id) == JobState::Running));
 }
+
+#[test]
+fn nodes_and_torque_server_attributes() {
+    let mut state = cluster(1);
+    ok(qmgr(&mut state, ROOT, ManageOp::Create, ObjectKind::Node, "node9", &["np = 8", "properties = fast,big"]));
+    assert_eq!((state.nodes["node9"].np, state.nodes["node9"].properties.len()), (8, 2));
+    assert!(!state.nodes["node9"].up, "down until its mom registers");
+    ok(qmgr(&mut state, ROOT, ManageOp::Set, ObjectKind::Node, "node9", &["properties -= big", "comment = spare"]));
+    assert_eq!(state.nodes["node9"].properties, ["fast"]);
+    assert_eq!(code(qmgr(&mut state, ROOT, ManageOp::Create, ObjectKind::Node, "node9", &[])), ErrorCode::NodeExists);
+    assert_eq!(
+        code(qmgr(&mut state, ROOT, ManageOp::Set, ObjectKind::Node, "node9", &["state = busy"])),
+        ErrorCode::BadAttributeValue
+    );
+    ok(qmgr(&mut state, ROOT, ManageOp::Delete, ObjectKind::Node, "node9", &[]));
+    assert!(!state.nodes.contains_key("node9"));
+    assert_eq!(code(qmgr(&mut state, ROOT, ManageOp::Delete, ObjectKind::Node, "node9", &[])), ErrorCode::UnknownNode);
+    // TORQUE's keep_completed (seconds, default 300).
+    assert_eq!(state.attrs.keep_completed, 300);
+    ok(qmgr(&mut state, ROOT, ManageOp::Set, ObjectKind::Server, "", &["keep_completed = 60"]));
+    assert_eq!(state.attrs.keep_completed, 60);
+    assert!(state.server_attr_pairs().contains(&("keep_completed".to_string(), "60".to_string())));
+    // Deleting the default queue leaves none: qsub without -q is then refused.
+    ok(qmgr(&mut state, ROOT, ManageOp::Delete, ObjectKind::Queue, "workq", &[]));
+    assert_eq!(submit_to(&mut state, ALICE, "", &[]), Err(ErrorCode::NoDefaultQueue));
+}
