@@ -50,6 +50,10 @@ async fn dispatch(shared: &Shared, requester: &Requester, request: ClientRequest
         }
         ClientRequest::StatusJob { selectors, history, users, attrs } => {
             let state = shared.state();
+            let users = match state.query_filter(requester, &selectors, &users) {
+                Ok(users) => users,
+                Err(error) => return ServerReply::Error(error),
+            };
             handlers::status_job::status_job(&state, state.flavor, &selectors, history, &users, attrs.as_deref())
         }
         ClientRequest::StatusNode { names } => {

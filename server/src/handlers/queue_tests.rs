@@ -265,3 +265,16 @@ fn nodes_and_torque_server_attributes() {
     ok(qmgr(&mut state, ROOT, ManageOp::Delete, ObjectKind::Queue, "workq", &[]));
     assert_eq!(submit_to(&mut state, ALICE, "", &[]), Err(ErrorCode::NoDefaultQueue));
 }
+
+#[test]
+fn query_other_jobs_false_hides_other_users_jobs() {
+    let mut state = cluster(1);
+    let bobs = submit_to(&mut state, BOB, "workq", &[]).unwrap();
+    let alice = requester(ALICE);
+    assert_eq!(state.query_filter(&alice, std::slice::from_ref(&bobs), &[]).unwrap(), Vec::<String>::new());
+    ok(qmgr(&mut state, ROOT, ManageOp::Set, ObjectKind::Server, "", &["query_other_jobs = false"]));
+    assert_eq!(state.query_filter(&alice, &[], &[]).unwrap(), ["user1000"]);
+    assert_eq!(state.query_filter(&alice, &[bobs], &[]).unwrap_err().code, ErrorCode::PermissionDenied);
+    assert_eq!(state.query_filter(&alice, &[], &["user1001".into()]).unwrap_err().code, ErrorCode::PermissionDenied);
+    assert_eq!(state.query_filter(&requester(ROOT), &[], &[]).unwrap(), Vec::<String>::new(), "managers see all");
+}

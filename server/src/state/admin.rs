@@ -206,6 +206,33 @@ impl ServerState {
         Ok(())
     }
 
+    /// `query_other_jobs = False`: who may see which jobs in qstat. Returns the owner filter
+    /// to list with (the requester alone for users who are not operators); asking for
+    /// another user's job by id, or for another user's jobs with `-u`, is refused.
+    pub fn query_filter(
+        &self,
+        requester: &Requester,
+        selectors: &[String],
+        users: &[String],
+    ) -> Result<Vec<String>, RequestError> {
+        if self.attrs.query_other_jobs || self.is_operator(requester) {
+            return Ok(users.to_vec());
+        }
+        let refuse = |what: &str| RequestError::with_detail(ErrorCode::PermissionDenied, what);
+        if let Some(other) = users.iter().find(|user| **user != requester.user) {
+            return Err(refuse(other));
+        }
+        for selector in selectors.iter().filter(|text| text.starts_with(|c: char| c.is_ascii_digit())) {
+            if let Ok(key) = self.find_job(selector) {
+                let job = &self.jobs[&key];
+                if job.owner != requester.user {
+                    return Err(refuse(&job.id.to_string()));
+                }
+            }
+        }
+        Ok(vec![requester.user.clone()])
+    }
+
     /// The server's `flavor` as text.
     pub fn flavor_name(&self) -> &'static str {
         flavor_name(self.flavor)

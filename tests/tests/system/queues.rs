@@ -147,6 +147,17 @@ fn a_sweep_under_a_per_user_run_limit_does_not_starve_another_user() {
     let states: Vec<String> = sweep.iter().map(|id| job_state(&cluster, id)).collect();
     assert_eq!(states.iter().filter(|state| *state == "R").count(), 2, "{states:?}");
     assert_eq!(states.iter().filter(|state| *state == "Q").count(), 18, "the sweep is still queued: {states:?}");
+    // With query_other_jobs = False the other user sees only their own job.
+    qmgr_ok(&cluster, "set server query_other_jobs = false");
+    let output = as_user(&cluster, &other, "qstat").output().unwrap();
+    let listed: Vec<String> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .skip(2)
+        .filter_map(|line| line.split_whitespace().next().map(str::to_string))
+        .collect();
+    assert_eq!(listed, [theirs.clone()]);
+    let output = as_user(&cluster, &other, "qstat").arg(&sweep[0]).output().unwrap();
+    assert_eq!(output.status.code(), Some(159), "{}", String::from_utf8_lossy(&output.stderr));
     std::fs::write(&done, "").unwrap();
     assert_eq!(cluster.wait_finished(&theirs, Duration::from_secs(30)), 0);
 }
