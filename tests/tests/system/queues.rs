@@ -155,7 +155,7 @@ fn a_sweep_under_a_per_user_run_limit_does_not_starve_another_user() {
         .skip(2)
         .filter_map(|line| line.split_whitespace().next().map(str::to_string))
         .collect();
-    assert_eq!(listed, [theirs.clone()]);
+    assert_eq!(listed, std::slice::from_ref(&theirs));
     let output = as_user(&cluster, &other, "qstat").arg(&sweep[0]).output().unwrap();
     assert_eq!(output.status.code(), Some(159), "{}", String::from_utf8_lossy(&output.stderr));
     std::fs::write(&done, "").unwrap();
