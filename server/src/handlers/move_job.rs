@@ -42,7 +42,7 @@ fn move_one(
 ) -> Result<(), RequestError> {
     let key = state.find_job(text)?;
     let job = &state.jobs[&key];
-    if requester.uid != job.owner_uid && !state.is_operator(requester) {
+    if !state.may_modify(requester, job.owner_uid) {
         return Err(RequestError::with_detail(ErrorCode::PermissionDenied, &job.id));
     }
     if !matches!(job.state, JobState::Queued | JobState::Held | JobState::Waiting) {

@@ -278,3 +278,19 @@ fn query_other_jobs_false_hides_other_users_jobs() {
     assert_eq!(state.query_filter(&alice, &[], &["user1001".into()]).unwrap_err().code, ErrorCode::PermissionDenied);
     assert_eq!(state.query_filter(&requester(ROOT), &[], &[]).unwrap(), Vec::<String>::new(), "managers see all");
 }
+
+#[test]
+fn operators_may_delete_other_users_jobs() {
+    let mut state = cluster(1);
+    let alices = submit_to(&mut state, ALICE, "workq", &[]).unwrap();
+    let delete = |state: &mut ServerState, who: u32| {
+        let ids = [alices.clone()];
+        delete_job::delete_job(state, &mut Outbox::default(), &requester(who), 20, &ids, Default::default())
+    };
+    assert!(
+        matches!(delete(&mut state, BOB), ServerReply::Done { ref errors } if errors[0].code == ErrorCode::PermissionDenied)
+    );
+    ok(qmgr(&mut state, ROOT, ManageOp::Set, ObjectKind::Server, "", &["operators = user1001@*"]));
+    ok(delete(&mut state, BOB));
+    assert_eq!(state.jobs[&state.find_job(&alices).unwrap()].state, JobState::Finished);
+}

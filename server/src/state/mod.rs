@@ -154,9 +154,9 @@ impl ServerState {
         Ok(key)
     }
 
-    /// Whether `requester` may act on a job owned by `owner_uid` (owner or manager).
+    /// Whether `requester` may act on a job owned by `owner_uid` (owner, operator or manager).
     pub fn may_modify(&self, requester: &Requester, owner_uid: u32) -> bool {
-        requester.uid == owner_uid || self.is_manager(requester)
+        requester.uid == owner_uid || self.is_operator(requester)
     }
 
     /// Managers: root, the user the server runs as, and the server's `managers`.
