@@ -139,7 +139,8 @@ fn jobs<'a>(rng: &mut Rng, requests: &'a [ResourceRequest]) -> Vec<PendingJob<'a
             priority: rng.below(5) as i32 - 2,
             order: index as u64,
             request,
-            // One job in ten counts against a per-user run limit of 50 (one of 20 users).
+            // One job in ten counts against a per-user run limit of 20 (one of 20 users), so some
+            // are held back by their limit.
             limits: if index % 10 == 0 { &USER_LIMITS[index / 10 % 20..][..1] } else { &[] },
         })
         .collect()
@@ -174,7 +175,7 @@ fn report(label: &str, decisions: &[Decision], times: &[Duration]) {
 fn main() {
     let mut rng = Rng(5_000_100_000);
     let requests = requests(&mut rng);
-    let mut view = ClusterView { nodes: nodes(&mut rng), jobs: jobs(&mut rng, &requests), limits: vec![50; 20] };
+    let mut view = ClusterView { nodes: nodes(&mut rng), jobs: jobs(&mut rng, &requests), limits: vec![20; 20] };
     let free: usize = view.nodes.iter().map(|node| node.free_slots.len()).sum();
     println!("{N_JOBS} queued jobs, {N_NODES} nodes, {free} free cpu slots");
     let (decisions, times) = time_passes(&view);
