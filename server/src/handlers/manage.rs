@@ -117,6 +117,7 @@ fn manage_queue(
     for attr in attrs {
         queue.apply(attr, op == ManageOp::Unset)?;
     }
+    queue.check_complete()?;
     out.persist(StoreOp::PutQueue(StoredQueue { name: name.to_string(), attrs: queue.pairs() }));
     state.queues.insert(name.to_string(), queue);
     Ok(())

@@ -128,6 +128,11 @@ fn only_managers_change_things_and_a_bad_command_changes_nothing() {
         code(qmgr(&mut state, ROOT, ManageOp::Create, ObjectKind::Queue, "q3", &["enabled = true"])),
         ErrorCode::QueueIncomplete
     );
+    ok(qmgr(&mut state, ROOT, ManageOp::Create, ObjectKind::Queue, "q3", &["enabled = true", "queue_type = e"]));
+    assert_eq!(
+        code(qmgr(&mut state, ROOT, ManageOp::Unset, ObjectKind::Queue, "q3", &["queue_type"])),
+        ErrorCode::QueueIncomplete
+    );
     ok(qmgr(
         &mut state,
         ROOT,

@@ -100,12 +100,6 @@ impl Queue {
             }
             "enabled" | "started" => {
                 let on = if unset { false } else { parse_bool(attr, value)? };
-                if on && self.queue_type.is_none() {
-                    return Err(RequestError::new(
-                        ErrorCode::QueueIncomplete,
-                        format!("{} (set queue_type first)", ErrorCode::QueueIncomplete.text()),
-                    ));
-                }
                 *(if lower == "enabled" { &mut self.enabled } else { &mut self.started }) = on;
             }
             "priority" => {
@@ -134,6 +128,18 @@ impl Queue {
                 ))
             }
             _ => return Err(values::unknown_attribute(attr)),
+        }
+        Ok(())
+    }
+
+    /// A queue without a type can be neither enabled nor started (checked after all the
+    /// attributes of one command are applied, so their order does not matter).
+    pub fn check_complete(&self) -> Result<(), RequestError> {
+        if (self.enabled || self.started) && self.queue_type.is_none() {
+            return Err(RequestError::new(
+                ErrorCode::QueueIncomplete,
+                format!("{} (queue {} has no queue_type)", ErrorCode::QueueIncomplete.text(), self.name),
+            ));
         }
         Ok(())
     }
@@ -210,16 +216,14 @@ impl Queue {
     /// Loads a queue from its stored pairs (the form [`Queue::pairs`] writes).
     pub fn from_pairs(name: &str, pairs: &[(String, String)]) -> Result<Queue, RequestError> {
         let mut queue = Queue::new(name);
-        // The type first, so enabled/started load whatever order the rows come in.
-        let mut ordered: Vec<&(String, String)> = pairs.iter().collect();
-        ordered.sort_by_key(|(name, _)| name != "queue_type");
-        for (full_name, value) in ordered {
+        for (full_name, value) in pairs {
             let (name, resource) = match full_name.split_once('.') {
                 Some((name, resource)) => (name.to_string(), Some(resource.to_string())),
                 None => (full_name.clone(), None),
             };
             queue.apply(&AttrOp { name, resource, op: SetOp::Set, value: value.clone() }, false)?;
         }
+        queue.check_complete()?;
         Ok(queue)
     }
 
