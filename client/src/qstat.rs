@@ -64,6 +64,15 @@ struct Args {
     /// Only arrays.
     #[arg(short = 'J')]
     arrays_only: bool,
+    /// Queue status (`-Q`, with `-f` full).
+    #[arg(short = 'Q')]
+    queues: bool,
+    /// Queue limits table.
+    #[arg(short = 'q')]
+    queue_limits: bool,
+    /// Server status (`-B`, with `-f` full).
+    #[arg(short = 'B')]
+    server: bool,
     #[arg(long = "help", action = clap::ArgAction::Help)]
     help: Option<bool>,
     /// Job ids or queue names.
@@ -76,6 +85,10 @@ pub fn main() -> ExitCode {
         Ok(args) => args,
         Err(code) => return code,
     };
+    if args.queues || args.queue_limits || args.server {
+        let mode = crate::qstat_queues::Mode { queues: args.queues, limits: args.queue_limits, server: args.server };
+        return exit::exit(crate::qstat_queues::run(mode, args.full, args.format.as_deref(), &args.selectors));
+    }
     if let Some(format) = &args.format {
         if format != "json" {
             return usage(&format!("unsupported -F format {format:?}: only json is supported"));
@@ -91,8 +104,7 @@ pub fn main() -> ExitCode {
     exit::exit(run(&args))
 }
 
-const USAGE: &str =
-    "usage: qstat [-a|-i|-r|-H] [-n [-1]] [-s] [-u user] [-c] [-x] [-t] [-J] [-f [-F json] [-1]] [job_id|queue ...]";
+const USAGE: &str = "usage: qstat [-a|-i|-r|-H] [-n [-1]] [-s] [-u user] [-c] [-x] [-t] [-J] [-f [-F json] [-1]] [job_id|queue ...]\n       qstat -Q [-f] [queue ...] | -q [queue ...] | -B [-f]";
 
 fn usage(message: &str) -> ExitCode {
     crate::cli::usage_error("qstat", USAGE, message)

@@ -3,7 +3,8 @@
 //! `server/src/handlers/delete_job.rs`, sent by `client/src/qdel.rs`).
 
 use crate::error::RequestError;
-use crate::status::{JobStatus, NodeStatus};
+use crate::manage::{AttrOp, ManageOp, ObjectKind};
+use crate::status::{JobStatus, NodeStatus, ObjectStatus};
 use job::JobSpec;
 use serde::{Deserialize, Serialize};
 
@@ -64,6 +65,14 @@ pub enum ClientRequest {
     RerunJob { ids: Vec<String> },
     /// qsig: send `signal` (`SIGUSR1`, `USR1`, `10`) to each running job's session.
     SignalJob { ids: Vec<String>, signal: String },
+    /// qmgr create/delete/set/unset (managers only; node state and comment also operators).
+    Manage { op: ManageOp, kind: ObjectKind, name: String, attrs: Vec<AttrOp> },
+    /// qstat -Q / -q, qmgr list/print queue; empty `names` = all queues.
+    StatusQueue { names: Vec<String> },
+    /// qstat -B, qmgr list/print server.
+    StatusServer,
+    /// qmove: move queued jobs to the queue `destination`.
+    MoveJob { destination: String, ids: Vec<String> },
 }
 
 /// The server's answer.
@@ -90,4 +99,6 @@ pub enum ServerReply {
     Done { errors: Vec<RequestError> },
     /// The whole request was refused.
     Error(RequestError),
+    /// Status of queues (or of the server: one entry), plus one error per unknown name.
+    Objects { objects: Vec<ObjectStatus>, errors: Vec<RequestError> },
 }

@@ -27,6 +27,14 @@ pub enum ErrorCode {
     BadDepend,
     UnknownSignal,
     NotRerunnable,
+    ReadOnlyAttribute,
+    QueueExists,
+    QueueBusy,
+    QueueIncomplete,
+    MaxQueued,
+    UserLimit,
+    NoDefaultQueue,
+    NodeExists,
 }
 
 impl ErrorCode {
@@ -56,6 +64,22 @@ impl ErrorCode {
             ErrorCode::BadDepend => 15054,
             ErrorCode::UnknownSignal => 15013,
             ErrorCode::NotRerunnable => 15038,
+            // PBSE_ATTRRO.
+            ErrorCode::ReadOnlyAttribute => 15003,
+            // PBSE_QUEEXIST.
+            ErrorCode::QueueExists => 15025,
+            // PBSE_QUEBUSY (PBSE_OBJBUSY in newer OpenPBS).
+            ErrorCode::QueueBusy => 15027,
+            // PBSE_QUENOEN.
+            ErrorCode::QueueIncomplete => 15030,
+            // PBSE_MAXQUED.
+            ErrorCode::MaxQueued => 15046,
+            // PBSE_ENTLIMCT: an entity (per-user) limit of a queue.
+            ErrorCode::UserLimit => 15142,
+            // PBSE_QUENODFLT.
+            ErrorCode::NoDefaultQueue => 15037,
+            // PBSE_NODEEXIST.
+            ErrorCode::NodeExists => 15063,
         }
     }
 
@@ -87,6 +111,14 @@ impl ErrorCode {
             ErrorCode::BadDepend => "Invalid Job Dependency",
             ErrorCode::UnknownSignal => "Unknown/illegal signal name",
             ErrorCode::NotRerunnable => "job is not rerunnable",
+            ErrorCode::ReadOnlyAttribute => "Cannot set attribute, read only or insufficient permission",
+            ErrorCode::QueueExists => "Queue already exists",
+            ErrorCode::QueueBusy => "Cannot delete busy queue",
+            ErrorCode::QueueIncomplete => "Cannot enable queue, incomplete definition",
+            ErrorCode::MaxQueued => "Maximum number of jobs already in queue",
+            ErrorCode::UserLimit => "would exceed queue generic's per-user limit",
+            ErrorCode::NoDefaultQueue => "No default queue specified",
+            ErrorCode::NodeExists => "Node name already exists",
         }
     }
 }
@@ -127,5 +159,7 @@ mod tests {
         assert_eq!(ErrorCode::ModifyWhileRunning.exit_code(), 167);
         assert_eq!(ErrorCode::NotRerunnable.exit_code(), 190);
         assert_eq!(ErrorCode::UnknownSignal.exit_code(), 165);
+        assert_eq!(ErrorCode::QueueNotEnabled.exit_code(), 173);
+        assert_eq!(ErrorCode::UserLimit.exit_code(), 38);
     }
 }

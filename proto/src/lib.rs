@@ -13,6 +13,7 @@ pub mod client;
 pub mod error;
 pub mod flavor;
 pub mod frame;
+pub mod manage;
 pub mod mom;
 pub mod status;
 
@@ -22,7 +23,7 @@ pub use error::ErrorCode;
 pub use flavor::Flavor;
 pub use frame::{FrameError, MAX_FRAME};
 pub use mom::{JobLaunch, MomToServer, ServerToMom};
-pub use status::{JobStatus, NodeStatus};
+pub use status::{JobStatus, NodeStatus, ObjectStatus};
 
 use serde::{Deserialize, Serialize};
 

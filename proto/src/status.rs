@@ -30,3 +30,17 @@ impl NodeStatus {
         job::attrs::find(&self.attrs, full_name)
     }
 }
+
+/// A queue (`qstat -Q -f`, `qmgr list queue`) or the server (`qstat -B -f`): its name and
+/// attributes in OpenPBS's order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObjectStatus {
+    pub name: String,
+    pub attrs: Vec<Attr>,
+}
+
+impl ObjectStatus {
+    pub fn get(&self, full_name: &str) -> Option<&str> {
+        job::attrs::find(&self.attrs, full_name)
+    }
+}

@@ -126,6 +126,9 @@ fn requests(rng: &mut Rng) -> Vec<ResourceRequest> {
         .collect()
 }
 
+/// Limit indices 0..20 (one per user), so jobs can borrow one-element slices.
+const USER_LIMITS: [usize; 20] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19];
+
 fn jobs<'a>(rng: &mut Rng, requests: &'a [ResourceRequest]) -> Vec<PendingJob<'a>> {
     requests
         .iter()
@@ -136,6 +139,9 @@ fn jobs<'a>(rng: &mut Rng, requests: &'a [ResourceRequest]) -> Vec<PendingJob<'a
             priority: rng.below(5) as i32 - 2,
             order: index as u64,
             request,
+            // One job in ten counts against a per-user run limit of 20 (one of 20 users), so some
+            // are held back by their limit.
+            limits: if index % 10 == 0 { &USER_LIMITS[index / 10 % 20..][..1] } else { &[] },
         })
         .collect()
 }
@@ -169,7 +175,7 @@ fn report(label: &str, decisions: &[Decision], times: &[Duration]) {
 fn main() {
     let mut rng = Rng(5_000_100_000);
     let requests = requests(&mut rng);
-    let mut view = ClusterView { nodes: nodes(&mut rng), jobs: jobs(&mut rng, &requests) };
+    let mut view = ClusterView { nodes: nodes(&mut rng), jobs: jobs(&mut rng, &requests), limits: vec![20; 20] };
     let free: usize = view.nodes.iter().map(|node| node.free_slots.len()).sum();
     println!("{N_JOBS} queued jobs, {N_NODES} nodes, {free} free cpu slots");
     let (decisions, times) = time_passes(&view);

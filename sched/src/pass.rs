@@ -20,25 +20,38 @@ use crate::work::{Work, WorkNode};
 /// its resources are taken from the working copy; a job that does not fit is skipped, and so
 /// is every later job with an identical request (same chunks, placement and exclusivity),
 /// since free resources only shrink during a pass. Deterministic: the same view gives the same
-/// decisions. Jobs with no chunks are never started.
+/// decisions. Jobs with no chunks are never started. A job whose run-limit counters
+/// ([`ClusterView::limits`]) are exhausted is skipped; one that starts takes 1 from each.
 pub fn schedule(view: &ClusterView) -> Vec<Decision> {
     let mut work = Work::new(view.nodes.iter().map(WorkNode::from_view).collect());
     let mut classes = Classes::default();
     // Classified in view order, which is the order the caller allocated the requests in most
     // of the time: reading 100,000 requests in priority order instead costs cache misses.
     let class_of: Vec<usize> = view.jobs.iter().map(|job| classes.class_of(job.request, &mut work)).collect();
+    let mut remaining = view.limits.clone();
     let mut decisions = Vec::new();
     for index in priority_order(&view.jobs) {
         let class = class_of[index];
-        if classes.failed(class) {
+        let job = &view.jobs[index];
+        if classes.failed(class) || !within_limits(job.limits, &remaining) {
             continue;
         }
         match place(classes.plan(class), &mut work) {
-            Some(assignments) => decisions.push(Decision { key: view.jobs[index].key, assignments }),
+            Some(assignments) => {
+                for &limit in job.limits {
+                    remaining[limit] -= 1;
+                }
+                decisions.push(Decision { key: job.key, assignments })
+            }
             None => classes.mark_failed(class),
         }
     }
     decisions
+}
+
+/// Whether every counter a job names has room left (an index past the end has none).
+pub(crate) fn within_limits(limits: &[usize], remaining: &[u32]) -> bool {
+    limits.iter().all(|&limit| remaining.get(limit).is_some_and(|&left| left > 0))
 }
 
 /// Indices into `jobs` in the order the policy considers them. Jobs equal in all three keys

@@ -47,6 +47,9 @@ pub struct PendingJob<'a> {
     pub order: u64,
     /// What the job asks for.
     pub request: &'a ResourceRequest,
+    /// Indices into [`ClusterView::limits`] of the counters this job uses up when it starts
+    /// (e.g. its queue's `max_run` and its owner's share of it). Empty = no limits.
+    pub limits: &'a [usize],
 }
 
 /// Everything one scheduling pass looks at. The scheduler never mutates it.
@@ -56,6 +59,11 @@ pub struct ClusterView<'a> {
     pub nodes: Vec<NodeView>,
     /// Queued jobs, in any order (the scheduler sorts them).
     pub jobs: Vec<PendingJob<'a>>,
+    /// Remaining capacities of run limits (how many more jobs each may start in this pass).
+    /// A job starts only if every counter it names is above 0, and takes 1 from each; a job
+    /// held back by a counter is skipped without affecting other jobs of its request class.
+    /// An index past the end holds the job back.
+    pub limits: Vec<u32>,
 }
 
 /// One node's share of a decision: the units of the job that landed on this node, merged.

@@ -51,6 +51,10 @@ async fn dispatch(shared: &Shared, requester: &Requester, request: ClientRequest
         }
         ClientRequest::StatusJob { selectors, history, users, attrs, subjobs, arrays_only } => {
             let state = shared.state();
+            let users = match state.query_filter(requester, &selectors, &users) {
+                Ok(users) => users,
+                Err(error) => return ServerReply::Error(error),
+            };
             let arrays = handlers::status_job::ArrayListing { subjobs, arrays_only };
             let query = handlers::status_job::Query {
                 selectors: &selectors,
@@ -98,6 +102,16 @@ async fn dispatch(shared: &Shared, requester: &Requester, request: ClientRequest
         ClientRequest::SignalJob { ids, signal } => {
             shared
                 .apply(|state, out| handlers::signal_job::signal_job(state, out, requester, now(), &ids, &signal))
+                .await
+        }
+        ClientRequest::Manage { op, kind, name, attrs } => {
+            shared.apply(|state, out| handlers::manage::manage(state, out, requester, op, kind, &name, &attrs)).await
+        }
+        ClientRequest::StatusQueue { names } => handlers::status_queue::status_queue(&shared.state(), &names),
+        ClientRequest::StatusServer => handlers::status_server::status_server(&shared.state()),
+        ClientRequest::MoveJob { destination, ids } => {
+            shared
+                .apply(|state, out| handlers::move_job::move_job(state, out, requester, now(), &destination, &ids))
                 .await
         }
     }

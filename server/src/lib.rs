@@ -19,6 +19,7 @@ pub mod mail;
 pub mod mom_conn;
 pub mod notices;
 pub mod outbox;
+pub mod run_limits;
 pub mod sched_loop;
 pub mod shared;
 pub mod state;
@@ -43,8 +44,14 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
     let mut state =
         ServerState::new(&config.server_name, &config.default_queue, config.kill_delay, nix::unistd::getuid().as_raw());
     state.next_seq = loaded.next_seq;
-    state.flavor = config.flavor;
+    state.configure_defaults(config.history_duration.as_secs() as i64, config.flavor);
     state.keep_completed = config.keep_completed;
+    state.attrs.keep_completed = i64::try_from(config.keep_completed).unwrap_or(i64::MAX);
+    if let Some(stored) = &loaded.config {
+        state
+            .load_config(&stored.queues, &stored.server_attrs)
+            .map_err(|err| anyhow::anyhow!("the stored queue and server configuration is corrupt: {}", err.message))?;
+    }
     for job in loaded.jobs {
         state.insert_job(job);
     }
@@ -96,8 +103,12 @@ async fn scheduler_loop(shared: Arc<Shared>) {
             _ = tokio::time::sleep(shared.config.sched_interval) => true,
         };
         if timer {
-            let keep = shared.config.history_duration.as_secs() as i64;
-            shared.apply(|state, out| handlers::purge_history::purge_history(state, out, shared::now(), keep)).await;
+            shared
+                .apply(|state, out| {
+                    let keep = state.attrs.job_history_duration;
+                    handlers::purge_history::purge_history(state, out, shared::now(), keep)
+                })
+                .await;
         }
         tokio::time::sleep(shared.config.sched_delay).await;
         shared.apply(|state, out| sched_loop::schedule_pass(state, out, shared::now())).await;

@@ -58,19 +58,31 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
         if !nodes.iter().any(|node| node.available) {
             return 0;
         }
+        // Jobs of stopped (or vanished) queues are not considered; `scheduling = False`
+        // starts nothing.
+        if !state.attrs.scheduling {
+            return 0;
+        }
         let mut room = SlotLimits::default();
-        let jobs: Vec<sched::PendingJob> = state
+        let queued: Vec<&Job> = state
             .queued_jobs()
+            .filter(|job| crate::run_limits::queue_started(state, &job.queue))
             .filter(|job| room.admits(state, job))
-            .map(|job| sched::PendingJob {
+            .collect();
+        let limits = crate::run_limits::run_limits(state, &queued);
+        let jobs: Vec<sched::PendingJob> = queued
+            .iter()
+            .zip(&limits.per_job)
+            .map(|(job, job_limits)| sched::PendingJob {
                 key: job.id.key(),
-                queue_priority: 0,
+                queue_priority: state.queues.get(&job.queue).and_then(|queue| queue.priority).unwrap_or(0),
                 priority: job.spec.priority,
                 order: job.id.key(),
                 request: &job.request,
+                limits: job_limits,
             })
             .collect();
-        sched::schedule(&sched::ClusterView { nodes, jobs })
+        sched::schedule(&sched::ClusterView { nodes, jobs, limits: limits.capacities })
     };
     let mut started = 0;
     for decision in decisions {

@@ -38,6 +38,33 @@ pub fn qstat_json_with(server: &str, jobs: &[JobStatus], timestamp: i64, pbs_ver
     Json::Object(root).print() + "\n"
 }
 
+/// `qstat -Q -F json` / `qstat -B -F json`: the same document with the objects (queues, or
+/// the server) under `label` (`Queue`, `Server`), each built as a job's object is.
+pub fn qstat_objects_json(
+    label: &str,
+    server: &str,
+    objects: &[proto::ObjectStatus],
+    timestamp: i64,
+    pbs_version: &str,
+) -> String {
+    let mut root = vec![
+        ("timestamp".to_string(), Json::Number(timestamp as f64)),
+        ("pbs_version".to_string(), Json::String(pbs_version.to_string())),
+        ("pbs_server".to_string(), Json::String(server.to_string())),
+    ];
+    if !objects.is_empty() {
+        let entries = objects
+            .iter()
+            .map(|object| {
+                let status = JobStatus { id: object.name.clone(), attrs: object.attrs.clone() };
+                (object.name.clone(), job_object(&status, ctime_text))
+            })
+            .collect();
+        root.push((label.to_string(), Json::Object(entries)));
+    }
+    Json::Object(root).print() + "\n"
+}
+
 /// The object of one job.
 fn job_object(job: &JobStatus, time: TimeText) -> Json {
     let mut entries: Vec<(String, Json)> = Vec::new();

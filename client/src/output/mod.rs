@@ -17,6 +17,7 @@
 //! - [`torque`]: the TORQUE layouts of the default and alternate tables (6.1, 6.2);
 //! - [`xml`]: `qstat -x` in the torque flavor, TORQUE's XML (6.6);
 //! - [`tracejob`]: `tracejob` (8.5);
+//! - [`qmgr`]: `qmgr list` / `print`; [`queues`]: `qstat -Q`, `-q`, `-B` (6.8);
 //! - [`columns`], [`time`]: shared cell and time-stamp helpers.
 //!
 //! Time stamps: functions that show them come in two forms, `f(..)` using local time through
@@ -30,6 +31,8 @@ pub mod default;
 pub mod full;
 pub mod json;
 pub mod nodes;
+pub mod qmgr;
+pub mod queues;
 pub mod time;
 pub mod torque;
 pub mod tracejob;

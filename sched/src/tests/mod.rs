@@ -4,6 +4,7 @@
 //! Must not know: anything outside this crate; no I/O, no sleeping, no timing assertions.
 
 mod feasible_tests;
+mod limit_tests;
 mod placement_tests;
 mod policy_tests;
 mod property_tests;
@@ -68,12 +69,12 @@ pub(crate) fn exclusive(chunks: Vec<Chunk>, place: Placement) -> ResourceRequest
 
 /// A job with priorities 0 submitted in the order of its key.
 pub(crate) fn job(key: u64, request: &ResourceRequest) -> PendingJob<'_> {
-    PendingJob { key, queue_priority: 0, priority: 0, order: key, request }
+    PendingJob { key, queue_priority: 0, priority: 0, order: key, request, limits: &[] }
 }
 
 /// One pass over `nodes` and `jobs`.
 pub(crate) fn run(nodes: Vec<NodeView>, jobs: Vec<PendingJob>) -> Vec<Decision> {
-    schedule(&ClusterView { nodes, jobs })
+    schedule(&ClusterView { nodes, jobs, limits: Vec::new() })
 }
 
 /// The keys of the started jobs, in decision order.

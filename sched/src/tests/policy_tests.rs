@@ -9,8 +9,14 @@ use crate::{schedule, ClusterView, PendingJob};
 #[test]
 fn queue_priority_then_priority_then_order() {
     let one_cpu = request(vec![chunk(1, 1)], Placement::Free);
-    let with =
-        |key, queue_priority, priority, order| PendingJob { key, queue_priority, priority, order, request: &one_cpu };
+    let with = |key, queue_priority, priority, order| PendingJob {
+        key,
+        queue_priority,
+        priority,
+        order,
+        request: &one_cpu,
+        limits: &[],
+    };
     let jobs = vec![with(1, 0, 10, 1), with(2, 1, 0, 5), with(3, 0, 10, 0), with(4, 0, 0, 2), with(5, 1, -5, 0)];
     // Three slots: only the three best jobs start, in policy order.
     let decisions = run(vec![node("n1", 3)], jobs);
@@ -82,7 +88,7 @@ fn the_same_view_gives_the_same_decisions() {
     ];
     let nodes: Vec<_> = (0..20).map(|index| node(&format!("n{index}"), 1 + index % 7)).collect();
     let jobs: Vec<_> = (0..60).map(|key| job(key, &shapes[key as usize % 3])).collect();
-    let view = ClusterView { nodes, jobs };
+    let view = ClusterView { nodes, jobs, limits: Vec::new() };
     let first = schedule(&view);
     assert!(!first.is_empty());
     assert_eq!(first, schedule(&view));

@@ -106,6 +106,11 @@ fn never_over_allocates_and_matches_the_reference() {
         let nodes: Vec<NodeView> = (0..n_nodes).map(|index| random_node(&mut rng, index)).collect();
         // A few shapes reused by many jobs, so request classes and their skipping matter.
         let shapes = random_shapes(&mut rng, n_nodes);
+        // Run limits: a queue counter (0) and three users' shares (1..=3), sometimes none.
+        // Drawn from their own generator, so the views stay those of the seed above.
+        let mut limit_rng = Rng(round as u64);
+        let limits: Vec<u32> = (0..4).map(|_| limit_rng.below(6) as u32).collect();
+        let job_limits: [&[usize]; 5] = [&[], &[0], &[0, 1], &[0, 2], &[3]];
         let jobs: Vec<PendingJob> = (0..rng.below(40))
             .map(|key| PendingJob {
                 key,
@@ -113,11 +118,13 @@ fn never_over_allocates_and_matches_the_reference() {
                 priority: rng.below(3) as i32 - 1,
                 order: rng.below(20),
                 request: &shapes[rng.below(shapes.len() as u64) as usize],
+                limits: if limit_rng.chance(30) { job_limits[limit_rng.below(5) as usize] } else { &[] },
             })
             .collect();
-        let view = ClusterView { nodes, jobs };
+        let view = ClusterView { nodes, jobs, limits };
         let decisions = schedule(&view);
         check_invariants(&view, &decisions, round);
+        check_limits(&view, &decisions, round);
         assert_eq!(decisions, reference_schedule(&view), "round {round}");
         for decision in &decisions {
             let job = view.jobs.iter().find(|job| job.key == decision.key).unwrap();
@@ -132,6 +139,20 @@ fn never_over_allocates_and_matches_the_reference() {
     }
     // The generator must start every kind of job often, or the checks above prove little.
     assert!(started.iter().all(|&count| count > 200), "started {started:?}");
+}
+
+/// No counter is overdrawn: the started jobs naming a counter are at most its capacity.
+fn check_limits(view: &ClusterView, decisions: &[Decision], round: usize) {
+    let mut used = vec![0u32; view.limits.len()];
+    for decision in decisions {
+        let job = view.jobs.iter().find(|job| job.key == decision.key).unwrap();
+        for &limit in job.limits {
+            used[limit] += 1;
+        }
+    }
+    for (limit, (used, capacity)) in used.iter().zip(&view.limits).enumerate() {
+        assert!(used <= capacity, "round {round}: counter {limit} overdrawn ({used} > {capacity})");
+    }
 }
 
 fn check_invariants(view: &ClusterView, decisions: &[Decision], round: usize) {

@@ -33,7 +33,11 @@ pub(crate) fn reference_schedule(view: &ClusterView) -> Vec<Decision> {
     let mut jobs: Vec<_> = view.jobs.iter().collect();
     jobs.sort_by(|a, b| (b.queue_priority, b.priority, a.order).cmp(&(a.queue_priority, a.priority, b.order)));
     let mut decisions = Vec::new();
+    let mut remaining = view.limits.clone();
     for job in jobs {
+        if job.limits.iter().any(|&limit| remaining.get(limit).copied().unwrap_or(0) == 0) {
+            continue;
+        }
         let mut trial = free.clone();
         if let Some(assignments) = try_place(job.request, &view.nodes, &mut trial) {
             for assignment in &assignments {
@@ -41,6 +45,9 @@ pub(crate) fn reference_schedule(view: &ClusterView) -> Vec<Decision> {
                 trial[assignment.node].usable &= !job.request.exclusive;
             }
             free = trial;
+            for &limit in job.limits {
+                remaining[limit] -= 1;
+            }
             decisions.push(Decision { key: job.key, assignments });
         }
     }

@@ -7,18 +7,24 @@ pub mod delete_job;
 pub mod hold_job;
 pub mod job_ended;
 pub mod job_started;
+pub mod manage;
 pub mod manage_node;
+pub mod move_job;
 pub mod purge_history;
 pub mod register_mom;
 pub mod rerun_job;
 pub mod signal_job;
 pub mod status_job;
 pub mod status_node;
+pub mod status_queue;
+pub mod status_server;
 pub mod submit_job;
 
 #[cfg(test)]
 mod alter_tests;
 #[cfg(test)]
 mod array_tests;
+#[cfg(test)]
+mod queue_tests;
 #[cfg(test)]
 pub(crate) mod tests;

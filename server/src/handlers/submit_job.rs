@@ -70,6 +70,7 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
         return Err(bad_value(format!("Job_Name: {reason}")));
     }
     let queue = state.resolve_destination(spec.queue.as_deref().unwrap_or(""))?;
+    state.apply_queue_defaults(&queue, &mut spec.resources);
     // Set by the server (pbs-reference 4.1): the queue first submitted to, and (TORQUE) the
     // server's name.
     for (name, value) in [("PBS_O_QUEUE", &queue), ("PBS_O_SERVER", &state.server_name)] {
@@ -88,6 +89,7 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
     }
     let request = parse_request(&spec.resources)?;
     check_feasible(state, &request)?;
+    state.check_admission(&queue, requester, &requester.user, &request, None)?;
     let seq = state.next_seq;
     let hold_types = if spec.user_hold { "u" } else { "n" }.to_string();
     let job_state = if spec.user_hold { JobState::Held } else { JobState::Queued };

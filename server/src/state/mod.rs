@@ -5,13 +5,19 @@
 //! Invariant: a job's state changes only through [`ServerState::transition`], which applies
 //! `job::JobState::apply` and refuses illegal transitions.
 
+mod admin;
 pub mod array;
 pub mod job;
 pub mod node;
+pub mod queue;
+pub mod server_attrs;
+pub mod values;
 
 pub use array::ArrayCounts;
 pub use job::{Job, JobTimes, NodeShare};
 pub use node::Node;
+pub use queue::Queue;
+pub use server_attrs::ServerAttrs;
 
 use ::job::id::ArrayPart;
 use ::job::state::IllegalTransition;
@@ -58,6 +64,10 @@ pub struct ServerState {
     pub next_seq: u64,
     /// Who waits on whom (job dependencies), derived from the jobs' specs.
     pub depend: crate::depend::Index,
+    /// The queues by name. Invariant: `default_queue` names one of them (or is empty).
+    pub queues: BTreeMap<String, Queue>,
+    /// Server attributes set with qmgr (see `state/admin.rs`).
+    pub attrs: ServerAttrs,
 }
 
 impl ServerState {
@@ -76,6 +86,12 @@ impl ServerState {
             nodes: BTreeMap::new(),
             next_seq: 1,
             depend: Default::default(),
+            queues: [(default_queue.to_string(), Queue::default_queue(default_queue))].into_iter().collect(),
+            attrs: ServerAttrs::new(server_attrs::Defaults {
+                job_history_duration: 14 * 24 * 3600,
+                flavor: crate::config::Flavor::OpenPbs,
+                default_queue: default_queue.to_string(),
+            }),
         }
     }
 
@@ -157,7 +173,10 @@ impl ServerState {
             }
         }
         let queue = if queue.is_empty() { self.default_queue.as_str() } else { queue };
-        if queue != self.default_queue {
+        if queue.is_empty() {
+            return Err(RequestError::new(ErrorCode::NoDefaultQueue, ErrorCode::NoDefaultQueue.text()));
+        }
+        if !self.queues.contains_key(queue) {
             return Err(RequestError::new(ErrorCode::UnknownQueue, ErrorCode::UnknownQueue.text()));
         }
         Ok(queue.to_string())
@@ -177,14 +196,22 @@ impl ServerState {
         Ok(key)
     }
 
-    /// Whether `requester` may act on a job owned by `owner_uid` (owner or manager).
+    /// Whether `requester` may act on a job owned by `owner_uid` (owner, operator or manager).
     pub fn may_modify(&self, requester: &Requester, owner_uid: u32) -> bool {
-        requester.uid == owner_uid || self.is_manager(requester)
+        requester.uid == owner_uid || self.is_operator(requester)
     }
 
-    /// Managers: root and the user the server runs as.
+    /// Managers: root, the user the server runs as, and the server's `managers`.
     pub fn is_manager(&self, requester: &Requester) -> bool {
-        requester.uid == 0 || requester.uid == self.server_uid
+        requester.uid == 0
+            || requester.uid == self.server_uid
+            || self.attrs.managers.iter().any(|entry| values::user_matches(entry, &requester.user))
+    }
+
+    /// Operators: managers and the server's `operators`.
+    pub fn is_operator(&self, requester: &Requester) -> bool {
+        self.is_manager(requester)
+            || self.attrs.operators.iter().any(|entry| values::user_matches(entry, &requester.user))
     }
 
     /// Applies `event` to job `key`; the only way a job's state changes.

@@ -16,6 +16,7 @@ mod exec_hosts;
 mod handle;
 mod models;
 mod nodes;
+mod queues;
 mod schema;
 mod sqlite;
 
@@ -48,6 +49,29 @@ pub enum StoreOp {
     /// Rewrites every column of a stored job including its spec (qalter changed the spec).
     /// Refused (`StoreError::NoSuchJob`) if the job is not stored.
     UpdateJobSpec(Box<Job>),
+    /// Replaces the stored attributes of a queue (creating it).
+    PutQueue(StoredQueue),
+    /// Forgets a queue; a missing queue is not an error.
+    DeleteQueue(String),
+    /// Replaces the stored server attributes, and marks the configuration as stored (a
+    /// server with a stored configuration no longer creates its default queue at start).
+    SetServerAttrs(Vec<(String, String)>),
+}
+
+/// A queue's set attributes in qmgr's text form (`Queue::pairs`), mapped by hand to rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredQueue {
+    pub name: String,
+    pub attrs: Vec<(String, String)>,
+}
+
+/// The configuration set with qmgr, as stored.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StoredConfig {
+    /// Queues in name order.
+    pub queues: Vec<StoredQueue>,
+    /// Server attributes in name order.
+    pub server_attrs: Vec<(String, String)>,
 }
 
 /// A node as last registered: what the server must know of it before its mom is back.
@@ -74,4 +98,6 @@ pub struct Loaded {
     pub next_seq: u64,
     /// The nodes registered before, in name order.
     pub nodes: Vec<StoredNode>,
+    /// The qmgr configuration, `None` if none was ever stored (a fresh server).
+    pub config: Option<StoredConfig>,
 }

@@ -44,4 +44,19 @@ diesel::table! {
     }
 }
 
-diesel::allow_tables_to_appear_in_same_query!(jobs, meta,);
+diesel::table! {
+    queue_attrs (queue, name) {
+        queue -> Text,
+        name -> Text,
+        value -> Text,
+    }
+}
+
+diesel::table! {
+    server_attrs (name) {
+        name -> Text,
+        value -> Text,
+    }
+}
+
+diesel::allow_tables_to_appear_in_same_query!(jobs, meta, queue_attrs, server_attrs,);

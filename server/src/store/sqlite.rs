@@ -95,7 +95,7 @@ impl Store {
 
     /// `load` with the resource-list parser given (tests substitute one).
     pub(super) fn load_with(&mut self, server_name: &str, parse: RequestParser<'_>) -> Result<Loaded, StoreError> {
-        let (rows, stored_next, stored_nodes) = self
+        let (rows, stored_next, stored_nodes, config) = self
             .connection
             .transaction(|connection| {
                 let rows = jobs::table.order(jobs::seq.asc()).select(JobRow::as_select()).load(connection)?;
@@ -103,7 +103,8 @@ impl Store {
                     meta::table.find(NEXT_SEQ_KEY).select(meta::value).first::<String>(connection).optional()?;
                 let stored_nodes =
                     meta::table.find(NODES_KEY).select(meta::value).first::<String>(connection).optional()?;
-                Ok::<_, diesel::result::Error>((rows, stored_next, stored_nodes))
+                let config = super::queues::load(connection)?;
+                Ok::<_, diesel::result::Error>((rows, stored_next, stored_nodes, config))
             })
             .map_err(|err| StoreError::database("load", err))?;
         let nodes = match stored_nodes {
@@ -129,7 +130,7 @@ impl Store {
         let after_last = jobs.last().map_or(0, |job| job.id.seq.saturating_add(1));
         let next_seq = stored_next.max(after_last).max(1);
         tracing::info!(jobs = jobs.len(), next_seq, "job store loaded");
-        Ok(Loaded { jobs, next_seq, nodes })
+        Ok(Loaded { jobs, next_seq, nodes, config })
     }
 
     /// Applies `ops` in order in one transaction: all of them are durable when this returns
@@ -210,6 +211,9 @@ fn apply(connection: &mut SqliteConnection, op: &StoreOp) -> Result<(), Transact
                 .execute(connection)
                 .map_err(|err| StoreError::database("storing the node list", err))?;
         }
+        StoreOp::PutQueue(queue) => super::queues::put_queue(connection, queue)?,
+        StoreOp::DeleteQueue(name) => super::queues::delete_queue(connection, name)?,
+        StoreOp::SetServerAttrs(attrs) => super::queues::set_server_attrs(connection, attrs)?,
         StoreOp::SetNextSeq(next) => {
             let value = next.to_string();
             diesel::insert_into(meta::table)

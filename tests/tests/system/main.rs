@@ -11,6 +11,7 @@ mod gpus_and_nodes;
 mod in_process;
 mod kill_and_limits;
 mod node_admin;
+mod queues;
 mod restart;
 mod selection;
 mod snapshots;

@@ -7,14 +7,14 @@ use std::time::Duration;
 use tests::{Cluster, Shape};
 
 /// A user created for one test and removed afterwards.
-struct TestUser {
-    name: String,
-    uid: u32,
-    gid: u32,
+pub(crate) struct TestUser {
+    pub(crate) name: String,
+    pub(crate) uid: u32,
+    pub(crate) gid: u32,
 }
 
 impl TestUser {
-    fn create(tag: &str) -> TestUser {
+    pub(crate) fn create(tag: &str) -> TestUser {
         let name = format!("mp{}{}", tag, std::process::id() % 100000);
         let status = std::process::Command::new("useradd")
             .args(["-m", "-s", "/bin/bash", &name])
@@ -33,7 +33,7 @@ impl Drop for TestUser {
     }
 }
 
-fn as_user(cluster: &Cluster, user: &TestUser, program: &str) -> std::process::Command {
+pub(crate) fn as_user(cluster: &Cluster, user: &TestUser, program: &str) -> std::process::Command {
     let mut command = cluster.command(program);
     command.uid(user.uid).gid(user.gid).env("HOME", format!("/home/{}", user.name)).env("USER", &user.name);
     command

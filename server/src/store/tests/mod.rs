@@ -10,6 +10,7 @@ mod group_commit;
 mod jobs;
 mod migrations;
 mod next_seq;
+mod queues;
 
 use std::path::PathBuf;
 

@@ -1,0 +1,5 @@
+//! The `qmgr` command; everything is in `client::qmgr`.
+
+fn main() -> std::process::ExitCode {
+    client::qmgr::main()
+}

@@ -1,0 +1,5 @@
+//! The `qmove` command; everything is in `client::qmove`.
+
+fn main() -> std::process::ExitCode {
+    client::qmove::main()
+}

@@ -1,0 +1,45 @@
+//! Run limits (`ClusterView::limits`): a queue's `max_run` and a per-user share of it hold
+//! jobs back without failing their request class, and no counter is overdrawn.
+
+use job::Placement;
+
+use super::{chunk, job, keys, node, request};
+use crate::{schedule, ClusterView, PendingJob};
+
+#[test]
+fn a_per_user_limit_lets_another_users_job_start() {
+    let one_cpu = request(vec![chunk(1, 1)], Placement::Free);
+    // Counters: 0 = alice's share (2), 1 = bob's share (2). Alice's 20-job sweep came first.
+    let alice: &[usize] = &[0];
+    let bob: &[usize] = &[1];
+    let mut jobs: Vec<PendingJob> = (0..20).map(|key| PendingJob { limits: alice, ..job(key, &one_cpu) }).collect();
+    jobs.push(PendingJob { limits: bob, ..job(20, &one_cpu) });
+    let view = ClusterView { nodes: vec![node("n1", 8)], jobs, limits: vec![2, 2] };
+    assert_eq!(keys(&schedule(&view)), vec![0, 1, 20]);
+}
+
+#[test]
+fn a_queue_limit_and_a_user_limit_both_count() {
+    let one_cpu = request(vec![chunk(1, 1)], Placement::Free);
+    // 0 = the queue's max_run (3), 1 = alice's share (2), 2 = bob's share (5).
+    let (alice, bob): (&[usize], &[usize]) = (&[0, 1], &[0, 2]);
+    let jobs = vec![
+        PendingJob { limits: alice, ..job(1, &one_cpu) },
+        PendingJob { limits: alice, ..job(2, &one_cpu) },
+        PendingJob { limits: alice, ..job(3, &one_cpu) },
+        PendingJob { limits: bob, ..job(4, &one_cpu) },
+        PendingJob { limits: bob, ..job(5, &one_cpu) },
+        job(6, &one_cpu),
+    ];
+    let view = ClusterView { nodes: vec![node("n1", 8)], jobs, limits: vec![3, 2, 5] };
+    // Alice takes 2 (her share), bob 1 (the queue's last), and the unlimited job starts too.
+    assert_eq!(keys(&schedule(&view)), vec![1, 2, 4, 6]);
+}
+
+#[test]
+fn exhausted_or_unknown_counters_hold_jobs_back() {
+    let one_cpu = request(vec![chunk(1, 1)], Placement::Free);
+    let jobs = vec![PendingJob { limits: &[0], ..job(1, &one_cpu) }, PendingJob { limits: &[7], ..job(2, &one_cpu) }];
+    let view = ClusterView { nodes: vec![node("n1", 8)], jobs, limits: vec![0] };
+    assert!(schedule(&view).is_empty());
+}

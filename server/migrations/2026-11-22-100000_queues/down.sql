@@ -1,0 +1,2 @@
+DROP TABLE server_attrs;
+DROP TABLE queue_attrs;

@@ -1,0 +1,191 @@
+//! `Manage` (qmgr create/delete/set/unset on the server, a queue or a node). Managers only,
+//! except that operators may set a node's `state` and `comment`. All attribute operations of
+//! one command apply together or not at all; every change is persisted with the server
+//! attributes (which also marks the configuration as stored).
+
+use crate::outbox::Outbox;
+use crate::state::{Node, Queue, Requester, ServerState};
+use crate::store::{StoreOp, StoredQueue};
+use proto::error::{ErrorCode, RequestError};
+use proto::manage::{AttrOp, ManageOp, ObjectKind, SetOp};
+use proto::ServerReply;
+
+/// Handles one qmgr command on one object.
+pub fn manage(
+    state: &mut ServerState,
+    out: &mut Outbox,
+    requester: &Requester,
+    op: ManageOp,
+    kind: ObjectKind,
+    name: &str,
+    attrs: &[AttrOp],
+) -> ServerReply {
+    let operator_enough = kind == ObjectKind::Node
+        && op == ManageOp::Set
+        && attrs.iter().all(|attr| matches!(attr.name.to_ascii_lowercase().as_str(), "state" | "comment"));
+    let allowed = state.is_manager(requester) || (operator_enough && state.is_operator(requester));
+    if !allowed {
+        return ServerReply::Error(RequestError::new(ErrorCode::PermissionDenied, ErrorCode::PermissionDenied.text()));
+    }
+    let result = match kind {
+        ObjectKind::Server => manage_server(state, op, attrs),
+        ObjectKind::Queue => manage_queue(state, out, op, name, attrs),
+        ObjectKind::Node => manage_node(state, out, op, name, attrs),
+    };
+    match result {
+        Ok(()) => {
+            out.persist(StoreOp::SetServerAttrs(state.server_attr_pairs()));
+            out.schedule = true;
+            tracing::info!(user = %requester.user, ?op, ?kind, object = name, "configuration changed");
+            ServerReply::Done { errors: Vec::new() }
+        }
+        Err(error) => ServerReply::Error(error),
+    }
+}
+
+fn manage_server(state: &mut ServerState, op: ManageOp, attrs: &[AttrOp]) -> Result<(), RequestError> {
+    let unset = match op {
+        ManageOp::Set => false,
+        ManageOp::Unset => true,
+        ManageOp::Create | ManageOp::Delete => {
+            return Err(RequestError::new(
+                ErrorCode::InvalidRequest,
+                format!("{}: the server can only be set or unset", ErrorCode::InvalidRequest.text()),
+            ))
+        }
+    };
+    let before = (state.attrs.clone(), state.default_queue.clone(), state.flavor);
+    for attr in attrs {
+        if let Err(error) = state.apply_server_attr(attr, unset) {
+            (state.attrs, state.default_queue, state.flavor) = before;
+            return Err(error);
+        }
+    }
+    Ok(())
+}
+
+/// Queue names as OpenPBS allows them: a letter first, then letters, digits, `_` and `-`,
+/// at most 15 characters.
+fn check_queue_name(name: &str) -> Result<(), RequestError> {
+    let valid = name.len() <= 15
+        && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if valid {
+        Ok(())
+    } else {
+        Err(RequestError::new(
+            ErrorCode::BadAttributeValue,
+            format!(
+                "{} queue name {name:?} (a letter, then letters, digits, _ or -, at most 15)",
+                ErrorCode::BadAttributeValue.text()
+            ),
+        ))
+    }
+}
+
+fn manage_queue(
+    state: &mut ServerState,
+    out: &mut Outbox,
+    op: ManageOp,
+    name: &str,
+    attrs: &[AttrOp],
+) -> Result<(), RequestError> {
+    let unknown = || RequestError::with_detail(ErrorCode::UnknownQueue, name);
+    let mut queue = match op {
+        ManageOp::Create => {
+            check_queue_name(name)?;
+            if state.queues.contains_key(name) {
+                return Err(RequestError::with_detail(ErrorCode::QueueExists, name));
+            }
+            Queue::new(name)
+        }
+        ManageOp::Delete => {
+            state.queues.get(name).ok_or_else(unknown)?;
+            if state.jobs.values().any(|job| job.queue == name && !job.state.is_finished()) {
+                return Err(RequestError::with_detail(ErrorCode::QueueBusy, name));
+            }
+            state.queues.remove(name);
+            if state.default_queue == name {
+                state.default_queue.clear();
+                state.attrs.mark("default_queue", true);
+            }
+            out.persist(StoreOp::DeleteQueue(name.to_string()));
+            return Ok(());
+        }
+        ManageOp::Set | ManageOp::Unset => state.queues.get(name).ok_or_else(unknown)?.clone(),
+    };
+    for attr in attrs {
+        queue.apply(attr, op == ManageOp::Unset)?;
+    }
+    queue.check_complete()?;
+    out.persist(StoreOp::PutQueue(StoredQueue { name: name.to_string(), attrs: queue.pairs() }));
+    state.queues.insert(name.to_string(), queue);
+    Ok(())
+}
+
+fn manage_node(
+    state: &mut ServerState,
+    out: &mut Outbox,
+    op: ManageOp,
+    name: &str,
+    attrs: &[AttrOp],
+) -> Result<(), RequestError> {
+    let unknown = || RequestError::with_detail(ErrorCode::UnknownNode, name);
+    let mut node = match op {
+        ManageOp::Create => {
+            if state.nodes.contains_key(name) || name.is_empty() {
+                return Err(RequestError::with_detail(ErrorCode::NodeExists, name));
+            }
+            let mut node = Node::new(name, 1, 0, 0, Vec::new(), 0);
+            node.comment = Some("node down: its mom has not registered yet".to_string());
+            node
+        }
+        ManageOp::Delete => {
+            let node = state.nodes.get(name).ok_or_else(unknown)?;
+            if !node.jobs.is_empty() {
+                return Err(RequestError::new(ErrorCode::QueueBusy, format!("node {name} has running jobs")));
+            }
+            state.nodes.remove(name);
+            out.persist(StoreOp::SetNodes(state.stored_nodes()));
+            return Ok(());
+        }
+        ManageOp::Set | ManageOp::Unset => state.nodes.get(name).ok_or_else(unknown)?.clone(),
+    };
+    for attr in attrs {
+        apply_node_attr(&mut node, attr, op == ManageOp::Unset)?;
+    }
+    state.nodes.insert(name.to_string(), node);
+    out.persist(StoreOp::SetNodes(state.stored_nodes()));
+    Ok(())
+}
+
+/// `state` (offline / free), `np`, `properties`, `comment`.
+fn apply_node_attr(node: &mut Node, attr: &AttrOp, unset: bool) -> Result<(), RequestError> {
+    use crate::state::values::{bad_value, list_op, unknown_attribute};
+    let value = attr.value.trim();
+    match attr.name.to_ascii_lowercase().as_str() {
+        "state" => {
+            node.offline = match (unset, attr.op, value.to_ascii_lowercase().as_str()) {
+                (true, _, _) => false,
+                (false, SetOp::Set | SetOp::Incr, "offline") => true,
+                (false, SetOp::Decr, "offline") | (false, SetOp::Set, "free") => false,
+                _ => return Err(bad_value(attr, "state is offline or free")),
+            }
+        }
+        "np" | "resources_available.ncpus" => {
+            let np: u32 = if unset { 1 } else { value.parse().map_err(|_| bad_value(attr, "not a number"))? };
+            if !node.jobs.is_empty() {
+                return Err(RequestError::new(
+                    ErrorCode::ModifyWhileRunning,
+                    format!("{}: node {} has jobs", ErrorCode::ModifyWhileRunning.text(), node.name),
+                ));
+            }
+            let properties = node.properties.clone();
+            node.resize(np, node.mem_bytes, node.ngpus, properties);
+        }
+        "properties" => list_op(&mut node.properties, attr, unset)?,
+        "comment" => node.comment = if unset || value.is_empty() { None } else { Some(value.to_string()) },
+        _ => return Err(unknown_attribute(attr)),
+    }
+    Ok(())
+}

@@ -1,0 +1,63 @@
+//! `MoveJob` (qmove): move jobs that have not started (queued, held or waiting) to another
+//! queue of this server, with the checks a submission to that queue passes (enabled, user
+//! ACL, resource limits, `max_queued`). The owner, operators and managers may move a job.
+
+use crate::outbox::Outbox;
+use crate::state::{Requester, ServerState};
+use crate::store::StoreOp;
+use job::JobState;
+use proto::error::{ErrorCode, RequestError};
+use proto::ServerReply;
+
+/// Handles qmove of `ids` to `destination`.
+pub fn move_job(
+    state: &mut ServerState,
+    out: &mut Outbox,
+    requester: &Requester,
+    now: i64,
+    destination: &str,
+    ids: &[String],
+) -> ServerReply {
+    let queue = match state.resolve_destination(destination) {
+        Ok(queue) => queue,
+        Err(error) => return ServerReply::Error(error),
+    };
+    let mut errors = Vec::new();
+    for text in ids {
+        if let Err(error) = move_one(state, out, requester, now, &queue, text) {
+            errors.push(error);
+        }
+    }
+    out.schedule = true;
+    ServerReply::Done { errors }
+}
+
+fn move_one(
+    state: &mut ServerState,
+    out: &mut Outbox,
+    requester: &Requester,
+    now: i64,
+    queue: &str,
+    text: &str,
+) -> Result<(), RequestError> {
+    let key = state.find_job(text)?;
+    let job = &state.jobs[&key];
+    if !state.may_modify(requester, job.owner_uid) {
+        return Err(RequestError::with_detail(ErrorCode::PermissionDenied, &job.id));
+    }
+    if !matches!(job.state, JobState::Queued | JobState::Held | JobState::Waiting) {
+        return Err(RequestError::with_detail(ErrorCode::BadState, &job.id));
+    }
+    if job.queue == queue {
+        return Ok(());
+    }
+    state
+        .check_admission(queue, requester, &job.owner, &job.request, Some(key))
+        .map_err(|error| RequestError::new(error.code, format!("{} {}", error.message, job.id)))?;
+    let job = state.jobs.get_mut(&key).expect("found above");
+    job.queue = queue.to_string();
+    job.times.mtime = now;
+    tracing::info!(job_id = %job.id, queue, "job moved");
+    out.persist(StoreOp::UpdateJob(job.clone()));
+    Ok(())
+}

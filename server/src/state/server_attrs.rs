@@ -1,0 +1,157 @@
+//! The server's settable attributes (`qmgr set server ...`, OpenPBS
+//! `pbs_server_attributes(7B)`): managers, operators, query_other_jobs, scheduling,
+//! job_history_duration, keep_completed (TORQUE), flavor and default_queue. Owns their text
+//! form (`pairs`, which `qmgr print server` and the store share) and which ones were set
+//! explicitly. `default_queue` and `flavor` live on `ServerState` itself (older code reads
+//! them there); [`ServerState::apply_server_attr`](super::ServerState::apply_server_attr) keeps
+//! them in step.
+//!
+//! Must not know: jobs, queues' contents, the store's tables.
+
+use super::values::{bad_value, list_op, parse_bool, show_bool, unknown_attribute};
+use crate::config::Flavor;
+use proto::error::RequestError;
+use proto::manage::{AttrOp, SetOp};
+use std::collections::BTreeSet;
+
+/// Server attributes other than `default_queue` and `flavor`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerAttrs {
+    /// `user@host` entries allowed to change the configuration (root and the server's own
+    /// user always are).
+    pub managers: Vec<String>,
+    /// `user@host` entries allowed to operate (node state, other users' jobs).
+    pub operators: Vec<String>,
+    /// Whether users see other users' jobs in qstat.
+    pub query_other_jobs: bool,
+    /// Whether the scheduler starts jobs at all.
+    pub scheduling: bool,
+    /// Seconds a finished job stays in history.
+    pub job_history_duration: i64,
+    /// TORQUE: seconds a completed job is shown as `C` (default 300).
+    pub keep_completed: i64,
+    /// What a fresh server has, for `unset`.
+    pub defaults: Defaults,
+    /// Names set explicitly (printed by `qmgr print server` and stored).
+    pub set: BTreeSet<&'static str>,
+}
+
+/// Values from the configuration that `unset` goes back to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Defaults {
+    pub job_history_duration: i64,
+    pub flavor: Flavor,
+    pub default_queue: String,
+}
+
+/// The server attribute names, in the order `qstat -Bf` and `qmgr print server` use.
+pub const NAMES: [&str; 8] = [
+    "scheduling",
+    "managers",
+    "operators",
+    "default_queue",
+    "query_other_jobs",
+    "job_history_duration",
+    "keep_completed",
+    "flavor",
+];
+
+impl ServerAttrs {
+    /// A fresh server's attributes: `scheduling`, `default_queue` and `query_other_jobs` set,
+    /// as an OpenPBS installation has them.
+    pub fn new(defaults: Defaults) -> ServerAttrs {
+        ServerAttrs {
+            managers: Vec::new(),
+            operators: Vec::new(),
+            query_other_jobs: true,
+            scheduling: true,
+            job_history_duration: defaults.job_history_duration,
+            keep_completed: 300,
+            defaults,
+            set: ["scheduling", "default_queue", "query_other_jobs"].into_iter().collect(),
+        }
+    }
+
+    /// Applies one attribute operation to the attributes kept here. Returns the canonical
+    /// name, or `Ok(None)` for `default_queue`/`flavor`, which the caller handles.
+    pub fn apply(&mut self, attr: &AttrOp, unset: bool) -> Result<Option<&'static str>, RequestError> {
+        if attr.resource.is_some() {
+            return Err(unknown_attribute(attr));
+        }
+        let lower = attr.name.to_ascii_lowercase();
+        let Some(name) = NAMES.iter().copied().find(|name| *name == lower) else {
+            return Err(unknown_attribute(attr));
+        };
+        let value = attr.value.trim();
+        if !unset && attr.op != SetOp::Set && !matches!(name, "managers" | "operators") {
+            return Err(bad_value(attr, "+= and -= apply to lists only"));
+        }
+        match name {
+            "scheduling" => self.scheduling = if unset { true } else { parse_bool(attr, value)? },
+            "query_other_jobs" => self.query_other_jobs = if unset { true } else { parse_bool(attr, value)? },
+            "managers" => list_op(&mut self.managers, attr, unset)?,
+            "operators" => list_op(&mut self.operators, attr, unset)?,
+            "job_history_duration" => {
+                self.job_history_duration = if unset {
+                    self.defaults.job_history_duration
+                } else {
+                    let seconds = job::duration::parse_duration(value).map_err(|reason| bad_value(attr, &reason))?;
+                    i64::try_from(seconds).map_err(|_| bad_value(attr, "too long"))?
+                }
+            }
+            "keep_completed" => {
+                self.keep_completed = if unset {
+                    300
+                } else {
+                    value.parse::<u32>().map_err(|_| bad_value(attr, "not a number of seconds"))?.into()
+                }
+            }
+            _ => return Ok(None),
+        }
+        self.mark(name, unset);
+        Ok(Some(name))
+    }
+
+    /// Records whether `name` is set explicitly.
+    pub fn mark(&mut self, name: &'static str, unset: bool) {
+        let empty_list =
+            (name == "managers" && self.managers.is_empty()) || (name == "operators" && self.operators.is_empty());
+        if unset || empty_list {
+            self.set.remove(name);
+        } else {
+            self.set.insert(name);
+        }
+    }
+
+    /// The value of attribute `name` (one of [`NAMES`]) as text.
+    pub fn value(&self, name: &str, default_queue: &str, flavor: Flavor) -> String {
+        match name {
+            "scheduling" => show_bool(self.scheduling).to_string(),
+            "managers" => self.managers.join(","),
+            "operators" => self.operators.join(","),
+            "default_queue" => default_queue.to_string(),
+            "query_other_jobs" => show_bool(self.query_other_jobs).to_string(),
+            "job_history_duration" => job::duration::format_hms(self.job_history_duration.max(0) as u64),
+            "keep_completed" => self.keep_completed.to_string(),
+            "flavor" => flavor_name(flavor).to_string(),
+            _ => String::new(),
+        }
+    }
+}
+
+/// The text of a flavor (`openpbs`, `torque`).
+pub fn flavor_name(flavor: Flavor) -> &'static str {
+    match flavor {
+        Flavor::OpenPbs => "openpbs",
+        Flavor::Torque => "torque",
+    }
+}
+
+/// Parses a flavor name.
+pub fn parse_flavor(attr: &AttrOp) -> Result<Flavor, RequestError> {
+    match attr.value.trim().to_ascii_lowercase().as_str() {
+        "openpbs" | "pbspro" | "pbs" => Ok(Flavor::OpenPbs),
+        "torque" => Ok(Flavor::Torque),
+        _ => Err(bad_value(attr, "expected openpbs or torque")),
+    }
+}
