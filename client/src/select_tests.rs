@@ -1,3 +1,5 @@
+//! Tests of the qselect predicate: criteria parsing and OpenPBS's comparison rules.
+
 use super::*;
 use job::Attr;
 
