@@ -153,6 +153,7 @@ mod tests {
             num_ppn: 1,
             first_ncpus: 1,
             cookie: String::new(),
+            interactive: None,
         })
     }
 

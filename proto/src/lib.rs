@@ -11,6 +11,7 @@
 pub mod client;
 pub mod error;
 pub mod frame;
+pub mod interactive;
 pub mod mom;
 pub mod status;
 

@@ -114,4 +114,8 @@ pub struct JobLaunch {
     pub first_ncpus: u32,
     /// Per-job random cookie (`PBS_JOBCOOKIE`).
     pub cookie: String,
+    /// `qsub -I`: the mother superior connects there and runs a login shell on a pty instead
+    /// of the script (proto/src/interactive.rs).
+    #[serde(default)]
+    pub interactive: Option<job::spec::Interactive>,
 }

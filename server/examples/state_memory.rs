@@ -60,6 +60,7 @@ fn main() {
         account: None,
         submit_host: "login".into(),
         submit_args: "-h job.sh".into(),
+        interactive: None,
     };
     let before = LIVE.load(Ordering::Relaxed);
     for _ in 0..10_000 {

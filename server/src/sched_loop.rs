@@ -162,6 +162,7 @@ pub fn job_launch(job: &Job, kill_delay: u64) -> JobLaunch {
         num_ppn: job.request.first_ppn,
         first_ncpus: job.request.chunks.first().map(|chunk| chunk.ncpus).unwrap_or(1),
         cookie: cookie(job.id.key()),
+        interactive: job.spec.interactive.clone(),
     }
 }
 

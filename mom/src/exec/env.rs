@@ -139,6 +139,7 @@ mod tests {
             num_ppn: 2,
             first_ncpus: 2,
             cookie: "c0ffee".into(),
+            interactive: None,
         }
     }
 

@@ -200,6 +200,7 @@ pub fn launch(job_id: &str, script: &str, out: &Path) -> JobLaunch {
         num_ppn: 1,
         first_ncpus: 1,
         cookie: "cafe".into(),
+        interactive: None,
     }
 }
 

@@ -29,6 +29,7 @@ fn spec(script: &str, workdir: &std::path::Path) -> JobSpec {
         account: None,
         submit_host: "localhost".into(),
         submit_args: "inproc".into(),
+        interactive: None,
     }
 }
 

@@ -99,6 +99,7 @@ fn sample_spec(seq: u64) -> JobSpec {
         account: Some("proj-1".to_string()),
         submit_host: "login".to_string(),
         submit_args: "-l nodes=2:ppn=2 job.sh".to_string(),
+        interactive: None,
     }
 }
 
