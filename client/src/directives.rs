@@ -53,6 +53,9 @@ pub struct QsubOpts {
     pub quiet: bool,
     #[arg(short = 'I')]
     pub interactive: bool,
+    /// `-X` (X11 forwarding): refused, minipbs does not forward X11.
+    #[arg(short = 'X')]
+    pub x11: bool,
     #[arg(short = 'J')]
     pub array_pbs: Option<String>,
     #[arg(short = 't')]
@@ -91,6 +94,7 @@ pub fn overlay(base: &mut QsubOpts, over: QsubOpts) {
     base.hold |= over.hold;
     base.quiet |= over.quiet;
     base.interactive |= over.interactive;
+    base.x11 |= over.x11;
     base.variables.extend(over.variables);
     base.extra.extend(over.extra);
 }

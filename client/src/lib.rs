@@ -18,3 +18,5 @@ pub mod qhold;
 pub mod qstat;
 pub mod qsub;
 pub mod qsub_env;
+pub mod qsub_interactive;
+pub mod terminal;

@@ -3,6 +3,7 @@
 
 mod gpus_and_nodes;
 mod in_process;
+mod interactive;
 mod kill_and_limits;
 mod restart;
 mod snapshots;
