@@ -159,3 +159,46 @@ fn refused_combinations_and_no_terminal() {
     let listed = cluster.run("qstat", &["-x"]);
     assert!(listed.stdout.is_empty(), "nothing was submitted");
 }
+
+#[test]
+fn walltime_ends_the_session_with_the_reason_on_the_terminal() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
+    let mut qsub = qsub_interactive(&cluster, &["-l", "walltime=00:00:02"]);
+    let id = until_ready(&mut qsub);
+    qsub.exp_string("=>> PBS: job killed: walltime").expect("the reason on the user's terminal");
+    qsub.exp_string(&format!("qsub: job {id} completed")).expect("qsub reports the end");
+    qsub.exp_eof().expect("qsub ends");
+    assert_eq!(exit_code(&qsub), 1, "a job the mom ended is a failure");
+    assert_eq!(cluster.wait_finished(&id, Duration::from_secs(20)), -29, "{}", cluster.logs());
+}
+
+#[test]
+fn all_output_arrives_before_the_end_and_no_secret_is_logged() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
+    let mut qsub = qsub_interactive(&cluster, &[]);
+    let id = until_ready(&mut qsub);
+    qsub.send_line("seq 1 30000; exit 0").unwrap();
+    let before = qsub.exp_string(&format!("qsub: job {id} completed")).expect("the completed line");
+    assert!(before.contains("\r\n29999\r\n30000\r\n"), "the last lines arrived before the end");
+    qsub.exp_eof().expect("qsub ends");
+    assert_eq!(exit_code(&qsub), 0);
+    assert_eq!(cluster.wait_finished(&id, Duration::from_secs(20)), 0);
+    // The secret is 32 hex digits; the logs (info level) hold no such run.
+    for entry in std::fs::read_dir(cluster.state.path().join("logs")).unwrap().flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        let longest =
+            text.split(|c: char| !(c.is_ascii_digit() || ('a'..='f').contains(&c))).map(str::len).max().unwrap_or(0);
+        assert!(longest < 32, "{} holds a secret-like value", entry.path().display());
+    }
+}
+
+#[test]
+fn a_job_whose_qsub_is_gone_ends_when_it_starts() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
+    let mut qsub = qsub_interactive(&cluster, &["-h"]);
+    let (_, waiting) = qsub.exp_regex(r"qsub: waiting for job \S+ to start").expect("the waiting line");
+    let id = waiting.split_whitespace().nth(4).unwrap().to_string();
+    qsub.process_mut().kill(Signal::SIGKILL).unwrap();
+    assert!(cluster.run("qrls", &[&id]).status.success());
+    assert_eq!(cluster.wait_finished(&id, Duration::from_secs(30)), -1, "{}", cluster.logs());
+}
