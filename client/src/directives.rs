@@ -9,7 +9,7 @@ use clap::Parser;
 #[derive(Parser, Debug, Default, Clone)]
 #[command(name = "qsub", disable_help_flag = true, disable_version_flag = true)]
 #[command(override_usage = "qsub [-N name] [-q queue] [-l resources] [-o path] [-e path] [-j oe|eo|n] [-v vars] [-V] \
-[-p prio] [-h] [-r y|n] [-S shell] [-d dir] [-C prefix] [-z] [script | -- command args]")]
+[-p prio] [-h] [-r y|n] [-S shell] [-d dir] [-C prefix] [-z] [-I] [script | -- command args]")]
 pub struct QsubOpts {
     #[arg(short = 'N')]
     pub name: Option<String>,

@@ -84,7 +84,7 @@ fn handle_signals(signals: SigSet, session: &Session) {
         let Ok(signal) = signals.wait() else { return };
         let running = session.running.load(Ordering::SeqCst);
         match signal {
-            Signal::SIGWINCH if running => send(session, &QsubToMom::WindowSize(terminal::window_size())),
+            Signal::SIGWINCH if running => send_size(session),
             Signal::SIGWINCH => {}
             Signal::SIGTSTP if !running => {
                 println!("Sorry, you cannot suspend qsub until the job is started");
@@ -108,6 +108,16 @@ fn send(session: &Session, message: &QsubToMom) {
     if let Ok(mut writer) = session.writer.lock() {
         if let Some(stream) = writer.as_mut() {
             let _ = frame::write(stream, message);
+        }
+    }
+}
+
+/// Sends the window size unless keystrokes hold the connection (the job not reading its
+/// input): the signal thread must never block, it also restores the terminal on SIGTERM.
+fn send_size(session: &Session) {
+    if let Ok(mut writer) = session.writer.try_lock() {
+        if let Some(stream) = writer.as_mut() {
+            let _ = frame::write(stream, &QsubToMom::WindowSize(terminal::window_size()));
         }
     }
 }

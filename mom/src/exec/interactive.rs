@@ -27,6 +27,9 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long the output of an ended job may keep draining before the mom stops waiting.
 const DRAIN_PATIENCE: Duration = Duration::from_secs(5);
+/// How long a write to qsub may block (qsub not reading) before qsub counts as gone, so a stuck
+/// qsub can neither block the job forever nor keep the mom from reporting its end.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// qsub accepted the job: the connection, and what its terminal is.
 #[derive(Debug)]
@@ -66,6 +69,7 @@ pub fn connect(launch: &JobLaunch, target: &Interactive) -> Result<Accepted, Sta
         frame::write(stream, &hello)?;
         let answer = frame::read(stream)?;
         stream.set_read_timeout(None)?;
+        stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
         Ok(answer)
     };
     match handshake(&mut stream) {
@@ -179,9 +183,15 @@ fn relay_output(mut master: File, writer: &Mutex<TcpStream>) {
     }
 }
 
+/// Sends one message; a failed or timed-out write (which may have sent part of a frame) ends
+/// the connection, which also ends the input relay and so hangs up the job.
 fn send(writer: &Mutex<TcpStream>, message: &MomToQsub) -> Result<(), FrameError> {
     let mut stream = writer.lock().map_err(|_| FrameError::Io(io::Error::other("writer lock poisoned")))?;
-    frame::write(&mut *stream, message)
+    let result = frame::write(&mut *stream, message);
+    if result.is_err() {
+        let _ = stream.shutdown(Shutdown::Both);
+    }
+    result
 }
 
 fn winsize(size: WindowSize) -> nix::pty::Winsize {

@@ -202,3 +202,18 @@ fn a_job_whose_qsub_is_gone_ends_when_it_starts() {
     assert!(cluster.run("qrls", &[&id]).status.success());
     assert_eq!(cluster.wait_finished(&id, Duration::from_secs(30)), -1, "{}", cluster.logs());
 }
+
+#[test]
+fn interrupting_a_waiting_qsub_deletes_its_job() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
+    let mut qsub = qsub_interactive(&cluster, &["-h"]);
+    let (_, waiting) = qsub.exp_regex(r"qsub: waiting for job \S+ to start").expect("the waiting line");
+    let id = waiting.split_whitespace().nth(4).unwrap().to_string();
+    qsub.send_control('c').unwrap();
+    qsub.exp_string(&format!("Job {id} is being deleted")).expect("qsub says so");
+    qsub.exp_eof().expect("qsub ends");
+    assert_eq!(exit_code(&qsub), 2);
+    tests::wait_for(Duration::from_secs(20), "the job to be deleted", || {
+        (cluster.job_attr(&id, "job_state")? == "F").then_some(())
+    });
+}
