@@ -52,7 +52,13 @@ fn read_to_end(mut stream: TcpStream) -> (String, Option<i32>) {
 async fn shell_on_a_pty_reports_its_status_to_qsub_and_server() {
     let harness = Harness::start().await;
     let mut server = harness.accept().await;
-    let (target, qsub) = fake_qsub("20.testserver", |mut stream| {
+    let spool = harness.dir.path().join("spool");
+    let (target, qsub) = fake_qsub("20.testserver", move |mut stream| {
+        // Set up before the mom connected: the nodefile, but no script or output spool files.
+        assert!(spool.join("aux/20.testserver").exists());
+        for suffix in ["SC", "OU", "ER"] {
+            assert!(!spool.join(format!("20.testserver.{suffix}")).exists(), "{suffix}");
+        }
         let keys = "echo \"E${PBS_ENVIRONMENT}-${TERM}E\"; tty >/dev/null && echo TTY-OK; exit 4\n";
         frame::write(&mut stream, &QsubToMom::Data(keys.as_bytes().to_vec())).unwrap();
         read_to_end(stream)
