@@ -20,7 +20,7 @@ pub enum MomToQsub {
     /// First frame: which job, and the secret qsub put in the job.
     Hello { version: u32, job_id: String, secret: String },
     /// Terminal output.
-    Data(Vec<u8>),
+    Data(#[serde(with = "bytes_as_text")] Vec<u8>),
     /// The job's shell ended: its PBS exit status (pbs-reference 7.2: 0..=255 exit code,
     /// 256 + N killed by signal N, negative when the mom ended it, e.g. -29 walltime).
     Exit { status: i32 },
@@ -44,7 +44,7 @@ pub enum QsubToMom {
     /// The answer to a `Hello` qsub accepts: the job may start.
     Accept { term: Option<String>, size: WindowSize },
     /// Keystrokes.
-    Data(Vec<u8>),
+    Data(#[serde(with = "bytes_as_text")] Vec<u8>),
     /// The terminal's new size.
     WindowSize(WindowSize),
 }
@@ -63,6 +63,25 @@ impl Default for WindowSize {
     }
 }
 
+/// Terminal bytes as a JSON string of the characters U+0000..U+00FF (one per byte), so the
+/// mostly-ASCII traffic of a terminal stays about its own size on the wire (a JSON array of
+/// numbers would be three to four times larger).
+mod bytes_as_text {
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(bytes: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
+        let text: String = bytes.iter().map(|&byte| char::from(byte)).collect();
+        serializer.serialize_str(&text)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<u8>, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.chars()
+            .map(|c| u8::try_from(u32::from(c)).map_err(|_| D::Error::custom(format!("{c:?} is not a byte"))))
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,6 +94,18 @@ mod tests {
         let size = QsubToMom::WindowSize(WindowSize { rows: 50, cols: 132 });
         let bytes = crate::frame::encode(&size).unwrap();
         assert_eq!(crate::frame::read::<QsubToMom>(&mut bytes.as_slice()).unwrap(), size);
+    }
+
+    #[test]
+    fn data_is_compact_and_every_byte_survives() {
+        let all: Vec<u8> = (0..=255).collect();
+        let bytes = crate::frame::encode(&MomToQsub::Data(all.clone())).unwrap();
+        assert_eq!(crate::frame::read::<MomToQsub>(&mut bytes.as_slice()).unwrap(), MomToQsub::Data(all));
+        let text = b"hello world\r\n".repeat(100);
+        let encoded = crate::frame::encode(&QsubToMom::Data(text.clone())).unwrap();
+        assert!(encoded.len() < text.len() * 3 / 2, "{} bytes for {}", encoded.len(), text.len());
+        let garbled = br#"{"Data":"\u0100"}"#;
+        assert!(crate::frame::decode::<QsubToMom>(garbled).is_err(), "a character above U+00FF is no byte");
     }
 
     #[test]
