@@ -120,12 +120,16 @@ impl Terminal {
         Ok((Terminal { writer, output_done: Mutex::new(done_rx) }, hangup_rx))
     }
 
-    /// Shows a line from the mom on the user's terminal (a limit kill's reason).
+    /// Shows a line from the mom on the user's terminal (a limit kill's reason). The write
+    /// happens on the blocking pool: a qsub that does not read must not stall the runtime.
     pub fn notice(&self, line: &str) {
         let text = format!("\r\n{line}\r\n").into_bytes();
-        if let Err(err) = send(&self.writer, &MomToQsub::Data(text)) {
-            tracing::debug!("cannot show a notice to qsub: {err}");
-        }
+        let writer = self.writer.clone();
+        tokio::task::spawn_blocking(move || {
+            if let Err(err) = send(&writer, &MomToQsub::Data(text)) {
+                tracing::debug!("cannot show a notice to qsub: {err}");
+            }
+        });
     }
 
     /// After the job's processes are gone: lets the last output through, sends the exit

@@ -192,8 +192,10 @@ fn spawn(
     match Terminal::start(accepted, master) {
         Ok(relay) => Ok((sid, Some(relay))),
         Err(err) => {
-            // The shell runs but nobody can reach it: end it rather than leave it unattended.
-            kill::signal_session(sid, nix::sys::signal::Signal::SIGKILL);
+            // The shell runs but nobody can reach it: end it rather than leave it unattended,
+            // and collect it.
+            kill::signal_session(sid, Signal::SIGKILL);
+            drop(reap::watch(sid));
             Err(StartError::Pty(err))
         }
     }
