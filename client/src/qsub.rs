@@ -78,11 +78,6 @@ pub struct Prepared {
     pub interactive: bool,
 }
 
-/// Submits the (batch) job described by the command line and returns its id.
-pub fn run(cli: QsubOpts, command: Option<Vec<String>>, typed_args: &[String]) -> Result<String, Failure> {
-    submit(prepare(cli, command, typed_args)?.spec)
-}
-
 /// Reads the script and merges its directives with the command line into the job to submit.
 pub fn prepare(cli: QsubOpts, command: Option<Vec<String>>, typed_args: &[String]) -> Result<Prepared, Failure> {
     if cli.operands.len() > 1 {
@@ -91,8 +86,8 @@ pub fn prepare(cli: QsubOpts, command: Option<Vec<String>>, typed_args: &[String
             format!("too many arguments: {} (the script must be the last argument)", cli.operands.join(" ")),
         ));
     }
-    refuse_unsupported(&cli)?;
     check_interactive(&cli)?;
+    refuse_unsupported(&cli)?;
     let script = Script::read(&cli, command)?;
     let prefix = cli.prefix.clone().or_else(|| std::env::var("PBS_DPREFIX").ok()).unwrap_or_else(|| "#PBS".to_string());
     let mut opts = QsubOpts::default();
@@ -184,9 +179,7 @@ fn check_interactive(opts: &QsubOpts) -> Result<(), Failure> {
 }
 
 fn refuse_unsupported(cli: &QsubOpts) -> Result<(), Failure> {
-    let unsupported = if cli.interactive {
-        None
-    } else if cli.array_pbs.is_some() || cli.array_torque.is_some() {
+    let unsupported = if cli.array_pbs.is_some() || cli.array_torque.is_some() {
         Some("-J/-t (job arrays)")
     } else if cli.extra.iter().any(|item| item.starts_with("depend")) {
         Some("-W depend (dependencies)")
