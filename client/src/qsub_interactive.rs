@@ -27,7 +27,7 @@ use proto::{ClientRequest, ServerReply};
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 /// How often a waiting qsub asks whether its job still exists.
@@ -37,7 +37,8 @@ const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What the main thread and the signal thread share.
 struct Session {
-    job_id: String,
+    /// Known once the server accepted the job.
+    job_id: OnceLock<String>,
     /// Set once the job is ready (the terminal is raw from then on).
     running: AtomicBool,
     /// The connection's writing half, once the job is ready.
@@ -55,8 +56,8 @@ pub fn run(mut spec: JobSpec) -> Result<u8, Failure> {
     // From here on one thread takes these signals; they are blocked before any thread starts.
     let signals = signal_set();
     signals.thread_block().map_err(|error| fail(exit::FAILURE, format!("unable to catch signals: {error}")))?;
-    let job_id = crate::qsub::submit(spec)?;
-    let session = Arc::new(Session { job_id, running: AtomicBool::new(false), writer: Mutex::new(None) });
+    let session =
+        Arc::new(Session { job_id: OnceLock::new(), running: AtomicBool::new(false), writer: Mutex::new(None) });
     {
         let session = session.clone();
         std::thread::Builder::new()
@@ -64,9 +65,11 @@ pub fn run(mut spec: JobSpec) -> Result<u8, Failure> {
             .spawn(move || handle_signals(signals, &session))
             .map_err(|error| fail(exit::FAILURE, format!("cannot start the signal thread: {error}")))?;
     }
-    println!("qsub: waiting for job {} to start", session.job_id);
-    let stream = wait_for_mom(listener, &session.job_id, &secret)?;
-    Ok(converse(stream, &session))
+    let job_id = crate::qsub::submit(spec)?;
+    let _ = session.job_id.set(job_id.clone());
+    println!("qsub: waiting for job {job_id} to start");
+    let stream = wait_for_mom(listener, &job_id, &secret)?;
+    Ok(converse(stream, &session, &job_id))
 }
 
 fn signal_set() -> SigSet {
@@ -95,11 +98,15 @@ fn handle_signals(signals: SigSet, session: &Session) {
                 terminal::restore();
                 std::process::exit(128 + signal as i32);
             }
-            _ => {
-                println!("Job {} is being deleted", session.job_id);
-                delete_job(&session.job_id);
-                std::process::exit(exit::USAGE.into());
-            }
+            _ => match session.job_id.get() {
+                Some(job_id) => {
+                    println!("Job {job_id} is being deleted");
+                    delete_job(job_id);
+                    std::process::exit(exit::USAGE.into());
+                }
+                // Interrupted while submitting: as if the signal had not been caught.
+                None => std::process::exit(128 + signal as i32),
+            },
         }
     }
 }
@@ -212,8 +219,7 @@ fn job_gone(job_id: &str) -> bool {
 }
 
 /// The session once the job is ready; returns qsub's exit code.
-fn converse(stream: TcpStream, session: &Arc<Session>) -> u8 {
-    let id = &session.job_id;
+fn converse(stream: TcpStream, session: &Arc<Session>, id: &str) -> u8 {
     let accepted = stream.try_clone().and_then(|mut writer| {
         let accept = QsubToMom::Accept { term: std::env::var("TERM").ok(), size: terminal::window_size() };
         frame::write(&mut writer, &accept).map_err(std::io::Error::other)?;
