@@ -47,7 +47,7 @@ fn set_outer_size(qsub: &PtySession, rows: u16, cols: u16) {
 #[test]
 fn interactive_shell_on_the_first_node_with_the_pbs_environment() {
     let cluster = Cluster::up(Shape { nodes: 2, ppn: 1, gpus: 0 });
-    let mut qsub = qsub_interactive(&cluster, &["-S", "/bin/sh", "-N", "inter"]);
+    let mut qsub = qsub_interactive(&cluster, &["-S", "/bin/sh", "-N", "inter", "-l", "nodes=2:ppn=1"]);
     let id = until_ready(&mut qsub);
     let host = nix::unistd::gethostname().unwrap().into_string().unwrap();
     // Markers around each value: the echoed command line never matches, only the output.
@@ -61,8 +61,13 @@ fn interactive_shell_on_the_first_node_with_the_pbs_environment() {
     qsub.send_line(r#"echo "D$(pwd)D"; tty >/dev/null && echo "T-tty-T""#).unwrap();
     qsub.exp_string(&format!("D{home}D")).expect("starts in the home directory");
     qsub.exp_string("T-tty-T").expect("stdin is a terminal");
-    qsub.send_line(r#"echo "N$(cat $PBS_NODEFILE)N""#).unwrap();
-    qsub.exp_string("Nnode1N").expect("the first node of the allocation");
+    // Every node is this host: the mom that runs the shell shows in the spool path it gives.
+    let exec_host = cluster.job_attr(&id, "exec_host").expect("exec_host while running");
+    let first = exec_host.split('/').next().unwrap().to_string();
+    assert_eq!(exec_host.matches('+').count(), 1, "two nodes: {exec_host}");
+    qsub.send_line(r#"echo "N$(head -1 $PBS_NODEFILE)N"; echo "P${PBS_NODEFILE}P""#).unwrap();
+    qsub.exp_string(&format!("N{first}N")).expect("the first node of the allocation heads the nodefile");
+    qsub.exp_regex(&format!("P[^P]*/mom/{first}/aux/[^P]*P")).expect("the first node's mom runs the shell");
     qsub.send_line("exit 3").unwrap();
     qsub.exp_string(&format!("\r\nqsub: job {id} completed\r\n")).expect("the completed line");
     qsub.exp_eof().expect("qsub ends");
