@@ -194,7 +194,37 @@ fn greet(mut stream: TcpStream, job_id: &str, secret: &str) -> Result<TcpStream,
     }
     stream.set_read_timeout(None).map_err(|error| error.to_string())?;
     let _ = stream.set_nodelay(true);
+    if let Err(error) = keep_alive(&stream) {
+        eprintln!("qsub: warning: no keepalive on the job's connection: {error}");
+    }
     Ok(stream)
+}
+
+/// Turns on TCP keepalive (first probe after 60 s idle, then every 10 s, 6 tries), so a
+/// peer whose host vanished is noticed within about two minutes instead of never.
+fn keep_alive(stream: &TcpStream) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = stream.as_raw_fd();
+    let set = |level: libc::c_int, name: libc::c_int, value: libc::c_int| -> std::io::Result<()> {
+        // SAFETY: setsockopt reads one c_int from a valid pointer to a local of the given size.
+        let result = unsafe {
+            libc::setsockopt(
+                fd,
+                level,
+                name,
+                (&value as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if result < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    };
+    set(libc::SOL_SOCKET, libc::SO_KEEPALIVE, 1)?;
+    set(libc::IPPROTO_TCP, libc::TCP_KEEPIDLE, 60)?;
+    set(libc::IPPROTO_TCP, libc::TCP_KEEPINTVL, 10)?;
+    set(libc::IPPROTO_TCP, libc::TCP_KEEPCNT, 6)
 }
 
 /// Compares secrets in time independent of where they differ.
@@ -336,6 +366,22 @@ mod tests {
         assert!(!same_secret(b"abcd", b"abc"));
     }
 
+    fn keepalive_on(stream: &TcpStream) -> bool {
+        use std::os::fd::AsRawFd;
+        let (mut value, mut len): (libc::c_int, libc::socklen_t) = (0, std::mem::size_of::<libc::c_int>() as _);
+        // SAFETY: getsockopt writes one c_int and its length to valid pointers to locals.
+        let result = unsafe {
+            libc::getsockopt(
+                stream.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_KEEPALIVE,
+                (&mut value as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        };
+        result == 0 && value == 1
+    }
+
     #[test]
     fn greeting_checks_id_and_secret() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -351,7 +397,11 @@ mod tests {
             let mut mom = TcpStream::connect(address).unwrap();
             frame::write(&mut mom, &message).unwrap();
             let (stream, _) = listener.accept().unwrap();
-            assert_eq!(greet(stream, "7.s", "5ec7").is_ok(), ok, "{message:?}");
+            let greeted = greet(stream, "7.s", "5ec7");
+            assert_eq!(greeted.is_ok(), ok, "{message:?}");
+            if let Ok(stream) = greeted {
+                assert!(keepalive_on(&stream), "a vanished mom host is noticed");
+            }
         }
         let mut mom = TcpStream::connect(address).unwrap();
         frame::write(&mut mom, &MomToQsub::Exit { status: 0 }).unwrap();

@@ -70,6 +70,7 @@ pub fn connect(launch: &JobLaunch, target: &Interactive) -> Result<Accepted, Sta
         let answer = frame::read(stream)?;
         stream.set_read_timeout(None)?;
         stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
+        keep_alive(stream)?;
         Ok(answer)
     };
     match handshake(&mut stream) {
@@ -198,6 +199,33 @@ fn send(writer: &Mutex<TcpStream>, message: &MomToQsub) -> Result<(), FrameError
     result
 }
 
+/// Turns on TCP keepalive (first probe after 60 s idle, then every 10 s, 6 tries), so a
+/// peer whose host vanished is noticed within about two minutes instead of never.
+fn keep_alive(stream: &TcpStream) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = stream.as_raw_fd();
+    let set = |level: libc::c_int, name: libc::c_int, value: libc::c_int| -> std::io::Result<()> {
+        // SAFETY: setsockopt reads one c_int from a valid pointer to a local of the given size.
+        let result = unsafe {
+            libc::setsockopt(
+                fd,
+                level,
+                name,
+                (&value as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if result < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    };
+    set(libc::SOL_SOCKET, libc::SO_KEEPALIVE, 1)?;
+    set(libc::IPPROTO_TCP, libc::TCP_KEEPIDLE, 60)?;
+    set(libc::IPPROTO_TCP, libc::TCP_KEEPINTVL, 10)?;
+    set(libc::IPPROTO_TCP, libc::TCP_KEEPCNT, 6)
+}
+
 fn winsize(size: WindowSize) -> nix::pty::Winsize {
     nix::pty::Winsize { ws_row: size.rows, ws_col: size.cols, ws_xpixel: 0, ws_ypixel: 0 }
 }
@@ -245,6 +273,22 @@ mod tests {
         }
     }
 
+    fn keepalive_on(stream: &TcpStream) -> bool {
+        use std::os::fd::AsRawFd;
+        let (mut value, mut len): (libc::c_int, libc::socklen_t) = (0, std::mem::size_of::<libc::c_int>() as _);
+        // SAFETY: getsockopt writes one c_int and its length to valid pointers to locals.
+        let result = unsafe {
+            libc::getsockopt(
+                stream.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_KEEPALIVE,
+                (&mut value as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        };
+        result == 0 && value == 1
+    }
+
     #[test]
     fn presents_job_and_secret_and_takes_the_window_size() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -262,6 +306,7 @@ mod tests {
             MomToQsub::Hello { version: INTERACTIVE_VERSION, job_id: "9.s".into(), secret: "5ec2e7".repeat(4) };
         assert_eq!(hello, expected);
         assert_eq!(accepted.term.as_deref(), Some("xterm"));
+        assert!(keepalive_on(&accepted.stream), "a vanished qsub host is noticed");
         let (master, slave) = open_pty(&accepted).unwrap();
         let size = nix::sys::termios::tcgetattr(&slave).map(|_| ());
         assert!(size.is_ok(), "the slave is a terminal");
