@@ -9,7 +9,7 @@ use clap::Parser;
 #[derive(Parser, Debug, Default, Clone)]
 #[command(name = "qsub", disable_help_flag = true, disable_version_flag = true)]
 #[command(override_usage = "qsub [-N name] [-q queue] [-l resources] [-o path] [-e path] [-j oe|eo|n] [-v vars] [-V] \
-[-p prio] [-h] [-r y|n] [-S shell] [-d dir] [-C prefix] [-J X-Y[:Z][%max] | -t list[%max]] [-z] \
+[-p prio] [-h] [-r y|n] [-S shell] [-d dir] [-C prefix] [-J X-Y[:Z][%max] | -t list[%max]] [-z] [-I] \
 [script | -- command args]")]
 pub struct QsubOpts {
     #[arg(short = 'N')]
@@ -54,6 +54,9 @@ pub struct QsubOpts {
     pub quiet: bool,
     #[arg(short = 'I')]
     pub interactive: bool,
+    /// `-X` (X11 forwarding): refused, minipbs does not forward X11.
+    #[arg(short = 'X')]
+    pub x11: bool,
     #[arg(short = 'J')]
     pub array_pbs: Option<String>,
     #[arg(short = 't')]
@@ -92,6 +95,7 @@ pub fn overlay(base: &mut QsubOpts, over: QsubOpts) {
     base.hold |= over.hold;
     base.quiet |= over.quiet;
     base.interactive |= over.interactive;
+    base.x11 |= over.x11;
     base.variables.extend(over.variables);
     base.extra.extend(over.extra);
 }

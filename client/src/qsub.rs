@@ -1,6 +1,7 @@
 //! `qsub`: read the script, extract `#PBS` directives, merge them with the command line
 //! (command line wins), build the `JobSpec`, submit it, print the id (and nothing else) on
-//! stdout. Sends `SubmitJob` (handled by `server/src/handlers/submit_job.rs`).
+//! stdout. Sends `SubmitJob` (handled by `server/src/handlers/submit_job.rs`). With `-I` the
+//! session after submission is `qsub_interactive.rs`'s.
 
 use crate::conn::Connection;
 use crate::directives::{overlay, parse_directive, QsubOpts};
@@ -21,7 +22,7 @@ pub struct Failure {
     pub code: u8,
 }
 
-fn fail(code: u8, message: impl Into<String>) -> Failure {
+pub(crate) fn fail(code: u8, message: impl Into<String>) -> Failure {
     Failure { message: message.into(), detail: None, code }
 }
 
@@ -37,16 +38,23 @@ pub fn main() -> ExitCode {
         Err(code) => return code,
     };
     let quiet = cli.quiet;
-    match run(cli, command, &option_args[1..]) {
-        Ok(id) => {
-            if !quiet {
-                println!("{id}");
-            }
-            exit::exit(exit::SUCCESS)
+    let outcome = prepare(cli, command, &option_args[1..]).and_then(|prepared| {
+        if prepared.interactive {
+            return crate::qsub_interactive::run(prepared.spec);
         }
+        let id = submit(prepared.spec)?;
+        if !quiet {
+            println!("{id}");
+        }
+        Ok(exit::SUCCESS)
+    });
+    match outcome {
+        Ok(code) => exit::exit(code),
         Err(failure) => {
             for line in failure.message.lines() {
-                eprintln!("qsub: {line}");
+                // OpenPBS's multi-line messages start with a tab right after the colon.
+                let separator = if line.starts_with('\t') { "" } else { " " };
+                eprintln!("qsub:{separator}{line}");
             }
             if let Some(detail) = failure.detail {
                 eprintln!("{detail}");
@@ -67,15 +75,22 @@ impl QsubOpts {
     }
 }
 
-/// Submits the job described by the command line and returns its id.
-pub fn run(cli: QsubOpts, command: Option<Vec<String>>, typed_args: &[String]) -> Result<String, Failure> {
+/// A job ready to submit.
+pub struct Prepared {
+    pub spec: JobSpec,
+    /// `-I`, on the command line or in a directive.
+    pub interactive: bool,
+}
+
+/// Reads the script and merges its directives with the command line into the job to submit.
+pub fn prepare(cli: QsubOpts, command: Option<Vec<String>>, typed_args: &[String]) -> Result<Prepared, Failure> {
     if cli.operands.len() > 1 {
         return Err(fail(
             exit::USAGE,
             format!("too many arguments: {} (the script must be the last argument)", cli.operands.join(" ")),
         ));
     }
-    refuse_unsupported(&cli)?;
+    check_interactive(&cli)?;
     let script = Script::read(&cli, command)?;
     let prefix = cli.prefix.clone().or_else(|| std::env::var("PBS_DPREFIX").ok()).unwrap_or_else(|| "#PBS".to_string());
     let mut opts = QsubOpts::default();
@@ -115,14 +130,16 @@ pub fn run(cli: QsubOpts, command: Option<Vec<String>>, typed_args: &[String]) -
     check_depend(&cli.extra).map_err(|message| fail(exit::USAGE, message))?;
     overlay(&mut opts, cli);
     check_extra(&opts.extra)?;
+    check_interactive(&opts)?;
+    if opts.interactive && opts.rerunnable.as_deref() == Some("y") {
+        eprintln!("qsub (Warning): Interactive jobs will be treated as not rerunnable");
+    }
     if let Err(error) = ResourceRequest::from_list(&resources) {
         if !error.unknown_resource {
             return Err(fail(exit::FAILURE, format!("illegal -l value: {}", error.message)));
         }
     }
-    if opts.interactive && (opts.array_pbs.is_some() || opts.array_torque.is_some()) {
-        return Err(fail(exit::USAGE, "interactive and array job submission cannot be used together"));
-    }
+    let interactive = opts.interactive;
     let array = array_spec(&opts)?;
     let mut spec = build_spec(opts, resources, &script, typed_args)?;
     if array.is_some() && !spec.rerunnable {
@@ -130,7 +147,7 @@ pub fn run(cli: QsubOpts, command: Option<Vec<String>>, typed_args: &[String]) -
         return Err(fail(exit::USAGE, " cannot submit non-rerunable Array Job"));
     }
     spec.array = array;
-    submit(spec)
+    Ok(Prepared { spec, interactive })
 }
 
 /// `-J X-Y[:Z][%max]` (OpenPBS) or `-t 1-10,15%2` (TORQUE), checked here and again by the
@@ -237,15 +254,23 @@ pub(crate) fn caret_failure(code: u8, header: Option<String>, error: &ResourceEr
     Failure { message, detail: Some(error.caret_display()), code }
 }
 
-fn refuse_unsupported(cli: &QsubOpts) -> Result<(), Failure> {
-    if cli.interactive && (cli.array_pbs.is_some() || cli.array_torque.is_some()) {
+/// `-I` and `-X` against the other options (OpenPBS's texts), then the terminal `-I` needs.
+fn check_interactive(opts: &QsubOpts) -> Result<(), Failure> {
+    if opts.interactive && (opts.array_pbs.is_some() || opts.array_torque.is_some()) {
         return Err(fail(exit::USAGE, "interactive and array job submission cannot be used together"));
     }
-    let unsupported = if cli.interactive { Some("-I (interactive jobs)") } else { None };
-    match unsupported {
-        Some(what) => Err(fail(exit::USAGE, format!("{what} is not supported yet by minipbs"))),
-        None => Ok(()),
+    if opts.x11 && !opts.interactive {
+        return Err(fail(exit::FAILURE, "X11 Forwarding possible only for interactive jobs"));
     }
+    if opts.x11 {
+        return Err(fail(exit::USAGE, "-X (X11 forwarding) is not supported by minipbs"));
+    }
+    if opts.interactive && !crate::terminal::stdio_is_terminal() {
+        let mut failure = fail(exit::FAILURE, "\tstandard input and output must be a terminal for");
+        failure.detail = Some("\tinteractive job submission".to_string());
+        return Err(failure);
+    }
+    Ok(())
 }
 
 /// The job script and where it came from.
@@ -266,6 +291,8 @@ impl Script {
             return Ok(Script { text: format!("{}\n", quoted.join(" ")), file_name: None, parse_directives: false });
         }
         match cli.operands.first().map(String::as_str) {
+            // The terminal is the job's: an interactive job without a script runs none.
+            None if cli.interactive => Ok(Script { text: String::new(), file_name: None, parse_directives: false }),
             None | Some("-") => {
                 let mut bytes = Vec::new();
                 std::io::stdin().read_to_end(&mut bytes).map_err(|error| {
@@ -344,6 +371,7 @@ fn build_spec(
             .map(|value| job::depend::parse(value).unwrap_or_default())
             .unwrap_or_default(),
         array: None,
+        interactive: None,
     })
 }
 
@@ -369,7 +397,8 @@ pub(crate) fn std_path(cwd: &Path, host: &str, given: &str) -> String {
     format!("{host}:{full}")
 }
 
-fn submit(spec: JobSpec) -> Result<String, Failure> {
+/// Sends the job to the server and returns its id.
+pub(crate) fn submit(spec: JobSpec) -> Result<String, Failure> {
     let mut conn = Connection::open().map_err(|error| fail(error.exit_code(), error.to_string()))?;
     match conn.request(&ClientRequest::SubmitJob(Box::new(spec))) {
         Ok(ServerReply::JobSubmitted { id }) => Ok(id),

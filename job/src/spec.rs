@@ -73,6 +73,45 @@ pub struct JobSpec {
     /// `-J`/`-t`: the job is an array of subjobs sharing this spec.
     #[serde(default)]
     pub array: Option<crate::array::ArraySpec>,
+    /// `qsub -I`: where the waiting qsub listens for the mother superior. `None` = batch job.
+    #[serde(default)]
+    pub interactive: Option<Interactive>,
+}
+
+/// Where a waiting `qsub -I` listens, and the secret the mother superior must present there.
+/// The secret never appears in status listings or logs: `Debug` hides it.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Interactive {
+    /// qsub's host name (resolved by the mom).
+    pub host: String,
+    /// qsub's TCP port.
+    pub port: u16,
+    /// Random hex the mom sends first; qsub refuses a connection without it.
+    pub secret: String,
+}
+
+impl std::fmt::Debug for Interactive {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Interactive").field("host", &self.host).field("port", &self.port).finish_non_exhaustive()
+    }
+}
+
+impl Interactive {
+    /// Checks what the server must not take on trust: a host name, a port, and a secret of
+    /// 16 to 128 hex digits.
+    pub fn check(&self) -> Result<(), String> {
+        if self.host.is_empty() || self.host.len() > 255 || self.host.chars().any(|c| c.is_whitespace() || c == '/') {
+            return Err(format!("interactive host {:?} is not a host name", self.host));
+        }
+        if self.port == 0 {
+            return Err("interactive port 0 is not a port".to_string());
+        }
+        let secret_ok = (16..=128).contains(&self.secret.len()) && self.secret.chars().all(|c| c.is_ascii_hexdigit());
+        if !secret_ok {
+            return Err("interactive secret must be 16 to 128 hex digits".to_string());
+        }
+        Ok(())
+    }
 }
 
 impl JobSpec {
@@ -94,4 +133,35 @@ pub fn check_job_name(name: &str) -> Result<(), String> {
         return Err(format!("job name {name:?} contains {bad:?}; allowed are A-Z a-z 0-9 . _ + -"));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod interactive_tests {
+    use super::Interactive;
+
+    fn target() -> Interactive {
+        Interactive { host: "login1".into(), port: 40000, secret: "0123456789abcdef0123456789abcdef".into() }
+    }
+
+    #[test]
+    fn debug_hides_the_secret() {
+        let text = format!("{:?}", target());
+        assert!(text.contains("login1") && text.contains("40000"), "{text}");
+        assert!(!text.contains("0123456789abcdef"), "{text}");
+    }
+
+    #[test]
+    fn checks_host_port_and_secret() {
+        assert_eq!(target().check(), Ok(()));
+        let bad = [
+            Interactive { host: String::new(), ..target() },
+            Interactive { host: "a b".into(), ..target() },
+            Interactive { port: 0, ..target() },
+            Interactive { secret: "abc".into(), ..target() },
+            Interactive { secret: "z".repeat(32), ..target() },
+        ];
+        for item in bad {
+            assert!(item.check().is_err(), "{item:?}");
+        }
+    }
 }

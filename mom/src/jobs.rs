@@ -171,6 +171,7 @@ mod tests {
             cookie: String::new(),
             array_index: None,
             array_id: None,
+            interactive: None,
         })
     }
 

@@ -13,6 +13,7 @@ pub mod client;
 pub mod error;
 pub mod flavor;
 pub mod frame;
+pub mod interactive;
 pub mod manage;
 pub mod mom;
 pub mod status;

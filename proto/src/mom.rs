@@ -127,4 +127,8 @@ pub struct JobLaunch {
     /// A subjob's array parent id, `123[].server` (`PBS_ARRAY_ID`).
     #[serde(default)]
     pub array_id: Option<String>,
+    /// `qsub -I`: the mother superior connects there and runs a login shell on a pty instead
+    /// of the script (proto/src/interactive.rs).
+    #[serde(default)]
+    pub interactive: Option<job::spec::Interactive>,
 }

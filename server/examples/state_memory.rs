@@ -63,6 +63,7 @@ fn main() {
         submit_args: "-h job.sh".into(),
         depend: Vec::new(),
         array: None,
+        interactive: None,
     };
     let before = LIVE.load(Ordering::Relaxed);
     for _ in 0..10_000 {

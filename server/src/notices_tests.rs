@@ -41,6 +41,7 @@ fn queued() -> Job {
         submit_args: "job.sh".to_string(),
         depend: Vec::new(),
         array: None,
+        interactive: None,
     };
     Job {
         id: JobId::new(123, "head"),

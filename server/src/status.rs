@@ -76,6 +76,10 @@ pub fn job_status_with_array(
         }
     }
     out.add("Hold_Types", || job.hold_types.clone());
+    if job.spec.interactive.is_some() {
+        // Only the flag: where qsub listens and its secret stay out of every listing.
+        out.add("interactive", || "True".to_string());
+    }
     out.add("Join_Path", || job.spec.join.as_str().to_string());
     out.add("Keep_Files", || job.spec.keep.clone());
     out.add("Mail_Points", || job.spec.mail_points.clone());

@@ -32,6 +32,8 @@ pub struct EnvInput<'a> {
     pub gpufile: Option<&'a Path>,
     /// `TMPDIR`.
     pub tmpdir: &'a Path,
+    /// An interactive job's `TERM`, from its qsub.
+    pub term: Option<&'a str>,
 }
 
 /// The complete environment of the job's top shell, sorted by name.
@@ -54,8 +56,13 @@ pub fn job_environment(input: &EnvInput<'_>) -> Vec<(String, String)> {
     set("LOGNAME", input.user.name.clone());
     set("USER", input.user.name.clone());
     set("SHELL", input.user.login_shell.display().to_string());
-    set("PBS_ENVIRONMENT", "PBS_BATCH".into());
-    set("ENVIRONMENT", "BATCH".into());
+    if launch.interactive.is_some() {
+        set("PBS_ENVIRONMENT", "PBS_INTERACTIVE".into());
+        set("TERM", input.term.unwrap_or("unknown").into());
+    } else {
+        set("PBS_ENVIRONMENT", "PBS_BATCH".into());
+        set("ENVIRONMENT", "BATCH".into());
+    }
     set("PBS_JOBID", launch.job_id.clone());
     set("PBS_JOBNAME", launch.name.clone());
     set("PBS_QUEUE", launch.queue.clone());
@@ -148,6 +155,7 @@ mod tests {
             cookie: "c0ffee".into(),
             array_index: None,
             array_id: None,
+            interactive: None,
         }
     }
 
@@ -171,6 +179,7 @@ mod tests {
             nodefile: Path::new("/spool/aux/7.head"),
             gpufile,
             tmpdir: Path::new("/var/tmp/pbs.7.head"),
+            term: Some("xterm-256color"),
         };
         job_environment(&input).into_iter().collect()
     }
@@ -234,6 +243,20 @@ mod tests {
             assert_eq!(env.get(name).map(String::as_str), Some(value), "{name}");
         }
         assert!(!env.contains_key("PBS_O_INITDIR"));
+    }
+
+    #[test]
+    fn interactive_jobs_say_so_and_get_qsubs_terminal_type() {
+        let batch = environment(&launch(), "node1", None);
+        assert!(!batch.contains_key("TERM"), "a batch job has no terminal");
+        let mut launch = launch();
+        launch.interactive = Some(job::spec::Interactive { host: "login".into(), port: 4000, secret: "ab".repeat(16) });
+        launch.variables.push("ENVIRONMENT", "forged");
+        let env = environment(&launch, "node1", None);
+        assert_eq!(env["PBS_ENVIRONMENT"], "PBS_INTERACTIVE");
+        assert_eq!(env["TERM"], "xterm-256color");
+        assert!(!env.contains_key("ENVIRONMENT"), "ENVIRONMENT=BATCH is for batch jobs");
+        assert!(!env.values().any(|value| value.contains("abab")), "the secret stays out of the job");
     }
 
     #[test]

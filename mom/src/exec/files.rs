@@ -128,17 +128,22 @@ impl JobFiles {
 
     /// Creates every file. On error some may exist: call [`JobFiles::remove`].
     /// `chown` hands TMPDIR and the stdout/stderr spool files to the user (only root can), so
-    /// the job can reopen its own streams (`echo x > /dev/stderr`).
+    /// the job can reopen its own streams (`echo x > /dev/stderr`). An interactive job runs no
+    /// script and its streams are its terminal: it gets neither the script nor the spool files.
     pub fn create(&self, launch: &JobLaunch, user: &JobUser, chown: bool) -> io::Result<()> {
         if let Some(aux) = self.nodefile.parent() {
             fs::create_dir_all(aux)?;
         }
-        write_file(&self.script, launch.script.as_bytes(), 0o600)?;
+        let batch = launch.interactive.is_none();
+        if batch {
+            write_file(&self.script, launch.script.as_bytes(), 0o600)?;
+        }
         write_file(&self.nodefile, nodefile_contents(&launch.hosts).as_bytes(), 0o644)?;
         if let (Some(path), Some(text)) = (&self.gpufile, gpufile_contents(&launch.hosts)) {
             write_file(path, text.as_bytes(), 0o644)?;
         }
-        for stream in [&self.stdout, &self.stderr] {
+        let streams = if batch { vec![&self.stdout, &self.stderr] } else { Vec::new() };
+        for stream in streams {
             let file = write_file(stream, b"", 0o600)?;
             if chown {
                 // On the descriptor: a path could have been swapped for a link meanwhile.

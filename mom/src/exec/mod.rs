@@ -3,8 +3,9 @@
 //!
 //! Layout: `run.rs` drives one job from start to end; `user.rs` resolves the identity;
 //! `files.rs` names and writes the spool files; `env.rs` computes the environment (pure);
-//! `spawn.rs` forks the shell; `kill.rs` signals the session; `clock.rs` is the walltime clock (suspensions excluded); `reap.rs` waits for the shell;
-//! `deliver.rs` copies output as the user.
+//! `spawn.rs` forks the shell; `kill.rs` signals the session; `clock.rs` is the walltime clock
+//! (suspensions excluded); `reap.rs` waits for the shell; `deliver.rs` copies output as the user;
+//! `interactive.rs` connects an interactive job's pty to its waiting qsub.
 //!
 //! Must not: speak the protocol or touch the job table. A job's result goes back to the daemon
 //! as a [`JobOutcome`]; the daemon turns it into an obit.
@@ -13,6 +14,7 @@ pub mod clock;
 pub mod deliver;
 pub mod env;
 pub mod files;
+pub mod interactive;
 pub mod kill;
 pub mod reap;
 pub mod recover;
@@ -55,6 +57,10 @@ pub enum StartError {
     Stdio(#[source] io::Error),
     #[error("cannot start {shell} in {dir}: {source}")]
     Spawn { shell: PathBuf, dir: PathBuf, source: io::Error },
+    #[error("cannot reach the waiting qsub at {host}:{port}: {reason}")]
+    Interactive { host: String, port: u16, reason: String },
+    #[error("cannot open a terminal for the job: {0}")]
+    Pty(#[source] io::Error),
 }
 
 impl StartError {
@@ -62,7 +68,7 @@ impl StartError {
     pub fn exit_status(&self) -> i32 {
         match self {
             StartError::ForeignUser { .. } => JOB_EXEC_INVALID_ID,
-            StartError::Stdio(_) | StartError::Spawn { .. } => JOB_EXEC_FAIL2,
+            StartError::Stdio(_) | StartError::Spawn { .. } | StartError::Pty(_) => JOB_EXEC_FAIL2,
             _ => JOB_EXEC_FAIL1,
         }
     }

@@ -1,5 +1,7 @@
-//! One job on the mother superior, from launch to outcome: set up (identity, files, spawn),
-//! supervise (kill requests, walltime), finish (leftover processes, delivery, clean-up).
+//! One job on the mother superior, from launch to outcome: set up (identity, files, for an
+//! interactive job the waiting qsub and a pty, spawn), supervise (kill requests, walltime, an
+//! interactive qsub hanging up), finish (leftover processes, the last terminal output and exit
+//! status to qsub, delivery of a batch job's output, clean-up).
 //!
 //! Owns: the order of those steps and the exit status chosen. Must not: panic or return
 //! early without an outcome: a job that cannot start still ends, with a negative status.
@@ -8,17 +10,19 @@ use super::clock::WalltimeClock;
 use super::deliver::{deliver, destination, keep_undelivered};
 use super::env::{job_environment, total_slots, EnvInput};
 use super::files::{job_id_is_safe, JobFiles};
+use super::interactive::{self, Terminal};
 use super::kill::{self, Termination};
 use super::reap::{self, Reaped};
-use super::spawn::{spawn_shell, ShellSpec};
+use super::spawn::{spawn_shell, ShellSpec, ShellStdio};
 use super::user::{self, JobUser};
 use super::{StartError, JOB_EXEC_FAIL1, JOB_EXEC_FAIL2, JOB_EXEC_KILL_WALLTIME, JOB_EXEC_RERUN};
+use nix::sys::signal::Signal;
 use proto::mom::{JobLaunch, ResourcesUsed};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
@@ -77,6 +81,10 @@ struct Started {
     user: JobUser,
     files: JobFiles,
     at: Instant,
+    /// An interactive job's relay to its qsub.
+    terminal: Option<Terminal>,
+    /// Fires when an interactive job's qsub hangs up.
+    hangup: Option<oneshot::Receiver<()>>,
 }
 
 /// How supervision ended.
@@ -103,7 +111,7 @@ pub async fn run_job(
         let (launch, context) = (launch.clone(), context.clone());
         tokio::task::spawn_blocking(move || start(&launch, &context)).await
     };
-    let started = match setup {
+    let mut started = match setup {
         Ok(Ok(started)) => started,
         Ok(Err(err)) => {
             tracing::error!(exit_status = err.exit_status(), "job cannot start: {err}");
@@ -116,7 +124,8 @@ pub async fn run_job(
     };
     tracing::info!(session_id = started.sid, user = %started.user.name, "job started");
     on_started(started.sid);
-    let ending = supervise(&launch, &context, &started, kills).await;
+    let hangup = started.hangup.take();
+    let ending = supervise(&launch, &context, &started, kills, hangup).await;
     finish(launch, context, started, ending, ncpus).await
 }
 
@@ -137,11 +146,12 @@ fn start(launch: &JobLaunch, context: &ExecContext) -> Result<Started, StartErro
         return Err(StartError::Files(err));
     }
     match spawn(launch, context, &user, &shell, &files) {
-        Ok(sid) => {
+        Ok((sid, terminal)) => {
             if let Err(err) = files.record_session(sid) {
                 tracing::warn!(sid, "cannot record the job's session: {err}");
             }
-            Ok(Started { sid, user, files, at: Instant::now() })
+            let (terminal, hangup) = terminal.unzip();
+            Ok(Started { sid, user, files, at: Instant::now(), terminal, hangup })
         }
         Err(err) => {
             files.remove();
@@ -150,14 +160,30 @@ fn start(launch: &JobLaunch, context: &ExecContext) -> Result<Started, StartErro
     }
 }
 
+/// An interactive job's relay to qsub, and what fires when qsub hangs up.
+type Relay = (Terminal, oneshot::Receiver<()>);
+
+/// Spawns the shell: a batch job's on its script and spool files; an interactive job's, once
+/// its qsub accepted it, on a pty whose relay to qsub is returned.
 fn spawn(
     launch: &JobLaunch,
     context: &ExecContext,
     user: &JobUser,
     shell: &Path,
     files: &JobFiles,
-) -> Result<i32, StartError> {
-    let stdio = files.open_stdio(&launch.script).map_err(StartError::Stdio)?;
+) -> Result<(i32, Option<Relay>), StartError> {
+    let (stdio, accepted) = match &launch.interactive {
+        None => (ShellStdio::Batch(files.open_stdio(&launch.script).map_err(StartError::Stdio)?), None),
+        Some(target) => {
+            let accepted = interactive::connect(launch, target)?;
+            let (master, slave) = interactive::open_pty(&accepted).map_err(StartError::Pty)?;
+            if context.mom_uid == 0 {
+                // The user's terminal, as login makes it.
+                std::os::unix::fs::fchown(&slave, Some(user.uid), None).map_err(StartError::Pty)?;
+            }
+            (ShellStdio::Terminal(slave), Some((accepted, master)))
+        }
+    };
     let env = job_environment(&EnvInput {
         launch,
         user,
@@ -165,12 +191,28 @@ fn spawn(
         nodefile: &files.nodefile,
         gpufile: files.gpufile.as_deref(),
         tmpdir: &files.tmpdir,
+        term: accepted.as_ref().and_then(|(accepted, _)| accepted.term.as_deref()),
     });
     // A relative `-d` directory is taken from the home directory.
     let start_dir = launch.init_dir.as_ref().map_or_else(|| user.home.clone(), |dir| user.home.join(dir));
     let spec =
         ShellSpec { shell, user, change_identity: context.mom_uid == 0, env: &env, start_dir: &start_dir, stdio };
-    spawn_shell(spec).map_err(|source| StartError::Spawn { shell: shell.to_path_buf(), dir: start_dir.clone(), source })
+    let sid = spawn_shell(spec).map_err(|source| StartError::Spawn {
+        shell: shell.to_path_buf(),
+        dir: start_dir.clone(),
+        source,
+    })?;
+    let Some((accepted, master)) = accepted else { return Ok((sid, None)) };
+    match Terminal::start(accepted, master) {
+        Ok(relay) => Ok((sid, Some(relay))),
+        Err(err) => {
+            // The shell runs but nobody can reach it: end it rather than leave it unattended,
+            // and collect it.
+            kill::signal_session(sid, Signal::SIGKILL);
+            drop(reap::watch(sid));
+            Err(StartError::Pty(err))
+        }
+    }
 }
 
 /// Waits for the top shell while serving kill, rerun, signal and walltime requests and the
@@ -180,6 +222,7 @@ async fn supervise(
     context: &ExecContext,
     started: &Started,
     mut kills: mpsc::UnboundedReceiver<KillRequest>,
+    mut hangup: Option<oneshot::Receiver<()>>,
 ) -> Ending {
     let mut reaper = reap::watch(started.sid);
     let delay = if launch.kill_delay > 0 { Duration::from_secs(launch.kill_delay) } else { context.default_kill_delay };
@@ -189,6 +232,8 @@ async fn supervise(
         clock: WalltimeClock::new(started.at, launch.walltime),
         killer: None,
         rerun: false,
+        // A terminal's session leader ignores SIGTERM; it is hung up first, as a closed terminal is.
+        hang_up: started.terminal.is_some(),
     };
     let walltime_timer = tokio::time::sleep_until(job.clock.deadline());
     tokio::pin!(walltime_timer);
@@ -203,15 +248,27 @@ async fn supervise(
                 }
                 None => kills_open = false,
             },
+            gone = wait_hangup(&mut hangup), if hangup.is_some() => {
+                hangup = None;
+                if gone {
+                    tracing::info!("the interactive qsub is gone: ending the job");
+                    start_kill(&mut job.killer, job.sid, job.delay, job.hang_up);
+                }
+            },
             () = &mut walltime_timer, if job.clock.limit.is_some() && !walltime_exceeded => {
                 walltime_exceeded = true;
                 let (used, limit) = (job.clock.used(Instant::now()).as_secs(), job.clock.limit.unwrap_or_default());
                 tracing::info!(used, limit, "walltime exceeded: killing the job");
                 let line = format!("=>> PBS: job killed: walltime {used} exceeded limit {limit}");
-                if let Err(err) = started.files.append_to_stderr(&line) {
-                    tracing::warn!("cannot write the walltime message: {err}");
+                match &started.terminal {
+                    Some(terminal) => terminal.notice(&line),
+                    None => {
+                        if let Err(err) = started.files.append_to_stderr(&line) {
+                            tracing::warn!("cannot write the walltime message: {err}");
+                        }
+                    }
                 }
-                start_kill(&mut job.killer, started.sid, delay);
+                start_kill(&mut job.killer, started.sid, delay, job.hang_up);
             }
         }
     };
@@ -237,6 +294,8 @@ struct Supervision {
     clock: WalltimeClock,
     killer: Option<JoinHandle<()>>,
     rerun: bool,
+    /// An interactive job: kills start with SIGHUP.
+    hang_up: bool,
 }
 
 impl Supervision {
@@ -245,12 +304,12 @@ impl Supervision {
         match request {
             KillRequest::Kill => {
                 tracing::info!("killing the job on request");
-                start_kill(&mut self.killer, self.sid, self.delay);
+                start_kill(&mut self.killer, self.sid, self.delay, self.hang_up);
             }
             KillRequest::Rerun => {
                 tracing::info!("killing the job to rerun it");
                 self.rerun = true;
-                start_kill(&mut self.killer, self.sid, self.delay);
+                start_kill(&mut self.killer, self.sid, self.delay, self.hang_up);
             }
             KillRequest::Signal(number) => {
                 send_signal(self.sid, number);
@@ -280,12 +339,24 @@ fn send_signal(sid: i32, number: i32) {
     }
 }
 
-/// Starts the SIGTERM/SIGKILL sequence once (later requests are no-ops).
-fn start_kill(killer: &mut Option<JoinHandle<()>>, sid: i32, delay: Duration) {
+/// Whether an interactive job's qsub hung up (false: the relay ended without saying).
+async fn wait_hangup(hangup: &mut Option<oneshot::Receiver<()>>) -> bool {
+    match hangup {
+        Some(receiver) => receiver.await.is_ok(),
+        None => std::future::pending().await,
+    }
+}
+
+/// Starts the SIGTERM/SIGKILL sequence once (later requests are no-ops); `hang_up` sends
+/// SIGHUP first.
+fn start_kill(killer: &mut Option<JoinHandle<()>>, sid: i32, delay: Duration, hang_up: bool) {
     if killer.is_some() {
         return;
     }
     *killer = Some(tokio::spawn(async move {
+        if hang_up {
+            let _ = tokio::task::spawn_blocking(move || kill::signal_session(sid, Signal::SIGHUP)).await;
+        }
         if kill::terminate(sid, delay).await == Termination::Killed {
             tracing::info!(sid, "session needed SIGKILL");
         }
@@ -296,7 +367,7 @@ fn start_kill(killer: &mut Option<JoinHandle<()>>, sid: i32, delay: Duration) {
 async fn finish(
     launch: Arc<JobLaunch>,
     context: Arc<ExecContext>,
-    started: Started,
+    mut started: Started,
     ending: Ending,
     ncpus: u32,
 ) -> JobOutcome {
@@ -311,6 +382,11 @@ async fn finish(
         (Some(reaped), false) => reaped.exit_status,
         (None, false) => JOB_EXEC_FAIL2,
     };
+    if let Some(terminal) = started.terminal.take() {
+        if let Err(err) = tokio::task::spawn_blocking(move || terminal.finish(exit_status)).await {
+            tracing::error!("closing the job's terminal crashed: {err}");
+        }
+    }
     let rerun = ending.rerun;
     let cleanup = tokio::task::spawn_blocking(move || {
         if rerun {
@@ -333,11 +409,13 @@ async fn finish(
 }
 
 /// Delivers each spool file as the user (an undeliverable one is kept under
-/// `<spool>/undelivered/`), then removes the job's files.
+/// `<spool>/undelivered/`), then removes the job's files. An interactive job's output went to
+/// its terminal: nothing is delivered (as in OpenPBS).
 fn deliver_and_clean(launch: &JobLaunch, context: &ExecContext, started: &Started) {
     let user = &started.user;
     let as_child = context.mom_uid != user.uid;
-    for (spool, dest) in started.files.deliveries(launch) {
+    let deliveries = if launch.interactive.is_some() { Vec::new() } else { started.files.deliveries(launch) };
+    for (spool, dest) in deliveries {
         let path = destination(&dest, &user.home);
         match deliver(&spool, &path, user, as_child) {
             Ok(()) => tracing::debug!(dest = %path.display(), "output delivered"),

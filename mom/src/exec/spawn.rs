@@ -1,7 +1,8 @@
 //! Starting a job's top shell: a new session (setsid), the user's identity (supplementary
 //! groups, gid, uid), umask 077, the start directory, an environment built from nothing, and
 //! the shell started as a login shell (`argv[0]` = `-bash`) reading, on its stdin, the path
-//! of the script (an in-memory file kept open across exec), as OpenPBS does.
+//! of the script (an in-memory file kept open across exec), as OpenPBS does. An interactive
+//! job's shell instead gets a pty slave as stdin, stdout, stderr and controlling terminal.
 //!
 //! Owns: the code that runs in the forked child before `exec`. Must not: wait for the child
 //! (reap.rs does), decide the environment (env.rs does) or look users up in the child: every
@@ -11,6 +12,7 @@ use super::files::JobStdio;
 use super::user::JobUser;
 use std::ffi::CString;
 use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -29,8 +31,17 @@ pub struct ShellSpec<'a> {
     pub env: &'a [(String, String)],
     /// Working directory, entered after the identity change.
     pub start_dir: &'a Path,
-    /// Script on stdin, spool files on stdout/stderr.
-    pub stdio: JobStdio,
+    /// What the shell's standard streams are.
+    pub stdio: ShellStdio,
+}
+
+/// The standard streams of a job's top shell.
+#[derive(Debug)]
+pub enum ShellStdio {
+    /// A batch job: the script's path on stdin, spool files on stdout/stderr.
+    Batch(JobStdio),
+    /// An interactive job: a pty slave on all three, and as the controlling terminal.
+    Terminal(OwnedFd),
 }
 
 /// Starts the job's top shell and returns its pid, which is also its session id (and process
@@ -39,27 +50,38 @@ pub fn spawn_shell(spec: ShellSpec<'_>) -> io::Result<i32> {
     let start_dir = CString::new(spec.start_dir.as_os_str().as_bytes())
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "start directory contains a NUL byte"))?;
     let identity = spec.change_identity.then(|| Identity::of(spec.user));
-    // The script stays open across exec (the shell runs it by its /proc/self/fd path); the
-    // mom's own copy closes when `spec.stdio` is dropped after the spawn.
-    let script_fd = std::os::fd::AsRawFd::as_raw_fd(&spec.stdio.script);
-    let _script = spec.stdio.script;
     let mut command = Command::new(spec.shell);
-    command
-        .arg0(login_argv0(spec.shell))
-        .env_clear()
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::from(spec.stdio.stdin))
-        .stdout(Stdio::from(spec.stdio.stdout))
-        .stderr(Stdio::from(spec.stdio.stderr));
+    command.arg0(login_argv0(spec.shell)).env_clear().envs(spec.env.iter().map(|(k, v)| (k, v)));
+    // The script stays open across exec (the shell runs it by its /proc/self/fd path); the
+    // mom's own copy closes when `_script` is dropped after the spawn.
+    let (script_fd, _script, terminal) = match spec.stdio {
+        ShellStdio::Batch(stdio) => {
+            command.stdin(Stdio::from(stdio.stdin)).stdout(Stdio::from(stdio.stdout)).stderr(Stdio::from(stdio.stderr));
+            (Some(stdio.script.as_raw_fd()), Some(stdio.script), false)
+        }
+        ShellStdio::Terminal(slave) => {
+            command
+                .stdin(Stdio::from(slave.try_clone()?))
+                .stdout(Stdio::from(slave.try_clone()?))
+                .stderr(Stdio::from(slave));
+            (None, None, true)
+        }
+    };
     // SAFETY: the closure runs in the forked child before exec and only makes system calls
-    // (setsid, setgroups, setgid, setuid, umask, chdir) on data prepared before the fork.
+    // (setsid, ioctl, setgroups, setgid, setuid, umask, chdir) on data prepared before the fork.
     unsafe {
         command.pre_exec(move || {
             close_inherited_descriptors();
-            if libc::fcntl(script_fd, libc::F_SETFD, 0) < 0 {
-                return Err(io::Error::last_os_error());
+            if let Some(script_fd) = script_fd {
+                if libc::fcntl(script_fd, libc::F_SETFD, 0) < 0 {
+                    return Err(io::Error::last_os_error());
+                }
             }
             if libc::setsid() < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // The pty slave (already on stdin) becomes the new session's controlling terminal.
+            if terminal && libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
                 return Err(io::Error::last_os_error());
             }
             if let Some(identity) = &identity {

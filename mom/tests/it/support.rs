@@ -202,6 +202,7 @@ pub fn launch(job_id: &str, script: &str, out: &Path) -> JobLaunch {
         cookie: "cafe".into(),
         array_index: None,
         array_id: None,
+        interactive: None,
     }
 }
 

@@ -79,6 +79,11 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
     if !(-1024..=1023).contains(&spec.priority) {
         return Err(bad_value(format!("Priority: {} is outside -1024..1023", spec.priority)));
     }
+    if let Some(target) = &spec.interactive {
+        target.check().map_err(|reason| bad_value(format!("interactive: {reason}")))?;
+        // Interactive jobs are never rerun (pbs-reference 10.4): their qsub is gone by then.
+        spec.rerunnable = false;
+    }
     if state.server_uid != 0 && requester.uid != state.server_uid {
         let message = format!(
             "{}: this cluster runs as uid {} and can only run that user's jobs",

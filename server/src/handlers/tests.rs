@@ -39,6 +39,7 @@ pub(crate) fn spec(resources: &[(&str, &str)]) -> JobSpec {
         submit_args: "job.sh".to_string(),
         depend: Vec::new(),
         array: None,
+        interactive: None,
     }
 }
 
@@ -305,4 +306,37 @@ fn forced_delete_ends_a_running_job_at_once_and_history_delete_forgets_it() {
     let history = delete_job::How { force: false, history: true };
     delete_job::delete_job(&mut state, &mut Outbox::default(), &requester(ALICE), 40, ids, history);
     assert!(state.find_job(&id).is_err(), "qdel -x removed it from history");
+}
+
+#[test]
+fn interactive_jobs_are_not_rerunnable_and_carry_their_target_to_the_mom() {
+    let mut state = cluster(1);
+    let target = job::spec::Interactive { host: "login".into(), port: 4000, secret: "ab".repeat(16) };
+    let mut bad = spec(&[]);
+    bad.interactive = Some(job::spec::Interactive { secret: "short".into(), ..target.clone() });
+    let mut out = Outbox::default();
+    match submit_job::submit_job(&mut state, &mut out, &requester(ALICE), 10, bad) {
+        ServerReply::Error(error) => assert!(error.message.contains("interactive secret"), "{}", error.message),
+        other => panic!("accepted: {other:?}"),
+    }
+    assert!(out.persist.is_empty());
+    let mut good = spec(&[]);
+    good.interactive = Some(target.clone());
+    let mut out = Outbox::default();
+    let ServerReply::JobSubmitted { id } = submit_job::submit_job(&mut state, &mut out, &requester(ALICE), 10, good)
+    else {
+        panic!("refused")
+    };
+    let job = &state.jobs[&state.find_job(&id).unwrap()];
+    assert!(!job.spec.rerunnable, "never rerun (pbs-reference 10.4)");
+    let status = crate::status::job_status(job, "head", crate::config::Flavor::OpenPbs, 0);
+    let listed = format!("{:?}", status.attrs);
+    assert!(listed.contains("interactive") && !listed.contains(&target.secret), "{listed}");
+    let mut out = Outbox::default();
+    schedule_pass(&mut state, &mut out, 20);
+    let launch = out.to_moms.iter().find_map(|(_, message)| match message {
+        ServerToMom::RunJob(launch) => Some(launch.clone()),
+        _ => None,
+    });
+    assert_eq!(launch.expect("RunJob sent").interactive, Some(target));
 }

@@ -63,6 +63,23 @@ impl From<StoreError> for TransactionError {
     }
 }
 
+/// The store holds job scripts, environments and interactive jobs' secrets: only the server's
+/// user may read it. SQLite gives the `-wal` and `-shm` files the database file's mode; ones
+/// left by an earlier run are restricted too.
+fn restrict_to_owner(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    for suffix in ["", "-wal", "-shm"] {
+        let mut file = path.as_os_str().to_owned();
+        file.push(suffix);
+        match std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)) {
+            Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+                tracing::warn!(path = ?file, "cannot make the job store private: {err}");
+            }
+            _ => {}
+        }
+    }
+}
+
 impl Store {
     /// Opens the database at `path`, creating the file if needed, sets WAL mode,
     /// `synchronous=FULL` and a busy timeout, and applies pending embedded migrations.
@@ -70,6 +87,7 @@ impl Store {
         let url = path.to_str().ok_or_else(|| StoreError::BadPath(path.to_path_buf()))?;
         let mut connection = SqliteConnection::establish(url)
             .map_err(|err| StoreError::Open { path: path.to_path_buf(), source: Arc::new(err) })?;
+        restrict_to_owner(path);
         connection
             .batch_execute(&format!("PRAGMA busy_timeout = {BUSY_TIMEOUT_MS};"))
             .map_err(|err| StoreError::database("setting busy_timeout", err))?;

@@ -31,6 +31,7 @@ fn spec(script: &str, workdir: &std::path::Path) -> JobSpec {
         submit_args: "inproc".into(),
         depend: Vec::new(),
         array: None,
+        interactive: None,
     }
 }
 

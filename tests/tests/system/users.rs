@@ -112,3 +112,25 @@ fn a_spool_directory_someone_else_controls_is_refused() {
     assert!(log.contains("must belong to uid 0"), "the mom says why: {log}");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
 }
+
+#[test]
+fn interactive_job_runs_as_its_owner_on_a_terminal_they_own() {
+    if !nix::unistd::getuid().is_root() {
+        eprintln!("SKIPPED: interactive_job_runs_as_its_owner_on_a_terminal_they_own needs root to create users");
+        return;
+    }
+    let alice = TestUser::create("i");
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
+    let mut command = as_user(&cluster, &alice, "qsub");
+    command.arg("-I");
+    let mut qsub = rexpect::session::spawn_command(command, Some(30_000)).expect("qsub -I starts on a pty");
+    qsub.exp_regex(r"qsub: job \S+ ready").expect("the job starts");
+    qsub.send_line(r#"echo "U$(id -u)U"; echo "O$(stat -c %U "$(tty)")O"; echo "D$(pwd)D""#).unwrap();
+    qsub.exp_string(&format!("U{}U", alice.uid)).expect("runs as alice");
+    qsub.exp_string(&format!("O{}O", alice.name)).expect("on a terminal alice owns");
+    qsub.exp_string(&format!("D/home/{}D", alice.name)).expect("in alice's home");
+    qsub.send_line("exit 5").unwrap();
+    qsub.exp_eof().expect("qsub ends");
+    let status = qsub.process().wait().expect("qsub is waited for");
+    assert!(matches!(status, rexpect::process::WaitStatus::Exited(_, 5)), "{status:?}");
+}

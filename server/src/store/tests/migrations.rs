@@ -78,3 +78,21 @@ struct Seq {
     #[diesel(sql_type = diesel::sql_types::BigInt)]
     seq: i64,
 }
+
+#[test]
+fn the_store_is_readable_by_its_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let (_dir, path, mut store) = fresh_store();
+    store.commit(&[StoreOp::InsertJob(Box::new(queued_job(1)))]).unwrap();
+    let mode = |suffix: &str| {
+        let mut file = path.as_os_str().to_owned();
+        file.push(suffix);
+        std::fs::metadata(file).map(|meta| meta.permissions().mode() & 0o777).ok()
+    };
+    assert_eq!(mode(""), Some(0o600), "scripts, environments and secrets are private");
+    assert_eq!(mode("-wal"), Some(0o600));
+    drop(store);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let _store = Store::open(&path).unwrap();
+    assert_eq!(mode(""), Some(0o600), "an older, readable store is made private");
+}

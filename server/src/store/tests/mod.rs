@@ -103,6 +103,7 @@ fn sample_spec(seq: u64) -> JobSpec {
         submit_args: "-l nodes=2:ppn=2 job.sh".to_string(),
         depend: Vec::new(),
         array: None,
+        interactive: None,
     }
 }
 

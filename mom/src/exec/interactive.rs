@@ -1,0 +1,338 @@
+//! An interactive job's terminal on the mother superior (`qsub -I`): connect to the waiting
+//! qsub and present the job id and secret (proto/src/interactive.rs), open a pty of qsub's
+//! window size, and once the shell runs on it, relay: pty output to qsub, keystrokes and window
+//! sizes (TIOCSWINSZ, which signals SIGWINCH to the job) to the pty. When qsub goes away the
+//! job is hung up; when the shell is gone, the rest of its output and its exit status go to
+//! qsub and the connection closes.
+//!
+//! Owns: the connection to qsub and the pty master. Must not: spawn the shell (spawn.rs does,
+//! on the slave), decide exit statuses (run.rs does) or log what crosses the terminal.
+
+use super::StartError;
+use job::spec::Interactive;
+use proto::frame::{self, FrameError};
+use proto::interactive::{MomToQsub, QsubToMom, WindowSize, INTERACTIVE_VERSION};
+use proto::mom::JobLaunch;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, TcpStream, ToSocketAddrs};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::oneshot;
+
+/// How long the mom tries to reach qsub, per address.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long qsub has to accept the job once connected.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long the output of an ended job may keep draining before the mom stops waiting.
+const DRAIN_PATIENCE: Duration = Duration::from_secs(5);
+/// How long a write to qsub may block (qsub not reading) before qsub counts as gone, so a stuck
+/// qsub can neither block the job forever nor keep the mom from reporting its end.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// qsub accepted the job: the connection, and what its terminal is.
+#[derive(Debug)]
+pub struct Accepted {
+    stream: TcpStream,
+    /// qsub's `TERM`.
+    pub term: Option<String>,
+    size: WindowSize,
+}
+
+/// Connects to the qsub named in `target` and has it accept `launch`'s job (blocking).
+pub fn connect(launch: &JobLaunch, target: &Interactive) -> Result<Accepted, StartError> {
+    let unreachable = |reason: String| StartError::Interactive { host: target.host.clone(), port: target.port, reason };
+    let addresses = (target.host.as_str(), target.port)
+        .to_socket_addrs()
+        .map_err(|err| unreachable(format!("cannot resolve the host: {err}")))?;
+    let mut last_error = String::from("the host has no address");
+    let mut stream = None;
+    for address in addresses {
+        match TcpStream::connect_timeout(&address, CONNECT_TIMEOUT) {
+            Ok(connected) => {
+                stream = Some(connected);
+                break;
+            }
+            Err(err) => last_error = err.to_string(),
+        }
+    }
+    let mut stream = stream.ok_or_else(|| unreachable(last_error))?;
+    let handshake = |stream: &mut TcpStream| -> Result<QsubToMom, FrameError> {
+        stream.set_read_timeout(Some(HANDSHAKE_TIMEOUT))?;
+        stream.set_nodelay(true)?;
+        let hello = MomToQsub::Hello {
+            version: INTERACTIVE_VERSION,
+            job_id: launch.job_id.clone(),
+            secret: target.secret.clone(),
+        };
+        frame::write(stream, &hello)?;
+        let answer = frame::read(stream)?;
+        stream.set_read_timeout(None)?;
+        stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
+        keep_alive(stream)?;
+        Ok(answer)
+    };
+    match handshake(&mut stream) {
+        Ok(QsubToMom::Accept { term, size }) => Ok(Accepted { stream, term, size }),
+        Ok(other) => Err(unreachable(format!("qsub answered {other:?} instead of accepting the job"))),
+        Err(err) => Err(unreachable(format!("qsub did not accept the job: {err}"))),
+    }
+}
+
+/// A new pty of the accepted window size: (master, slave).
+pub fn open_pty(accepted: &Accepted) -> io::Result<(File, OwnedFd)> {
+    let size = winsize(accepted.size);
+    let pty = nix::pty::openpty(Some(&size), None).map_err(io::Error::from)?;
+    for fd in [&pty.master, &pty.slave] {
+        nix::fcntl::fcntl(fd.as_raw_fd(), nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC))
+            .map_err(io::Error::from)?;
+    }
+    Ok((File::from(pty.master), pty.slave))
+}
+
+/// The relay between a running job's pty and qsub.
+#[derive(Debug)]
+pub struct Terminal {
+    writer: Arc<Mutex<TcpStream>>,
+    /// Signalled once the pty has no writer left (the job and its leftovers are gone). In a
+    /// mutex only to be `Sync`.
+    output_done: Mutex<mpsc::Receiver<()>>,
+}
+
+impl Terminal {
+    /// Starts relaying between `master` and qsub. The receiver fires when qsub hangs up (its
+    /// connection ended or broke) while the job still runs.
+    pub fn start(accepted: Accepted, master: File) -> io::Result<(Terminal, oneshot::Receiver<()>)> {
+        let reader = accepted.stream.try_clone()?;
+        let writer = Arc::new(Mutex::new(accepted.stream));
+        let (hangup_tx, hangup_rx) = oneshot::channel();
+        let (done_tx, done_rx) = mpsc::channel();
+        let keys = master.try_clone()?;
+        std::thread::Builder::new().name("pty-in".into()).spawn(move || {
+            relay_input(reader, keys);
+            let _ = hangup_tx.send(());
+        })?;
+        let output_writer = writer.clone();
+        std::thread::Builder::new().name("pty-out".into()).spawn(move || {
+            relay_output(master, &output_writer);
+            let _ = done_tx.send(());
+        })?;
+        Ok((Terminal { writer, output_done: Mutex::new(done_rx) }, hangup_rx))
+    }
+
+    /// Shows a line from the mom on the user's terminal (a limit kill's reason). The write
+    /// happens on the blocking pool: a qsub that does not read must not stall the runtime.
+    pub fn notice(&self, line: &str) {
+        let text = format!("\r\n{line}\r\n").into_bytes();
+        let writer = self.writer.clone();
+        tokio::task::spawn_blocking(move || {
+            if let Err(err) = send(&writer, &MomToQsub::Data(text)) {
+                tracing::debug!("cannot show a notice to qsub: {err}");
+            }
+        });
+    }
+
+    /// After the job's processes are gone: lets the last output through, sends the exit
+    /// status and closes the connection (blocking).
+    pub fn finish(self, exit_status: i32) {
+        let drained = self.output_done.lock().map(|done| done.recv_timeout(DRAIN_PATIENCE).is_ok());
+        if !drained.unwrap_or(false) {
+            tracing::warn!("the job's terminal still had a writer; its last output may be lost");
+        }
+        if let Err(err) = send(&self.writer, &MomToQsub::Exit { status: exit_status }) {
+            tracing::info!("cannot send the exit status to qsub: {err}");
+        }
+        if let Ok(stream) = self.writer.lock() {
+            let _ = stream.shutdown(Shutdown::Both);
+        }
+    }
+}
+
+/// qsub -> pty, until qsub's side ends or breaks.
+fn relay_input(mut stream: TcpStream, mut master: File) {
+    loop {
+        match frame::read::<QsubToMom>(&mut stream) {
+            Ok(QsubToMom::Data(bytes)) => {
+                if let Err(err) = master.write_all(&bytes) {
+                    tracing::debug!("cannot write to the job's terminal: {err}");
+                }
+            }
+            Ok(QsubToMom::WindowSize(size)) => set_window_size(&master, size),
+            Ok(QsubToMom::Accept { .. }) => tracing::debug!("a second Accept from qsub: ignored"),
+            Err(FrameError::Closed) => return,
+            Err(err) => {
+                tracing::info!("the connection to qsub ended: {err}");
+                return;
+            }
+        }
+    }
+}
+
+/// pty -> qsub, until the pty has no writer left (EIO) or qsub is gone.
+fn relay_output(mut master: File, writer: &Mutex<TcpStream>) {
+    let mut buffer = vec![0u8; 16 * 1024];
+    loop {
+        match master.read(&mut buffer) {
+            Ok(0) => return,
+            Ok(n) => {
+                if send(writer, &MomToQsub::Data(buffer[..n].to_vec())).is_err() {
+                    // qsub is gone; keep draining so the job never blocks on a full pty.
+                    continue;
+                }
+            }
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            // EIO: every slave descriptor is closed.
+            Err(_) => return,
+        }
+    }
+}
+
+/// Sends one message; a failed or timed-out write (which may have sent part of a frame) ends
+/// the connection, which also ends the input relay and so hangs up the job.
+fn send(writer: &Mutex<TcpStream>, message: &MomToQsub) -> Result<(), FrameError> {
+    let mut stream = writer.lock().map_err(|_| FrameError::Io(io::Error::other("writer lock poisoned")))?;
+    let result = frame::write(&mut *stream, message);
+    if result.is_err() {
+        let _ = stream.shutdown(Shutdown::Both);
+    }
+    result
+}
+
+/// Turns on TCP keepalive (first probe after 60 s idle, then every 10 s, 6 tries), so a
+/// peer whose host vanished is noticed within about two minutes instead of never.
+fn keep_alive(stream: &TcpStream) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = stream.as_raw_fd();
+    let set = |level: libc::c_int, name: libc::c_int, value: libc::c_int| -> std::io::Result<()> {
+        // SAFETY: setsockopt reads one c_int from a valid pointer to a local of the given size.
+        let result = unsafe {
+            libc::setsockopt(
+                fd,
+                level,
+                name,
+                (&value as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if result < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    };
+    set(libc::SOL_SOCKET, libc::SO_KEEPALIVE, 1)?;
+    set(libc::IPPROTO_TCP, libc::TCP_KEEPIDLE, 60)?;
+    set(libc::IPPROTO_TCP, libc::TCP_KEEPINTVL, 10)?;
+    set(libc::IPPROTO_TCP, libc::TCP_KEEPCNT, 6)
+}
+
+fn winsize(size: WindowSize) -> nix::pty::Winsize {
+    nix::pty::Winsize { ws_row: size.rows, ws_col: size.cols, ws_xpixel: 0, ws_ypixel: 0 }
+}
+
+/// TIOCSWINSZ on the master: the kernel signals SIGWINCH to the job's foreground group.
+fn set_window_size(master: &File, size: WindowSize) {
+    let size = winsize(size);
+    // SAFETY: TIOCSWINSZ reads one `winsize` from a valid pointer to a local.
+    let result = unsafe { libc::ioctl(master.as_raw_fd(), libc::TIOCSWINSZ, &size) };
+    if result < 0 {
+        tracing::debug!("cannot set the job's window size: {}", io::Error::last_os_error());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    fn target(port: u16) -> Interactive {
+        Interactive { host: "127.0.0.1".into(), port, secret: "5ec2e7".repeat(4) }
+    }
+
+    fn launch() -> JobLaunch {
+        JobLaunch {
+            job_id: "9.s".into(),
+            name: "x".into(),
+            queue: "q".into(),
+            user: "u".into(),
+            group: None,
+            script: String::new(),
+            variables: Default::default(),
+            hosts: Vec::new(),
+            walltime: None,
+            kill_delay: 0,
+            output_path: String::new(),
+            error_path: String::new(),
+            join: Default::default(),
+            shell: None,
+            init_dir: None,
+            num_ppn: 1,
+            first_ncpus: 1,
+            cookie: String::new(),
+            array_index: None,
+            array_id: None,
+            interactive: None,
+        }
+    }
+
+    fn keepalive_on(stream: &TcpStream) -> bool {
+        use std::os::fd::AsRawFd;
+        let (mut value, mut len): (libc::c_int, libc::socklen_t) = (0, std::mem::size_of::<libc::c_int>() as _);
+        // SAFETY: getsockopt writes one c_int and its length to valid pointers to locals.
+        let result = unsafe {
+            libc::getsockopt(
+                stream.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_KEEPALIVE,
+                (&mut value as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        };
+        result == 0 && value == 1
+    }
+
+    #[test]
+    fn presents_job_and_secret_and_takes_the_window_size() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let qsub = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let hello: MomToQsub = frame::read(&mut stream).unwrap();
+            let size = WindowSize { rows: 33, cols: 99 };
+            frame::write(&mut stream, &QsubToMom::Accept { term: Some("xterm".into()), size }).unwrap();
+            hello
+        });
+        let accepted = connect(&launch(), &target(port)).unwrap();
+        let hello = qsub.join().unwrap();
+        let expected =
+            MomToQsub::Hello { version: INTERACTIVE_VERSION, job_id: "9.s".into(), secret: "5ec2e7".repeat(4) };
+        assert_eq!(hello, expected);
+        assert_eq!(accepted.term.as_deref(), Some("xterm"));
+        assert!(keepalive_on(&accepted.stream), "a vanished qsub host is noticed");
+        let (master, slave) = open_pty(&accepted).unwrap();
+        let size = nix::sys::termios::tcgetattr(&slave).map(|_| ());
+        assert!(size.is_ok(), "the slave is a terminal");
+        let mut got = nix::pty::Winsize { ws_row: 0, ws_col: 0, ws_xpixel: 0, ws_ypixel: 0 };
+        // SAFETY: TIOCGWINSZ writes one `winsize` to a valid pointer to a local.
+        assert_eq!(unsafe { libc::ioctl(master.as_raw_fd(), libc::TIOCGWINSZ, &mut got) }, 0);
+        assert_eq!((got.ws_row, got.ws_col), (33, 99));
+    }
+
+    #[test]
+    fn a_qsub_that_closes_refuses_the_job() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let qsub = std::thread::spawn(move || drop(listener.accept().unwrap()));
+        let error = connect(&launch(), &target(port)).unwrap_err();
+        qsub.join().unwrap();
+        assert!(error.to_string().contains("did not accept"), "{error}");
+        assert_eq!(error.exit_status(), super::super::JOB_EXEC_FAIL1);
+    }
+
+    #[test]
+    fn nobody_listening_is_an_error_naming_the_target() {
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let error = connect(&launch(), &target(port)).unwrap_err();
+        assert!(error.to_string().contains(&format!("127.0.0.1:{port}")), "{error}");
+    }
+}
