@@ -9,11 +9,16 @@
 //! which goes to the mother superior as `SetWalltime`; not account, shell or variables), else
 //! `Cannot modify attribute while job running`; an exiting job is in the wrong state; a
 //! finished job answers `Job has finished`.
+//!
+//! Arrays (OpenPBS `req_modifyjob`): the parent may be altered while queued, held or begun
+//! (B is not "running" there); the change reaches the subjobs that have not started
+//! (`alter_array`). A subjob alone, or a range of them, is `Invalid request`.
 
 use super::submit_job::{bad_value, check_feasible, parse_request, std_path};
 use crate::outbox::Outbox;
 use crate::state::{Job, Requester, ServerState};
 use crate::store::StoreOp;
+use job::id::ArrayPart;
 use job::{JobEvent, JobState};
 use proto::error::{ErrorCode, RequestError};
 use proto::{JobAlteration, ServerReply, ServerToMom};
@@ -49,13 +54,14 @@ fn alter_one(
             format!("{}  {id}", ErrorCode::PermissionDenied.text()),
         ));
     }
-    if id.array.is_some() {
-        // Subjobs share their parent's spec; altering an array is not built yet.
-        let message = format!("{} {id} (qalter of job arrays is not supported yet)", ErrorCode::BadState.text());
-        return Err(RequestError::new(ErrorCode::BadState, message));
+    if matches!(id.array, Some(ArrayPart::Sub(_))) {
+        // Subjobs take their attributes from the parent (OpenPBS: PBSE_IVALREQ).
+        return Err(RequestError::with_detail(ErrorCode::InvalidRequest, &id));
     }
+    let parent = id.array == Some(ArrayPart::Parent);
     match job.state {
         JobState::Finished | JobState::Expired => return Err(RequestError::with_detail(ErrorCode::JobFinished, &id)),
+        JobState::Begun if parent => {}
         JobState::Exiting | JobState::Begun => return Err(RequestError::with_detail(ErrorCode::BadState, &id)),
         JobState::Running | JobState::Suspended => check_running(changes, manager, &id)?,
         JobState::Queued | JobState::Held | JobState::Waiting => {}
@@ -64,6 +70,7 @@ fn alter_one(
         // Nothing to change (OpenPBS acknowledges such a request).
         return Ok(());
     }
+    let old_spec = std::sync::Arc::clone(&job.spec);
     let mut altered: Job = (**job).clone();
     apply(state, &mut altered, changes, manager)?;
     let event = hold_event(&altered);
@@ -77,6 +84,10 @@ fn alter_one(
     }
     let job = &state.jobs[&key];
     out.persist(StoreOp::UpdateJobSpec(job.clone()));
+    if parent {
+        super::alter_array::follow_parent(state, out, key, &old_spec, changes, manager, now);
+    }
+    let job = &state.jobs[&key];
     if job.state.is_active() && !changes.resources.is_empty() {
         if let Some(mother) = job.exec.first() {
             let message = ServerToMom::SetWalltime { job_id: id.to_string(), walltime: job.request.walltime };
@@ -160,7 +171,8 @@ fn apply(state: &ServerState, job: &mut Job, changes: &JobAlteration, manager: b
             let name = if kind == 'o' { "Output_Path" } else { "Error_Path" };
             return Err(bad_value(format!("{name}: {path} is not host:/absolute/path")));
         }
-        let resolved = std_path(Some(path), &job.spec, &workdir, kind, job.id.seq, "");
+        let suffix = super::submit_job::array_suffix(&job.spec, state.flavor);
+        let resolved = std_path(Some(path), &job.spec, &workdir, kind, job.id.seq, &suffix);
         if kind == 'o' {
             std::sync::Arc::make_mut(&mut job.spec).output_path = Some(path.clone());
             job.output_path = resolved;
@@ -185,7 +197,7 @@ fn merged_resources(current: &[(String, String)], changes: &[(String, String)]) 
 
 /// `-h`: adds the given holds (`u`, `o`, `s`), or with `n` clears the holds the requester may
 /// clear. `o` and `s` need a manager.
-fn new_holds(current: &str, given: &str, manager: bool) -> Result<String, RequestError> {
+pub(super) fn new_holds(current: &str, given: &str, manager: bool) -> Result<String, RequestError> {
     if given.is_empty() || !(given == "n" || given.chars().all(|c| "uos".contains(c))) {
         return Err(bad_value(format!("Hold_Types: {given}")));
     }
@@ -206,7 +218,7 @@ fn new_holds(current: &str, given: &str, manager: bool) -> Result<String, Reques
 
 /// The state change the job's holds call for: a queued job with a hold is held, a held job
 /// without one is queued again.
-fn hold_event(job: &Job) -> Option<JobEvent> {
+pub(super) fn hold_event(job: &Job) -> Option<JobEvent> {
     let held = job.hold_types != "n";
     match job.state {
         JobState::Queued | JobState::Waiting if held => Some(JobEvent::Hold),

@@ -317,3 +317,82 @@ fn status_shows_parents_by_default_subjobs_with_t_and_array_attributes() {
 fn submit(state: &mut ServerState) {
     super::tests::submit(state, ALICE, &[("ncpus", "1")]);
 }
+
+fn alter(state: &mut ServerState, id: &str, changes: proto::JobAlteration) -> (ServerReply, Outbox) {
+    let ids = [id.to_string()];
+    apply(state, 60, |state, out| alter_job::alter_job(state, out, &requester(ALICE), 60, &ids, &changes))
+}
+
+#[test]
+fn qalter_of_a_begun_parent_reaches_the_subjobs_that_have_not_started() {
+    let mut state = cluster(1);
+    submit_array(&mut state, "1-4", Some(1), false);
+    apply(&mut state, 20, |state, out| schedule_pass(state, out, 20));
+    assert_eq!(running(&state), ["1[1].head"]);
+    let changes = proto::JobAlteration {
+        name: Some("renamed".to_string()),
+        resources: vec![("walltime".to_string(), "00:10:00".to_string())],
+        hold_types: Some("u".to_string()),
+        ..Default::default()
+    };
+    let (reply, out) = alter(&mut state, "1[]", changes);
+    assert_eq!(reply, ServerReply::Done { errors: vec![] });
+    let job = |id: &str| &state.jobs[&state.find_job(id).unwrap()];
+    let parent = job("1[]");
+    assert_eq!((parent.spec.name.as_str(), parent.state), ("renamed", JobState::Begun));
+    for index in 2..=4 {
+        let sub = job(&format!("1[{index}]"));
+        assert!(Arc::ptr_eq(&sub.spec, &parent.spec), "1[{index}] takes the new spec");
+        assert_eq!(sub.request, parent.request);
+        assert_eq!((sub.state, sub.hold_types.as_str()), (JobState::Held, "u"));
+        assert_eq!(sub.output_path, format!("login:/home/alice/job.sh.o1.{index}"));
+    }
+    assert_eq!(parent.request.walltime, Some(600));
+    let started = job("1[1]");
+    assert_eq!((started.spec.name.as_str(), started.state), ("job.sh", JobState::Running), "keeps what it ran with");
+    assert_ne!(started.request.walltime, Some(600));
+    let spec_updates: Vec<String> = out
+        .persist
+        .iter()
+        .filter_map(|op| match op {
+            StoreOp::UpdateJobSpec(job) => Some(job.id.to_string()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(spec_updates, ["1[].head", "1[1].head"], "the started subjob's row keeps its spec");
+    state.sanity_check();
+
+    // Released, the waiting subjobs run with the new walltime.
+    let release = proto::JobAlteration { hold_types: Some("n".to_string()), ..Default::default() };
+    alter(&mut state, "1[]", release);
+    assert_eq!(state_of(&state, "1[3]"), JobState::Queued);
+    end(&mut state, "1[1].head", "node1", 70);
+    let (_, out) = apply(&mut state, 71, |state, out| schedule_pass(state, out, 71));
+    let launched: Vec<_> = out
+        .to_moms
+        .iter()
+        .filter_map(|(_, message)| match message {
+            ServerToMom::RunJob(launch) => Some((launch.array_index, launch.walltime)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(launched, [(Some(2), Some(600))]);
+    state.sanity_check();
+}
+
+#[test]
+fn qalter_of_a_subjob_is_an_invalid_request_and_of_a_finished_array_finished() {
+    let mut state = cluster(1);
+    submit_array(&mut state, "1-2", None, false);
+    let changes = || proto::JobAlteration { name: Some("x".to_string()), ..Default::default() };
+    let (reply, out) = alter(&mut state, "1[2]", changes());
+    let ServerReply::Done { errors } = reply else { panic!() };
+    assert_eq!(errors[0].code, proto::error::ErrorCode::InvalidRequest);
+    assert_eq!(errors[0].message, "Invalid request 1[2].head");
+    assert!(out.persist.is_empty());
+    delete(&mut state, "1[]", 61);
+    let (reply, _) = alter(&mut state, "1[]", changes());
+    let ServerReply::Done { errors } = reply else { panic!() };
+    assert_eq!(errors[0].code, proto::error::ErrorCode::JobFinished);
+    assert_eq!(state.jobs[&state.find_job("1[]").unwrap()].spec.name, "job.sh");
+}

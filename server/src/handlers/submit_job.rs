@@ -55,9 +55,19 @@ pub fn submit_job(
 /// Where a subjob's file names put its index (OpenPBS stores the same placeholder).
 pub const ARRAY_INDEX_PLACEHOLDER: &str = "^array_index^";
 
+/// How an array's default file names end: `name.o12.^array_index^` (OpenPBS),
+/// `name.o12-^array_index^` (TORQUE); nothing for a job that is not an array.
+pub(crate) fn array_suffix(spec: &JobSpec, flavor: crate::config::Flavor) -> String {
+    match (&spec.array, flavor) {
+        (None, _) => String::new(),
+        (Some(_), crate::config::Flavor::Torque) => format!("-{ARRAY_INDEX_PLACEHOLDER}"),
+        (Some(_), _) => format!(".{ARRAY_INDEX_PLACEHOLDER}"),
+    }
+}
+
 /// Subjob `index` of array parent `parent`: the parent's spec (shared), request, owner and
 /// times, its own id and output paths.
-fn subjob(parent: &Job, index: u32) -> Job {
+pub(crate) fn subjob(parent: &Job, index: u32) -> Job {
     let mut job = parent.clone();
     job.id = JobId::sub(parent.id.seq, index, parent.id.server.clone());
     job.output_path = parent.output_path.replace(ARRAY_INDEX_PLACEHOLDER, &index.to_string());
@@ -102,12 +112,7 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
         return Err(bad_value("Rerunable: an array job cannot be non-rerunnable".to_string()));
     }
     let workdir = spec.workdir().unwrap_or("/").to_string();
-    // Arrays: `name.o12.^array_index^` (OpenPBS), `name.o12-^array_index^` (TORQUE).
-    let suffix = match (&spec.array, state.flavor) {
-        (None, _) => String::new(),
-        (Some(_), crate::config::Flavor::Torque) => format!("-{ARRAY_INDEX_PLACEHOLDER}"),
-        (Some(_), _) => format!(".{ARRAY_INDEX_PLACEHOLDER}"),
-    };
+    let suffix = array_suffix(&spec, state.flavor);
     let output_path = std_path(spec.output_path.as_deref(), &spec, &workdir, 'o', seq, &suffix);
     let error_path = std_path(spec.error_path.as_deref(), &spec, &workdir, 'e', seq, &suffix);
     let id = match spec.array {

@@ -78,9 +78,19 @@ pub(super) fn key_column(id: &JobId) -> Result<i64, StoreError> {
 impl JobRow {
     /// Maps a job to the row that stores it.
     pub(super) fn from_job(job: &Job) -> Result<JobRow, StoreError> {
-        let seq = job.id.seq;
         // A subjob's spec is its parent's: stored once, on the parent's row.
-        let spec_json = if matches!(job.id.array, Some(ArrayPart::Sub(_))) {
+        Self::build(job, !matches!(job.id.array, Some(ArrayPart::Sub(_))))
+    }
+
+    /// Maps a job to its row with its spec, also for a subjob: one that started before its
+    /// array was altered keeps the spec it ran with (`UpdateJobSpec`).
+    pub(super) fn with_spec(job: &Job) -> Result<JobRow, StoreError> {
+        Self::build(job, true)
+    }
+
+    fn build(job: &Job, with_spec: bool) -> Result<JobRow, StoreError> {
+        let seq = job.id.seq;
+        let spec_json = if !with_spec {
             String::new()
         } else {
             serde_json::to_string(&*job.spec)
@@ -92,7 +102,8 @@ impl JobRow {
     /// Maps a row back to a job of server `server_name`. The request is recomputed from the
     /// spec with `parse`; if that fails the job still loads, with [`fallback_request`].
     /// A subjob's row has no spec: it shares `parent`'s spec and request (the row loaded just
-    /// before it with the same seq, if that is an array parent). A job whose spec has an array
+    /// before it with the same seq, if that is an array parent); one that kept its own spec
+    /// (started before its array was altered) loads with it. A job whose spec has an array
     /// and whose key has no index is the array parent.
     pub(super) fn into_job(
         self,
@@ -107,13 +118,15 @@ impl JobRow {
             let parent = parent
                 .filter(|parent| parent.id.key() == JobId::parent_key(key) && parent.id.array.is_some())
                 .ok_or_else(|| corrupt(row_seq, "seq", "a subjob without its array parent".to_string()))?;
-            let mut job = self.columns.into_job(row_seq, id, Arc::clone(&parent.spec))?;
-            job.request = parent.request.clone();
-            return Ok(job);
+            if self.spec_json.is_empty() {
+                let mut job = self.columns.into_job(row_seq, id, Arc::clone(&parent.spec))?;
+                job.request = parent.request.clone();
+                return Ok(job);
+            }
         }
         let spec: JobSpec =
             serde_json::from_str(&self.spec_json).map_err(|err| corrupt(row_seq, "spec_json", err.to_string()))?;
-        if spec.array.is_some() {
+        if spec.array.is_some() && id.array.is_none() {
             id.array = Some(ArrayPart::Parent);
         }
         let mut job = self.columns.into_job(row_seq, id, Arc::new(spec))?;

@@ -202,7 +202,7 @@ fn apply(connection: &mut SqliteConnection, op: &StoreOp) -> Result<(), Transact
         }
         StoreOp::UpdateJobSpec(job) => {
             let seq = job.id.seq;
-            let row = JobRow::from_job(job)?;
+            let row = JobRow::with_spec(job)?;
             let updated = diesel::update(jobs::table.find(row.seq))
                 .set((&row.columns, jobs::spec_json.eq(&row.spec_json)))
                 .execute(connection)

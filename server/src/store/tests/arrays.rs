@@ -65,6 +65,39 @@ fn a_subjob_without_its_parent_is_a_corrupt_row() {
     assert!(matches!(err, StoreError::CorruptRow { seq: 5, .. }), "{err:?}");
 }
 
+#[test]
+fn a_started_subjob_keeps_its_own_spec_after_the_parent_is_altered() {
+    let (_dir, path, mut store) = fresh_store();
+    let mut jobs = array(3);
+    let ops: Vec<StoreOp> = jobs.iter().map(|job| StoreOp::InsertJob(Box::new(job.clone()))).collect();
+    store.commit(&ops).unwrap();
+    // qalter of the parent: it and the waiting subjobs get a new spec; subjob 1 (started)
+    // keeps the old one, stored on its own row.
+    let old_spec = Arc::clone(&jobs[0].spec);
+    Arc::make_mut(&mut jobs[0].spec).name = "renamed".to_string();
+    let new_spec = Arc::clone(&jobs[0].spec);
+    for sub in &mut jobs[2..4] {
+        sub.spec = Arc::clone(&new_spec);
+    }
+    jobs[1].run_count = 1;
+    let mut ops = vec![StoreOp::UpdateJobSpec(Box::new(jobs[0].clone()))];
+    ops.push(StoreOp::UpdateJobSpec(Box::new(jobs[1].clone())));
+    ops.extend(jobs[2..4].iter().map(|job| StoreOp::UpdateJob(Box::new(job.clone()))));
+    store.commit(&ops).unwrap();
+    drop(store);
+
+    let mut store = Store::open(&path).unwrap();
+    let loaded = load(&mut store);
+    assert_eq!(loaded.jobs[..4], jobs[..]);
+    assert_eq!(loaded.jobs[1].id.array, Some(ArrayPart::Sub(1)));
+    assert_eq!(loaded.jobs[1].spec.name, old_spec.name);
+    assert!(!Arc::ptr_eq(&loaded.jobs[1].spec, &loaded.jobs[0].spec));
+    for sub in &loaded.jobs[2..4] {
+        assert!(Arc::ptr_eq(&sub.spec, &loaded.jobs[0].spec), "{} shares the new spec", sub.id);
+        assert_eq!(sub.spec.name, "renamed");
+    }
+}
+
 #[derive(QueryableByName)]
 struct SpecRow {
     #[diesel(sql_type = diesel::sql_types::Text)]

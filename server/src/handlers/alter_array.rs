@@ -1,0 +1,67 @@
+//! qalter of an array parent, the part that reaches its subjobs (OpenPBS creates a subjob
+//! from its parent when it starts, so a change to the parent applies to the subjobs that have
+//! not started).
+//!
+//! Owns the rule: a subjob that has never started (`run_count` 0) takes the parent's new spec
+//! (the same `Arc`), request and file names; one that has started keeps the spec it ran with,
+//! and its row then stores that spec (`StoreOp::UpdateJobSpec`), since a subjob row without a
+//! spec loads with its parent's. Hold changes reach every subjob not started or requeued
+//! (Q, H, W), as qhold of the parent does. Must not: validate the change (`alter_job` did, on
+//! the parent) or touch the parent.
+
+use super::alter_job::{hold_event, new_holds};
+use super::submit_job::ARRAY_INDEX_PLACEHOLDER;
+use crate::outbox::Outbox;
+use crate::state::ServerState;
+use crate::store::StoreOp;
+use job::id::ArrayPart;
+use job::{JobSpec, JobState};
+use proto::JobAlteration;
+use std::sync::Arc;
+
+/// Brings the subjobs of altered array `parent_key` in line with it. `old_spec` is the
+/// parent's spec before the change (what the started subjobs keep).
+pub(super) fn follow_parent(
+    state: &mut ServerState,
+    out: &mut Outbox,
+    parent_key: u64,
+    old_spec: &Arc<JobSpec>,
+    changes: &JobAlteration,
+    manager: bool,
+    now: i64,
+) {
+    let parent = state.jobs[&parent_key].clone();
+    for key in state.subjob_keys(parent_key) {
+        let sub = &state.jobs[&key];
+        let waiting = matches!(sub.state, JobState::Queued | JobState::Held | JobState::Waiting);
+        let mut altered = (**sub).clone();
+        let mut spec_changed = false;
+        if sub.run_count == 0 {
+            let Some(ArrayPart::Sub(index)) = sub.id.array else { continue };
+            altered.spec = Arc::clone(&parent.spec);
+            altered.request = parent.request.clone();
+            altered.output_path = parent.output_path.replace(ARRAY_INDEX_PLACEHOLDER, &index.to_string());
+            altered.error_path = parent.error_path.replace(ARRAY_INDEX_PLACEHOLDER, &index.to_string());
+        } else if Arc::ptr_eq(&sub.spec, old_spec) && !Arc::ptr_eq(&sub.spec, &parent.spec) {
+            // Keeps the spec it started with: stored on its own row from now on.
+            spec_changed = true;
+        }
+        let event = match &changes.hold_types {
+            Some(holds) if waiting => {
+                altered.hold_types =
+                    new_holds(&sub.hold_types, holds, manager).unwrap_or_else(|_| sub.hold_types.clone());
+                hold_event(&altered)
+            }
+            _ => None,
+        };
+        altered.times.mtime = now;
+        **state.jobs.get_mut(&key).expect("subjob exists") = altered;
+        if let Some(event) = event {
+            if state.transition(key, event, now).is_err() {
+                tracing::error!(job_key = key, ?event, "subjob cannot follow its parent's holds");
+            }
+        }
+        let sub = &state.jobs[&key];
+        out.persist(if spec_changed { StoreOp::UpdateJobSpec(sub.clone()) } else { StoreOp::UpdateJob(sub.clone()) });
+    }
+}
