@@ -199,3 +199,37 @@ fn an_array_survives_a_server_restart_and_keeps_its_slot_limit() {
         assert_eq!(cluster.job_attr(&format!("{seq}[{index}]"), "Exit_status").as_deref(), Some("0"));
     }
 }
+
+#[test]
+fn qalter_of_a_queued_array_changes_the_parent_and_its_subjobs_but_not_one_subjob() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
+    let script = cluster.script("a.sh", "#!/bin/sh\ntrue\n");
+    let id = cluster.qsub(&script, &["-h", "-J", "1-3", "-l", "walltime=00:01:00"]);
+    let seq = id.split('[').next().unwrap().to_string();
+    let sub = format!("{seq}[2]");
+    let output = cluster.run("qalter", &["-l", "walltime=00:05:00", "-N", "renamed", &id]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let check = |cluster: &Cluster| {
+        for job in [id.as_str(), sub.as_str()] {
+            assert_eq!(cluster.job_attr(job, "Job_Name").as_deref(), Some("renamed"), "{job}");
+            assert_eq!(cluster.job_attr(job, "Resource_List.walltime").as_deref(), Some("00:05:00"), "{job}");
+        }
+    };
+    check(&cluster);
+
+    let output = cluster.run("qalter", &["-N", "alone", &sub]);
+    assert_eq!(output.status.code(), Some(15004 % 256));
+    let stderr = String::from_utf8_lossy(&output.stderr).replace(&cluster.server_name, "[SERVER]");
+    assert_eq!(stderr, format!("qalter: Invalid request {seq}[2].[SERVER]\n"));
+    assert_eq!(cluster.job_attr(&sub, "Job_Name").as_deref(), Some("renamed"), "a refusal changes nothing");
+
+    // The change is stored: after a restart parent and subjobs still have it.
+    let pid = cluster.server_pid();
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+    tests::wait_for(Duration::from_secs(20), "the server to die", || tests::process_gone(pid).then_some(()));
+    cluster.start_server();
+    tests::wait_for(Duration::from_secs(20), "the server to answer", || {
+        cluster.run("qstat", &[]).status.success().then_some(())
+    });
+    check(&cluster);
+}
