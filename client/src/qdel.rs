@@ -17,6 +17,9 @@ struct Args {
     /// Also remove finished jobs from history.
     #[arg(short = 'x')]
     history: bool,
+    /// TORQUE `-t range`: the subjobs of each named array in `range` (`qdel -t 1-3 12[]`).
+    #[arg(short = 't')]
+    range: Option<String>,
     #[arg(required = true)]
     ids: Vec<String>,
 }
@@ -39,6 +42,7 @@ pub fn main() -> ExitCode {
             return exit::exit(exit::USAGE);
         }
     };
-    let request = ClientRequest::DeleteJob { ids: args.ids, force, history: args.history };
+    let ids = crate::qhold::with_range(args.ids, args.range.as_deref());
+    let request = ClientRequest::DeleteJob { ids, force, history: args.history };
     exit::exit(crate::qhold::send_for_ids("qdel", request))
 }

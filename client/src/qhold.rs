@@ -14,6 +14,9 @@ struct Args {
     /// Hold types: u (user), o (operator), s (system), p (bad password), n (none).
     #[arg(short = 'h', default_value = "u")]
     hold_types: String,
+    /// TORQUE `-t range`: the subjobs of each named array in `range` (`qhold -t 1-3 12[]`).
+    #[arg(short = 't')]
+    range: Option<String>,
     #[arg(long = "help", action = clap::ArgAction::Help)]
     help: Option<bool>,
     #[arg(required = true)]
@@ -33,12 +36,22 @@ pub fn main(hold: bool) -> ExitCode {
         eprintln!("{usage}");
         return exit::exit(exit::USAGE);
     }
+    let ids = with_range(args.ids, args.range.as_deref());
     let request = if hold {
-        ClientRequest::HoldJob { ids: args.ids, hold_types: args.hold_types.trim().to_string() }
+        ClientRequest::HoldJob { ids, hold_types: args.hold_types.trim().to_string() }
     } else {
-        ClientRequest::ReleaseJob { ids: args.ids, hold_types: args.hold_types.trim().to_string() }
+        ClientRequest::ReleaseJob { ids, hold_types: args.hold_types.trim().to_string() }
     };
     exit::exit(send_for_ids(command, request))
+}
+
+/// TORQUE's `-t range` applied to every id: `12[]` becomes the range id `12[range]`, which
+/// the server expands (pbs-reference 5.1). Without `-t` the ids are unchanged.
+pub fn with_range(ids: Vec<String>, range: Option<&str>) -> Vec<String> {
+    match range {
+        None => ids,
+        Some(range) => ids.iter().map(|id| job::array::with_range(id, range.trim())).collect(),
+    }
 }
 
 /// Whether `list` is a hold list OpenPBS accepts: one or more of `u o s p n`.

@@ -178,6 +178,42 @@ pub fn format_indices(indices: &[u32], step: u32) -> String {
     parts.join(",")
 }
 
+/// A subjob range id (pbs-reference 5.1): `123[1-3]`, `123[1-9:2].head`, `123[1,4]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RangeId {
+    /// The array parent's id text: `123[]` or `123[].head`.
+    pub parent: String,
+    /// The selected indices, sorted and distinct.
+    pub indices: Vec<u32>,
+}
+
+/// Reads `text` as a subjob range id: `seq[range]` with an optional `.server`, where `range` is
+/// OpenPBS's `X-Y[:Z]` or a TORQUE-style list `1-3,7`. `None` when `text` is not a range id
+/// (a plain job, a parent `123[]`, a subjob `123[4]`); `Some(Err)` when the brackets hold a
+/// range that does not parse.
+pub fn parse_range_id(text: &str) -> Option<Result<RangeId, ArrayError>> {
+    let (seq, rest) = text.split_once('[')?;
+    let (range, server) = rest.split_once(']')?;
+    if seq.is_empty() || !seq.bytes().all(|b| b.is_ascii_digit()) || !range.contains(['-', ',', ':']) {
+        return None;
+    }
+    let spec = ArraySpec { indices: range.to_string(), limit: None };
+    Some(spec.expand().map(|indices| RangeId { parent: format!("{seq}[]{server}"), indices }))
+}
+
+/// The id TORQUE's `-t range` names with `id`: `123[]` (or `123`) with `-t 1-3` is `123[1-3]`.
+/// Keeps the server part.
+pub fn with_range(id: &str, range: &str) -> String {
+    let (seq, rest) = match id.split_once('[') {
+        Some((seq, rest)) => (seq, rest.split_once(']').map_or("", |(_, server)| server)),
+        None => match id.split_once('.') {
+            Some((seq, _)) => (seq, &id[seq.len()..]),
+            None => (id, ""),
+        },
+    };
+    format!("{seq}[{range}]{rest}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,6 +284,24 @@ mod tests {
         assert_eq!(format_indices(&[1, 3, 5, 9], 2), "1-5:2,9");
         assert_eq!(format_indices(&[], 1), "");
         assert_eq!(format_indices(&[4], 1), "4");
+    }
+
+    #[test]
+    fn range_ids_in_either_form() {
+        let range = |text: &str| parse_range_id(text).map(|result| result.map(|id| (id.parent, id.indices)));
+        assert_eq!(range("12[1-3]"), Some(Ok(("12[]".to_string(), vec![1, 2, 3]))));
+        assert_eq!(range("12[1-9:4].head"), Some(Ok(("12[].head".to_string(), vec![1, 5, 9]))));
+        assert_eq!(range("12[7,2-3].h.x"), Some(Ok(("12[].h.x".to_string(), vec![2, 3, 7]))));
+        assert_eq!(range("12[]"), None);
+        assert_eq!(range("12[4].head"), None);
+        assert_eq!(range("12.head"), None);
+        assert_eq!(range("x[1-2]"), None);
+        assert!(matches!(range("12[3-1]"), Some(Err(ArrayError::Reversed(_)))));
+        assert!(matches!(range("12[1-a]"), Some(Err(ArrayError::Garbage(..)))));
+        assert_eq!(with_range("12[]", "1-3"), "12[1-3]");
+        assert_eq!(with_range("12[].head", "2"), "12[2].head");
+        assert_eq!(with_range("12.head", "1,4"), "12[1,4].head");
+        assert_eq!(with_range("12", "1-2"), "12[1-2]");
     }
 
     #[test]

@@ -396,3 +396,45 @@ fn qalter_of_a_subjob_is_an_invalid_request_and_of_a_finished_array_finished() {
     assert_eq!(errors[0].code, proto::error::ErrorCode::JobFinished);
     assert_eq!(state.jobs[&state.find_job("1[]").unwrap()].spec.name, "job.sh");
 }
+
+#[test]
+fn range_ids_select_subjobs_for_qdel_qhold_qrls_and_qstat() {
+    let mut state = cluster(1);
+    submit_array(&mut state, "1-6", Some(1), false);
+    let hold = |state: &mut ServerState, id: &str, on: bool| {
+        let ids = [id.to_string()];
+        hold_job::hold_job(state, &mut Outbox::default(), &requester(ALICE), 30, &ids, "u", on)
+    };
+    assert_eq!(hold(&mut state, "1[2-5:3].head", true), ServerReply::Done { errors: vec![] });
+    let states = |state: &ServerState| -> String {
+        (1..=6).map(|index| state_of(state, &format!("1[{index}]")).letter()).collect()
+    };
+    assert_eq!(states(&state), "QHQQHQ");
+    assert_eq!(hold(&mut state, "1[2,5]", false), ServerReply::Done { errors: vec![] });
+    assert_eq!(states(&state), "QQQQQQ");
+
+    // An index the array does not have, or a range of no array: Unknown Job Id, nothing done.
+    for bad in ["1[5-7]", "1[0-2]", "9[1-2]", "1[3-1]"] {
+        let ServerReply::Done { errors } = hold(&mut state, bad, true) else { panic!() };
+        assert_eq!(errors.len(), 1, "{bad}");
+        assert_eq!(errors[0].code, proto::error::ErrorCode::UnknownJobId, "{bad}");
+        assert_eq!(errors[0].message, format!("Unknown Job Id {bad}"));
+    }
+    assert_eq!(states(&state), "QQQQQQ");
+
+    let (reply, out) = delete(&mut state, "1[1-3]", 40);
+    assert_eq!(reply, ServerReply::Done { errors: vec![] });
+    assert_eq!(states(&state), "XXXQQQ");
+    assert_eq!(out.notices.len(), 3);
+    assert_eq!(state_of(&state, "1[]"), JobState::Queued);
+    state.sanity_check();
+
+    let selectors = ["1[2-4]".to_string(), "1[4-9]".to_string()];
+    let query = status_job::Query { selectors: &selectors, ..Default::default() };
+    let ServerReply::Jobs { jobs, errors, .. } = status_job::status_job(&state, Flavor::OpenPbs, 0, query) else {
+        panic!()
+    };
+    let ids: Vec<&str> = jobs.iter().map(|job| job.id.as_str()).collect();
+    assert_eq!(ids, ["1[2].head", "1[3].head", "1[4].head"]);
+    assert_eq!(errors[0].message, "Unknown Job Id 1[4-9]");
+}

@@ -36,7 +36,11 @@ pub fn delete_job(
         let message = format!("{} (qdel -W force is for managers)", ErrorCode::PermissionDenied.text());
         return ServerReply::Error(RequestError::new(ErrorCode::PermissionDenied, message));
     }
-    let errors = ids.iter().filter_map(|id| delete_one(state, out, requester, now, id, how).err()).collect();
+    let errors = state
+        .expand_ranges(ids)
+        .into_iter()
+        .filter_map(|id| id.and_then(|id| delete_one(state, out, requester, now, &id, how)).err())
+        .collect();
     ServerReply::Done { errors }
 }
 

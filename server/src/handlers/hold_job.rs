@@ -27,7 +27,11 @@ pub fn hold_job(
         let message = format!("{} Hold_Types {hold_types}", ErrorCode::BadAttributeValue.text());
         return ServerReply::Error(RequestError::new(ErrorCode::BadAttributeValue, message));
     }
-    let errors = ids.iter().filter_map(|id| hold_one(state, out, requester, now, id, hold_types, hold).err()).collect();
+    let errors = state
+        .expand_ranges(ids)
+        .into_iter()
+        .filter_map(|id| id.and_then(|id| hold_one(state, out, requester, now, &id, hold_types, hold)).err())
+        .collect();
     ServerReply::Done { errors }
 }
 

@@ -64,9 +64,16 @@ pub fn status_job(state: &ServerState, flavor: Flavor, now: i64, query: Query) -
     if query.selectors.is_empty() {
         jobs.extend(state.jobs.values().map(|job| &**job).filter(|job| listed(job)).map(job_status));
     }
-    for selector in query.selectors {
+    for selector in state.expand_ranges(query.selectors) {
+        let selector = match selector {
+            Ok(selector) => selector,
+            Err(error) => {
+                errors.push(error);
+                continue;
+            }
+        };
         if selector.starts_with(|c: char| c.is_ascii_digit()) {
-            match state.find_job(selector) {
+            match state.find_job(&selector) {
                 Ok(key) => {
                     let job = &state.jobs[&key];
                     // A subjob that is over (X) is still shown; a finished job needs -x.
@@ -83,7 +90,7 @@ pub fn status_job(state: &ServerState, flavor: Flavor, now: i64, query: Query) -
             }
         } else {
             // A destination: `queue`, `@server` (every job) or `queue@server`.
-            match state.resolve_destination(selector) {
+            match state.resolve_destination(&selector) {
                 Ok(queue) => jobs.extend(
                     state
                         .jobs

@@ -12,6 +12,7 @@ use crate::outbox::Outbox;
 use crate::store::StoreOp;
 use job::id::ArrayPart;
 use job::{JobEvent, JobId, JobState};
+use proto::error::{ErrorCode, RequestError};
 
 /// Subjobs of one array by state, in `array_state_count`'s terms.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -73,6 +74,36 @@ impl ServerState {
     pub fn subjob_keys(&self, parent_key: u64) -> Vec<u64> {
         let last = parent_key | u64::from(u32::MAX);
         self.jobs.range(parent_key + 1..=last).map(|(key, _)| *key).collect()
+    }
+
+    /// The job ids a request names, with each subjob range id (`123[1-3]`, pbs-reference 5.1)
+    /// replaced by its subjobs' ids. A range naming an index its array does not have, or not
+    /// naming an array, is one `Unknown Job Id` error (and selects nothing).
+    pub fn expand_ranges(&self, ids: &[String]) -> Vec<Result<String, RequestError>> {
+        let mut expanded = Vec::new();
+        for text in ids {
+            let Some(range) = job::array::parse_range_id(text) else {
+                expanded.push(Ok(text.clone()));
+                continue;
+            };
+            let unknown = || RequestError::with_detail(ErrorCode::UnknownJobId, text);
+            let keys = range.map_err(|_| unknown()).and_then(|range| {
+                let parent_key = self.find_job(&range.parent).map_err(|_| unknown())?;
+                if self.jobs[&parent_key].id.array != Some(ArrayPart::Parent) {
+                    return Err(unknown());
+                }
+                let keys: Vec<u64> = range.indices.iter().map(|index| parent_key + u64::from(*index) + 1).collect();
+                match keys.iter().all(|key| self.jobs.contains_key(key)) {
+                    true => Ok(keys),
+                    false => Err(unknown()),
+                }
+            });
+            match keys {
+                Ok(keys) => expanded.extend(keys.iter().map(|key| Ok(self.jobs[key].id.to_string()))),
+                Err(error) => expanded.push(Err(error)),
+            }
+        }
+        expanded
     }
 
     /// The subjob counts of array `parent_key` (all zero if it has none).
