@@ -233,3 +233,43 @@ fn qalter_of_a_queued_array_changes_the_parent_and_its_subjobs_but_not_one_subjo
     });
     check(&cluster);
 }
+
+#[test]
+fn range_ids_and_torque_t_select_subjobs() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
+    // Released subjobs stay queued: nothing is scheduled.
+    let output = cluster.run("qmgr", &["-c", "set server scheduling = False"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let script = cluster.script("a.sh", "#!/bin/sh\ntrue\n");
+    let id = cluster.qsub(&script, &["-h", "-J", "1-6"]);
+    let seq = id.split('[').next().unwrap().to_string();
+    let state = |index: u32| cluster.job_attr(&format!("{seq}[{index}]"), "job_state").unwrap_or_default();
+    let states = || (1..=6).map(state).collect::<String>();
+    let ok = |command: &str, args: &[&str]| {
+        let output = cluster.run(command, args);
+        assert!(output.status.success(), "{command} {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    };
+    ok("qrls", &["-t", "2-3", &id]);
+    assert_eq!(states(), "HQQHHH");
+    ok("qhold", &[&format!("{seq}[2-3]")]);
+    ok("qrls", &[&format!("{seq}[1-5:2]")]);
+    assert_eq!(states(), "QHQHQH");
+    ok("qdel", &["-t", "5-6", &format!("{seq}[]")]);
+    ok("qdel", &[&format!("{seq}[1,3]")]);
+    assert_eq!(states(), "XHXHXX");
+
+    let output = cluster.run("qstat", &[&format!("{seq}[2-4]")]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let listed: Vec<String> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .skip(2)
+        .map(|line| line.split_whitespace().next().unwrap().to_string())
+        .collect();
+    let short = cluster.server_name.split('.').next().unwrap();
+    assert_eq!(listed, [2, 3, 4].map(|index| format!("{seq}[{index}].{short}")));
+
+    let output = cluster.run("qdel", &[&format!("{seq}[4-9]")]);
+    assert_eq!(output.status.code(), Some(153));
+    assert_eq!(String::from_utf8_lossy(&output.stderr), format!("qdel: Unknown Job Id {seq}[4-9]\n"));
+    assert_eq!(states(), "XHXHXX", "a bad range changes nothing");
+}
