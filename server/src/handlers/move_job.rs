@@ -1,10 +1,13 @@
 //! `MoveJob` (qmove): move jobs that have not started (queued, held or waiting) to another
 //! queue of this server, with the checks a submission to that queue passes (enabled, user
 //! ACL, resource limits, `max_queued`). The owner, operators and managers may move a job.
+//! An array moves as a whole, parent and subjobs, while its parent is queued, held or waiting
+//! (no subjob has started); a subjob alone is `Invalid request` (OpenPBS `req_movejob`).
 
 use crate::outbox::Outbox;
 use crate::state::{Requester, ServerState};
 use crate::store::StoreOp;
+use job::id::ArrayPart;
 use job::JobState;
 use proto::error::{ErrorCode, RequestError};
 use proto::ServerReply;
@@ -45,6 +48,9 @@ fn move_one(
     if !state.may_modify(requester, job.owner_uid) {
         return Err(RequestError::with_detail(ErrorCode::PermissionDenied, &job.id));
     }
+    if matches!(job.id.array, Some(ArrayPart::Sub(_))) {
+        return Err(RequestError::with_detail(ErrorCode::InvalidRequest, &job.id));
+    }
     if !matches!(job.state, JobState::Queued | JobState::Held | JobState::Waiting) {
         return Err(RequestError::with_detail(ErrorCode::BadState, &job.id));
     }
@@ -54,10 +60,16 @@ fn move_one(
     state
         .check_admission(queue, requester, &job.owner, &job.request, Some(key))
         .map_err(|error| RequestError::new(error.code, format!("{} {}", error.message, job.id)))?;
-    let job = state.jobs.get_mut(&key).expect("found above");
-    job.queue = queue.to_string();
-    job.times.mtime = now;
-    tracing::info!(job_id = %job.id, queue, "job moved");
-    out.persist(StoreOp::UpdateJob(job.clone()));
+    let mut keys = vec![key];
+    if state.jobs[&key].id.array == Some(ArrayPart::Parent) {
+        keys.extend(state.subjob_keys(key));
+    }
+    for key in keys {
+        let job = state.jobs.get_mut(&key).expect("found above");
+        job.queue = queue.to_string();
+        job.times.mtime = now;
+        out.persist(StoreOp::UpdateJob(job.clone()));
+    }
+    tracing::info!(job_id = %state.jobs[&key].id, queue, "job moved");
     Ok(())
 }

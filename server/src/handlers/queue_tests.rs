@@ -299,3 +299,41 @@ fn operators_may_delete_other_users_jobs() {
     ok(delete(&mut state, BOB));
     assert_eq!(state.jobs[&state.find_job(&alices).unwrap()].state, JobState::Finished);
 }
+
+#[test]
+fn qmove_of_an_array_moves_its_subjobs_and_refuses_one_subjob_or_a_begun_array() {
+    let mut state = cluster(1);
+    create_exec_queue(&mut state, "short", &[]);
+    let mut array = spec(&[("ncpus", "1")]);
+    array.array = Some(job::array::ArraySpec { indices: "1-3".to_string(), limit: Some(1) });
+    let ServerReply::JobSubmitted { id } =
+        submit_job::submit_job(&mut state, &mut Outbox::default(), &requester(ALICE), 10, array.clone())
+    else {
+        panic!()
+    };
+    let mv = |state: &mut ServerState, id: &str| {
+        let ids = [id.to_string()];
+        match move_job::move_job(state, &mut Outbox::default(), &requester(ALICE), 20, "short", &ids) {
+            ServerReply::Done { errors } => errors.into_iter().map(|error| error.code).collect::<Vec<_>>(),
+            other => panic!("{other:?}"),
+        }
+    };
+    let queues = |state: &ServerState, seq: u64| -> Vec<String> {
+        let parent = state.find_job(&format!("{seq}[]")).unwrap();
+        std::iter::once(parent).chain(state.subjob_keys(parent)).map(|key| state.jobs[&key].queue.clone()).collect()
+    };
+    assert_eq!(mv(&mut state, "1[2]"), [ErrorCode::InvalidRequest]);
+    assert_eq!(queues(&state, 1), ["workq"; 4]);
+    assert_eq!(mv(&mut state, &id), []);
+    assert_eq!(queues(&state, 1), ["short"; 4]);
+    state.sanity_check();
+
+    // Once a subjob has started the array stays where it is.
+    submit_job::submit_job(&mut state, &mut Outbox::default(), &requester(ALICE), 10, array);
+    let mut out = Outbox::default();
+    schedule_pass(&mut state, &mut out, 30);
+    state.settle_arrays(&mut out, 30);
+    assert_eq!(state.jobs[&state.find_job("2[]").unwrap()].state, JobState::Begun);
+    assert_eq!(mv(&mut state, "2[]"), [ErrorCode::BadState]);
+    assert_eq!(queues(&state, 2), ["workq"; 4]);
+}
