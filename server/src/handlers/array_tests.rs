@@ -438,3 +438,40 @@ fn range_ids_select_subjobs_for_qdel_qhold_qrls_and_qstat() {
     assert_eq!(ids, ["1[2].head", "1[3].head", "1[4].head"]);
     assert_eq!(errors[0].message, "Unknown Job Id 1[4-9]");
 }
+
+#[test]
+fn accounting_of_an_array_q_for_the_parent_s_and_e_per_subjob_and_e_when_the_parent_ends() {
+    let mut state = cluster(1);
+    let (_, submitted) = submit_array(&mut state, "1-2", None, false);
+    let (_, started) = apply(&mut state, 20, |state, out| schedule_pass(state, out, 20));
+    let obit = JobObit { job_id: "1[2].head".to_string(), exit_status: 3, session_id: 7, used: Default::default() };
+    let (_, ended_2) = apply(&mut state, 25, |state, out| job_ended::job_ended(state, out, "node1", obit, 25));
+    assert_eq!(state_of(&state, "1[]"), JobState::Begun, "not over yet");
+    let ended_1 = end(&mut state, "1[1].head", "node1", 30);
+    assert_eq!(state_of(&state, "1[]"), JobState::Finished);
+    let records: Vec<String> = [submitted, started, ended_2, ended_1]
+        .iter()
+        .flat_map(|out| out.notices.iter())
+        .map(|notice| crate::accounting::record(notice, Flavor::OpenPbs, pbslog::Tm::utc))
+        .collect();
+    let types: Vec<String> =
+        records.iter().map(|record| record.split(';').take(3).collect::<Vec<_>>()[1..].join(";")).collect();
+    assert_eq!(types, ["Q;1[].head", "S;1[1].head", "S;1[2].head", "E;1[2].head", "E;1[1].head", "E;1[].head"]);
+    let parent_end = records.last().unwrap();
+    // A subjob ended with a positive status: the array's is 1 (OpenPBS chk_array_doneness).
+    assert!(parent_end.contains(" Exit_status=1 "), "{parent_end}");
+    assert!(parent_end.contains(" start=20 ") && parent_end.contains(" end=30 "), "{parent_end}");
+    assert_eq!(state.jobs[&state.find_job("1[]").unwrap()].exit_status, Some(1));
+
+    // An array deleted before anything started has its subjobs' D records and no E record
+    // (it never began).
+    submit_array(&mut state, "1-2", None, false);
+    let (_, out) = delete(&mut state, "2[]", 40);
+    let kinds: Vec<String> = out
+        .notices
+        .iter()
+        .map(|notice| format!("{};{}", crate::accounting::record_type(&notice.kind), notice.job.id))
+        .collect();
+    assert_eq!(kinds, ["D;2[1].head", "D;2[2].head"]);
+    assert_eq!(state_of(&state, "2[]"), JobState::Finished);
+}

@@ -4,11 +4,13 @@
 //!
 //! Owns: [`ArrayCounts`], kept exact by `ServerState::insert_job`, `transition` and
 //! `remove_finished_job`, and [`ServerState::settle_arrays`], which moves parents after their
-//! subjobs changed and persists them (handing each parent that moved to `depend::job_changed`).
+//! subjobs changed and persists them (handing each parent that moved to `depend::job_changed`),
+//! recording the `Ended` notice of an array that began and is over (its E record and mail; the
+//! subjobs' own S and E records come from their own starts and ends).
 //! Must not: schedule or touch subjobs itself.
 
 use super::ServerState;
-use crate::outbox::Outbox;
+use crate::outbox::{NoticeKind, Outbox};
 use crate::store::StoreOp;
 use job::id::ArrayPart;
 use job::{JobEvent, JobId, JobState};
@@ -106,6 +108,18 @@ impl ServerState {
         expanded
     }
 
+    /// A finished array's exit status (OpenPBS `chk_array_doneness`): 2 if a subjob ended
+    /// with a negative status, else 1 if one ended with a positive one, else 0.
+    fn array_exit_status(&self, parent_key: u64) -> i32 {
+        let statuses: Vec<i32> =
+            self.subjob_keys(parent_key).iter().filter_map(|key| self.jobs[key].exit_status).collect();
+        if statuses.iter().any(|status| *status < 0) {
+            2
+        } else {
+            i32::from(statuses.iter().any(|status| *status > 0))
+        }
+    }
+
     /// The subjob counts of array `parent_key` (all zero if it has none).
     pub fn array_counts(&self, parent_key: u64) -> ArrayCounts {
         self.arrays.get(&parent_key).cloned().unwrap_or_default()
@@ -149,9 +163,16 @@ impl ServerState {
                 tracing::error!(job_key = parent_key, ?event, "array parent cannot follow its subjobs");
                 continue;
             }
+            let exit_status = (event == JobEvent::Finish).then(|| self.array_exit_status(parent_key));
             let parent = self.jobs.get_mut(&parent_key).expect("transition found it");
-            if event != JobEvent::Begin {
-                parent.times.obittime = Some(now);
+            match event {
+                JobEvent::Begin => parent.times.stime = Some(now),
+                _ => parent.times.obittime = Some(now),
+            }
+            if let Some(exit_status) = exit_status {
+                // OpenPBS `chk_array_doneness`: a begun array's end is an E record (and mail).
+                parent.exit_status = Some(exit_status);
+                out.notice(NoticeKind::Ended, parent, now);
             }
             tracing::info!(job_id = %parent.id, state = %parent.state.letter(), "array parent follows its subjobs");
             out.persist(StoreOp::UpdateJob(parent.clone()));
