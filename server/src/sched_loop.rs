@@ -152,6 +152,7 @@ fn start_job(state: &mut ServerState, out: &mut Outbox, key: u64, shares: Vec<No
     }
     state.transition(key, JobEvent::Run, now).expect("checked above");
     let kill_delay = state.kill_delay;
+    let flavor = state.flavor;
     let job = state.jobs.get_mut(&key).expect("job exists");
     job.exec = shares;
     job.times.stime = Some(now);
@@ -163,7 +164,11 @@ fn start_job(state: &mut ServerState, out: &mut Outbox, key: u64, shares: Vec<No
     tracing::debug!(job_id = %job.id, exec_host = %job.exec_host().unwrap_or_default(), "job run");
     out.persist(StoreOp::UpdateJob(job.clone()));
     out.notice(NoticeKind::Started, job, now);
-    let launch = job_launch(job, kill_delay);
+    let mut launch = job_launch(job, kill_delay);
+    if let (crate::config::Flavor::Torque, Some(ArrayPart::Sub(index))) = (flavor, job.id.array) {
+        // TORQUE names a subjob `<name>-<index>` (PBS_JOBNAME; pbs-reference 4.1).
+        launch.name = format!("{}-{index}", launch.name);
+    }
     let mother = job.exec[0].node.clone();
     for share in &job.exec[1..] {
         out.send(&share.node, ServerToMom::JoinJob(Box::new(launch.clone())));

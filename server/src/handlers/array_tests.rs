@@ -91,11 +91,25 @@ fn submit_creates_the_parent_and_one_queued_job_per_subjob_sharing_its_spec() {
 }
 
 #[test]
-fn torque_flavor_names_output_files_with_a_dash() {
+fn torque_flavor_names_output_files_and_pbs_jobname_with_a_dash() {
     let mut state = cluster(1);
     state.flavor = Flavor::Torque;
     submit_array(&mut state, "3-4", None, false);
     assert_eq!(state.jobs[&state.find_job("1[4]").unwrap()].output_path, "login:/home/alice/job.sh.o1-4");
+    let names = |state: &mut ServerState| -> Vec<String> {
+        let (_, out) = apply(state, 20, |state, out| schedule_pass(state, out, 20));
+        out.to_moms
+            .iter()
+            .filter_map(|(_, message)| match message {
+                ServerToMom::RunJob(launch) => Some(launch.name.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(names(&mut state), ["job.sh-3", "job.sh-4"], "TORQUE's PBS_JOBNAME of a subjob");
+    let mut state = cluster(1);
+    submit_array(&mut state, "3-4", None, false);
+    assert_eq!(names(&mut state), ["job.sh", "job.sh"], "OpenPBS keeps the array's name");
 }
 
 #[test]
