@@ -108,16 +108,17 @@ impl ServerState {
         expanded
     }
 
-    /// A finished array's exit status (OpenPBS `chk_array_doneness`): 2 if a subjob ended
-    /// with a negative status, else 1 if one ended with a positive one, else 0.
-    fn array_exit_status(&self, parent_key: u64) -> i32 {
-        let statuses: Vec<i32> =
-            self.subjob_keys(parent_key).iter().filter_map(|key| self.jobs[key].exit_status).collect();
-        if statuses.iter().any(|status| *status < 0) {
+    /// A finished array's exit status (OpenPBS `chk_array_doneness`: 2 if a subjob ended with a
+    /// negative status, else 1 if one ended with a positive one, else 0) and its first start.
+    fn array_end(&self, parent_key: u64) -> (i32, Option<i64>) {
+        let subjobs: Vec<&super::Job> = self.subjob_keys(parent_key).iter().map(|key| &*self.jobs[key]).collect();
+        let statuses: Vec<i32> = subjobs.iter().filter_map(|job| job.exit_status).collect();
+        let exit_status = if statuses.iter().any(|status| *status < 0) {
             2
         } else {
             i32::from(statuses.iter().any(|status| *status > 0))
-        }
+        };
+        (exit_status, subjobs.iter().filter_map(|job| job.times.stime).min())
     }
 
     /// The subjob counts of array `parent_key` (all zero if it has none).
@@ -163,16 +164,19 @@ impl ServerState {
                 tracing::error!(job_key = parent_key, ?event, "array parent cannot follow its subjobs");
                 continue;
             }
-            let exit_status = (event == JobEvent::Finish).then(|| self.array_exit_status(parent_key));
+            let ended = (event == JobEvent::Finish).then(|| self.array_end(parent_key));
             let parent = self.jobs.get_mut(&parent_key).expect("transition found it");
-            match event {
-                JobEvent::Begin => parent.times.stime = Some(now),
-                _ => parent.times.obittime = Some(now),
+            if event != JobEvent::Begin {
+                parent.times.obittime = Some(now);
             }
-            if let Some(exit_status) = exit_status {
-                // OpenPBS `chk_array_doneness`: a begun array's end is an E record (and mail).
-                parent.exit_status = Some(exit_status);
-                out.notice(NoticeKind::Ended, parent, now);
+            if let Some((exit_status, first_start)) = ended {
+                // OpenPBS `chk_array_doneness`: a begun array's end is an E record (and mail),
+                // with its start (the first subjob's) and exit status; the parent itself keeps
+                // neither, so `qstat` shows it as before.
+                let mut record = parent.clone();
+                record.exit_status = Some(exit_status);
+                record.times.stime = first_start;
+                out.notice(NoticeKind::Ended, &record, now);
             }
             tracing::info!(job_id = %parent.id, state = %parent.state.letter(), "array parent follows its subjobs");
             out.persist(StoreOp::UpdateJob(parent.clone()));
