@@ -44,6 +44,10 @@ fn alter_one(
     text: &str,
     changes: &JobAlteration,
 ) -> Result<(), RequestError> {
+    if job::array::parse_range_id(text).is_some() {
+        // A range of subjobs cannot be altered or moved (OpenPBS: PBSE_IVALREQ).
+        return Err(RequestError::with_detail(ErrorCode::InvalidRequest, text));
+    }
     let key = state.find_job(text)?;
     let job = &state.jobs[&key];
     let id = job.id.clone();

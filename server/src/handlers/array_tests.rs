@@ -404,6 +404,10 @@ fn qalter_of_a_subjob_is_an_invalid_request_and_of_a_finished_array_finished() {
     assert_eq!(errors[0].code, proto::error::ErrorCode::InvalidRequest);
     assert_eq!(errors[0].message, "Invalid request 1[2].head");
     assert!(out.persist.is_empty());
+    let (reply, out) = alter(&mut state, "1[1-2]", changes());
+    let ServerReply::Done { errors } = reply else { panic!() };
+    assert_eq!(errors[0].message, "Invalid request 1[1-2]");
+    assert!(out.persist.is_empty());
     delete(&mut state, "1[]", 61);
     let (reply, _) = alter(&mut state, "1[]", changes());
     let ServerReply::Done { errors } = reply else { panic!() };

@@ -43,6 +43,10 @@ fn move_one(
     queue: &str,
     text: &str,
 ) -> Result<(), RequestError> {
+    if job::array::parse_range_id(text).is_some() {
+        // A range of subjobs cannot be altered or moved (OpenPBS: PBSE_IVALREQ).
+        return Err(RequestError::with_detail(ErrorCode::InvalidRequest, text));
+    }
     let key = state.find_job(text)?;
     let job = &state.jobs[&key];
     if !state.may_modify(requester, job.owner_uid) {
