@@ -174,3 +174,30 @@ fn without_sendmail_the_server_logs_that_mail_was_not_sent() {
     assert_eq!(lines.len(), 1, "one line for the one mail: {lines:?}");
     assert!(lines[0].contains(&format!(";Job;{id};mail could not be sent: no sendmail")), "{}", lines[0]);
 }
+
+#[test]
+fn an_array_has_q_for_the_parent_s_and_e_per_subjob_and_e_for_the_parent_at_its_end() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 2, gpus: 0 });
+    let script = cluster.script("arr.sh", "#!/bin/sh\nexit $PBS_ARRAY_INDEX\n");
+    let id = cluster.qsub(&script, &["-J", "0-1"]);
+    cluster.wait_finished(&id, LIMIT);
+    let parent_end = record(&cluster, 'E', &id);
+    let seq = seq(&id).trim_end_matches("[]").to_string();
+    let server = id.split_once('.').unwrap().1;
+    for index in 0..=1 {
+        let sub = format!("{seq}[{index}].{server}");
+        record(&cluster, 'S', &sub);
+        assert!(record(&cluster, 'E', &sub).contains(&format!(" Exit_status={index} ")), "{sub}");
+    }
+    // A subjob exited non-zero: the array's status is 1 (OpenPBS chk_array_doneness).
+    assert!(parent_end.contains(" Exit_status=1 "), "{parent_end}");
+    assert!(record(&cluster, 'Q', &id).contains("jobname=arr.sh "));
+    let kinds: Vec<String> = accounting(&cluster)
+        .iter()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.splitn(4, ';').collect();
+            (fields[2] == id).then(|| fields[1].to_string())
+        })
+        .collect();
+    assert_eq!(kinds, ["Q", "E"], "the parent: Q at submit, E at its end");
+}
