@@ -273,3 +273,18 @@ fn range_ids_and_torque_t_select_subjobs() {
     assert_eq!(String::from_utf8_lossy(&output.stderr), format!("qdel: Unknown Job Id {seq}[4-9]\n"));
     assert_eq!(states(), "XHXHXX", "a bad range changes nothing");
 }
+
+#[test]
+fn torque_subjobs_see_name_dash_index_as_pbs_jobname() {
+    let cluster = Cluster::up_with(Shape { nodes: 1, ppn: 2, gpus: 0 }, &["--flavor", "torque"]);
+    let script =
+        cluster.script("named.sh", "#!/bin/sh\ncd \"$PBS_O_WORKDIR\"\necho \"$PBS_JOBNAME\" > name.$PBS_ARRAYID\n");
+    cluster.qsub(&script, &["-N", "tq", "-t", "1-2"]);
+    for index in 1..=2 {
+        let path = cluster.work.path().join(format!("name.{index}"));
+        let name = tests::wait_for(Duration::from_secs(60), "the name file", || {
+            std::fs::read_to_string(&path).ok().filter(|text| text.ends_with('\n'))
+        });
+        assert_eq!(name, format!("tq-{index}\n"));
+    }
+}
