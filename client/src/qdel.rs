@@ -39,6 +39,6 @@ pub fn main() -> ExitCode {
             return exit::exit(exit::USAGE);
         }
     };
-    let request = ClientRequest::DeleteJob { ids: args.ids, force, history: args.history };
-    exit::exit(crate::qhold::send_for_ids("qdel", request))
+    let history = args.history;
+    exit::exit(crate::qhold::send_for_ids("qdel", args.ids, |ids| ClientRequest::DeleteJob { ids, force, history }))
 }

@@ -33,12 +33,14 @@ pub fn main(hold: bool) -> ExitCode {
         eprintln!("{usage}");
         return exit::exit(exit::USAGE);
     }
-    let request = if hold {
-        ClientRequest::HoldJob { ids: args.ids, hold_types: args.hold_types.trim().to_string() }
-    } else {
-        ClientRequest::ReleaseJob { ids: args.ids, hold_types: args.hold_types.trim().to_string() }
-    };
-    exit::exit(send_for_ids(command, request))
+    let hold_types = args.hold_types.trim().to_string();
+    exit::exit(send_for_ids(command, args.ids, |ids| {
+        if hold {
+            ClientRequest::HoldJob { ids, hold_types }
+        } else {
+            ClientRequest::ReleaseJob { ids, hold_types }
+        }
+    }))
 }
 
 /// Whether `list` is a hold list OpenPBS accepts: one or more of `u o s p n`.
@@ -47,15 +49,25 @@ pub fn valid_hold_list(list: &str) -> bool {
 }
 
 /// Sends a request over several ids and reports per-id errors as `<command>: <message>`.
-/// Returns the exit code (the last error's, 0 if none).
-pub fn send_for_ids(command: &str, request: ClientRequest) -> u8 {
+/// Ids OpenPBS's `get_server` rejects (`abc`, `12[x]`) are refused here, as OpenPBS does:
+/// `<command>: illegally formed job identifier: <id>`, exit 1; the others are still sent.
+/// Returns the exit code (the last error's, 0 if none; the server's errors come last).
+pub fn send_for_ids(command: &str, ids: Vec<String>, request: impl FnOnce(Vec<String>) -> ClientRequest) -> u8 {
+    let mut code = exit::SUCCESS;
+    let (ids, bad): (Vec<String>, Vec<String>) = ids.into_iter().partition(|id| crate::cli::well_formed_job_id(id));
+    for id in &bad {
+        eprintln!("{command}: illegally formed job identifier: {id}");
+        code = exit::FAILURE;
+    }
+    if ids.is_empty() {
+        return code;
+    }
     let mut conn = match crate::cli::connect(command) {
         Ok(conn) => conn,
         Err(code) => return code,
     };
-    match conn.request(&request) {
+    match conn.request(&request(ids)) {
         Ok(ServerReply::Done { errors }) => {
-            let mut code = exit::SUCCESS;
             for error in errors {
                 eprintln!("{command}: {}", error.message);
                 code = exit::for_error(error.code);
