@@ -126,6 +126,7 @@ const ANOTHER_USER: &[Case] = &[
     (Nobody, "qrerun", &["{ROOT}"]),
     (Nobody, "qsig", &["{ROOT}"]),
     (Nobody, "qmove", &["workq", "{ROOT}"]),
+    (Nobody, "qsub", &["-W", "depend=beforeok:{ROOT}", "{SCRIPT}"]),
     (Nobody, "pbsnodes", &["-o", "node1"]),
     (Nobody, "pbsnodes", &["-C", "mine now", "node1"]),
     (Nobody, "qmgr", &["-c", "set server scheduling = false"]),
