@@ -184,6 +184,9 @@ const MALFORMED: &[Case] = &[
     (Root, "tracejob", &["-Z", "1"]),
     (Root, "tracejob", &["-n", "x", "1"]),
     (Root, "tracejob", &["1", "-n"]),
+    // Not a PBS command: clap's own texts, exit 2.
+    (Root, "minipbs", &["bogus"]),
+    (Root, "minipbs", &["up", "--bogus"]),
 ];
 
 #[test]
