@@ -96,7 +96,7 @@ pub fn main() -> ExitCode {
     };
     exit::exit(crate::qhold::send_for_ids("qalter", opts.ids, |ids| ClientRequest::AlterJob {
         ids,
-        changes: Box::new(changes),
+        changes: Box::new(changes.clone()),
     }))
 }
 

@@ -28,5 +28,8 @@ pub fn main() -> ExitCode {
         Err(code) => return code,
     };
     let signal = args.signal;
-    exit::exit(crate::qhold::send_for_ids("qsig", args.ids, |ids| ClientRequest::SignalJob { ids, signal }))
+    exit::exit(crate::qhold::send_for_ids("qsig", args.ids, |ids| ClientRequest::SignalJob {
+        ids,
+        signal: signal.clone(),
+    }))
 }

@@ -85,6 +85,8 @@ const UNKNOWN: &[Case] = &[
     (Root, "qhold", &["999"]),
     (Root, "qhold", &["abc"]),
     (Root, "qhold", &["999", "{ROOT}"]),
+    (Root, "qdel", &["999", "abc"]),
+    (Root, "qhold", &["abc", "999", "{ROOT}"]),
     (Root, "qrls", &["999.testsrv"]),
     (Root, "qrls", &["12[x]"]),
     (Root, "qalter", &["-N", "x", "999"]),
