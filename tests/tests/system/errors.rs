@@ -223,9 +223,11 @@ fn unknown_foreign_and_malformed_input() {
     insta::assert_snapshot!("malformed_arguments", t.run(MALFORMED));
 
     // Others' jobs are listed and selected (OpenPBS's default query_other_jobs).
-    let listed = t.run(&[(Nobody, "qstat", &["{ROOT}"]), (Nobody, "qselect", &[])]);
-    assert!(listed.contains("[ROOT]\n[NOBODY]\n[exit 0]"), "qselect sees every job: {listed}");
-    assert!(listed.contains(&roots[..roots.find('.').unwrap()]) || listed.contains("held.sh"), "{listed}");
+    let listed = t.run(&[(Nobody, "qstat", &["{ROOT}"])]);
+    assert!(listed.starts_with("nobody$ qstat [ROOT]\n[stdout]\nJob id"), "{listed}");
+    assert!(listed.contains(" root ") && listed.ends_with("[exit 0]\n"), "others' jobs are listed: {listed}");
+    let selected = t.run(&[(Nobody, "qselect", &[])]);
+    assert_eq!(selected, "nobody$ qselect \n[stdout]\n[ROOT]\n[NOBODY]\n[exit 0]\n", "qselect sees every job");
 
     // Nothing changed: both jobs are still held by their user hold only, in workq, the node is
     // free and has no comment, no job was added and no queue created.
