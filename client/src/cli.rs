@@ -46,7 +46,11 @@ fn getopt_message(error: &clap::Error) -> Option<String> {
     };
     match error.kind() {
         ErrorKind::MissingRequiredArgument => Some(String::new()),
-        ErrorKind::UnknownArgument => letter(&invalid?).map(|c| format!("invalid option -- '{c}'")),
+        // An extra operand: the usage alone, as OpenPBS's `optind < argc` check prints it.
+        ErrorKind::UnknownArgument => match invalid? {
+            text if !text.starts_with('-') => Some(String::new()),
+            text => letter(&text).map(|c| format!("invalid option -- '{c}'")),
+        },
         ErrorKind::InvalidValue | ErrorKind::NoEquals | ErrorKind::ValueValidation => {
             let text = invalid?;
             let c = letter(text.split_whitespace().next().unwrap_or(&text))?;
