@@ -1,12 +1,14 @@
-//! The exit codes of every command, in one table (documented in the README):
+//! The exit codes of every command, in one table (documented in the README; the cases are
+//! pinned by `tests/tests/system/errors.rs`):
 //!
 //! | code | meaning |
 //! |---|---|
 //! | 0 | success |
-//! | 1 | generic failure: bad script, directive error, unexpected reply; any pbsnodes failure (as OpenPBS) |
-//! | 2 | usage error (bad option or option value, conflicting options) |
-//! | 3 | cannot reach the server (no pbs.conf, no socket, server not running) |
-//! | other | the server refused the request: its PBS error number modulo 256, e.g. 153 Unknown Job Id, 159 Unauthorized Request, 188 resource limits, 170 Unknown queue |
+//! | 1 | generic failure: bad script, directive error, unexpected reply; an illegally formed job id (`abc`, `12[x]`) given to qstat, qdel, qhold, qrls, qalter, qrerun, qsig or qmove; a job tracejob cannot find; qmgr: a failed `list`/`print`, an illegal operation; any pbsnodes failure, usage errors included (as OpenPBS) |
+//! | 2 | usage error (unknown option, option without its value, bad option value, missing operand, conflicting options), except pbsnodes; qmgr: a missing or illegal object type |
+//! | 3 | cannot reach the server (no pbs.conf, no socket, server not running); qmgr: an illegally formed object name |
+//! | 4 | qmgr: syntax error |
+//! | other | the server refused the request: its PBS error number modulo 256 (the last failing job's or qmgr command's), e.g. 153 Unknown Job Id, 159 Unauthorized Request, 188 resource limits, 170 Unknown queue |
 
 use proto::ErrorCode;
 use std::process::ExitCode;

@@ -93,14 +93,16 @@ fn operation(args: Args) -> Result<Operation, &'static str> {
 
 /// Entry point of the `pbsnodes` binary.
 pub fn main() -> ExitCode {
-    let args: Args = match crate::cli::parse("pbsnodes", USAGE) {
+    // OpenPBS's pbsnodes exits 1 on usage errors too.
+    let argv: Vec<String> = std::env::args().collect();
+    let args: Args = match crate::cli::parse_from_code("pbsnodes", USAGE, &argv, exit::FAILURE) {
         Ok(args) => args,
         Err(code) => return code,
     };
     let quiet = args.quiet;
     let operation = match operation(args) {
         Ok(operation) => operation,
-        Err(reason) => return crate::cli::usage_error("pbsnodes", USAGE, reason),
+        Err(reason) => return crate::cli::usage_error_code("pbsnodes", USAGE, reason, exit::FAILURE),
     };
     let mut conn = match crate::cli::connect("pbsnodes") {
         Ok(conn) => conn,

@@ -94,8 +94,10 @@ pub fn main() -> ExitCode {
             return exit::exit(exit::USAGE);
         }
     };
-    let request = ClientRequest::AlterJob { ids: opts.ids, changes: Box::new(changes) };
-    exit::exit(crate::qhold::send_for_ids("qalter", request))
+    exit::exit(crate::qhold::send_for_ids("qalter", opts.ids, |ids| ClientRequest::AlterJob {
+        ids,
+        changes: Box::new(changes.clone()),
+    }))
 }
 
 /// Turns the options into the changes to ask for, checking each value as qsub does.

@@ -42,7 +42,7 @@ pub fn main() -> ExitCode {
             return exit::exit(exit::USAGE);
         }
     };
+    let history = args.history;
     let ids = crate::qhold::with_range(args.ids, args.range.as_deref());
-    let request = ClientRequest::DeleteJob { ids, force, history: args.history };
-    exit::exit(crate::qhold::send_for_ids("qdel", request))
+    exit::exit(crate::qhold::send_for_ids("qdel", ids, |ids| ClientRequest::DeleteJob { ids, force, history }))
 }

@@ -2,6 +2,7 @@
 //! `ReleaseJob` (handled by `server/src/handlers/hold_job.rs`). Also the shared
 //! request-over-ids helper used by qdel.
 
+use crate::conn::Connection;
 use crate::exit;
 use clap::Parser;
 use proto::{ClientRequest, ServerReply};
@@ -37,12 +38,15 @@ pub fn main(hold: bool) -> ExitCode {
         return exit::exit(exit::USAGE);
     }
     let ids = with_range(args.ids, args.range.as_deref());
-    let request = if hold {
-        ClientRequest::HoldJob { ids, hold_types: args.hold_types.trim().to_string() }
-    } else {
-        ClientRequest::ReleaseJob { ids, hold_types: args.hold_types.trim().to_string() }
-    };
-    exit::exit(send_for_ids(command, request))
+    let hold_types = args.hold_types.trim().to_string();
+    exit::exit(send_for_ids(command, ids, |ids| {
+        let hold_types = hold_types.clone();
+        if hold {
+            ClientRequest::HoldJob { ids, hold_types }
+        } else {
+            ClientRequest::ReleaseJob { ids, hold_types }
+        }
+    }))
 }
 
 /// TORQUE's `-t range` applied to every id: `12[]` becomes the range id `12[range]`, which
@@ -60,32 +64,61 @@ pub fn valid_hold_list(list: &str) -> bool {
 }
 
 /// Sends a request over several ids and reports per-id errors as `<command>: <message>`.
-/// Returns the exit code (the last error's, 0 if none).
-pub fn send_for_ids(command: &str, request: ClientRequest) -> u8 {
-    let mut conn = match crate::cli::connect(command) {
-        Ok(conn) => conn,
-        Err(code) => return code,
-    };
-    match conn.request(&request) {
+/// Ids OpenPBS's `get_server` rejects (`abc`, `12[x]`) are refused here, as OpenPBS does:
+/// `<command>: illegally formed job identifier: <id>`, exit 1. Each run of well-formed ids
+/// between them goes to the server in one request, so messages and the exit code (the last
+/// failure's, 0 if none) come in argument order, as in OpenPBS's one-id-at-a-time loop.
+pub fn send_for_ids(command: &str, ids: Vec<String>, request: impl Fn(Vec<String>) -> ClientRequest) -> u8 {
+    let mut code = exit::SUCCESS;
+    let mut conn: Option<Connection> = None;
+    let mut run = Vec::new();
+    for id in ids.into_iter().map(Some).chain([None]) {
+        if let Some(id) = id.as_ref().filter(|id| crate::cli::well_formed_job_id(id)) {
+            run.push(id.clone());
+            continue;
+        }
+        if !run.is_empty() {
+            let conn = match &mut conn {
+                Some(conn) => conn,
+                None => match crate::cli::connect(command) {
+                    Ok(opened) => conn.insert(opened),
+                    Err(code) => return code,
+                },
+            };
+            if let Some(failed) = send_run(command, conn, &request(std::mem::take(&mut run))) {
+                code = failed;
+            }
+        }
+        if let Some(id) = id {
+            eprintln!("{command}: illegally formed job identifier: {id}");
+            code = exit::FAILURE;
+        }
+    }
+    code
+}
+
+/// Sends one request; prints its errors and returns the last one's exit code, if any.
+fn send_run(command: &str, conn: &mut Connection, request: &ClientRequest) -> Option<u8> {
+    match conn.request(request) {
         Ok(ServerReply::Done { errors }) => {
-            let mut code = exit::SUCCESS;
+            let mut code = None;
             for error in errors {
                 eprintln!("{command}: {}", error.message);
-                code = exit::for_error(error.code);
+                code = Some(exit::for_error(error.code));
             }
             code
         }
         Ok(ServerReply::Error(error)) => {
             eprintln!("{command}: {}", error.message);
-            exit::for_error(error.code)
+            Some(exit::for_error(error.code))
         }
         Ok(other) => {
             eprintln!("{command}: unexpected reply from server: {other:?}");
-            exit::FAILURE
+            Some(exit::FAILURE)
         }
         Err(error) => {
             eprintln!("{command}: {error}");
-            error.exit_code()
+            Some(error.exit_code())
         }
     }
 }

@@ -25,6 +25,9 @@ pub fn main() -> ExitCode {
         Ok(args) => args,
         Err(code) => return code,
     };
-    let request = ClientRequest::MoveJob { destination: args.destination, ids: args.ids };
-    exit::exit(crate::qhold::send_for_ids("qmove", request))
+    let destination = args.destination;
+    exit::exit(crate::qhold::send_for_ids("qmove", args.ids, |ids| ClientRequest::MoveJob {
+        destination: destination.clone(),
+        ids,
+    }))
 }

@@ -27,6 +27,9 @@ pub fn main() -> ExitCode {
         Ok(args) => args,
         Err(code) => return code,
     };
-    let request = ClientRequest::SignalJob { ids: args.ids, signal: args.signal };
-    exit::exit(crate::qhold::send_for_ids("qsig", request))
+    let signal = args.signal;
+    exit::exit(crate::qhold::send_for_ids("qsig", args.ids, |ids| ClientRequest::SignalJob {
+        ids,
+        signal: signal.clone(),
+    }))
 }

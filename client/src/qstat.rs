@@ -169,6 +169,18 @@ fn state_filter(args: &Args) -> Option<&'static str> {
 }
 
 fn run(args: &Args) -> u8 {
+    // As OpenPBS's qstat: an operand starting with a digit is a job id, and one its
+    // get_server rejects is reported (exit 1) and not asked for; other operands are queues.
+    let (selectors, bad): (Vec<String>, Vec<String>) = args.selectors.iter().cloned().partition(|selector| {
+        !selector.trim_start().starts_with(|c: char| c.is_ascii_digit()) || crate::cli::well_formed_job_id(selector)
+    });
+    for id in &bad {
+        eprintln!("qstat: illegally formed job identifier: {id}");
+    }
+    let first_code = if bad.is_empty() { exit::SUCCESS } else { exit::FAILURE };
+    if selectors.is_empty() && !bad.is_empty() {
+        return first_code;
+    }
     let mut conn = match crate::cli::connect("qstat") {
         Ok(conn) => conn,
         Err(code) => return code,
@@ -176,7 +188,7 @@ fn run(args: &Args) -> u8 {
     let users: Vec<String> =
         args.users.iter().flat_map(|list| list.split(',')).map(|user| user.trim().to_string()).collect();
     let mut request = ClientRequest::StatusJob {
-        selectors: args.selectors.clone(),
+        selectors,
         history: args.history || args.finished,
         users,
         attrs: wanted(args),
@@ -243,7 +255,7 @@ fn run(args: &Args) -> u8 {
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(text.as_bytes());
     let _ = stdout.flush();
-    let mut code = exit::SUCCESS;
+    let mut code = first_code;
     for error in errors {
         eprintln!("qstat: {}", error.message);
         code = exit::for_error(error.code);

@@ -25,7 +25,9 @@ pub fn manage(
         && attrs.iter().all(|attr| matches!(attr.name.to_ascii_lowercase().as_str(), "state" | "comment"));
     let allowed = state.is_manager(requester) || (operator_enough && state.is_operator(requester));
     if !allowed {
-        return ServerReply::Error(RequestError::new(ErrorCode::PermissionDenied, ErrorCode::PermissionDenied.text()));
+        // OpenPBS's text, trailing space included: `qmgr obj=x svr=default: Unauthorized Request `.
+        let message = format!("{} ", ErrorCode::PermissionDenied.text());
+        return ServerReply::Error(RequestError::new(ErrorCode::PermissionDenied, message));
     }
     let result = match kind {
         ObjectKind::Server => manage_server(state, op, attrs),

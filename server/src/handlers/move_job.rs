@@ -21,10 +21,9 @@ pub fn move_job(
     destination: &str,
     ids: &[String],
 ) -> ServerReply {
-    let queue = match state.resolve_destination(destination) {
-        Ok(queue) => queue,
-        Err(error) => return ServerReply::Error(error),
-    };
+    // An unknown destination is reported per job, after the job's own checks, as OpenPBS's
+    // `qmove: Unknown queue 12.head`.
+    let queue = state.resolve_destination(destination);
     let mut errors = Vec::new();
     for text in ids {
         if let Err(error) = move_one(state, out, requester, now, &queue, text) {
@@ -40,7 +39,7 @@ fn move_one(
     out: &mut Outbox,
     requester: &Requester,
     now: i64,
-    queue: &str,
+    queue: &Result<String, RequestError>,
     text: &str,
 ) -> Result<(), RequestError> {
     if job::array::parse_range_id(text).is_some() {
@@ -50,11 +49,17 @@ fn move_one(
     let key = state.find_job(text)?;
     let job = &state.jobs[&key];
     if !state.may_modify(requester, job.owner_uid) {
-        return Err(RequestError::with_detail(ErrorCode::PermissionDenied, &job.id));
+        // OpenPBS's text is "Unauthorized Request " and prt_job_err adds a space before the id.
+        return Err(RequestError::new(
+            ErrorCode::PermissionDenied,
+            format!("{}  {}", ErrorCode::PermissionDenied.text(), job.id),
+        ));
     }
     if matches!(job.id.array, Some(ArrayPart::Sub(_))) {
         return Err(RequestError::with_detail(ErrorCode::InvalidRequest, &job.id));
     }
+    let queue =
+        queue.as_deref().map_err(|error| RequestError::new(error.code, format!("{} {}", error.message, job.id)))?;
     if !matches!(job.state, JobState::Queued | JobState::Held | JobState::Waiting) {
         return Err(RequestError::with_detail(ErrorCode::BadState, &job.id));
     }
