@@ -20,10 +20,13 @@ pub const TORQUE_WALLTIME_EXCEEDED: i32 = -11;
 /// TORQUE's default `keep_completed`: seconds a completed job stays in plain listings.
 pub const DEFAULT_KEEP_COMPLETED: u64 = 300;
 
-/// The letter `qstat` shows for a job state: finished jobs are `C` (completed) in TORQUE.
+/// The letter `qstat` shows for a job state: finished jobs are `C` (completed) in TORQUE,
+/// finished subjobs too (TORQUE has no `X`), and an array that has begun shows `R` (TORQUE
+/// has no `B`; its array summary is running while a subjob runs).
 pub fn state_letter(flavor: Flavor, state: JobState) -> char {
     match (flavor, state) {
-        (Flavor::Torque, JobState::Finished) => 'C',
+        (Flavor::Torque, JobState::Finished | JobState::Expired) => 'C',
+        (Flavor::Torque, JobState::Begun) => 'R',
         _ => state.letter(),
     }
 }
@@ -98,6 +101,15 @@ mod tests {
         assert_eq!(state_letter(Flavor::Torque, JobState::Finished), 'C');
         assert_eq!(state_letter(Flavor::OpenPbs, JobState::Finished), 'F');
         assert_eq!(state_letter(Flavor::Torque, JobState::Running), 'R');
+        assert_eq!(state_letter(Flavor::Torque, JobState::Suspended), 'S');
+    }
+
+    #[test]
+    fn torque_has_no_x_or_b() {
+        assert_eq!(state_letter(Flavor::Torque, JobState::Expired), 'C');
+        assert_eq!(state_letter(Flavor::Torque, JobState::Begun), 'R');
+        assert_eq!(state_letter(Flavor::OpenPbs, JobState::Expired), 'X');
+        assert_eq!(state_letter(Flavor::OpenPbs, JobState::Begun), 'B');
     }
 
     #[test]

@@ -80,7 +80,7 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
     let accountant = accounting::Accountant::spawn(accounting::accounting_dir(&config.state_dir))
         .context("cannot start the accounting log")?;
     let mailer = mail::Mailer::spawn(config.sendmail.clone()).context("cannot start the mail thread")?;
-    let sink = notices::sink(config.server_name.clone(), config.flavor, accountant.clone(), mailer);
+    let sink = notices::sink(config.server_name.clone(), accountant.clone(), mailer);
     let shared = Arc::new(Shared::new(config, state, store::StoreHandle::spawn(store)).with_notice_sink(sink));
     let accept = tokio::spawn(listener::accept_loop(shared.clone(), listener));
     let scheduler = tokio::spawn(scheduler_loop(shared.clone()));

@@ -284,6 +284,26 @@ fn qmgr_and_pbsnodes_set_the_same_stored_offline_flag_and_comment() {
 }
 
 #[test]
+fn the_first_qmgr_command_stores_the_queues_the_server_started_with() {
+    let mut state = cluster(1);
+    let attrs = [attr("comment", SetOp::Set, "x")];
+    let (reply, out) = apply(&mut state, 30, |state, out| {
+        manage::manage(state, out, &requester(ROOT), 30, ManageOp::Set, ObjectKind::Node, "node1", &attrs)
+    });
+    assert!(errors(reply).is_empty());
+    let queues: Vec<&str> = out
+        .persist
+        .iter()
+        .filter_map(|op| match op {
+            StoreOp::PutQueue(queue) => Some(queue.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(queues, ["workq"], "default_queue = workq is stored: so must workq be");
+    assert!(matches!(out.persist.last(), Some(StoreOp::SetServerAttrs(_))));
+}
+
+#[test]
 fn purging_history_keeps_what_dependents_decided_also_after_a_restart() {
     let mut state = cluster(1);
     let first = submit(&mut state, "");

@@ -1,6 +1,6 @@
 //! `Manage` (qmgr create/delete/set/unset on the server, a queue or a node). Managers only,
 //! except that operators may set a node's `state` and `comment`. All attribute operations of
-//! one command apply together or not at all; every change is persisted with the server
+//! one command apply together or not at all; every change persists every queue and the server
 //! attributes (which also marks the configuration as stored).
 
 use crate::outbox::Outbox;
@@ -36,6 +36,12 @@ pub fn manage(
     };
     match result {
         Ok(()) => {
+            // The configuration is stored whole: the first qmgr command (say `set node`) also
+            // stores the queues the server started with, or the stored server attributes
+            // (`default_queue`) would name a queue a restarted server does not have.
+            for (name, queue) in &state.queues {
+                out.persist(StoreOp::PutQueue(StoredQueue { name: name.clone(), attrs: queue.pairs() }));
+            }
             out.persist(StoreOp::SetServerAttrs(state.server_attr_pairs()));
             out.schedule = true;
             tracing::info!(user = %requester.user, ?op, ?kind, object = name, "configuration changed");
@@ -120,7 +126,6 @@ fn manage_queue(
         queue.apply(attr, op == ManageOp::Unset)?;
     }
     queue.check_complete()?;
-    out.persist(StoreOp::PutQueue(StoredQueue { name: name.to_string(), attrs: queue.pairs() }));
     state.queues.insert(name.to_string(), queue);
     Ok(())
 }
