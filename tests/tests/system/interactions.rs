@@ -1,7 +1,8 @@
 //! Where features built apart meet, on a real cluster: a node taken offline with a comment
 //! through qmgr keeps both across a server restart as a pbsnodes one does (and the server
 //! restarts at all after a first qmgr command that is not about a queue), and the
-//! accounting log follows a flavor set with qmgr at once (records as the displays).
+//! accounting log follows a flavor set with qmgr at once (records as the displays); what
+//! holds other users' jobs (the store, `server_priv`) is not readable by them.
 
 use std::time::Duration;
 use tests::{wait_for, Cluster, Shape};
@@ -50,4 +51,26 @@ fn accounting_records_follow_a_flavor_set_with_qmgr() {
         })
     });
     assert_eq!(message, "queue=workq", "TORQUE's Q record carries only the queue");
+}
+
+#[test]
+fn the_job_store_and_the_accounting_records_are_not_for_other_users() {
+    use std::os::unix::fs::PermissionsExt;
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
+    let script = cluster.script("secret.sh", "true\n");
+    let id = cluster.qsub(&script, &["-h", "-v", "TOKEN=s3cret"]);
+    assert!(!id.is_empty());
+    let mode = |name: &str| {
+        let path = cluster.state.path().join(name);
+        std::fs::metadata(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display())).permissions().mode()
+            & 0o777
+    };
+    // The database holds every job's script and environment (query_other_jobs or not).
+    assert_eq!(mode("server.db"), 0o600);
+    assert_eq!(mode("server_priv"), 0o750);
+    for suffix in ["-wal", "-shm"] {
+        if cluster.state.path().join(format!("server.db{suffix}")).exists() {
+            assert_eq!(mode(&format!("server.db{suffix}")) & 0o077, 0, "server.db{suffix}");
+        }
+    }
 }
