@@ -384,3 +384,31 @@ fn subjobs_of_a_stopped_queue_wait_until_it_is_started() {
     assert_eq!(run(&mut state, 30), 2);
     assert_eq!(letter(&state, &array), 'B');
 }
+
+#[test]
+fn qalter_h_qhold_and_dependencies_keep_holds_alike() {
+    let mut state = cluster(1);
+    with_operator(&mut state);
+    let parent = submit(&mut state, "");
+    let child = submit(&mut state, &format!("afterok:{parent}"));
+    let alter = |state: &mut ServerState, uid: u32, holds: &str| {
+        let changes = proto::JobAlteration { hold_types: Some(holds.to_string()), ..Default::default() };
+        let ids = [child.clone()];
+        errors(apply(state, 40, |state, out| alter_job::alter_job(state, out, &requester(uid), 40, &ids, &changes)).0)
+    };
+    assert_eq!(alter(&mut state, CAROL, "o"), [ErrorCode::PermissionDenied]);
+    assert_eq!(alter(&mut state, OPERATOR, "s"), [ErrorCode::PermissionDenied]);
+    assert!(alter(&mut state, OPERATOR, "o").is_empty(), "an operator sets o with qalter as with qhold");
+    assert_eq!(job(&state, &child).hold_types, "so", "qhold's order (s o u p), as merge_holds keeps it");
+    // The owner's `n` clears only `u`; an operator's clears `o` but never the dependency's `s`.
+    assert!(alter(&mut state, ALICE, "u").is_empty());
+    assert_eq!(job(&state, &child).hold_types, "sou");
+    assert!(alter(&mut state, ALICE, "n").is_empty());
+    assert_eq!(job(&state, &child).hold_types, "so");
+    assert!(alter(&mut state, OPERATOR, "n").is_empty());
+    assert_eq!(job(&state, &child).hold_types, "s");
+    assert_eq!(letter(&state, &child), 'H');
+    run(&mut state, 50);
+    end(&mut state, &parent, 0, 60);
+    assert_eq!((letter(&state, &child), job(&state, &child).hold_types.as_str()), ('Q', "n"));
+}
