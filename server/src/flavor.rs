@@ -48,6 +48,13 @@ pub fn exit_status_name(flavor: Flavor) -> &'static str {
     }
 }
 
+/// A job's `Resource_List` as shown: TORQUE has no select/place, so the ones derived from a
+/// `nodes=` request are left out in the torque flavor (qstat -f and the accounting records).
+pub fn shown_resources(flavor: Flavor, job: &Job) -> impl Iterator<Item = (&str, &str)> {
+    let from_nodes = flavor == Flavor::Torque && job.request.display.get("nodes").is_some();
+    job.request.display.iter().filter(move |(name, _)| !(from_nodes && matches!(*name, "select" | "place")))
+}
+
 /// Whether a finished job still shows in listings without history (`-x`): never in OpenPBS;
 /// in TORQUE for `keep_completed` seconds after it ended (0 = not at all). Other jobs always
 /// show.
