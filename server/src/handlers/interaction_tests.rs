@@ -144,6 +144,8 @@ fn a_rerun_of_a_job_others_depend_on_releases_and_deletes_none_of_them() {
     assert!(out.notices.iter().all(|notice| notice.kind == NoticeKind::Rerun), "no abort of a dependent");
     let rerun_notice = &out.notices[0];
     assert_eq!(rerun_notice.job.exec_host().as_deref(), Some("node1/0"), "the R record names the killed run's node");
+    assert_eq!(rerun_notice.job.times.stime, Some(20), "and its start");
+    assert_eq!(job(&state, &parent).times.stime, None);
     assert!(job(&state, &parent).exec.is_empty());
 
     // The mom restarts without it: requeued again, still nobody released.

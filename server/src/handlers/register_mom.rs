@@ -87,7 +87,7 @@ fn end_lost_job(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64) {
     // The notice keeps the nodes of the run that is lost (the R record names them).
     out.notice(if rerun { NoticeKind::Rerun } else { NoticeKind::Aborted }, job, now);
     if rerun {
-        job.exec.clear();
+        job.forget_run();
     }
     tracing::warn!(job_id = %job.id, rerun, "job lost with its mom");
     out.persist(StoreOp::UpdateJob(Box::new(job.clone())));

@@ -69,7 +69,7 @@ pub fn requeue_killed_run(state: &mut ServerState, out: &mut Outbox, node: &str,
     let sisters: Vec<String> = job.exec.iter().skip(1).map(|share| share.node.clone()).collect();
     // The notice keeps the nodes of the killed run (the R record names them).
     out.notice(NoticeKind::Rerun, job, now);
-    job.exec.clear();
+    job.forget_run();
     tracing::info!(job_id = %job.id, exit_status = obit.exit_status, "killed run ended: job queued again");
     out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
     for sister in sisters {

@@ -322,9 +322,10 @@ impl ServerState {
     /// Puts an active job (R, E or S) back in the queue after a run that will not finish (the
     /// killed run of a qrerun, a run lost with its mother superior): frees its nodes, state `Q`,
     /// or `H` if a hold was set while it ran (OpenPBS requeues a held job held), and forgets
-    /// the run's session, exit status and start. The allocation stays on the job (`exec`) for
-    /// the caller's rerun notice and its sisters; the caller clears it. `run_count` keeps
-    /// counting the runs, so an `after` dependency met by the first start stays met.
+    /// the run's session and exit status. The run's allocation and start stay on the job for
+    /// the caller's rerun notice (the `R` record names them) and its sisters; the caller then
+    /// calls [`Job::forget_run`]. `run_count` keeps counting the runs, so an `after`
+    /// dependency met by the first start stays met.
     pub fn requeue_job(&mut self, key: u64, now: i64) -> Result<&mut Job, IllegalTransition> {
         self.transition(key, ::job::JobEvent::Requeue, now)?;
         self.release_nodes(key);
@@ -335,7 +336,6 @@ impl ServerState {
         job.rerun_requested = false;
         job.session_id = None;
         job.exit_status = None;
-        job.times.stime = None;
         job.times.qtime = now;
         job.times.etime = now;
         Ok(job)
