@@ -414,3 +414,30 @@ fn qalter_h_qhold_and_dependencies_keep_holds_alike() {
     end(&mut state, &parent, 0, 60);
     assert_eq!((letter(&state, &child), job(&state, &child).hold_types.as_str()), ('Q', "n"));
 }
+
+#[test]
+fn qdel_x_of_a_finished_array_others_waited_on_removes_it_whole_and_changes_no_dependent() {
+    let mut state = cluster(1);
+    let array =
+        submit_with(&mut state, "", |spec| spec.array = Some(ArraySpec { indices: "1-2".to_string(), limit: None }));
+    let after = submit(&mut state, &format!("afterok:{array}"));
+    run(&mut state, 20);
+    let subjobs: Vec<String> = (1..=2).map(|index| array.replace("[]", &format!("[{index}]"))).collect();
+    for sub in &subjobs {
+        end(&mut state, sub, 0, 30);
+    }
+    assert_eq!(letter(&state, &array), 'F');
+    assert_eq!(letter(&state, &after), 'Q', "released when the whole array ended well");
+    let ids = [array.clone()];
+    let how = delete_job::How { force: false, history: true };
+    let (reply, out) =
+        apply(&mut state, 40, |state, out| delete_job::delete_job(state, out, &requester(ALICE), 40, &ids, how));
+    assert!(errors(reply).is_empty());
+    let deleted = out.persist.iter().filter(|op| matches!(op, StoreOp::DeleteJob(_))).count();
+    assert_eq!(deleted, 3, "the parent and both subjobs");
+    assert!(state.find_job(&array).is_err() && state.find_job(&subjobs[0]).is_err());
+    crate::depend::rebuild(&mut state);
+    state.sanity_check();
+    assert_eq!(letter(&state, &after), 'Q');
+    assert_eq!(crate::depend::depend_value(&state, job(&state, &after)), None, "a purged dependency is met");
+}
