@@ -212,7 +212,7 @@ pub fn main() -> ExitCode {
         Ok(args) => args,
         Err(code) => return code,
     };
-    let (selection, destination) = match selection(&args, epoch_now()) {
+    let (selection, destination) = match selection(&args, crate::qstat::epoch_now()) {
         Ok(chosen) => chosen,
         Err(BadCriteria::Illegal(option)) => {
             eprintln!("qselect: illegal -{option} value");
@@ -304,10 +304,6 @@ fn date_epoch(text: &str, now: i64) -> Option<i64> {
         }
         Some(epoch)
     }
-}
-
-fn epoch_now() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
 }
 
 #[cfg(test)]

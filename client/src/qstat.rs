@@ -252,6 +252,13 @@ fn run(args: &Args) -> u8 {
     } else {
         output::qstat_default(&jobs)
     };
+    print_listing(&text, errors, first_code)
+}
+
+/// Prints a listing on stdout and each error on stderr; the exit code is the last error's
+/// (OpenPBS), or `first_code` when there is none (a failure found before asking the server).
+/// Shared by the job and the queue/server listings.
+pub(crate) fn print_listing(text: &str, errors: Vec<proto::error::RequestError>, first_code: u8) -> u8 {
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(text.as_bytes());
     let _ = stdout.flush();
@@ -263,6 +270,7 @@ fn run(args: &Args) -> u8 {
     code
 }
 
-fn epoch_now() -> i64 {
+/// Seconds since the epoch, now.
+pub(crate) fn epoch_now() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
 }

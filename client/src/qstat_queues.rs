@@ -5,7 +5,6 @@
 use crate::exit;
 use crate::output::{json, queues};
 use proto::{ClientRequest, ObjectStatus, ServerReply};
-use std::io::Write;
 
 /// Which display `qstat` was asked for.
 #[derive(Debug, Clone, Copy)]
@@ -56,23 +55,17 @@ pub fn run(mode: Mode, full: bool, format: Option<&str>, selectors: &[String]) -
     };
     let text = if json {
         let label = if mode.server { "Server" } else { "Queue" };
-        json::qstat_objects_json(label, &conn.server_name, &objects, epoch_now(), env!("CARGO_PKG_VERSION"))
+        json::qstat_objects_json(
+            label,
+            &conn.server_name,
+            &objects,
+            crate::qstat::epoch_now(),
+            env!("CARGO_PKG_VERSION"),
+        )
     } else {
         render(mode, full, &conn.server_name, &objects)
     };
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes());
-    let _ = stdout.flush();
-    let mut code = exit::SUCCESS;
-    for error in errors {
-        eprintln!("qstat: {}", error.message);
-        code = exit::for_error(error.code);
-    }
-    code
-}
-
-fn epoch_now() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+    crate::qstat::print_listing(&text, errors, crate::exit::SUCCESS)
 }
 
 fn render(mode: Mode, full: bool, server: &str, objects: &[ObjectStatus]) -> String {

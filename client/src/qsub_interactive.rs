@@ -23,6 +23,7 @@ use job::JobSpec;
 use nix::sys::signal::{SigSet, Signal};
 use proto::frame::{self, FrameError};
 use proto::interactive::{MomToQsub, QsubToMom, INTERACTIVE_VERSION};
+use proto::keepalive::keep_alive;
 use proto::{ClientRequest, ServerReply};
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, Shutdown, TcpListener, TcpStream};
@@ -198,33 +199,6 @@ fn greet(mut stream: TcpStream, job_id: &str, secret: &str) -> Result<TcpStream,
         eprintln!("qsub: warning: no keepalive on the job's connection: {error}");
     }
     Ok(stream)
-}
-
-/// Turns on TCP keepalive (first probe after 60 s idle, then every 10 s, 6 tries), so a
-/// peer whose host vanished is noticed within about two minutes instead of never.
-fn keep_alive(stream: &TcpStream) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let fd = stream.as_raw_fd();
-    let set = |level: libc::c_int, name: libc::c_int, value: libc::c_int| -> std::io::Result<()> {
-        // SAFETY: setsockopt reads one c_int from a valid pointer to a local of the given size.
-        let result = unsafe {
-            libc::setsockopt(
-                fd,
-                level,
-                name,
-                (&value as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
-        if result < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(())
-    };
-    set(libc::SOL_SOCKET, libc::SO_KEEPALIVE, 1)?;
-    set(libc::IPPROTO_TCP, libc::TCP_KEEPIDLE, 60)?;
-    set(libc::IPPROTO_TCP, libc::TCP_KEEPINTVL, 10)?;
-    set(libc::IPPROTO_TCP, libc::TCP_KEEPCNT, 6)
 }
 
 /// Compares secrets in time independent of where they differ.

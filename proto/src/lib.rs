@@ -14,6 +14,7 @@ pub mod error;
 pub mod flavor;
 pub mod frame;
 pub mod interactive;
+pub mod keepalive;
 pub mod manage;
 pub mod mom;
 pub mod status;

@@ -3,7 +3,7 @@
 //! (local time, one file per day, as OpenPBS does).
 //!
 //! Owns: the record texts ([`record`], pure, snapshot-tested: the fields and their order of
-//! OpenPBS's `acct_job`/`account_jobend`) and the writer thread ([`Accountant`]), which appends
+//! OpenPBS's `acct_job`/`account_jobend`, TORQUE's in the torque flavor) and the writer thread ([`Accountant`]), which appends
 //! whatever the notice sink hands it. Must not: block the store thread (the sink only sends on
 //! an unbounded channel), read or change server state.
 
@@ -36,6 +36,8 @@ pub fn record(notice: &Notice, flavor: Flavor, to_time: fn(i64) -> Tm) -> String
     let message = match &notice.kind {
         NoticeKind::Queued if flavor == Flavor::Torque => format!("queue={}", job.queue),
         NoticeKind::Queued => job_fields(job, false),
+        NoticeKind::Started if flavor == Flavor::Torque => torque_job_fields(job).trim_end().to_string(),
+        NoticeKind::Ended | NoticeKind::Rerun if flavor == Flavor::Torque => torque_end_message(job, notice.time),
         NoticeKind::Started => {
             let mut text = job_fields(job, true);
             text.push_str(&assigned(job));
@@ -104,6 +106,50 @@ fn end_message(job: &Job, end: i64) -> String {
         text.push_str(&format!(" resources_used.{name}={value}"));
     }
     text.push_str(&format!(" run_count={}", job.run_count));
+    text
+}
+
+/// TORQUE's job fields of the `S` and `E` records (pbs-reference section 9): no project or
+/// exec_vnode, `start_count` and `owner`, `exec_host` in TORQUE's form, the `Resource_List`
+/// as TORQUE shows it. Every pair is followed by one blank.
+fn torque_job_fields(job: &Job) -> String {
+    let mut text = format!("user={} group={} ", job.owner, job.group);
+    if let Some(account) = &job.spec.account {
+        text.push_str(&format!("account={} ", quoted(account)));
+    }
+    text.push_str(&format!("jobname={} queue={} ", job.spec.name, job.queue));
+    text.push_str(&format!("ctime={} qtime={} etime={} ", job.times.ctime, job.times.qtime, job.times.etime));
+    text.push_str(&format!("start_count={} ", job.run_count));
+    if let Some(start) = job.times.stime {
+        text.push_str(&format!("start={start} "));
+    }
+    text.push_str(&format!("owner={}@{} ", job.owner, job.spec.submit_host));
+    if let Some(exec_host) = job.exec_host_torque() {
+        text.push_str(&format!("exec_host={exec_host} "));
+    }
+    for (name, value) in crate::flavor::shown_resources(Flavor::Torque, job) {
+        text.push_str(&format!("Resource_List.{name}={} ", quoted(value)));
+    }
+    text
+}
+
+/// TORQUE's `E` record: the job fields, then `session`, the slot and node counts, `end`,
+/// `Exit_status` (TORQUE's numbers, capital E as TORQUE writes it here too) and
+/// `resources_used.*` without `cpupercent`/`ncpus`, with `energy_used`.
+fn torque_end_message(job: &Job, end: i64) -> String {
+    let mut text = torque_job_fields(job);
+    let slots: usize = job.exec.iter().map(|share| share.slots.len()).sum();
+    text.push_str(&format!("session={} ", job.session_id.unwrap_or(0)));
+    text.push_str(&format!("total_execution_slots={slots} unique_node_count={} ", job.exec.len()));
+    let status = crate::flavor::shown_exit_status(Flavor::Torque, job.exit_status.unwrap_or(0));
+    text.push_str(&format!("end={end} Exit_status={status}"));
+    for (name, value) in format_used(&job.used) {
+        match name {
+            "cpupercent" | "ncpus" => {}
+            "mem" => text.push_str(&format!(" resources_used.energy_used=0 resources_used.mem={value}")),
+            _ => text.push_str(&format!(" resources_used.{name}={value}")),
+        }
+    }
     text
 }
 

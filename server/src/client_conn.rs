@@ -105,7 +105,9 @@ async fn dispatch(shared: &Shared, requester: &Requester, request: ClientRequest
                 .await
         }
         ClientRequest::Manage { op, kind, name, attrs } => {
-            shared.apply(|state, out| handlers::manage::manage(state, out, requester, op, kind, &name, &attrs)).await
+            shared
+                .apply(|state, out| handlers::manage::manage(state, out, requester, now(), op, kind, &name, &attrs))
+                .await
         }
         ClientRequest::StatusQueue { names } => handlers::status_queue::status_queue(&shared.state(), &names),
         ClientRequest::StatusServer => handlers::status_server::status_server(&shared.state()),

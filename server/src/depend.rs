@@ -212,7 +212,7 @@ fn rejected(id: &str) -> String {
 /// Applies [`Admission::hold`] to a job being created.
 pub fn hold_new(job: &mut Job, admission: &Admission) {
     if admission.hold {
-        job.hold_types = with_hold(&job.hold_types, 's');
+        job.hold_types = crate::handlers::hold_job::merge_holds(&job.hold_types, "s", true);
         job.state = JobState::Held;
     }
 }
@@ -429,7 +429,7 @@ fn hold_one_for_dependency(state: &mut ServerState, out: &mut Outbox, key: u64, 
         return;
     }
     let job = state.jobs.get_mut(&key).expect("job exists");
-    job.hold_types = with_hold(&job.hold_types, 's');
+    job.hold_types = crate::handlers::hold_job::merge_holds(&job.hold_types, "s", true);
     out.persist(StoreOp::UpdateJob(job.clone()));
 }
 
@@ -454,14 +454,6 @@ fn abort(state: &mut ServerState, out: &mut Outbox, key: u64, reason: String, no
     job.comment = Some(reason);
     out.persist(StoreOp::UpdateJob(job.clone()));
     out.notice(NoticeKind::Aborted, job, now);
-}
-
-/// `Hold_Types` with `kind` added (letters sorted, as qhold keeps them).
-fn with_hold(hold_types: &str, kind: char) -> String {
-    let mut held: Vec<char> = hold_types.chars().filter(|c| *c != 'n' && *c != kind).collect();
-    held.push(kind);
-    held.sort_unstable();
-    held.into_iter().collect()
 }
 
 #[cfg(test)]

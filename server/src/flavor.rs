@@ -20,10 +20,13 @@ pub const TORQUE_WALLTIME_EXCEEDED: i32 = -11;
 /// TORQUE's default `keep_completed`: seconds a completed job stays in plain listings.
 pub const DEFAULT_KEEP_COMPLETED: u64 = 300;
 
-/// The letter `qstat` shows for a job state: finished jobs are `C` (completed) in TORQUE.
+/// The letter `qstat` shows for a job state: finished jobs are `C` (completed) in TORQUE,
+/// finished subjobs too (TORQUE has no `X`), and an array that has begun shows `R` (TORQUE
+/// has no `B`; its array summary is running while a subjob runs).
 pub fn state_letter(flavor: Flavor, state: JobState) -> char {
     match (flavor, state) {
-        (Flavor::Torque, JobState::Finished) => 'C',
+        (Flavor::Torque, JobState::Finished | JobState::Expired) => 'C',
+        (Flavor::Torque, JobState::Begun) => 'R',
         _ => state.letter(),
     }
 }
@@ -43,6 +46,13 @@ pub fn exit_status_name(flavor: Flavor) -> &'static str {
         Flavor::OpenPbs => "Exit_status",
         Flavor::Torque => "exit_status",
     }
+}
+
+/// A job's `Resource_List` as shown: TORQUE has no select/place, so the ones derived from a
+/// `nodes=` request are left out in the torque flavor (qstat -f and the accounting records).
+pub fn shown_resources(flavor: Flavor, job: &Job) -> impl Iterator<Item = (&str, &str)> {
+    let from_nodes = flavor == Flavor::Torque && job.request.display.get("nodes").is_some();
+    job.request.display.iter().filter(move |(name, _)| !(from_nodes && matches!(*name, "select" | "place")))
 }
 
 /// Whether a finished job still shows in listings without history (`-x`): never in OpenPBS;
@@ -98,6 +108,15 @@ mod tests {
         assert_eq!(state_letter(Flavor::Torque, JobState::Finished), 'C');
         assert_eq!(state_letter(Flavor::OpenPbs, JobState::Finished), 'F');
         assert_eq!(state_letter(Flavor::Torque, JobState::Running), 'R');
+        assert_eq!(state_letter(Flavor::Torque, JobState::Suspended), 'S');
+    }
+
+    #[test]
+    fn torque_has_no_x_or_b() {
+        assert_eq!(state_letter(Flavor::Torque, JobState::Expired), 'C');
+        assert_eq!(state_letter(Flavor::Torque, JobState::Begun), 'R');
+        assert_eq!(state_letter(Flavor::OpenPbs, JobState::Expired), 'X');
+        assert_eq!(state_letter(Flavor::OpenPbs, JobState::Begun), 'B');
     }
 
     #[test]

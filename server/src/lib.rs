@@ -38,6 +38,7 @@ use std::sync::Arc;
 pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
     std::fs::create_dir_all(&config.state_dir)
         .with_context(|| format!("cannot create state directory {}", config.state_dir.display()))?;
+    keep_private(&config)?;
     let mut store = store::Store::open(&config.db_path)
         .with_context(|| format!("cannot open the job store {}", config.db_path.display()))?;
     let loaded = store.load(&config.server_name).context("cannot load jobs from the store")?;
@@ -80,7 +81,7 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
     let accountant = accounting::Accountant::spawn(accounting::accounting_dir(&config.state_dir))
         .context("cannot start the accounting log")?;
     let mailer = mail::Mailer::spawn(config.sendmail.clone()).context("cannot start the mail thread")?;
-    let sink = notices::sink(config.server_name.clone(), config.flavor, accountant.clone(), mailer);
+    let sink = notices::sink(config.server_name.clone(), accountant.clone(), mailer);
     let shared = Arc::new(Shared::new(config, state, store::StoreHandle::spawn(store)).with_notice_sink(sink));
     let accept = tokio::spawn(listener::accept_loop(shared.clone(), listener));
     let scheduler = tokio::spawn(scheduler_loop(shared.clone()));
@@ -113,4 +114,29 @@ async fn scheduler_loop(shared: Arc<Shared>) {
         tokio::time::sleep(shared.config.sched_delay).await;
         shared.apply(|state, out| sched_loop::schedule_pass(state, out, shared::now())).await;
     }
+}
+
+/// What only the server may read, as in OpenPBS (`server_priv` is not for users, whatever
+/// `query_other_jobs` says): the database (every job's script and environment; SQLite gives
+/// its `-wal` and `-shm` files the database file's mode) is 0600, `server_priv` (the
+/// accounting records) 0750. An existing database is narrowed too.
+fn keep_private(config: &ServerConfig) -> anyhow::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let priv_dir = config.state_dir.join("server_priv");
+    std::fs::create_dir_all(&priv_dir).with_context(|| format!("cannot create {}", priv_dir.display()))?;
+    std::fs::set_permissions(&priv_dir, std::fs::Permissions::from_mode(0o750))?;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(&config.db_path)
+        .with_context(|| format!("cannot create the job store {}", config.db_path.display()))?;
+    for suffix in ["", "-wal", "-shm"] {
+        let mut path = config.db_path.clone().into_os_string();
+        path.push(suffix);
+        if std::path::Path::new(&path).exists() {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
+        }
+    }
+    Ok(())
 }

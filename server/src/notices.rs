@@ -60,8 +60,9 @@ pub fn log_text(notice: &Notice, server_name: &str) -> String {
 }
 
 /// The notice sink of a running server: log line, accounting record, mail.
-pub fn sink(server_name: String, flavor: Flavor, accountant: Accountant, mailer: Mailer) -> NoticeSink {
-    Arc::new(move |notices: Vec<Notice>| {
+/// The accounting records follow the server's flavor at the time of each commit.
+pub fn sink(server_name: String, accountant: Accountant, mailer: Mailer) -> NoticeSink {
+    Arc::new(move |notices: Vec<Notice>, flavor: Flavor| {
         for notice in notices {
             tracing::info!(job_id = %notice.job.id, "{}", log_text(&notice, &server_name));
             accountant.record(&notice, flavor);

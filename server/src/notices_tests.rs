@@ -142,6 +142,16 @@ fn accounting_records_of_aborts_reruns_and_torque() {
 }
 
 #[test]
+fn torque_accounting_records_of_a_job_life() {
+    let mut over = ended(-29);
+    over.id = JobId::new(125, "head");
+    let mut notices = life();
+    notices.push(notice(NoticeKind::Ended, over, 1_700_605_580));
+    let records: Vec<String> = notices.iter().map(|notice| record(notice, Flavor::Torque, Tm::utc)).collect();
+    assert_snapshot!(records.join("\n"));
+}
+
+#[test]
 fn mail_texts() {
     let mut texts = Vec::new();
     for notice in life() {

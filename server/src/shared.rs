@@ -27,7 +27,7 @@ pub struct MomLink {
 
 /// Takes the notices of one commit, on the store thread, right after the commit and the mom
 /// messages (so it must not block for long: queue slow work elsewhere).
-pub type NoticeSink = Arc<dyn Fn(Vec<Notice>) + Send + Sync>;
+pub type NoticeSink = Arc<dyn Fn(Vec<Notice>, crate::config::Flavor) + Send + Sync>;
 
 /// Shared by all tasks of one server.
 pub struct Shared {
@@ -84,10 +84,12 @@ impl Shared {
                 let messages = self.address(std::mem::take(&mut out.to_moms));
                 let notices = std::mem::take(&mut out.notices);
                 let sink = Arc::clone(&self.notice_sink);
+                // The flavor of the moment (qmgr may change it): records follow the displays.
+                let flavor = state.flavor;
                 let after: AfterCommit = Box::new(move || {
                     send_to_moms(&moms, messages);
                     if !notices.is_empty() {
-                        sink(notices);
+                        sink(notices, flavor);
                     }
                 });
                 Some(self.store.enqueue_then(std::mem::take(&mut out.persist), Some(after)))
@@ -144,7 +146,7 @@ fn send_to_moms(moms: &Mutex<HashMap<String, MomLink>>, messages: Vec<(String, O
 }
 
 /// The default notice sink: one debug line per notice.
-fn log_notices(notices: Vec<Notice>) {
+fn log_notices(notices: Vec<Notice>, _flavor: crate::config::Flavor) {
     for notice in notices {
         tracing::debug!(job_id = %notice.job.id, kind = ?notice.kind, "job notice");
     }

@@ -88,11 +88,7 @@ pub fn job_status_with_array(
     out.add("Priority", || job.spec.priority.to_string());
     out.add("qtime", || job.times.qtime.to_string());
     out.add("Rerunable", || if job.spec.rerunnable { "True" } else { "False" }.to_string());
-    // TORQUE has no select/place: hide the ones derived from a `nodes=` request.
-    let derived = |name: &str| {
-        flavor == Flavor::Torque && matches!(name, "select" | "place") && job.request.display.get("nodes").is_some()
-    };
-    for (name, value) in job.request.display.iter().filter(|(name, _)| !derived(name)) {
+    for (name, value) in crate::flavor::shown_resources(flavor, job) {
         out.add_res("Resource_List", name, || value.to_string());
     }
     if let (Some(stime), Flavor::OpenPbs) = (job.times.stime, flavor) {

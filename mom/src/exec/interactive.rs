@@ -12,6 +12,7 @@ use super::StartError;
 use job::spec::Interactive;
 use proto::frame::{self, FrameError};
 use proto::interactive::{MomToQsub, QsubToMom, WindowSize, INTERACTIVE_VERSION};
+use proto::keepalive::keep_alive;
 use proto::mom::JobLaunch;
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -197,33 +198,6 @@ fn send(writer: &Mutex<TcpStream>, message: &MomToQsub) -> Result<(), FrameError
         let _ = stream.shutdown(Shutdown::Both);
     }
     result
-}
-
-/// Turns on TCP keepalive (first probe after 60 s idle, then every 10 s, 6 tries), so a
-/// peer whose host vanished is noticed within about two minutes instead of never.
-fn keep_alive(stream: &TcpStream) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let fd = stream.as_raw_fd();
-    let set = |level: libc::c_int, name: libc::c_int, value: libc::c_int| -> std::io::Result<()> {
-        // SAFETY: setsockopt reads one c_int from a valid pointer to a local of the given size.
-        let result = unsafe {
-            libc::setsockopt(
-                fd,
-                level,
-                name,
-                (&value as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
-        if result < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(())
-    };
-    set(libc::SOL_SOCKET, libc::SO_KEEPALIVE, 1)?;
-    set(libc::IPPROTO_TCP, libc::TCP_KEEPIDLE, 60)?;
-    set(libc::IPPROTO_TCP, libc::TCP_KEEPINTVL, 10)?;
-    set(libc::IPPROTO_TCP, libc::TCP_KEEPCNT, 6)
 }
 
 fn winsize(size: WindowSize) -> nix::pty::Winsize {

@@ -27,7 +27,7 @@ pub(super) fn follow_parent(
     parent_key: u64,
     old_spec: &Arc<JobSpec>,
     changes: &JobAlteration,
-    manager: bool,
+    hold_letters: &str,
     now: i64,
 ) {
     let parent = state.jobs[&parent_key].clone();
@@ -49,7 +49,7 @@ pub(super) fn follow_parent(
         let event = match &changes.hold_types {
             Some(holds) if waiting => {
                 altered.hold_types =
-                    new_holds(&sub.hold_types, holds, manager).unwrap_or_else(|_| sub.hold_types.clone());
+                    new_holds(&sub.hold_types, holds, hold_letters).unwrap_or_else(|_| sub.hold_types.clone());
                 hold_event(&altered)
             }
             _ => None,

@@ -4,7 +4,8 @@
 //! `StoreOp::UpdateJobSpec`, and the parsed request is recomputed, so the scheduler and the
 //! mom (walltime) see the new values.
 //!
-//! Rules (OpenPBS `req_modifyjob`): the owner or a manager; a running job only by a manager
+//! Rules (OpenPBS `req_modifyjob`): the owner, an operator or a manager (holds as qhold: `o`
+//! an operator, `s` a manager); a running job only by a manager
 //! and only the attributes OpenPBS lets change while running (of the resources only walltime,
 //! which goes to the mother superior as `SetWalltime`; not account, shell or variables), else
 //! `Cannot modify attribute while job running`; an exiting job is in the wrong state; a
@@ -76,7 +77,12 @@ fn alter_one(
     }
     let old_spec = std::sync::Arc::clone(&job.spec);
     let mut altered: Job = (**job).clone();
-    apply(state, &mut altered, changes, manager)?;
+    let hold_letters = match (manager, state.is_operator(requester)) {
+        (true, _) => "soup",
+        (false, true) => "ou",
+        (false, false) => "u",
+    };
+    apply(state, &mut altered, changes, hold_letters)?;
     let event = hold_event(&altered);
     if let Some(event) = event {
         altered.state.apply(event).map_err(|_| RequestError::with_detail(ErrorCode::BadState, &id))?;
@@ -89,7 +95,7 @@ fn alter_one(
     let job = &state.jobs[&key];
     out.persist(StoreOp::UpdateJobSpec(job.clone()));
     if parent {
-        super::alter_array::follow_parent(state, out, key, &old_spec, changes, manager, now);
+        super::alter_array::follow_parent(state, out, key, &old_spec, changes, hold_letters, now);
     }
     let job = &state.jobs[&key];
     if job.state.is_active() && !changes.resources.is_empty() {
@@ -129,7 +135,8 @@ fn check_running(changes: &JobAlteration, manager: bool, id: &job::JobId) -> Res
 }
 
 /// Validates every change and applies it to `job` (a copy: the caller commits it or drops it).
-fn apply(state: &ServerState, job: &mut Job, changes: &JobAlteration, manager: bool) -> Result<(), RequestError> {
+/// `hold_letters`: the holds the requester may set and clear (see [`new_holds`]).
+fn apply(state: &ServerState, job: &mut Job, changes: &JobAlteration, hold_letters: &str) -> Result<(), RequestError> {
     let spec = std::sync::Arc::make_mut(&mut job.spec);
     if let Some(name) = &changes.name {
         job::spec::check_job_name(name).map_err(|reason| bad_value(format!("Job_Name: {reason}")))?;
@@ -149,7 +156,7 @@ fn apply(state: &ServerState, job: &mut Job, changes: &JobAlteration, manager: b
         job.request = request;
     }
     if let Some(holds) = &changes.hold_types {
-        job.hold_types = new_holds(&job.hold_types, holds, manager)?;
+        job.hold_types = new_holds(&job.hold_types, holds, hold_letters)?;
     }
     let spec = std::sync::Arc::make_mut(&mut job.spec);
     for (name, value) in &changes.variables {
@@ -200,24 +207,23 @@ fn merged_resources(current: &[(String, String)], changes: &[(String, String)]) 
 }
 
 /// `-h`: adds the given holds (`u`, `o`, `s`), or with `n` clears the holds the requester may
-/// clear. `o` and `s` need a manager.
-pub(super) fn new_holds(current: &str, given: &str, manager: bool) -> Result<String, RequestError> {
+/// clear. The letters a requester may set or clear are `allowed` (the same rule as qhold's:
+/// `u` the owner, `o` an operator, `s` a manager); the order is qhold's
+/// ([`super::hold_job::merge_holds`]).
+pub(super) fn new_holds(current: &str, given: &str, allowed: &str) -> Result<String, RequestError> {
     if given.is_empty() || !(given == "n" || given.chars().all(|c| "uos".contains(c))) {
         return Err(bad_value(format!("Hold_Types: {given}")));
     }
-    if !manager && given.chars().any(|c| c == 'o' || c == 's') {
-        let message = format!("{} (holds o and s need a manager)", ErrorCode::PermissionDenied.text());
+    if let Some(kind) = given.chars().find(|kind| *kind != 'n' && !allowed.contains(*kind)) {
+        let who = if kind == 'o' { "an operator" } else { "a manager" };
+        let message = format!("{} (hold {kind} needs {who})", ErrorCode::PermissionDenied.text());
         return Err(RequestError::new(ErrorCode::PermissionDenied, message));
     }
-    let mut held: Vec<char> = current.chars().filter(|c| *c != 'n').collect();
-    if given == "n" {
-        held.retain(|kind| !manager && *kind != 'u');
+    Ok(if given == "n" {
+        super::hold_job::merge_holds(current, allowed, false)
     } else {
-        held.extend(given.chars().filter(|kind| !current.contains(*kind)));
-    }
-    held.sort_unstable();
-    held.dedup();
-    Ok(if held.is_empty() { "n".to_string() } else { held.into_iter().collect() })
+        super::hold_job::merge_holds(current, given, true)
+    })
 }
 
 /// The state change the job's holds call for: a queued job with a hold is held, a held job

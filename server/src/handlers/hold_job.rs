@@ -47,8 +47,13 @@ fn hold_one(
     let key = state.find_job(text)?;
     let id = state.jobs[&key].id.clone();
     let job = &state.jobs[&key];
-    let needs_manager = hold_types.chars().any(|c| "osp".contains(c));
-    if !state.may_modify(requester, job.owner_uid) || (needs_manager && !state.is_manager(requester)) {
+    // OpenPBS: `o` needs an operator, `s` and `p` a manager (`u`: the owner will do).
+    let needs_manager = hold_types.chars().any(|c| "sp".contains(c));
+    let needs_operator = hold_types.contains('o');
+    if !state.may_modify(requester, job.owner_uid)
+        || (needs_manager && !state.is_manager(requester))
+        || (needs_operator && !state.is_operator(requester))
+    {
         return Err(RequestError::new(
             ErrorCode::PermissionDenied,
             format!("{}  {id}", ErrorCode::PermissionDenied.text()),

@@ -1,6 +1,6 @@
 //! `Manage` (qmgr create/delete/set/unset on the server, a queue or a node). Managers only,
 //! except that operators may set a node's `state` and `comment`. All attribute operations of
-//! one command apply together or not at all; every change is persisted with the server
+//! one command apply together or not at all; every change persists every queue and the server
 //! attributes (which also marks the configuration as stored).
 
 use crate::outbox::Outbox;
@@ -10,11 +10,13 @@ use proto::error::{ErrorCode, RequestError};
 use proto::manage::{AttrOp, ManageOp, ObjectKind, SetOp};
 use proto::ServerReply;
 
-/// Handles one qmgr command on one object.
+/// Handles one qmgr command on one object (`now` stamps a node's state change).
+#[allow(clippy::too_many_arguments)]
 pub fn manage(
     state: &mut ServerState,
     out: &mut Outbox,
     requester: &Requester,
+    now: i64,
     op: ManageOp,
     kind: ObjectKind,
     name: &str,
@@ -32,10 +34,16 @@ pub fn manage(
     let result = match kind {
         ObjectKind::Server => manage_server(state, op, attrs),
         ObjectKind::Queue => manage_queue(state, out, op, name, attrs),
-        ObjectKind::Node => manage_node(state, out, op, name, attrs),
+        ObjectKind::Node => manage_node(state, out, now, op, name, attrs),
     };
     match result {
         Ok(()) => {
+            // The configuration is stored whole: the first qmgr command (say `set node`) also
+            // stores the queues the server started with, or the stored server attributes
+            // (`default_queue`) would name a queue a restarted server does not have.
+            for (name, queue) in &state.queues {
+                out.persist(StoreOp::PutQueue(StoredQueue { name: name.clone(), attrs: queue.pairs() }));
+            }
             out.persist(StoreOp::SetServerAttrs(state.server_attr_pairs()));
             out.schedule = true;
             tracing::info!(user = %requester.user, ?op, ?kind, object = name, "configuration changed");
@@ -120,7 +128,6 @@ fn manage_queue(
         queue.apply(attr, op == ManageOp::Unset)?;
     }
     queue.check_complete()?;
-    out.persist(StoreOp::PutQueue(StoredQueue { name: name.to_string(), attrs: queue.pairs() }));
     state.queues.insert(name.to_string(), queue);
     Ok(())
 }
@@ -128,6 +135,7 @@ fn manage_queue(
 fn manage_node(
     state: &mut ServerState,
     out: &mut Outbox,
+    now: i64,
     op: ManageOp,
     name: &str,
     attrs: &[AttrOp],
@@ -138,7 +146,7 @@ fn manage_node(
             if state.nodes.contains_key(name) || name.is_empty() {
                 return Err(RequestError::with_detail(ErrorCode::NodeExists, name));
             }
-            let mut node = Node::new(name, 1, 0, 0, Vec::new(), 0);
+            let mut node = Node::new(name, 1, 0, 0, Vec::new(), now);
             node.comment = Some("node down: its mom has not registered yet".to_string());
             node
         }
@@ -154,7 +162,7 @@ fn manage_node(
         ManageOp::Set | ManageOp::Unset => state.nodes.get(name).ok_or_else(unknown)?.clone(),
     };
     for attr in attrs {
-        apply_node_attr(&mut node, attr, op == ManageOp::Unset)?;
+        apply_node_attr(&mut node, attr, op == ManageOp::Unset, now)?;
     }
     state.nodes.insert(name.to_string(), node);
     out.persist(StoreOp::SetNodes(state.stored_nodes()));
@@ -162,16 +170,20 @@ fn manage_node(
 }
 
 /// `state` (offline / free), `np`, `properties`, `comment`.
-fn apply_node_attr(node: &mut Node, attr: &AttrOp, unset: bool) -> Result<(), RequestError> {
+fn apply_node_attr(node: &mut Node, attr: &AttrOp, unset: bool, now: i64) -> Result<(), RequestError> {
     use crate::state::values::{bad_value, list_op, unknown_attribute};
     let value = attr.value.trim();
     match attr.name.to_ascii_lowercase().as_str() {
         "state" => {
-            node.offline = match (unset, attr.op, value.to_ascii_lowercase().as_str()) {
+            let offline = match (unset, attr.op, value.to_ascii_lowercase().as_str()) {
                 (true, _, _) => false,
                 (false, SetOp::Set | SetOp::Incr, "offline") => true,
                 (false, SetOp::Decr, "offline") | (false, SetOp::Set, "free") => false,
                 _ => return Err(bad_value(attr, "state is offline or free")),
+            };
+            if node.offline != offline {
+                node.offline = offline;
+                node.last_state_change = now;
             }
         }
         "np" | "resources_available.ncpus" => {
@@ -186,7 +198,9 @@ fn apply_node_attr(node: &mut Node, attr: &AttrOp, unset: bool) -> Result<(), Re
             node.resize(np, node.mem_bytes, node.ngpus, properties);
         }
         "properties" => list_op(&mut node.properties, attr, unset)?,
-        "comment" => node.comment = if unset || value.is_empty() { None } else { Some(value.to_string()) },
+        // The operator's comment, as `pbsnodes -C` sets it (stored with the node list);
+        // `Node.comment` is the server's own down reason.
+        "comment" => node.operator_comment = if unset || value.is_empty() { None } else { Some(value.to_string()) },
         _ => return Err(unknown_attribute(attr)),
     }
     Ok(())

@@ -1,4 +1,4 @@
-//! `ManageNode` (pbsnodes `-o`, `-r`/`-c`, `-C`/`-N`): managers take nodes out of service
+//! `ManageNode` (pbsnodes `-o`, `-r`/`-c`, `-C`/`-N`): operators and managers take nodes out of service
 //! (offline: the scheduler gives them no new jobs, running jobs keep running), put them back,
 //! and set the operator's comment. The change is persisted with the node list.
 //!
@@ -20,7 +20,8 @@ pub struct Change {
 }
 
 /// Handles pbsnodes' node changes. Unknown names are reported one error each (the others are
-/// changed); a requester who is not a manager is refused for every node.
+/// changed); a requester who is not an operator (or manager) is refused for every node, as
+/// qmgr's `set node state|comment` is (`manage.rs`).
 pub fn manage_node(
     state: &mut ServerState,
     out: &mut Outbox,
@@ -29,7 +30,7 @@ pub fn manage_node(
     names: &[String],
     change: &Change,
 ) -> ServerReply {
-    if !state.is_manager(requester) {
+    if !state.is_operator(requester) {
         let errors = names
             .iter()
             .map(|name| {

@@ -26,6 +26,8 @@ mod alter_tests;
 #[cfg(test)]
 mod array_tests;
 #[cfg(test)]
+mod interaction_tests;
+#[cfg(test)]
 mod queue_tests;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -36,7 +36,7 @@ fn attr(text: &str) -> AttrOp {
 fn qmgr(state: &mut ServerState, who: u32, op: ManageOp, kind: ObjectKind, name: &str, attrs: &[&str]) -> ServerReply {
     let attrs: Vec<AttrOp> = attrs.iter().map(|text| attr(text)).collect();
     let mut out = Outbox::default();
-    let reply = manage(state, &mut out, &requester(who), op, kind, name, &attrs);
+    let reply = manage(state, &mut out, &requester(who), 30, op, kind, name, &attrs);
     if matches!(reply, ServerReply::Done { .. }) {
         assert!(matches!(out.persist.last(), Some(StoreOp::SetServerAttrs(_))), "configuration persisted");
     } else {

@@ -6,7 +6,6 @@
 use crate::outbox::{NoticeKind, Outbox};
 use crate::state::{Node, ServerState};
 use crate::store::StoreOp;
-use job::JobEvent;
 use proto::mom::Registration;
 use proto::ServerToMom;
 
@@ -76,12 +75,7 @@ pub fn register_mom(state: &mut ServerState, out: &mut Outbox, registration: Reg
 fn end_lost_job(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64) {
     let rerun = state.jobs[&key].spec.rerunnable && !state.jobs[&key].delete_requested;
     let job = if rerun {
-        state.release_nodes(key);
-        if state.transition(key, JobEvent::Requeue, now).is_err() {
-            return;
-        }
-        let job = state.jobs.get_mut(&key).expect("job exists");
-        job.rerun_requested = false;
+        let Ok(job) = state.requeue_job(key, now) else { return };
         job.comment = Some("requeued: its mother superior lost the job".to_string());
         job
     } else {
@@ -93,7 +87,7 @@ fn end_lost_job(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64) {
     // The notice keeps the nodes of the run that is lost (the R record names them).
     out.notice(if rerun { NoticeKind::Rerun } else { NoticeKind::Aborted }, job, now);
     if rerun {
-        job.exec.clear();
+        job.forget_run();
     }
     tracing::warn!(job_id = %job.id, rerun, "job lost with its mom");
     out.persist(StoreOp::UpdateJob(Box::new(job.clone())));

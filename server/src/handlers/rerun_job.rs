@@ -36,7 +36,7 @@ fn rerun_one(
     let key = state.find_job(text)?;
     let job = &state.jobs[&key];
     let id = job.id.clone();
-    if !state.is_manager(requester) {
+    if !state.is_operator(requester) {
         return Err(RequestError::new(
             ErrorCode::PermissionDenied,
             format!("{}  {id}", ErrorCode::PermissionDenied.text()),
@@ -65,23 +65,13 @@ fn rerun_one(
 /// The end of a run killed by qrerun: free the nodes, queue the job again (held if a hold was
 /// set meanwhile), tell the sisters and acknowledge the end report.
 pub fn requeue_killed_run(state: &mut ServerState, out: &mut Outbox, node: &str, key: u64, obit: &JobObit, now: i64) {
-    state.release_nodes(key);
-    state.transition(key, JobEvent::Requeue, now).expect("an active job may be requeued");
-    if state.jobs[&key].hold_types != "n" {
-        state.transition(key, JobEvent::Hold, now).expect("a queued job may be held");
-    }
-    let job = state.jobs.get_mut(&key).expect("job exists");
+    let job = state.requeue_job(key, now).expect("an active job may be requeued");
     let sisters: Vec<String> = job.exec.iter().skip(1).map(|share| share.node.clone()).collect();
-    job.exec.clear();
-    job.rerun_requested = false;
-    job.session_id = None;
-    job.exit_status = None;
-    job.times.stime = None;
-    job.times.qtime = now;
-    job.times.etime = now;
-    tracing::info!(job_id = %job.id, exit_status = obit.exit_status, "killed run ended: job queued again");
-    out.persist(StoreOp::UpdateJob(job.clone()));
+    // The notice keeps the nodes of the killed run (the R record names them).
     out.notice(NoticeKind::Rerun, job, now);
+    job.forget_run();
+    tracing::info!(job_id = %job.id, exit_status = obit.exit_status, "killed run ended: job queued again");
+    out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
     for sister in sisters {
         out.send(&sister, ServerToMom::EndJob { job_id: job.id.to_string() });
     }

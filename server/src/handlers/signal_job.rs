@@ -110,7 +110,7 @@ fn signal_one(
     let job = &state.jobs[&key];
     let id = job.id.clone();
     let operator_only = !matches!(request, SignalRequest::Signal(_));
-    if !state.may_modify(requester, job.owner_uid) || (operator_only && !state.is_manager(requester)) {
+    if !state.may_modify(requester, job.owner_uid) || (operator_only && !state.is_operator(requester)) {
         return Err(RequestError::new(
             ErrorCode::PermissionDenied,
             format!("{}  {id}", ErrorCode::PermissionDenied.text()),

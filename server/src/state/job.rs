@@ -73,6 +73,12 @@ pub struct Job {
 }
 
 impl Job {
+    /// Forgets the run a requeue ended (after its notice): no allocation, no start.
+    pub fn forget_run(&mut self) {
+        self.exec.clear();
+        self.times.stime = None;
+    }
+
     /// `exec_host` in OpenPBS form: `node1/0*2+node2/0*2` (`*N` omitted when N is 1).
     pub fn exec_host(&self) -> Option<String> {
         if self.exec.is_empty() {

@@ -320,6 +320,28 @@ impl ServerState {
         Ok(job)
     }
 
+    /// Puts an active job (R, E or S) back in the queue after a run that will not finish (the
+    /// killed run of a qrerun, a run lost with its mother superior): frees its nodes, state `Q`,
+    /// or `H` if a hold was set while it ran (OpenPBS requeues a held job held), and forgets
+    /// the run's session and exit status. The run's allocation and start stay on the job for
+    /// the caller's rerun notice (the `R` record names them) and its sisters; the caller then
+    /// calls [`Job::forget_run`]. `run_count` keeps counting the runs, so an `after`
+    /// dependency met by the first start stays met.
+    pub fn requeue_job(&mut self, key: u64, now: i64) -> Result<&mut Job, IllegalTransition> {
+        self.transition(key, ::job::JobEvent::Requeue, now)?;
+        self.release_nodes(key);
+        if self.jobs[&key].hold_types != "n" {
+            self.transition(key, ::job::JobEvent::Hold, now).expect("a queued job may be held");
+        }
+        let job = self.jobs.get_mut(&key).expect("transition found the job");
+        job.rerun_requested = false;
+        job.session_id = None;
+        job.exit_status = None;
+        job.times.qtime = now;
+        job.times.etime = now;
+        Ok(job)
+    }
+
     /// Frees every node share of job `key`.
     pub fn release_nodes(&mut self, key: u64) {
         let Some(job) = self.jobs.get(&key) else { return };

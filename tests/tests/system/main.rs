@@ -9,6 +9,7 @@ mod errors;
 mod flavors;
 mod gpus_and_nodes;
 mod in_process;
+mod interactions;
 mod interactive;
 mod kill_and_limits;
 mod node_admin;
