@@ -4,13 +4,14 @@
 //!
 //! OpenPBS's special names `suspend` and `resume` (operators and managers) stop and continue
 //! the session (SIGSTOP / SIGCONT) and move the job between `R` and `S`; the job keeps its
-//! nodes, and its mom does not count the suspended time against the walltime. Other signals
-//! change no state and persist nothing.
+//! nodes, and its mom does not count the suspended time against the walltime; each move
+//! records a `Suspended`/`Resumed` notice (accounting `z`/`r`). Other signals change no state
+//! and persist nothing.
 //!
 //! As in OpenPBS, an array parent (`12[]`, once begun) or a subjob range (`12[1-3]`) signals
 //! its subjobs that are running (see [`signal_text`]).
 
-use crate::outbox::Outbox;
+use crate::outbox::{NoticeKind, Outbox};
 use crate::state::{Requester, ServerState};
 use crate::store::StoreOp;
 use job::{JobEvent, JobState};
@@ -176,6 +177,8 @@ fn signal_one(
     if let Some(event) = event {
         state.transition(key, event, now).map_err(|_| RequestError::with_detail(ErrorCode::BadState, &id))?;
         out.persist(StoreOp::UpdateJob(state.jobs[&key].clone()));
+        let kind = if event == JobEvent::Suspend { NoticeKind::Suspended } else { NoticeKind::Resumed };
+        out.notice(kind, &state.jobs[&key], now);
     }
     out.send(&mother, ServerToMom::SignalJob { job_id: id.to_string(), signal });
     tracing::info!(job_id = %id, signal, ?request, requestor = %requester.user, "signal sent to job");
