@@ -36,14 +36,6 @@ pub struct Index {
     registered: BTreeMap<u64, Vec<(DependKind, u64)>>,
 }
 
-impl Index {
-    /// Whether any entry names job `key` (for tests: a purged job leaves none, see [`forget`]).
-    pub fn mentions(&self, key: u64) -> bool {
-        self.children.iter().any(|(parent, children)| *parent == key || children.contains(&key))
-            || self.registered.iter().any(|(target, list)| *target == key || list.iter().any(|(_, from)| *from == key))
-    }
-}
-
 /// What a job named in a dependency has done so far: the one place that says it. (An array
 /// parent's outcome, all its subjobs together, belongs here too.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

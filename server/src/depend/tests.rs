@@ -398,6 +398,14 @@ fn a_failed_subjob_deletes_what_waits_on_its_array_and_a_failed_parent_expires_t
     }
 }
 
+impl Index {
+    /// Whether any entry names job `key`.
+    fn mentions(&self, key: u64) -> bool {
+        self.children.iter().any(|(parent, children)| *parent == key || children.contains(&key))
+            || self.registered.iter().any(|(target, list)| *target == key || list.iter().any(|(_, from)| *from == key))
+    }
+}
+
 #[test]
 fn purging_a_job_leaves_no_index_entry_naming_it() {
     let mut state = cluster(1);
