@@ -26,7 +26,14 @@ pub fn record_type(kind: &NoticeKind) -> char {
         NoticeKind::Deleted { .. } => 'D',
         NoticeKind::Aborted => 'A',
         NoticeKind::Rerun => 'R',
+        NoticeKind::Suspended => 'z',
+        NoticeKind::Resumed => 'r',
     }
+}
+
+/// Whether a notice has an accounting record in `flavor`: TORQUE has no `z`/`r` records.
+pub fn is_recorded(kind: &NoticeKind, flavor: Flavor) -> bool {
+    flavor != Flavor::Torque || !matches!(kind, NoticeKind::Suspended | NoticeKind::Resumed)
 }
 
 /// The accounting record of a notice, without the newline; `to_time` turns epoch seconds
@@ -46,6 +53,13 @@ pub fn record(notice: &Notice, flavor: Flavor, to_time: fn(i64) -> Tm) -> String
         NoticeKind::Ended | NoticeKind::Rerun => end_message(job, notice.time),
         NoticeKind::Deleted { requestor } => format!("requestor={requestor}"),
         NoticeKind::Aborted => job.comment.clone().unwrap_or_default(),
+        // OpenPBS's `log_suspend_resume_record`: the usage so far; nothing on resume.
+        NoticeKind::Suspended => format_used(&job.used)
+            .iter()
+            .map(|(name, value)| format!("resources_used.{name}={value}"))
+            .collect::<Vec<_>>()
+            .join(" "),
+        NoticeKind::Resumed => String::new(),
     };
     AccountingLine {
         date: to_time(notice.time).pbs_date(),
@@ -203,8 +217,11 @@ impl Accountant {
         Ok(Accountant { sender })
     }
 
-    /// Queues the record of a notice (never blocks).
+    /// Queues the record of a notice (never blocks); nothing for a notice `flavor` does not record.
     pub fn record(&self, notice: &Notice, flavor: Flavor) {
+        if !is_recorded(&notice.kind, flavor) {
+            return;
+        }
         let _ = self.sender.send(Work::Append { time: notice.time, line: record(notice, flavor, Tm::local) });
     }
 

@@ -10,9 +10,9 @@
 //! Whether a dependency is met is read from the named job's state when it is evaluated. A
 //! named job purged from history counts as met: it ended before it could be purged, and its
 //! dependents were evaluated at that end (released or deleted), so only met conditions can
-//! still refer to it. One gap: [`rebuild`] recounts `on:N` from the jobs still stored, so a
-//! `before*` job purged from history before its target was released no longer counts after a
-//! restart.
+//! still refer to it; a purged job's own entries go with it ([`forget`]). One gap: [`rebuild`]
+//! recounts `on:N` from the jobs still stored, so a `before*` job purged from history before
+//! its target was released no longer counts after a restart.
 //!
 //! Must not: touch sockets or the store directly, or change a job's state other than through
 //! `ServerState::transition`.
@@ -250,6 +250,34 @@ pub fn job_changed(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64
     }
 }
 
+/// Drops the entries naming job `key`, which is being purged from history (call while it is
+/// still stored: its spec says where it is listed). One is kept: its `before*` registration
+/// on a target still waiting for `on:N`, which counts it.
+pub fn forget(state: &mut ServerState, key: u64) {
+    let named: Vec<(DependKind, u64)> = waits_named(state, key).map(|(kind, parent, _)| (kind, parent)).collect();
+    let index = &mut state.depend;
+    index.children.remove(&key);
+    let registered = index.registered.remove(&key).unwrap_or_default();
+    let parents = named.iter().filter(|(kind, _)| kind.is_after()).map(|(_, parent)| *parent);
+    for parent in parents.chain(registered.iter().map(|(_, from)| *from)) {
+        if let Some(children) = index.children.get_mut(&parent) {
+            children.remove(&key);
+            if children.is_empty() {
+                index.children.remove(&parent);
+            }
+        }
+    }
+    for (_, target) in named.iter().filter(|(kind, _)| !kind.is_after()) {
+        let counts = state.jobs.get(target).is_some_and(|job| !job.state.is_finished() && on_wanted(job).is_some());
+        if let (false, Some(list)) = (counts, index.registered.get_mut(target)) {
+            list.retain(|(_, from)| *from != key);
+            if list.is_empty() {
+                index.registered.remove(target);
+            }
+        }
+    }
+}
+
 /// Rebuilds the derived index from the jobs' specs (after loading them from the store).
 pub fn rebuild(state: &mut ServerState) {
     state.depend = Index::default();
@@ -261,7 +289,7 @@ pub fn rebuild(state: &mut ServerState) {
             .filter(|(kind, _, _)| !kind.is_after())
             .map(|(kind, target, _)| (kind, target))
             .collect();
-        for (kind, target) in befores {
+        for (kind, target) in befores.into_iter().filter(|(_, target)| state.jobs.contains_key(target)) {
             state.depend.registered.entry(target).or_default().push((kind.mirror(), key));
             if state.jobs.get(&target).is_some_and(|job| !job.state.is_finished()) {
                 state.depend.children.entry(key).or_default().insert(target);
@@ -321,6 +349,16 @@ pub fn sanity_check(state: &ServerState) {
             }
         }
     }
+    // Nothing names a job that is gone, but a registration an `on:N` target still counts.
+    let stored = |key: &u64| state.jobs.contains_key(key);
+    for (parent, children) in &state.depend.children {
+        assert!(stored(parent) && children.iter().all(stored), "index names a purged job: {parent} {children:?}");
+    }
+    for (target, list) in &state.depend.registered {
+        assert!(stored(target), "index names a purged job: {target}");
+        let counting = !state.jobs[target].state.is_finished() && on_wanted(&state.jobs[target]).is_some();
+        assert!(list.iter().all(|(_, from)| stored(from) || counting), "registration of a purged job on {target}");
+    }
 }
 
 /// A job's own dependencies as (kind, key of the named job, its id as stored).
@@ -347,12 +385,17 @@ fn waits(state: &ServerState, key: u64) -> Vec<(DependKind, u64, String)> {
 
 /// What is left of a job's `on:N` (N minus the `before*` registrations it received).
 fn on_left(state: &ServerState, job: &Job) -> Option<u32> {
-    let wanted = job.spec.depend.iter().find_map(|item| match item {
-        DependItem::On(count) => Some(*count),
-        DependItem::Jobs { .. } => None,
-    })?;
+    let wanted = on_wanted(job)?;
     let got = state.depend.registered.get(&job.id.key()).map_or(0, Vec::len) as u32;
     Some(wanted.saturating_sub(got)).filter(|left| *left > 0)
+}
+
+/// A job's `on:N`.
+fn on_wanted(job: &Job) -> Option<u32> {
+    job.spec.depend.iter().find_map(|item| match item {
+        DependItem::On(count) => Some(*count),
+        DependItem::Jobs { .. } => None,
+    })
 }
 
 /// Lists a not-finished job under every job its own `after*` dependencies name.
@@ -360,8 +403,11 @@ fn index_job(state: &mut ServerState, key: u64) {
     if state.jobs.get(&key).is_none_or(|job| job.state.is_finished()) {
         return;
     }
-    let parents: Vec<u64> =
-        waits_named(state, key).filter(|(kind, _, _)| kind.is_after()).map(|(_, parent, _)| parent).collect();
+    // A purged parent is met for good (see [`Outcome::Gone`]): nothing to list under it.
+    let parents: Vec<u64> = waits_named(state, key)
+        .filter(|(kind, parent, _)| kind.is_after() && state.jobs.contains_key(parent))
+        .map(|(_, parent, _)| parent)
+        .collect();
     for parent in parents {
         state.depend.children.entry(parent).or_default().insert(key);
     }

@@ -47,7 +47,11 @@ pub fn mail_for(notice: &Notice) -> Option<Mail> {
         NoticeKind::Deleted { requestor } if requestor.split('@').next() != Some(job.owner.as_str()) => {
             ('d', format!("Job to be deleted at request of {requestor}"))
         }
-        NoticeKind::Deleted { .. } | NoticeKind::Queued | NoticeKind::Rerun => return None,
+        NoticeKind::Deleted { .. }
+        | NoticeKind::Queued
+        | NoticeKind::Rerun
+        | NoticeKind::Suspended
+        | NoticeKind::Resumed => return None,
     };
     if point != 'd' && !wants(&job.spec.mail_points, point) {
         return None;

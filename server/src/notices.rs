@@ -56,6 +56,8 @@ pub fn log_text(notice: &Notice, server_name: &str) -> String {
             Some(comment) => format!("Job Rerun: {comment}"),
             None => "Job Rerun".to_string(),
         },
+        NoticeKind::Suspended => "Job suspended".to_string(),
+        NoticeKind::Resumed => "Job resumed".to_string(),
     }
 }
 

@@ -142,6 +142,25 @@ fn accounting_records_of_aborts_reruns_and_torque() {
 }
 
 #[test]
+fn accounting_records_of_suspend_and_resume() {
+    let mut suspended = running();
+    suspended.state = JobState::Suspended;
+    suspended.used = ResourcesUsed { cput_secs: 2, mem_kb: 4312, vmem_kb: 12960, walltime_secs: 5, ncpus: 4 };
+    let notices = [
+        notice(NoticeKind::Suspended, suspended, 1_700_605_570),
+        notice(NoticeKind::Resumed, running(), 1_700_605_590),
+    ];
+    let mut texts: Vec<String> = notices.iter().map(|notice| record(notice, Flavor::OpenPbs, Tm::utc)).collect();
+    for notice in &notices {
+        texts.push(log_text(notice, "head"));
+        assert_eq!(mail_for(notice), None, "no mail for {:?}", notice.kind);
+        assert!(crate::accounting::is_recorded(&notice.kind, Flavor::OpenPbs));
+        assert!(!crate::accounting::is_recorded(&notice.kind, Flavor::Torque), "TORQUE has no z/r records");
+    }
+    assert_snapshot!(texts.join("\n"));
+}
+
+#[test]
 fn torque_accounting_records_of_a_job_life() {
     let mut over = ended(-29);
     over.id = JobId::new(125, "head");

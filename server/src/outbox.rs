@@ -22,6 +22,10 @@ pub enum NoticeKind {
     Aborted,
     /// `R`: the job was requeued to run again.
     Rerun,
+    /// `z` (OpenPBS only): the job was suspended (qsig -s suspend).
+    Suspended,
+    /// `r` (OpenPBS only): the suspended job was resumed (qsig -s resume).
+    Resumed,
 }
 
 /// A notice: the kind, the job as it was right after the change, and when.

@@ -397,3 +397,62 @@ fn a_failed_subjob_deletes_what_waits_on_its_array_and_a_failed_parent_expires_t
         assert_eq!(letter(&state, &format!("4[{index}].head")), 'X', "its subjobs are over");
     }
 }
+
+impl Index {
+    /// Whether any entry names job `key`.
+    fn mentions(&self, key: u64) -> bool {
+        self.children.iter().any(|(parent, children)| *parent == key || children.contains(&key))
+            || self.registered.iter().any(|(target, list)| *target == key || list.iter().any(|(_, from)| *from == key))
+    }
+}
+
+#[test]
+fn purging_a_job_leaves_no_index_entry_naming_it() {
+    let mut state = cluster(1);
+    let key = |state: &ServerState, id: &str| state.find_job(id).unwrap();
+    let delete = |state: &mut ServerState, id: &str, history: bool| {
+        let how = delete_job::How { force: false, history };
+        let reply =
+            delete_job::delete_job(state, &mut Outbox::default(), &requester(ALICE), 25, &[id.to_string()], how);
+        assert_eq!(reply, ServerReply::Done { errors: vec![] });
+        state.sanity_check();
+    };
+    // B waits on A and is deleted while A runs: A's list still names B, until qdel -x B.
+    let a = submit(&mut state, "");
+    let b = submit(&mut state, &format!("afterok:{a}"));
+    run(&mut state, 20);
+    delete(&mut state, &b, false);
+    let b_key = key(&state, &b);
+    assert!(state.depend.mentions(b_key));
+    delete(&mut state, &b, true);
+    assert!(!state.depend.mentions(b_key));
+
+    // K's beforeok gave T a registration, which outlives both: the history purge drops it.
+    let t = submit(&mut state, "");
+    let k = submit(&mut state, &format!("beforeok:{t}"));
+    run(&mut state, 30);
+    end(&mut state, &k, 0, 40);
+    run(&mut state, 50);
+    end(&mut state, &t, 0, 60);
+    end(&mut state, &a, 0, 60);
+    let keys = [key(&state, &a), key(&state, &t), key(&state, &k)];
+    assert!(state.depend.mentions(keys[1]) && state.depend.mentions(keys[2]), "{:?}", state.depend);
+    assert_eq!(crate::handlers::purge_history::purge_history(&mut state, &mut Outbox::default(), 1000, 0), 3);
+    assert!(keys.iter().all(|key| !state.depend.mentions(*key)), "{:?}", state.depend);
+    assert_eq!(state.depend, Index::default());
+    state.sanity_check();
+
+    // A target still waiting for `on:2` keeps counting a purged `before*` job.
+    let n = submit(&mut state, "on:2");
+    let k1 = submit(&mut state, &format!("beforeok:{n}"));
+    run(&mut state, 1100);
+    end(&mut state, &k1, 0, 1200);
+    crate::handlers::purge_history::purge_history(&mut state, &mut Outbox::default(), 2000, 0);
+    assert!(state.find_job(&k1).is_err());
+    state.sanity_check();
+    let k2 = submit(&mut state, &format!("beforeok:{n}"));
+    assert_eq!(letter(&state, &n), 'H');
+    run(&mut state, 2100);
+    end(&mut state, &k2, 0, 2200);
+    assert_eq!(letter(&state, &n), 'Q', "k1 and k2 made on:2");
+}

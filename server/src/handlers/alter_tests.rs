@@ -300,7 +300,9 @@ fn suspend_and_resume_stop_and_continue_the_job_for_operators() {
     assert!(
         matches!(&out.to_moms[..], [(_, proto::ServerToMom::SignalJob { signal, .. })] if *signal == libc::SIGSTOP)
     );
-    assert!(signal(&mut state, ALICE, "USR1").0.is_empty(), "plain signals reach a suspended job");
+    let kinds = |out: &Outbox| out.notices.iter().map(|notice| notice.kind.clone()).collect::<Vec<_>>();
+    assert_eq!(kinds(&out), [crate::outbox::NoticeKind::Suspended], "the z record");
+    assert!(signal(&mut state, ALICE, "USR1").1.notices.is_empty(), "plain signals reach a suspended job");
     assert_eq!(signal(&mut state, ROOT, "suspend").0, vec![ErrorCode::BadState], "already suspended");
     state.sanity_check();
     let (errors, out) = signal(&mut state, ROOT, "resume");
@@ -309,6 +311,7 @@ fn suspend_and_resume_stop_and_continue_the_job_for_operators() {
     assert!(
         matches!(&out.to_moms[..], [(_, proto::ServerToMom::SignalJob { signal, .. })] if *signal == libc::SIGCONT)
     );
+    assert_eq!(kinds(&out), [crate::outbox::NoticeKind::Resumed], "the r record");
 
     // A suspended job can be deleted, and its end report finishes it.
     signal(&mut state, ROOT, "suspend");

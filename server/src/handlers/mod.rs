@@ -30,4 +30,6 @@ mod interaction_tests;
 #[cfg(test)]
 mod queue_tests;
 #[cfg(test)]
+mod subjob_signal_tests;
+#[cfg(test)]
 pub(crate) mod tests;

@@ -5,6 +5,9 @@
 //! The job is marked `rerun_requested` (persisted) and goes to `E`; `job_ended.rs` hands the
 //! end report of such a job to [`requeue_killed_run`] instead of finishing it. A qdel that
 //! arrives meanwhile wins: the job then ends as deleted.
+//!
+//! As in OpenPBS, an array parent (`12[]`, once begun) or a subjob range (`12[1-3]`) reruns its
+//! running subjobs (see [`rerun_text`]); finished subjobs are not queued again.
 
 use crate::outbox::{NoticeKind, Outbox};
 use crate::state::{Requester, ServerState};
@@ -22,8 +25,40 @@ pub fn rerun_job(
     now: i64,
     ids: &[String],
 ) -> ServerReply {
-    let errors = ids.iter().filter_map(|id| rerun_one(state, out, requester, now, id).err()).collect();
+    let errors = ids.iter().flat_map(|id| rerun_text(state, out, requester, now, id)).collect();
     ServerReply::Done { errors }
+}
+
+/// qrerun of one id: a job, or (OpenPBS `req_rerunjob`) an array parent or a subjob range,
+/// which rerun their running (or suspended) subjobs. A range with none running is refused; a
+/// begun parent with none is not.
+fn rerun_text(
+    state: &mut ServerState,
+    out: &mut Outbox,
+    requester: &Requester,
+    now: i64,
+    text: &str,
+) -> Vec<RequestError> {
+    let keys = match state.array_targets(text) {
+        None => return rerun_one(state, out, requester, now, text).err().into_iter().collect(),
+        Some(Err(error)) => return vec![error],
+        Some(Ok(keys)) => keys,
+    };
+    if !state.is_operator(requester) {
+        return vec![RequestError::new(
+            ErrorCode::PermissionDenied,
+            format!("{}  {text}", ErrorCode::PermissionDenied.text()),
+        )];
+    }
+    let ids: Vec<String> = keys
+        .iter()
+        .filter(|key| matches!(state.jobs[key].state, JobState::Running | JobState::Suspended))
+        .map(|key| state.jobs[key].id.to_string())
+        .collect();
+    if ids.is_empty() && job::array::parse_range_id(text).is_some() {
+        return vec![RequestError::with_detail(ErrorCode::BadState, text)];
+    }
+    ids.iter().filter_map(|id| rerun_one(state, out, requester, now, id).err()).collect()
 }
 
 fn rerun_one(

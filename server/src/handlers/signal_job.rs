@@ -4,10 +4,14 @@
 //!
 //! OpenPBS's special names `suspend` and `resume` (operators and managers) stop and continue
 //! the session (SIGSTOP / SIGCONT) and move the job between `R` and `S`; the job keeps its
-//! nodes, and its mom does not count the suspended time against the walltime. Other signals
-//! change no state and persist nothing.
+//! nodes, and its mom does not count the suspended time against the walltime; each move
+//! records a `Suspended`/`Resumed` notice (accounting `z`/`r`). Other signals change no state
+//! and persist nothing.
+//!
+//! As in OpenPBS, an array parent (`12[]`, once begun) or a subjob range (`12[1-3]`) signals
+//! its subjobs that are running (see [`signal_text`]).
 
-use crate::outbox::Outbox;
+use crate::outbox::{NoticeKind, Outbox};
 use crate::state::{Requester, ServerState};
 use crate::store::StoreOp;
 use job::{JobEvent, JobState};
@@ -94,8 +98,48 @@ pub fn signal_job(
         Ok(request) => request,
         Err(error) => return ServerReply::Error(error),
     };
-    let errors = ids.iter().filter_map(|id| signal_one(state, out, requester, now, id, request).err()).collect();
+    let errors = ids.iter().flat_map(|id| signal_text(state, out, requester, now, id, request)).collect();
     ServerReply::Done { errors }
+}
+
+/// qsig of one id: a job, or (OpenPBS `req_signaljob`) an array parent or a subjob range, which
+/// reach their subjobs in the wanted state (running; suspended ones for `resume`, running ones
+/// not suspended for `suspend`). A range with no such subjob is refused; a begun parent with
+/// none is not.
+fn signal_text(
+    state: &mut ServerState,
+    out: &mut Outbox,
+    requester: &Requester,
+    now: i64,
+    text: &str,
+    request: SignalRequest,
+) -> Vec<RequestError> {
+    let keys = match state.array_targets(text) {
+        None => return signal_one(state, out, requester, now, text, request).err().into_iter().collect(),
+        Some(Err(error)) => return vec![error],
+        Some(Ok(keys)) => keys,
+    };
+    let owner = keys.first().map(|key| state.jobs[key].owner_uid);
+    let operator_only = !matches!(request, SignalRequest::Signal(_));
+    if owner.is_some_and(|owner| !state.may_modify(requester, owner))
+        || (operator_only && !state.is_operator(requester))
+    {
+        return vec![RequestError::new(
+            ErrorCode::PermissionDenied,
+            format!("{}  {text}", ErrorCode::PermissionDenied.text()),
+        )];
+    }
+    let wanted = |job_state: JobState| match request {
+        SignalRequest::Signal(_) => matches!(job_state, JobState::Running | JobState::Suspended),
+        SignalRequest::Suspend => job_state == JobState::Running,
+        SignalRequest::Resume => job_state == JobState::Suspended,
+    };
+    let ids: Vec<String> =
+        keys.iter().filter(|key| wanted(state.jobs[key].state)).map(|key| state.jobs[key].id.to_string()).collect();
+    if ids.is_empty() && job::array::parse_range_id(text).is_some() {
+        return vec![RequestError::with_detail(ErrorCode::BadState, text)];
+    }
+    ids.iter().filter_map(|id| signal_one(state, out, requester, now, id, request).err()).collect()
 }
 
 fn signal_one(
@@ -133,6 +177,8 @@ fn signal_one(
     if let Some(event) = event {
         state.transition(key, event, now).map_err(|_| RequestError::with_detail(ErrorCode::BadState, &id))?;
         out.persist(StoreOp::UpdateJob(state.jobs[&key].clone()));
+        let kind = if event == JobEvent::Suspend { NoticeKind::Suspended } else { NoticeKind::Resumed };
+        out.notice(kind, &state.jobs[&key], now);
     }
     out.send(&mother, ServerToMom::SignalJob { job_id: id.to_string(), signal });
     tracing::info!(job_id = %id, signal, ?request, requestor = %requester.user, "signal sent to job");

@@ -108,6 +108,28 @@ impl ServerState {
         expanded
     }
 
+    /// The subjobs a qsig or qrerun naming `text` reaches (OpenPBS `req_signaljob`,
+    /// `req_rerunjob`): `None` when `text` names neither a subjob range nor an array parent (it
+    /// is then one job). A range id gives its subjobs (errors as [`Self::expand_ranges`]); a
+    /// parent gives all its subjobs once it has begun (`B`), `Job has finished` once it is over,
+    /// and `Request invalid for state of job` before. The caller picks those in the right state.
+    pub fn array_targets(&self, text: &str) -> Option<Result<Vec<u64>, RequestError>> {
+        if job::array::parse_range_id(text).is_some() {
+            let ids = self.expand_ranges(&[text.to_string()]);
+            return Some(ids.into_iter().map(|id| id.and_then(|id| self.find_job(&id))).collect());
+        }
+        let key = self.find_job(text).ok()?;
+        let parent = &self.jobs[&key];
+        if parent.id.array != Some(ArrayPart::Parent) {
+            return None;
+        }
+        Some(match parent.state {
+            JobState::Begun => Ok(self.subjob_keys(key)),
+            state if state.is_finished() => Err(RequestError::with_detail(ErrorCode::JobFinished, &parent.id)),
+            _ => Err(RequestError::with_detail(ErrorCode::BadState, &parent.id)),
+        })
+    }
+
     /// A finished array's exit status (OpenPBS `chk_array_doneness`: 2 if a subjob ended with a
     /// negative status, else 1 if one ended with a positive one, else 0) and its first start.
     fn array_end(&self, parent_key: u64) -> (i32, Option<i64>) {

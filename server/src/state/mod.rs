@@ -130,8 +130,9 @@ impl ServerState {
         self.jobs.insert(key, Box::new(job));
     }
 
-    /// Forgets a finished job (history purge), an array parent with all its subjobs. Jobs in
-    /// any other state are kept. Returns the keys removed.
+    /// Forgets a finished job (history purge, qdel -x), an array parent with all its subjobs,
+    /// and their entries in the dependency index. Jobs in any other state are kept. Returns
+    /// the keys removed.
     pub fn remove_finished_job(&mut self, key: u64) -> Vec<u64> {
         let Some(job) = self.jobs.get(&key).filter(|job| job.state.is_finished()) else { return Vec::new() };
         let mut removed = Vec::new();
@@ -144,6 +145,9 @@ impl ServerState {
             }
         }
         removed.push(key);
+        for key in &removed {
+            crate::depend::forget(self, *key);
+        }
         for key in &removed {
             self.jobs.remove(key);
         }

@@ -201,3 +201,19 @@ fn an_array_has_q_for_the_parent_s_and_e_per_subjob_and_e_for_the_parent_at_its_
         .collect();
     assert_eq!(kinds, ["Q", "E"], "the parent: Q at submit, E at its end");
 }
+
+#[test]
+fn suspend_and_resume_write_z_and_r_records() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
+    let script = cluster.script("long.sh", "sleep 60\n");
+    let id = cluster.qsub(&script, &[]);
+    wait_for(LIMIT, "the job to run", || (cluster.job_attr(&id, "job_state")? == "R").then_some(()));
+    assert!(cluster.run("qsig", &["-s", "suspend", &id]).status.success());
+    let suspended = record(&cluster, 'z', &id);
+    assert!(suspended.starts_with("resources_used.cpupercent="), "{suspended}");
+    assert!(suspended.contains(" resources_used.walltime="), "{suspended}");
+    assert!(cluster.run("qsig", &["-s", "resume", &id]).status.success());
+    assert_eq!(record(&cluster, 'r', &id), "", "OpenPBS's r record has no message");
+    cluster.run("qdel", &[&id]);
+    cluster.wait_finished(&id, LIMIT);
+}

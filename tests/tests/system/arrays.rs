@@ -288,3 +288,31 @@ fn torque_subjobs_see_name_dash_index_as_pbs_jobname() {
         assert_eq!(name, format!("tq-{index}\n"));
     }
 }
+
+#[test]
+fn qsig_and_qrerun_of_a_range_or_the_parent_reach_the_running_subjobs() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 2, gpus: 0 });
+    let script = cluster.script("s.sh", "#!/bin/sh\nsleep 60\n");
+    let id = cluster.qsub(&script, &["-J", "1-3"]);
+    let seq = id.split('[').next().unwrap().to_string();
+    let state = |index: u32| cluster.job_attr(&format!("{seq}[{index}]"), "job_state").unwrap_or_default();
+    let states = || (1..=3).map(state).collect::<String>();
+    tests::wait_for(Duration::from_secs(30), "two subjobs to run", || (states() == "RRQ").then_some(()));
+    let run = |command: &str, args: &[&str]| {
+        let output = cluster.run(command, args);
+        (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+    };
+    assert_eq!(run("qsig", &["-s", "suspend", &format!("{seq}[1-3]")]), (Some(0), String::new()));
+    assert_eq!(states(), "SSQ");
+    assert_eq!(run("qsig", &["-s", "resume", &format!("{seq}[]")]), (Some(0), String::new()));
+    assert_eq!(states(), "RRQ");
+    let (code, stderr) = run("qsig", &["-s", "resume", &format!("{seq}[1-2]")]);
+    assert_eq!(code, Some(168), "{stderr}");
+    assert_eq!(stderr, format!("qsig: Request invalid for state of job {seq}[1-2]\n"));
+
+    assert_eq!(run("qrerun", &[&format!("{seq}[2-3]")]), (Some(0), String::new()));
+    tests::wait_for(Duration::from_secs(30), "2 to run again", || {
+        (cluster.job_attr(&format!("{seq}[2]"), "run_count")? == "2").then_some(())
+    });
+    assert_eq!(run("qdel", &[&format!("{seq}[]")]), (Some(0), String::new()));
+}
