@@ -88,9 +88,12 @@ where
             }
         }
         let level = *event.metadata().level();
-        let line = self.line(level, job_id, node, &fields);
+        // The whole line with its newline in one write: the daemons' stderr is unbuffered, and
+        // `writeln!` would make a system call per formatted piece.
+        let mut text = self.line(level, job_id, node, &fields).format();
+        text.push('\n');
         let mut writer = self.writer.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let _ = writeln!(writer, "{}", line.format());
+        let _ = writer.write_all(text.as_bytes());
         let _ = writer.flush();
     }
 }

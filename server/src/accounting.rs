@@ -205,13 +205,20 @@ impl Accountant {
         std::fs::create_dir_all(&dir)?;
         let (sender, receiver) = mpsc::channel::<Work>();
         std::thread::Builder::new().name("accounting".to_string()).spawn(move || {
-            for work in receiver {
-                match work {
-                    Work::Append { time, line } => append(&dir, time, &line),
-                    Work::Flush(done) => {
-                        let _ = done.send(());
+            // Whatever has queued up meanwhile is written together: one open and one write
+            // per file day, not per record.
+            let mut pending: Vec<(i64, String)> = Vec::new();
+            while let Ok(first) = receiver.recv() {
+                for work in std::iter::once(first).chain(receiver.try_iter()) {
+                    match work {
+                        Work::Append { time, line } => pending.push((time, line)),
+                        Work::Flush(done) => {
+                            append_all(&dir, &mut pending);
+                            let _ = done.send(());
+                        }
                     }
                 }
+                append_all(&dir, &mut pending);
             }
         })?;
         Ok(Accountant { sender })
@@ -234,15 +241,53 @@ impl Accountant {
     }
 }
 
-/// Appends one record to the file of its (local) day.
-fn append(dir: &Path, time: i64, line: &str) {
-    let path = dir.join(Tm::local(time).file_day());
+/// Appends the records (in order) to the files of their (local) days and empties `pending`:
+/// one open and one write for each run of records of the same day.
+fn append_all(dir: &Path, pending: &mut Vec<(i64, String)>) {
+    let mut records = pending.drain(..).peekable();
+    while let Some((time, line)) = records.next() {
+        let day = Tm::local(time).file_day();
+        let mut text = format!("{line}\n");
+        while let Some((next_time, next_line)) = records.peek() {
+            if Tm::local(*next_time).file_day() != day {
+                break;
+            }
+            text.push_str(next_line);
+            text.push('\n');
+            records.next();
+        }
+        append(&dir.join(day), &text);
+    }
+}
+
+/// Appends records (newline-terminated) to one day's file.
+fn append(path: &Path, text: &str) {
     let written = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(&path)
-        .and_then(|mut file| file.write_all(format!("{line}\n").as_bytes()));
+        .open(path)
+        .and_then(|mut file| file.write_all(text.as_bytes()));
     if let Err(error) = written {
-        tracing::error!(path = %path.display(), %error, "cannot write the accounting record: {line}");
+        tracing::error!(path = %path.display(), %error, "cannot write the accounting records: {}", text.trim_end());
+    }
+}
+
+#[cfg(test)]
+mod writer_tests {
+    use super::*;
+
+    #[test]
+    fn records_are_appended_in_order_to_the_file_of_their_day() {
+        let dir = tempfile::tempdir().unwrap();
+        let monday = 1_700_000_000;
+        let wednesday = monday + 2 * 86_400;
+        let mut pending: Vec<(i64, String)> =
+            [(monday, "a"), (monday, "b"), (wednesday, "c"), (monday, "d")].map(|(t, l)| (t, l.to_string())).into();
+        append_all(dir.path(), &mut pending);
+        assert!(pending.is_empty());
+        append_all(dir.path(), &mut vec![(monday, "e".to_string())]);
+        let read = |time: i64| std::fs::read_to_string(dir.path().join(Tm::local(time).file_day())).unwrap();
+        assert_eq!(read(monday), "a\nb\nd\ne\n");
+        assert_eq!(read(wednesday), "c\n");
     }
 }
