@@ -96,6 +96,28 @@ impl Tm {
         format!("{:04}{:02}{:02}", self.year, self.month, self.day)
     }
 
+    /// Day of the week, 0 = Sunday (from the calendar date; 1970-01-01 was a Thursday).
+    pub fn weekday(&self) -> u32 {
+        (days_from_civil(self.year, i64::from(self.month), i64::from(self.day)) + 4).rem_euclid(7) as u32
+    }
+
+    /// The `ctime(3)` text without its newline, as `qstat -f` shows time stamps:
+    /// `Tue Nov 21 22:26:00 2023` (`%.3s %.3s%3d %.2d:%.2d:%.2d %d`, day space padded).
+    pub fn ctime(&self) -> String {
+        const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+        const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+        format!(
+            "{} {}{:3} {:02}:{:02}:{:02} {}",
+            DAYS[self.weekday() as usize],
+            MONTHS.get((self.month as usize).wrapping_sub(1)).unwrap_or(&"???"),
+            self.day,
+            self.hour,
+            self.minute,
+            self.second,
+            self.year
+        )
+    }
+
     /// Parses `MM/DD/YYYY HH:MM:SS` (an optional `.ffffff` after the seconds is ignored).
     pub fn parse_pbs_date(text: &str) -> Option<Tm> {
         let (date, time) = text.trim().split_once(' ')?;
@@ -111,6 +133,17 @@ impl Tm {
         let valid = (1..=12).contains(&month) && (1..=31).contains(&day) && hour < 24 && minute < 60 && second < 61;
         valid.then_some(Tm { year, month, day, hour, minute, second })
     }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year.rem_euclid(400);
+    let shifted_month = if month > 2 { month - 3 } else { month + 9 };
+    let day_of_year = (153 * shifted_month + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
 }
 
 /// Year, month (1-12) and day of a day count since 1970-01-01 (Howard Hinnant's algorithm).
