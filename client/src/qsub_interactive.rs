@@ -345,22 +345,6 @@ mod tests {
         assert!(!same_secret(b"abcd", b"abc"));
     }
 
-    fn keepalive_on(stream: &TcpStream) -> bool {
-        use std::os::fd::AsRawFd;
-        let (mut value, mut len): (libc::c_int, libc::socklen_t) = (0, std::mem::size_of::<libc::c_int>() as _);
-        // SAFETY: getsockopt writes one c_int and its length to valid pointers to locals.
-        let result = unsafe {
-            libc::getsockopt(
-                stream.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_KEEPALIVE,
-                (&mut value as *mut libc::c_int).cast(),
-                &mut len,
-            )
-        };
-        result == 0 && value == 1
-    }
-
     #[test]
     fn greeting_checks_id_and_secret() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -379,7 +363,7 @@ mod tests {
             let greeted = greet(stream, "7.s", "5ec7");
             assert_eq!(greeted.is_ok(), ok, "{message:?}");
             if let Ok(stream) = greeted {
-                assert!(keepalive_on(&stream), "a vanished mom host is noticed");
+                assert!(proto::keepalive::is_kept_alive(&stream), "a vanished mom host is noticed");
             }
         }
         let mut mom = TcpStream::connect(address).unwrap();

@@ -32,13 +32,33 @@ pub fn keep_alive(stream: &TcpStream) -> std::io::Result<()> {
     set(libc::IPPROTO_TCP, libc::TCP_KEEPCNT, 6)
 }
 
+/// Whether TCP keepalive is on for `stream` (what [`keep_alive`] sets; both ends' tests ask).
+pub fn is_kept_alive(stream: &TcpStream) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut value: libc::c_int = 0;
+    let mut size = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `size` bytes into a local c_int.
+    let result = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_KEEPALIVE,
+            (&mut value as *mut libc::c_int).cast(),
+            &mut size,
+        )
+    };
+    result == 0 && value == 1
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
     fn keepalive_is_on_after_keep_alive() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let stream = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        assert!(!super::is_kept_alive(&stream), "off by default");
         super::keep_alive(&stream).unwrap();
+        assert!(super::is_kept_alive(&stream));
         use std::os::fd::AsRawFd;
         let mut value: libc::c_int = 0;
         let mut size = std::mem::size_of::<libc::c_int>() as libc::socklen_t;

@@ -249,22 +249,6 @@ mod tests {
         }
     }
 
-    fn keepalive_on(stream: &TcpStream) -> bool {
-        use std::os::fd::AsRawFd;
-        let (mut value, mut len): (libc::c_int, libc::socklen_t) = (0, std::mem::size_of::<libc::c_int>() as _);
-        // SAFETY: getsockopt writes one c_int and its length to valid pointers to locals.
-        let result = unsafe {
-            libc::getsockopt(
-                stream.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_KEEPALIVE,
-                (&mut value as *mut libc::c_int).cast(),
-                &mut len,
-            )
-        };
-        result == 0 && value == 1
-    }
-
     #[test]
     fn presents_job_and_secret_and_takes_the_window_size() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -282,7 +266,7 @@ mod tests {
             MomToQsub::Hello { version: INTERACTIVE_VERSION, job_id: "9.s".into(), secret: "5ec2e7".repeat(4) };
         assert_eq!(hello, expected);
         assert_eq!(accepted.term.as_deref(), Some("xterm"));
-        assert!(keepalive_on(&accepted.stream), "a vanished qsub host is noticed");
+        assert!(proto::keepalive::is_kept_alive(&accepted.stream), "a vanished qsub host is noticed");
         let (master, slave) = open_pty(&accepted).unwrap();
         let size = nix::sys::termios::tcgetattr(&slave).map(|_| ());
         assert!(size.is_ok(), "the slave is a terminal");
