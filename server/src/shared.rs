@@ -73,10 +73,7 @@ impl Shared {
     pub async fn apply<R>(&self, handler: impl FnOnce(&mut ServerState, &mut Outbox) -> R) -> R {
         let (result, commit, schedule) = {
             let mut state = self.state();
-            let mut out = Outbox::default();
-            let result = handler(&mut state, &mut out);
-            // Array parents follow their subjobs in the same commit.
-            state.settle_arrays(&mut out, now());
+            let (result, mut out) = run_handler(&mut state, now(), handler);
             let commit = if out.persist.is_empty() && out.to_moms.is_empty() && out.notices.is_empty() {
                 None
             } else {
@@ -126,6 +123,20 @@ impl Shared {
             .map(|(node, message)| (node.clone(), moms.get(&node).map(|link| link.link_id), message))
             .collect()
     }
+}
+
+/// Runs `handler` on the state and completes what every handler's change implies: array
+/// parents follow their subjobs in the same outbox (so in the same commit). The synchronous
+/// half of [`Shared::apply`]; handler tests call it to run handlers exactly as the server does.
+pub(crate) fn run_handler<R>(
+    state: &mut ServerState,
+    now: i64,
+    handler: impl FnOnce(&mut ServerState, &mut Outbox) -> R,
+) -> (R, Outbox) {
+    let mut out = Outbox::default();
+    let result = handler(state, &mut out);
+    state.settle_arrays(&mut out, now);
+    (result, out)
 }
 
 /// Sends messages to the mom connections they were addressed to; a message whose connection

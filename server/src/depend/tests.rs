@@ -344,17 +344,15 @@ fn submit_array(state: &mut ServerState, indices: &str, depend: &str) -> String 
 /// `Shared::apply` does after every handler).
 fn end_and_settle(state: &mut ServerState, id: &str, exit_status: i32, now: i64) -> Outbox {
     let node = job(state, id).exec[0].node.clone();
-    let mut out = Outbox::default();
     let obit = JobObit { job_id: id.to_string(), exit_status, session_id: 5, used: Default::default() };
-    job_ended::job_ended(state, &mut out, &node, obit, now);
-    state.settle_arrays(&mut out, now);
+    let ((), out) =
+        crate::shared::run_handler(state, now, |state, out| job_ended::job_ended(state, out, &node, obit, now));
     state.sanity_check();
     out
 }
 
 fn run_and_settle(state: &mut ServerState, now: i64) {
-    let mut out = run(state, now);
-    state.settle_arrays(&mut out, now);
+    crate::shared::run_handler(state, now, |state, out| schedule_pass(state, out, now));
 }
 
 #[test]

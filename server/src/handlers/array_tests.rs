@@ -15,16 +15,13 @@ use proto::mom::JobObit;
 use proto::{ServerReply, ServerToMom};
 use std::sync::Arc;
 
-/// Runs a handler and settles the arrays, as `Shared::apply` does.
+/// Runs a handler as `Shared::apply` does.
 fn apply<R>(
     state: &mut ServerState,
     now: i64,
     handler: impl FnOnce(&mut ServerState, &mut Outbox) -> R,
 ) -> (R, Outbox) {
-    let mut out = Outbox::default();
-    let result = handler(state, &mut out);
-    state.settle_arrays(&mut out, now);
-    (result, out)
+    crate::shared::run_handler(state, now, handler)
 }
 
 fn submit_array(state: &mut ServerState, indices: &str, limit: Option<u32>, held: bool) -> (String, Outbox) {

@@ -20,17 +20,15 @@ const ROOT: u32 = 0;
 const OPERATOR: u32 = 1001;
 const CAROL: u32 = 1002;
 
-/// Runs a handler and settles the arrays, as `Shared::apply` does.
+/// Runs a handler as `Shared::apply` does, then checks the state's invariants.
 fn apply<R>(
     state: &mut ServerState,
     now: i64,
     handler: impl FnOnce(&mut ServerState, &mut Outbox) -> R,
 ) -> (R, Outbox) {
-    let mut out = Outbox::default();
-    let result = handler(state, &mut out);
-    state.settle_arrays(&mut out, now);
+    let done = crate::shared::run_handler(state, now, handler);
     state.sanity_check();
-    (result, out)
+    done
 }
 
 fn submit_with(state: &mut ServerState, depend: &str, edit: impl FnOnce(&mut job::JobSpec)) -> String {

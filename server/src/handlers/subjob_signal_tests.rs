@@ -14,12 +14,11 @@ use proto::{ErrorCode, ServerReply};
 const ROOT: u32 = 0;
 const CAROL: u32 = 1002;
 
+/// Runs a handler as `Shared::apply` does (at time 30), then checks the state's invariants.
 fn apply<R>(state: &mut ServerState, handler: impl FnOnce(&mut ServerState, &mut Outbox) -> R) -> (R, Outbox) {
-    let mut out = Outbox::default();
-    let result = handler(state, &mut out);
-    state.settle_arrays(&mut out, 30);
+    let done = crate::shared::run_handler(state, 30, handler);
     state.sanity_check();
-    (result, out)
+    done
 }
 
 fn submit_array(state: &mut ServerState, indices: &str, held: bool) -> String {
