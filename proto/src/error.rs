@@ -35,6 +35,7 @@ pub enum ErrorCode {
     UserLimit,
     NoDefaultQueue,
     NodeExists,
+    JobscriptMaxSize,
 }
 
 impl ErrorCode {
@@ -80,6 +81,8 @@ impl ErrorCode {
             ErrorCode::NoDefaultQueue => 15037,
             // PBSE_NODEEXIST.
             ErrorCode::NodeExists => 15063,
+            // PBSE_JOBSCRIPTMAXSIZE.
+            ErrorCode::JobscriptMaxSize => 15175,
         }
     }
 
@@ -119,6 +122,7 @@ impl ErrorCode {
             ErrorCode::UserLimit => "would exceed queue generic's per-user limit",
             ErrorCode::NoDefaultQueue => "No default queue specified",
             ErrorCode::NodeExists => "Node name already exists",
+            ErrorCode::JobscriptMaxSize => "jobscript size exceeded the jobscript_max_size",
         }
     }
 }

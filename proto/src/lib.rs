@@ -4,7 +4,8 @@
 //!
 //! API boundary: everything here is a compatibility promise. New fields get `#[serde(default)]`;
 //! the server accepts the current and the previous protocol version. Identity is never a
-//! message field: the server takes it from the transport (`SO_PEERCRED`, later MUNGE).
+//! message field: the server takes it from the transport (`SO_PEERCRED` on the Unix socket, the MUNGE
+//! credential of each sealed frame on TCP: `munge.rs`, `seal.rs`, `transport.rs`).
 //!
 //! Must not know: the database, scheduling policy, process execution, terminal output.
 
@@ -13,11 +14,16 @@ pub mod client;
 pub mod error;
 pub mod flavor;
 pub mod frame;
+pub mod gpu;
 pub mod interactive;
 pub mod keepalive;
 pub mod manage;
 pub mod mom;
+pub mod munge;
+pub mod seal;
 pub mod status;
+#[cfg(feature = "tokio")]
+pub mod transport;
 
 pub use alter::JobAlteration;
 pub use client::{ClientRequest, ServerReply};

@@ -13,6 +13,12 @@ pub enum MomToServer {
     Register(Registration),
     /// Sent every few seconds; the server marks a silent node down.
     Heartbeat,
+    /// The use of this node's GPUs changed (a job took or released one, a foreign process
+    /// came or went, a draining GPU came clean): every GPU's current report.
+    GpuStatus(Vec<crate::gpu::GpuReport>),
+    /// A sister could not take its share of a job (one of its GPUs is no longer usable): the
+    /// server requeues the job, like a mother superior's `JOB_EXEC_RETRY`.
+    ShareRefused { job_id: String, reason: String },
     /// The mother superior started the job's top shell.
     JobStarted { job_id: String, session_id: i32 },
     /// The job's top shell ended (or could not start: negative status).
@@ -33,15 +39,44 @@ pub struct Registration {
     pub start_id: String,
     /// Jobs this mom still runs or holds a share of (after a server restart or reconnect).
     pub jobs: Vec<String>,
+    /// The mom's TCP port (`pbs_mom --listen`); 0 = none (Unix socket link).
+    #[serde(default)]
+    pub port: u16,
+    /// The GPUs, in NVML index order (`gpus[i].index == i`); `ngpus == gpus.len()`. Empty
+    /// from a mom that predates GPU inventories: the server then invents `ngpus` free GPUs
+    /// without UUIDs.
+    #[serde(default)]
+    pub gpus: Vec<crate::gpu::GpuInfo>,
+    /// Their use now, one report per GPU.
+    #[serde(default)]
+    pub gpu_states: Vec<crate::gpu::GpuReport>,
 }
 
 /// The end of a job as the mother superior saw it (pbs-reference section 7.2).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobObit {
     pub job_id: String,
     pub exit_status: i32,
     pub session_id: i32,
     pub used: ResourcesUsed,
+    /// Output files the mom could not deliver (pbs-reference 10.5): the server records them
+    /// in the job's comment and mails the owner.
+    #[serde(default)]
+    pub undelivered: Vec<Undelivered>,
+}
+
+/// One spool file the mom could not copy to its destination as the user, and where it kept
+/// it instead.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Undelivered {
+    /// The spool file (`<spool>/<jobid>.OU`).
+    pub spool: String,
+    /// Where it should have gone.
+    pub dest: String,
+    /// Why the copy failed.
+    pub error: String,
+    /// Where the output is kept on the mom's host; empty when it could not be kept either.
+    pub kept: String,
 }
 
 /// `resources_used.*`.
@@ -60,6 +95,9 @@ pub enum ServerToMom {
     /// Answer to `Register`. `stale_jobs` are jobs the mom reported that the server does not
     /// consider running here: the mom kills them.
     Registered { server_name: String, stale_jobs: Vec<String> },
+    /// Answer to `Register` when the server will not have this mom (another live mom holds
+    /// the node name from another address).
+    Refused { message: String },
     /// Start the job here as mother superior.
     RunJob(Box<JobLaunch>),
     /// Hold a share of the job here as a sister node.
@@ -89,6 +127,14 @@ pub struct HostAlloc {
     /// GPU indices on this node.
     pub gpus: Vec<u32>,
     pub mem_bytes: Option<u64>,
+    /// The UUIDs of `gpus`, in the same order (empty for GPUs registered without UUIDs). The
+    /// mom re-checks them at start and refuses a GPU that is not there or not free.
+    #[serde(default)]
+    pub gpu_uuids: Vec<String>,
+    /// An MPS share: the job's percentage of its single GPU (`gpus` has one index). `None`
+    /// for exclusive GPUs.
+    #[serde(default)]
+    pub mps: Option<u8>,
 }
 
 /// Everything a mom needs to run (or join) a job.
@@ -131,4 +177,8 @@ pub struct JobLaunch {
     /// of the script (proto/src/interactive.rs).
     #[serde(default)]
     pub interactive: Option<job::spec::Interactive>,
+    /// The server's `acl_roots` lets this job's owner run jobs as root. A mom refuses a job
+    /// whose user is uid 0 without it (a server that predates it never allows root).
+    #[serde(default)]
+    pub root_allowed: bool,
 }

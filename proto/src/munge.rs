@@ -1,0 +1,248 @@
+//! The MUNGE binding: `libmunge.so.2` loaded at run time (`dlopen`), so building needs nothing
+//! and a machine without MUNGE gets one clear error when the cluster transport is used.
+//!
+//! Owns: the five library calls (`munge_ctx_create`/`_set`/`_destroy`, `munge_encode`,
+//! `munge_decode`, `munge_strerror`) and freeing what they return. Must not know what a
+//! credential's payload means (`seal.rs` does).
+//!
+//! Every call talks to munged over its Unix socket and blocks (briefly); async code calls
+//! these from `spawn_blocking`.
+
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// munged's socket on a Debian host.
+pub const DEFAULT_SOCKET: &str = "/run/munge/munge.socket.2";
+
+/// `MUNGE_OPT_SOCKET` (munge.h).
+const OPT_SOCKET: c_int = 8;
+
+/// Error numbers of munge.h that get their own variant.
+const EMUNGE_SOCKET: c_int = 6;
+const EMUNGE_BAD_CRED: c_int = 8;
+const EMUNGE_CRED_INVALID: c_int = 14;
+const EMUNGE_CRED_EXPIRED: c_int = 15;
+const EMUNGE_CRED_REWOUND: c_int = 16;
+const EMUNGE_CRED_REPLAYED: c_int = 17;
+const EMUNGE_CRED_UNAUTHORIZED: c_int = 18;
+
+/// Why a credential could not be made or accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MungeError {
+    #[error("cannot load libmunge.so.2 ({0}): install MUNGE (Debian: apt-get install munge)")]
+    Library(String),
+    #[error("cannot reach munged at {}: {}", socket.display(), with_hint(detail))]
+    Unreachable { socket: PathBuf, detail: String },
+    #[error("MUNGE credential replayed")]
+    Replayed,
+    #[error("MUNGE credential expired (or the clocks of the two hosts differ)")]
+    Expired,
+    #[error("MUNGE credential invalid (forged, garbled, or made with another MUNGE key): {0}")]
+    Invalid(String),
+    #[error("MUNGE error: {0}")]
+    Other(String),
+}
+
+/// libmunge's own text often asks "Did you start munged?" already; else we do.
+fn with_hint(detail: &str) -> String {
+    if detail.contains("munged") {
+        detail.to_string()
+    } else {
+        format!("{detail} (is munged running?)")
+    }
+}
+
+/// A decoded credential: who made it, and the payload it carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decoded {
+    pub uid: u32,
+    pub gid: u32,
+    pub payload: Vec<u8>,
+}
+
+type CtxCreate = unsafe extern "C" fn() -> *mut c_void;
+type CtxDestroy = unsafe extern "C" fn(*mut c_void);
+type CtxSet = unsafe extern "C" fn(*mut c_void, c_int, ...) -> c_int;
+type CtxStrerror = unsafe extern "C" fn(*mut c_void) -> *const c_char;
+type Encode = unsafe extern "C" fn(*mut *mut c_char, *mut c_void, *const c_void, c_int) -> c_int;
+type Decode =
+    unsafe extern "C" fn(*const c_char, *mut c_void, *mut *mut c_void, *mut c_int, *mut u32, *mut u32) -> c_int;
+type Strerror = unsafe extern "C" fn(c_int) -> *const c_char;
+
+/// The library's entry points, resolved once per process.
+struct Library {
+    ctx_create: CtxCreate,
+    ctx_destroy: CtxDestroy,
+    ctx_set: CtxSet,
+    ctx_strerror: CtxStrerror,
+    encode: Encode,
+    decode: Decode,
+    strerror: Strerror,
+}
+
+fn library() -> Result<&'static Library, MungeError> {
+    static LIBRARY: OnceLock<Result<Library, MungeError>> = OnceLock::new();
+    LIBRARY.get_or_init(load).as_ref().map_err(Clone::clone)
+}
+
+fn load() -> Result<Library, MungeError> {
+    // SAFETY: dlopen/dlsym with NUL-terminated names; the handle is never closed, so the
+    // resolved pointers stay valid for the life of the process. Each symbol is cast to the
+    // signature munge.h declares for it.
+    unsafe {
+        let handle = libc::dlopen(c"libmunge.so.2".as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL);
+        if handle.is_null() {
+            return Err(MungeError::Library(dl_error()));
+        }
+        let symbol = |name: &CStr| {
+            let pointer = libc::dlsym(handle, name.as_ptr());
+            if pointer.is_null() {
+                Err(MungeError::Library(format!("no symbol {}", name.to_string_lossy())))
+            } else {
+                Ok(pointer)
+            }
+        };
+        Ok(Library {
+            ctx_create: std::mem::transmute::<*mut c_void, CtxCreate>(symbol(c"munge_ctx_create")?),
+            ctx_destroy: std::mem::transmute::<*mut c_void, CtxDestroy>(symbol(c"munge_ctx_destroy")?),
+            ctx_set: std::mem::transmute::<*mut c_void, CtxSet>(symbol(c"munge_ctx_set")?),
+            ctx_strerror: std::mem::transmute::<*mut c_void, CtxStrerror>(symbol(c"munge_ctx_strerror")?),
+            encode: std::mem::transmute::<*mut c_void, Encode>(symbol(c"munge_encode")?),
+            decode: std::mem::transmute::<*mut c_void, Decode>(symbol(c"munge_decode")?),
+            strerror: std::mem::transmute::<*mut c_void, Strerror>(symbol(c"munge_strerror")?),
+        })
+    }
+}
+
+fn dl_error() -> String {
+    // SAFETY: dlerror returns NULL or a NUL-terminated string valid until the next dl call.
+    let text = unsafe { libc::dlerror() };
+    if text.is_null() {
+        "unknown dlopen error".to_string()
+    } else {
+        // SAFETY: non-null, NUL-terminated (above).
+        unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned()
+    }
+}
+
+/// One context bound to a munged socket; destroyed on drop.
+struct Context {
+    library: &'static Library,
+    raw: *mut c_void,
+    socket: PathBuf,
+}
+
+impl Context {
+    fn new(socket: &Path) -> Result<Context, MungeError> {
+        let library = library()?;
+        // SAFETY: munge_ctx_create takes nothing and returns NULL or a context we own.
+        let raw = unsafe { (library.ctx_create)() };
+        if raw.is_null() {
+            return Err(MungeError::Other("munge_ctx_create failed (out of memory)".to_string()));
+        }
+        let context = Context { library, raw, socket: socket.to_path_buf() };
+        let path = CString::new(socket.as_os_str().as_encoded_bytes())
+            .map_err(|_| MungeError::Other(format!("socket path {} contains NUL", socket.display())))?;
+        // SAFETY: MUNGE_OPT_SOCKET takes one `char *`; munge copies the string.
+        let status = unsafe { (library.ctx_set)(raw, OPT_SOCKET, path.as_ptr()) };
+        if status != 0 {
+            return Err(context.error(status));
+        }
+        Ok(context)
+    }
+
+    /// The typed error for `status`, with the context's detailed message.
+    fn error(&self, status: c_int) -> MungeError {
+        // SAFETY: both return NULL or a NUL-terminated static/context-owned string.
+        let detail = unsafe {
+            let text = (self.library.ctx_strerror)(self.raw);
+            let text = if text.is_null() { (self.library.strerror)(status) } else { text };
+            if text.is_null() {
+                format!("error {status}")
+            } else {
+                CStr::from_ptr(text).to_string_lossy().into_owned()
+            }
+        };
+        match status {
+            EMUNGE_SOCKET => MungeError::Unreachable { socket: self.socket.clone(), detail },
+            EMUNGE_CRED_REPLAYED => MungeError::Replayed,
+            EMUNGE_CRED_EXPIRED | EMUNGE_CRED_REWOUND => MungeError::Expired,
+            EMUNGE_BAD_CRED..=EMUNGE_CRED_INVALID | EMUNGE_CRED_UNAUTHORIZED => MungeError::Invalid(detail),
+            _ => MungeError::Other(detail),
+        }
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        // SAFETY: `raw` came from munge_ctx_create and is destroyed once.
+        unsafe { (self.library.ctx_destroy)(self.raw) }
+    }
+}
+
+/// Makes a credential carrying `payload`, as the calling process's uid/gid (blocking).
+pub fn encode(socket: &Path, payload: &[u8]) -> Result<String, MungeError> {
+    let context = Context::new(socket)?;
+    let len = c_int::try_from(payload.len()).map_err(|_| MungeError::Other("payload too large".to_string()))?;
+    let mut cred: *mut c_char = std::ptr::null_mut();
+    // SAFETY: `payload` is valid for `len` bytes; on success `cred` is a malloc'd
+    // NUL-terminated string that we free below.
+    let status = unsafe { (context.library.encode)(&mut cred, context.raw, payload.as_ptr().cast(), len) };
+    if status != 0 {
+        return Err(context.error(status));
+    }
+    // SAFETY: success: `cred` is non-null and NUL-terminated; freed exactly once.
+    let text = unsafe {
+        let text = CStr::from_ptr(cred).to_string_lossy().into_owned();
+        libc::free(cred.cast());
+        text
+    };
+    Ok(text)
+}
+
+/// Checks a credential with munged (which refuses a replay) and returns its maker and payload
+/// (blocking).
+pub fn decode(socket: &Path, credential: &str) -> Result<Decoded, MungeError> {
+    let context = Context::new(socket)?;
+    let cred = CString::new(credential).map_err(|_| MungeError::Invalid("credential contains NUL".to_string()))?;
+    let (mut buf, mut len, mut uid, mut gid) = (std::ptr::null_mut::<c_void>(), 0 as c_int, 0u32, 0u32);
+    // SAFETY: all out-pointers are valid; `buf` is malloc'd by libmunge (also on some
+    // errors) and freed below.
+    let status =
+        unsafe { (context.library.decode)(cred.as_ptr(), context.raw, &mut buf, &mut len, &mut uid, &mut gid) };
+    let payload = if buf.is_null() {
+        Vec::new()
+    } else {
+        // SAFETY: libmunge allocated `len` bytes at `buf`; freed exactly once.
+        unsafe {
+            let bytes = std::slice::from_raw_parts(buf.cast::<u8>(), usize::try_from(len).unwrap_or(0)).to_vec();
+            libc::free(buf);
+            bytes
+        }
+    };
+    if status != 0 {
+        return Err(context.error(status));
+    }
+    Ok(Decoded { uid, gid, payload })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absent_munged_is_one_clear_line() {
+        let socket = Path::new("/nonexistent/munge.socket");
+        match encode(socket, b"x") {
+            Err(MungeError::Library(_)) => eprintln!("SKIPPED: libmunge.so.2 is not installed"),
+            Err(error @ MungeError::Unreachable { .. }) => {
+                let text = error.to_string();
+                assert!(text.starts_with("cannot reach munged at /nonexistent/munge.socket: "), "{text}");
+                assert!(text.contains("munged?"), "{text}");
+                assert!(!text.contains('\n'));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! One framed connection for the daemons over either transport: the halves of a Unix stream
+//! (identity from the kernel, frames as they are) or of a TCP stream (every frame a sealed
+//! envelope, `seal.rs`; identity from each frame's MUNGE credential). The server's client and
+//! mom code and the mom's link are written once against [`FrameReader`] / [`FrameWriter`].
+//!
+//! Owns: the rule that every frame of a sealed connection is made by the same uid (the first
+//! frame's, or one of those given to [`FrameReader::only_from`]). MUNGE calls block, so they
+//! run on tokio's blocking pool. The first frame is read under `Limits::HANDSHAKE`, the rest under
+//! `Limits::NORMAL` (`frame.rs`).
+
+use crate::frame::{self, nonblocking, FrameError, Limits};
+use crate::seal::{self, Direction, Identity, SealError};
+use serde::{de::DeserializeOwned, Serialize};
+use std::path::Path;
+use std::sync::Arc;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+
+pub type BoxRead = Box<dyn AsyncRead + Unpin + Send>;
+pub type BoxWrite = Box<dyn AsyncWrite + Unpin + Send>;
+
+/// Sealing of one direction: munged's socket and the direction label.
+#[derive(Debug, Clone)]
+pub struct Sealing {
+    pub socket: Arc<Path>,
+    pub direction: Direction,
+}
+
+/// Why a frame could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum TransportError {
+    #[error(transparent)]
+    Frame(#[from] FrameError),
+    #[error(transparent)]
+    Seal(#[from] SealError),
+    #[error("credential of uid {uid} where uid {expected} was expected")]
+    Stranger { uid: u32, expected: String },
+}
+
+impl TransportError {
+    /// A clean end of the connection before a frame.
+    pub fn is_closed(&self) -> bool {
+        match self {
+            TransportError::Frame(FrameError::Closed) => true,
+            TransportError::Seal(error) => error.is_closed(),
+            _ => false,
+        }
+    }
+
+    /// The peer presented a credential (or none) that is refused, as opposed to a broken stream.
+    pub fn is_refused_credential(&self) -> bool {
+        matches!(self, TransportError::Stranger { .. })
+            || matches!(self, TransportError::Seal(error) if !matches!(error, SealError::Frame(_)))
+    }
+}
+
+/// The reading half.
+pub struct FrameReader {
+    inner: BoxRead,
+    sealing: Option<Sealing>,
+    identity: Option<Identity>,
+    allowed: Option<Vec<u32>>,
+    /// [`Limits::HANDSHAKE`] until the first frame has been read, then [`Limits::NORMAL`].
+    limits: Limits,
+}
+
+impl FrameReader {
+    /// Unsealed frames from a peer the kernel identified.
+    pub fn plain(inner: BoxRead, identity: Identity) -> FrameReader {
+        FrameReader { inner, sealing: None, identity: Some(identity), allowed: None, limits: Limits::HANDSHAKE }
+    }
+
+    /// Sealed frames; the first credential's uid is the peer's for the whole connection.
+    pub fn sealed(inner: BoxRead, sealing: Sealing) -> FrameReader {
+        FrameReader { inner, sealing: Some(sealing), identity: None, allowed: None, limits: Limits::HANDSHAKE }
+    }
+
+    /// Accepts credentials of these uids only.
+    pub fn only_from(mut self, uids: Vec<u32>) -> FrameReader {
+        self.allowed = Some(uids);
+        self
+    }
+
+    /// Reads every frame under `limits` (a connection whose first frame is not a small hello,
+    /// like the mom port's instructions, starts with [`Limits::NORMAL`]).
+    pub fn with_limits(mut self, limits: Limits) -> FrameReader {
+        self.limits = limits;
+        self
+    }
+
+    /// Expects frames sealed for `direction` from now on (no effect when unsealed).
+    pub fn set_direction(&mut self, direction: Direction) {
+        if let Some(sealing) = &mut self.sealing {
+            sealing.direction = direction;
+        }
+    }
+
+    /// The peer, once known (Unix: always; sealed: after the first frame).
+    pub fn identity(&self) -> Option<Identity> {
+        self.identity
+    }
+
+    /// Reads one message.
+    pub async fn read<T: DeserializeOwned>(&mut self) -> Result<T, TransportError> {
+        let body = nonblocking::read_body(&mut self.inner, self.limits).await?;
+        self.limits = Limits::NORMAL;
+        let Some(sealing) = self.sealing.clone() else { return Ok(frame::decode(&body)?) };
+        let (identity, body) =
+            tokio::task::spawn_blocking(move || seal::open(&sealing.socket, &sealing.direction, body))
+                .await
+                .map_err(|error| FrameError::Io(std::io::Error::other(error)))??;
+        self.check(identity)?;
+        Ok(frame::decode(&body)?)
+    }
+
+    fn check(&mut self, identity: Identity) -> Result<(), TransportError> {
+        if let Some(known) = self.identity {
+            if known.uid != identity.uid {
+                return Err(TransportError::Stranger { uid: identity.uid, expected: known.uid.to_string() });
+            }
+            return Ok(());
+        }
+        if let Some(allowed) = &self.allowed {
+            if !allowed.contains(&identity.uid) {
+                let expected = allowed.iter().map(u32::to_string).collect::<Vec<_>>().join(" or ");
+                return Err(TransportError::Stranger { uid: identity.uid, expected });
+            }
+        }
+        self.identity = Some(identity);
+        Ok(())
+    }
+}
+
+/// The writing half.
+pub struct FrameWriter {
+    inner: BoxWrite,
+    sealing: Option<Sealing>,
+}
+
+impl FrameWriter {
+    pub fn new(inner: BoxWrite, sealing: Option<Sealing>) -> FrameWriter {
+        FrameWriter { inner, sealing }
+    }
+
+    /// Seals for `direction` from now on (no effect when unsealed).
+    pub fn set_direction(&mut self, direction: Direction) {
+        if let Some(sealing) = &mut self.sealing {
+            sealing.direction = direction;
+        }
+    }
+
+    /// Writes one message (sealed as this process when the connection is sealed).
+    pub async fn write<T: Serialize>(&mut self, message: &T) -> Result<(), TransportError> {
+        let bytes = match self.sealing.clone() {
+            None => frame::encode(message)?,
+            Some(sealing) => {
+                let body = serde_json::to_vec(message).map_err(FrameError::from)?;
+                let envelope =
+                    tokio::task::spawn_blocking(move || seal::seal(&sealing.socket, &sealing.direction, &body))
+                        .await
+                        .map_err(|error| FrameError::Io(std::io::Error::other(error)))??;
+                frame::prefixed(&envelope)?
+            }
+        };
+        self.inner.write_all(&bytes).await.map_err(FrameError::from)?;
+        self.inner.flush().await.map_err(FrameError::from)?;
+        Ok(())
+    }
+}
+
+/// The boxed halves of a Unix or TCP stream.
+pub fn split_unix(stream: tokio::net::UnixStream) -> (BoxRead, BoxWrite) {
+    let (read, write) = stream.into_split();
+    (Box::new(read), Box::new(write))
+}
+
+/// The boxed halves of a TCP stream.
+pub fn split_tcp(stream: tokio::net::TcpStream) -> (BoxRead, BoxWrite) {
+    let (read, write) = stream.into_split();
+    (Box::new(read), Box::new(write))
+}
