@@ -11,6 +11,7 @@ pub mod depend;
 pub mod directives;
 pub mod duration;
 pub mod id;
+pub mod limits;
 pub mod pairs;
 pub mod resources;
 pub mod size;

@@ -58,7 +58,14 @@ pub struct Chunk {
     /// Required node properties. A property equal to a node's name selects that node
     /// (TORQUE: a bare word that is a node name names the host).
     pub properties: Vec<String>,
+    /// An MPS share of one GPU, in percent (1 to 100): `gpus=1:mps[=P]` (TORQUE form) or
+    /// `ngpus=1:mps=P` (select). Only in a request of one chunk of one place with one GPU.
+    #[serde(default)]
+    pub mps: Option<u8>,
 }
+
+/// The share of a GPU that a bare `mps` (TORQUE node spec) asks for, in percent.
+pub const MPS_DEFAULT_PERCENT: u8 = 25;
 
 /// `place=` arrangement of chunks on nodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -104,6 +111,11 @@ impl ResourceRequest {
     /// Total cpus over all chunks (saturating).
     pub fn total_ncpus(&self) -> u32 {
         self.chunks.iter().fold(0u32, |sum, chunk| sum.saturating_add(chunk.count.saturating_mul(chunk.ncpus)))
+    }
+
+    /// The MPS share this request asks for (percent of one GPU), if it asks for one.
+    pub fn mps_share(&self) -> Option<u8> {
+        self.chunks.iter().find_map(|chunk| chunk.mps)
     }
 
     /// Total GPUs over all chunks (saturating).

@@ -82,7 +82,8 @@ pub struct JobSpec {
 /// The secret never appears in status listings or logs: `Debug` hides it.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Interactive {
-    /// qsub's host name (resolved by the mom).
+    /// qsub's host: the name qsub gave, which the mom resolves; for a job submitted over TCP
+    /// the server puts the address qsub connected from here instead ([`Interactive::reached_at`]).
     pub host: String,
     /// qsub's TCP port.
     pub port: u16,
@@ -97,6 +98,14 @@ impl std::fmt::Debug for Interactive {
 }
 
 impl Interactive {
+    /// Points the mom at `peer`, the address the submission came from (TCP), instead of the
+    /// host name qsub gave: the name may not resolve on the compute nodes, and a user must not
+    /// be able to send the mom to a host of their choosing. An IPv4 address in IPv6 form
+    /// (`::ffff:10.0.0.2`, from a dual-stack listener) is written as IPv4.
+    pub fn reached_at(&mut self, peer: std::net::IpAddr) {
+        self.host = peer.to_canonical().to_string();
+    }
+
     /// Checks what the server must not take on trust: a host name, a port, and a secret of
     /// 16 to 128 hex digits.
     pub fn check(&self) -> Result<(), String> {
@@ -148,6 +157,19 @@ mod interactive_tests {
         let text = format!("{:?}", target());
         assert!(text.contains("login1") && text.contains("40000"), "{text}");
         assert!(!text.contains("0123456789abcdef"), "{text}");
+    }
+
+    #[test]
+    fn the_peer_address_replaces_the_host_name() {
+        let mut reached = target();
+        reached.reached_at("10.201.0.4".parse().unwrap());
+        assert_eq!((reached.host.as_str(), reached.port), ("10.201.0.4", 40000));
+        assert_eq!(reached.check(), Ok(()));
+        reached.reached_at("::ffff:10.201.0.5".parse().unwrap());
+        assert_eq!(reached.host, "10.201.0.5", "a v4-mapped address is written as IPv4");
+        reached.reached_at("fd00::7".parse().unwrap());
+        assert_eq!(reached.host, "fd00::7");
+        assert_eq!(reached.check(), Ok(()), "an IPv6 address passes the host check");
     }
 
     #[test]

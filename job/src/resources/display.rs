@@ -45,6 +45,9 @@ fn chunk_text(chunk: &Chunk) -> String {
     if chunk.ngpus > 0 {
         text.push_str(&format!(":ngpus={}", chunk.ngpus));
     }
+    if let Some(percent) = chunk.mps {
+        text.push_str(&format!(":mps={percent}"));
+    }
     if let Some(mem) = chunk.mem {
         text.push_str(&format!(":mem={}", mem_text(mem)));
     }

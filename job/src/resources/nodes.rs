@@ -2,7 +2,7 @@
 //! becomes one [`Chunk`]; a leading word that is not a count is a property, which the
 //! scheduler also matches against node names (so `nodes=node01` selects that host).
 
-use super::{parse_u32, pieces, Chunk, ResourceError, Span};
+use super::{parse_u32, pieces, Chunk, ResourceError, Span, MPS_DEFAULT_PERCENT};
 
 /// Words accepted (and ignored) after `gpus=` in a part.
 const GPU_MODES: [&str; 6] = ["exclusive_thread", "exclusive", "exclusive_process", "default", "shared", "reseterr"];
@@ -47,6 +47,7 @@ struct Part {
     ppn: Option<u32>,
     gpus: Option<u32>,
     mics: Option<u32>,
+    mps: Option<u32>,
     properties: Vec<String>,
 }
 
@@ -78,6 +79,7 @@ fn parse_part(span: Span, part: &str, base: usize) -> Result<Chunk, ResourceErro
         mpiprocs: ppn,
         host: None,
         properties: state.properties,
+        mps: state.mps.map(|percent| percent as u8),
     })
 }
 
@@ -87,6 +89,9 @@ fn parse_item(span: Span, state: &mut Part, item: &str, base: usize) -> Result<(
         if state.gpus.is_some() && GPU_MODES.contains(&item) {
             return Ok(());
         }
+        if item == "mps" {
+            return set_mps(span, state, item, base, u32::from(MPS_DEFAULT_PERCENT));
+        }
         return add_property(span, state, item, base);
     };
     let value_at = base + key.len() + 1;
@@ -94,9 +99,17 @@ fn parse_item(span: Span, state: &mut Part, item: &str, base: usize) -> Result<(
         "ppn" => (&mut state.ppn, 1),
         "gpus" => (&mut state.gpus, 0),
         "mics" => (&mut state.mics, 0),
+        "mps" => {
+            let Some(percent) = parse_u32(number).filter(|n| (1..=100).contains(n)) else {
+                let detail = format!("mps value '{number}' is not a percentage from 1 to 100");
+                return Err(span.bad_value("nodes", detail, value_at, number));
+            };
+            return set_mps(span, state, item, base, percent);
+        }
         _ => {
-            let detail =
-                format!("node spec item '{item}' is not recognised (expected ppn=, gpus=, mics= or a property)");
+            let detail = format!(
+                "node spec item '{item}' is not recognised (expected ppn=, gpus=, mics=, mps, mps= or a property)"
+            );
             return Err(span.bad_value("nodes", detail, base, item));
         }
     };
@@ -108,6 +121,15 @@ fn parse_item(span: Span, state: &mut Part, item: &str, base: usize) -> Result<(
         return Err(span.bad_value("nodes", format!("{key} value '{number}' is not {expected}"), value_at, number));
     };
     *slot = Some(parsed);
+    Ok(())
+}
+
+/// Records an MPS share (`mps` or `mps=P`), once per part.
+fn set_mps(span: Span, state: &mut Part, item: &str, base: usize, percent: u32) -> Result<(), ResourceError> {
+    if state.mps.is_some() {
+        return Err(span.bad_value("nodes", "mps given twice in one node spec part".to_string(), base, item));
+    }
+    state.mps = Some(percent);
     Ok(())
 }
 

@@ -47,8 +47,9 @@ pub(super) fn build(pairs: &[(String, String)]) -> Result<ResourceRequest, Resou
         given.add(name, value)?;
     }
     check_conflicts(&pairs)?;
-    let (chunks, place, exclusive) = arrange(&mut given);
+    let (mut chunks, place, exclusive) = arrange(&mut given);
     check_totals(&pairs, &chunks)?;
+    check_mps(&pairs, &mut chunks)?;
     let mut request = ResourceRequest {
         first_ppn: chunks.first().map_or(0, |chunk| chunk.ncpus),
         chunks,
@@ -178,13 +179,14 @@ fn arrange(given: &mut Given) -> (Vec<Chunk>, Placement, bool) {
     }
     let host = given.host.clone();
     if let Some(count) = given.procs {
-        let mut chunks = vec![Chunk { count, ncpus: 1, ngpus: 0, mem: None, mpiprocs: 1, host, properties: vec![] }];
+        let mut chunks =
+            vec![Chunk { count, ncpus: 1, ngpus: 0, mem: None, mpiprocs: 1, host, properties: vec![], mps: None }];
         share_mem(&mut chunks, mem);
         return (chunks, arranged(Placement::Free), place.exclusive);
     }
     let ncpus = given.ncpus.unwrap_or(1);
     let ngpus = given.ngpus.unwrap_or(0);
-    let chunk = Chunk { count: 1, ncpus, ngpus, mem, mpiprocs: 1, host, properties: vec![] };
+    let chunk = Chunk { count: 1, ncpus, ngpus, mem, mpiprocs: 1, host, properties: vec![], mps: None };
     (vec![chunk], arranged(Placement::Pack), place.exclusive)
 }
 
@@ -196,6 +198,29 @@ fn share_mem(chunks: &mut [Chunk], mem: Option<u64>) {
     for chunk in chunks {
         chunk.mem = Some(share);
     }
+}
+
+/// An MPS share is a share of one GPU on one node: the request must be a single chunk of one
+/// place with one GPU (`ngpus` left out counts as 1).
+fn check_mps(pairs: &[(&str, &str)], chunks: &mut [Chunk]) -> Result<(), ResourceError> {
+    if !chunks.iter().any(|chunk| chunk.mps.is_some()) {
+        return Ok(());
+    }
+    if let [chunk] = chunks {
+        if chunk.count == 1 && chunk.ngpus <= 1 {
+            chunk.ngpus = 1;
+            return Ok(());
+        }
+    }
+    let name = ["select", "nodes"].into_iter().find(|name| pairs.iter().any(|(known, _)| known == name));
+    let name = name.unwrap_or("select");
+    Err(pair_error(
+        pairs,
+        name,
+        format!(
+            "Illegal attribute or resource value Resource_List.{name}: mps asks for a share of one GPU: the request must be one node with one GPU (gpus=1 or ngpus=1)"
+        ),
+    ))
 }
 
 /// Refuses requests whose totals do not fit the counters (`u32`).

@@ -28,6 +28,7 @@ struct Items {
     ompthreads: Option<u32>,
     mem: Option<u64>,
     host: Option<String>,
+    mps: Option<u32>,
     properties: Vec<String>,
 }
 
@@ -59,6 +60,7 @@ fn parse_chunk(span: Span, part: &str, base: usize) -> Result<Chunk, ResourceErr
         mpiprocs: state.mpiprocs.unwrap_or(if ncpus == 0 { 0 } else { 1 }),
         host: state.host,
         properties: state.properties,
+        mps: state.mps.map(|percent| percent as u8),
     })
 }
 
@@ -79,6 +81,13 @@ fn parse_item(span: Span, state: &mut Items, item: &str, base: usize) -> Result<
         "ngpus" => &mut state.ngpus,
         "mpiprocs" => &mut state.mpiprocs,
         "ompthreads" => &mut state.ompthreads,
+        "mps" => {
+            let Some(percent) = parse_u32(value).filter(|n| (1..=100).contains(n)) else {
+                let detail = format!("mps value '{value}' is not a percentage from 1 to 100");
+                return Err(span.bad_value("select", detail, value_at, value));
+            };
+            return set_once(&mut state.mps, percent).ok_or_else(twice);
+        }
         "mem" => {
             let size = Size::parse(value).map_err(|detail| span.bad_value("select", detail, value_at, value))?;
             return set_once(&mut state.mem, size.bytes()).ok_or_else(twice);

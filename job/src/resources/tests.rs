@@ -215,3 +215,46 @@ fn error_messages() {
         .collect();
     insta::assert_snapshot!(text);
 }
+
+#[test]
+fn mps_shares_in_both_grammars() {
+    let cases = [
+        ("nodes=1:ppn=2:gpus=1:mps", Some(25)),
+        ("nodes=1:mps:gpus=1", Some(25)),
+        ("nodes=1:gpus=1:mps=50", Some(50)),
+        ("nodes=1:mps=10", Some(10)),
+        ("select=1:ncpus=1:ngpus=1:mps=25", Some(25)),
+        ("select=ncpus=2:mps=100", Some(100)),
+        ("nodes=1:gpus=1:shared", None),
+    ];
+    for (list, share) in cases {
+        let request = ok(list);
+        assert_eq!(request.mps_share(), share, "{list}");
+        assert_eq!(request.total_ngpus(), 1, "{list}: an MPS share is one GPU");
+    }
+    insta::assert_snapshot!(shown(&ok("select=1:ncpus=1:mps=25")), @r"
+    ncpus=1
+    ngpus=1
+    nodect=1
+    place=free
+    select=1:ncpus=1:ngpus=1:mps=25:mpiprocs=1
+    ");
+}
+
+#[test]
+fn mps_errors_name_the_value() {
+    let errors: Vec<String> = [
+        "nodes=1:gpus=1:mps=0",
+        "nodes=1:gpus=1:mps=101",
+        "nodes=1:gpus=1:mps:mps=5",
+        "select=1:ngpus=1:mps=x",
+        "nodes=2:gpus=1:mps",
+        "nodes=1:gpus=2:mps=25",
+        "nodes=1:gpus=1:mps+1:ppn=1",
+        "select=1:ncpus=1:mps=25:mps=30",
+    ]
+    .iter()
+    .map(|list| format!("{list}: {}", request(list).expect_err(list)))
+    .collect();
+    insta::assert_snapshot!(errors.join("\n"));
+}
