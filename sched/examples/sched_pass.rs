@@ -63,6 +63,7 @@ fn nodes(rng: &mut Rng) -> Vec<NodeView> {
                 mem_total,
                 ngpus,
                 free_gpus,
+                mps_gpus: Vec::new(),
                 busy,
                 exclusive: busy && rng.below(100) < 2,
             }
@@ -71,7 +72,7 @@ fn nodes(rng: &mut Rng) -> Vec<NodeView> {
 }
 
 fn chunk(count: u32, ncpus: u32) -> Chunk {
-    Chunk { count, ncpus, ngpus: 0, mem: None, mpiprocs: 1, host: None, properties: Vec::new() }
+    Chunk { count, ncpus, ngpus: 0, mem: None, mpiprocs: 1, host: None, properties: Vec::new(), mps: None }
 }
 
 fn request(chunks: Vec<Chunk>, place: Placement, exclusive: bool) -> ResourceRequest {
@@ -142,6 +143,7 @@ fn jobs<'a>(rng: &mut Rng, requests: &'a [ResourceRequest]) -> Vec<PendingJob<'a
             // One job in ten counts against a per-user run limit of 20 (one of 20 users), so some
             // are held back by their limit.
             limits: if index % 10 == 0 { &USER_LIMITS[index / 10 % 20..][..1] } else { &[] },
+            user: "u",
         })
         .collect()
 }

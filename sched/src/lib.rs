@@ -11,6 +11,7 @@
 //! - `pass`: `schedule`, the policy (priority order, greedy, skip failed request classes).
 //! - `class`: grouping identical requests and planning each group once per pass.
 //! - `place`: first-fit placement of one plan, all or nothing.
+//! - `mps`: placing an MPS share (one node, a share of one GPU of the same user's).
 //! - `work`: the working copy of free resources and the per-job transaction.
 //! - `nodeset`, `captree`: nodes matching a host/property set, with a max segment tree so
 //!   "first node where this fits" costs about O(log nodes).
@@ -22,6 +23,7 @@
 mod captree;
 mod class;
 mod feasible;
+mod mps;
 mod nodeset;
 mod pass;
 mod place;
@@ -30,7 +32,7 @@ mod work;
 
 pub use feasible::can_ever_run;
 pub use pass::schedule;
-pub use view::{Assignment, ClusterView, Decision, NodeView, PendingJob};
+pub use view::{Assignment, ClusterView, Decision, MpsGpu, NodeView, PendingJob};
 
 #[cfg(test)]
 mod tests;

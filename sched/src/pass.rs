@@ -9,6 +9,7 @@
 use std::cmp::Reverse;
 
 use crate::class::Classes;
+use crate::mps::place_mps;
 use crate::place::place;
 use crate::view::{ClusterView, Decision, PendingJob};
 use crate::work::{Work, WorkNode};
@@ -36,13 +37,19 @@ pub fn schedule(view: &ClusterView) -> Vec<Decision> {
         if classes.failed(class) || !within_limits(job.limits, &remaining) {
             continue;
         }
-        match place(classes.plan(class), &mut work) {
+        let placed = match job.request.mps_share() {
+            Some(percent) => place_mps(job.request, job.user, percent, &mut work),
+            None => place(classes.plan(class), &mut work),
+        };
+        match placed {
             Some(assignments) => {
                 for &limit in job.limits {
                     remaining[limit] -= 1;
                 }
                 decisions.push(Decision { key: job.key, assignments })
             }
+            // MPS shares of different users differ in what fits: never skip the class.
+            None if job.request.mps_share().is_some() => {}
             None => classes.mark_failed(class),
         }
     }

@@ -26,12 +26,26 @@ pub struct NodeView {
     pub mem_free: u64,
     /// Number of GPUs.
     pub ngpus: u32,
-    /// Indices of free GPUs, ascending.
+    /// Indices of free GPUs, ascending: held by nobody and reported free by the mom.
     pub free_gpus: Vec<u32>,
+    /// GPUs shared through MPS (in none of `free_gpus`), by index.
+    pub mps_gpus: Vec<MpsGpu>,
     /// Some job already runs here (an exclusive request cannot use the node).
     pub busy: bool,
     /// An exclusive job holds this node (nothing else may use it).
     pub exclusive: bool,
+}
+
+/// A GPU shared through MPS by the jobs of one user.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MpsGpu {
+    pub index: u32,
+    /// The user whose jobs share it; only their MPS jobs may join.
+    pub user: String,
+    /// Percent already given out (at most 100).
+    pub used: u32,
+    /// The mom still reports it usable (not busy with a foreign process, not down).
+    pub usable: bool,
 }
 
 /// A queued job waiting for resources.
@@ -50,6 +64,8 @@ pub struct PendingJob<'a> {
     /// Indices into [`ClusterView::limits`] of the counters this job uses up when it starts
     /// (e.g. its queue's `max_run` and its owner's share of it). Empty = no limits.
     pub limits: &'a [usize],
+    /// The job's owner: an MPS share joins only a GPU shared by the same user.
+    pub user: &'a str,
 }
 
 /// Everything one scheduling pass looks at. The scheduler never mutates it.
@@ -79,6 +95,8 @@ pub struct Assignment {
     pub mem: u64,
     /// `PBS_NODEFILE` lines for this node: the sum of the units' `mpiprocs`.
     pub mpiprocs: u32,
+    /// An MPS share (percent) of the single GPU in `gpus`; `None` for exclusive GPUs.
+    pub mps: Option<u8>,
 }
 
 /// Start the job `key` now, on these nodes.

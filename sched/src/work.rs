@@ -7,7 +7,7 @@
 
 use crate::captree::{Capacity, Need};
 use crate::nodeset::NodeSets;
-use crate::view::{Assignment, NodeView};
+use crate::view::{Assignment, MpsGpu, NodeView};
 
 /// Free indices of one kind (cpu slots or GPUs) on one node. Indices are handed out from the
 /// front, lowest first, so rolling back only moves `next` back.
@@ -60,6 +60,8 @@ pub(crate) struct WorkNode<'a> {
     pub slots: Pool<'a>,
     pub gpus: Pool<'a>,
     pub mem_free: u64,
+    /// GPUs shared through MPS (working copy: shares placed in this pass are added).
+    pub mps: Vec<MpsGpu>,
     /// Index of this node's entry in the open transaction's assignments, or `NO_ENTRY`.
     entry: u32,
     /// The node sets this node belongs to, as `(set, position in the set)`.
@@ -79,6 +81,7 @@ impl<'a> WorkNode<'a> {
             slots: Pool::listed(&node.free_slots),
             gpus: Pool::listed(&node.free_gpus),
             mem_free: node.mem_free,
+            mps: node.mps_gpus.clone(),
             entry: NO_ENTRY,
             memberships: Vec::new(),
         }
@@ -92,6 +95,7 @@ impl<'a> WorkNode<'a> {
             slots: Pool::all(node.np),
             gpus: Pool::all(node.ngpus),
             mem_free: node.mem_total,
+            mps: Vec::new(),
             ..WorkNode::from_view(node)
         }
     }
@@ -199,6 +203,39 @@ impl<'a> Work<'a> {
             work_node.mem_free = touched.mem_free;
             self.refresh(touched.node);
         }
+    }
+
+    /// Gives `user` a share of `percent` of one GPU of `node`: a GPU that user already shares
+    /// with room left (the fullest such), else the lowest free GPU, which becomes shared.
+    /// `None` (nothing changed) when neither exists. Outside any transaction: the caller
+    /// commits the cpus and memory of the same job right after.
+    pub fn take_mps_gpu(&mut self, node: usize, user: &str, percent: u32) -> Option<u32> {
+        let work_node = &mut self.nodes[node];
+        let joinable = work_node
+            .mps
+            .iter_mut()
+            .filter(|gpu| gpu.usable && gpu.user == user && gpu.used + percent <= 100)
+            .max_by_key(|gpu| (gpu.used, std::cmp::Reverse(gpu.index)));
+        if let Some(gpu) = joinable {
+            gpu.used += percent;
+            return Some(gpu.index);
+        }
+        if work_node.gpus.free() == 0 {
+            return None;
+        }
+        let mut taken = Vec::with_capacity(1);
+        work_node.gpus.take(1, &mut taken);
+        let index = taken[0];
+        work_node.mps.push(MpsGpu { index, user: user.to_string(), used: percent, usable: true });
+        self.refresh(node);
+        Some(index)
+    }
+
+    /// Whether `user` could get a share of `percent` on `node` now (see `take_mps_gpu`).
+    pub fn mps_fits(&self, node: usize, user: &str, percent: u32) -> bool {
+        let work_node = &self.nodes[node];
+        work_node.gpus.free() > 0
+            || work_node.mps.iter().any(|gpu| gpu.usable && gpu.user == user && gpu.used + percent <= 100)
     }
 
     /// Pushes `node`'s current capacity into every set that contains it.

@@ -5,6 +5,7 @@
 
 mod feasible_tests;
 mod limit_tests;
+mod mps_tests;
 mod placement_tests;
 mod policy_tests;
 mod property_tests;
@@ -33,6 +34,7 @@ pub(crate) fn gpu_node(name: &str, np: u32, ngpus: u32) -> NodeView {
         mem_free: 16 * GB,
         ngpus,
         free_gpus: (0..ngpus).collect(),
+        mps_gpus: Vec::new(),
         busy: false,
         exclusive: false,
     }
@@ -40,7 +42,7 @@ pub(crate) fn gpu_node(name: &str, np: u32, ngpus: u32) -> NodeView {
 
 /// `count` units of `ncpus` cpus each, nothing else, one `PBS_NODEFILE` line per unit.
 pub(crate) fn chunk(count: u32, ncpus: u32) -> Chunk {
-    Chunk { count, ncpus, ngpus: 0, mem: None, mpiprocs: 1, host: None, properties: Vec::new() }
+    Chunk { count, ncpus, ngpus: 0, mem: None, mpiprocs: 1, host: None, properties: Vec::new(), mps: None }
 }
 
 /// `count` units of one cpu and `ngpus` GPUs each.
@@ -69,7 +71,7 @@ pub(crate) fn exclusive(chunks: Vec<Chunk>, place: Placement) -> ResourceRequest
 
 /// A job with priorities 0 submitted in the order of its key.
 pub(crate) fn job(key: u64, request: &ResourceRequest) -> PendingJob<'_> {
-    PendingJob { key, queue_priority: 0, priority: 0, order: key, request, limits: &[] }
+    PendingJob { key, queue_priority: 0, priority: 0, order: key, request, limits: &[], user: "alice" }
 }
 
 /// One pass over `nodes` and `jobs`.

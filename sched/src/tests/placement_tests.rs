@@ -25,7 +25,7 @@ fn scatter_does_not_start_without_enough_nodes_but_free_shares_one() {
     let free = request(vec![chunk(2, 1)], Placement::Free);
     let decisions = run(vec![node("n1", 8)], vec![job(1, &scatter), job(2, &free)]);
     assert_eq!(keys(&decisions), vec![2]);
-    let expected = Assignment { node: 0, slots: vec![0, 1], gpus: vec![], mem: 0, mpiprocs: 2 };
+    let expected = Assignment { node: 0, slots: vec![0, 1], gpus: vec![], mem: 0, mpiprocs: 2, mps: None };
     assert_eq!(decisions[0].assignments, vec![expected]);
 }
 
@@ -52,7 +52,7 @@ fn the_first_node_used_comes_first_even_with_a_higher_index() {
 fn pack_puts_everything_on_one_node() {
     let pack = request(vec![Chunk { mpiprocs: 2, ..chunk(2, 2) }], Placement::Pack);
     let decisions = run(vec![node("n1", 2), node("n2", 4)], vec![job(1, &pack)]);
-    let expected = Assignment { node: 1, slots: vec![0, 1, 2, 3], gpus: vec![], mem: 0, mpiprocs: 4 };
+    let expected = Assignment { node: 1, slots: vec![0, 1, 2, 3], gpus: vec![], mem: 0, mpiprocs: 4, mps: None };
     assert_eq!(decisions[0].assignments, vec![expected]);
     // Two 3-slot nodes hold the same cpus in total, but not on one node.
     let decisions = run(vec![node("n1", 3), node("n2", 3)], vec![job(1, &pack)]);

@@ -16,6 +16,7 @@ fn queue_priority_then_priority_then_order() {
         order,
         request: &one_cpu,
         limits: &[],
+        user: "u",
     };
     let jobs = vec![with(1, 0, 10, 1), with(2, 1, 0, 5), with(3, 0, 10, 0), with(4, 0, 0, 2), with(5, 1, -5, 0)];
     // Three slots: only the three best jobs start, in policy order.

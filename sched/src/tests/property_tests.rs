@@ -59,6 +59,7 @@ fn random_node(rng: &mut Rng, index: usize) -> NodeView {
         mem_free: if busy { rng.below(mem_total + 1) } else { mem_total },
         ngpus,
         free_gpus,
+        mps_gpus: Vec::new(),
         busy,
         exclusive: busy && rng.chance(10),
     }
@@ -73,6 +74,7 @@ fn random_chunk(rng: &mut Rng, n_nodes: usize) -> Chunk {
         mpiprocs: rng.below(3) as u32,
         host: rng.chance(10).then(|| format!("n{}", rng.below(n_nodes as u64 + 1))),
         properties: PROPERTIES.iter().filter(|_| rng.chance(10)).map(|p| p.to_string()).collect(),
+        mps: None,
     }
 }
 
@@ -119,6 +121,7 @@ fn never_over_allocates_and_matches_the_reference() {
                 order: rng.below(20),
                 request: &shapes[rng.below(shapes.len() as u64) as usize],
                 limits: if limit_rng.chance(30) { job_limits[limit_rng.below(5) as usize] } else { &[] },
+                user: "u",
             })
             .collect();
         let view = ClusterView { nodes, jobs, limits };
