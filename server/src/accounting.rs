@@ -28,12 +28,16 @@ pub fn record_type(kind: &NoticeKind) -> char {
         NoticeKind::Rerun => 'R',
         NoticeKind::Suspended => 'z',
         NoticeKind::Resumed => 'r',
+        // Never recorded (`is_recorded`).
+        NoticeKind::CopyFailed { .. } => 'E',
     }
 }
 
-/// Whether a notice has an accounting record in `flavor`: TORQUE has no `z`/`r` records.
+/// Whether a notice has an accounting record in `flavor`: TORQUE has no `z`/`r` records, and
+/// an output copy failure has none in either.
 pub fn is_recorded(kind: &NoticeKind, flavor: Flavor) -> bool {
-    flavor != Flavor::Torque || !matches!(kind, NoticeKind::Suspended | NoticeKind::Resumed)
+    !matches!(kind, NoticeKind::CopyFailed { .. })
+        && (flavor != Flavor::Torque || !matches!(kind, NoticeKind::Suspended | NoticeKind::Resumed))
 }
 
 /// The accounting record of a notice, without the newline; `to_time` turns epoch seconds
@@ -59,7 +63,7 @@ pub fn record(notice: &Notice, flavor: Flavor, to_time: fn(i64) -> Tm) -> String
             .map(|(name, value)| format!("resources_used.{name}={value}"))
             .collect::<Vec<_>>()
             .join(" "),
-        NoticeKind::Resumed => String::new(),
+        NoticeKind::Resumed | NoticeKind::CopyFailed { .. } => String::new(),
     };
     AccountingLine {
         date: to_time(notice.time).pbs_date(),

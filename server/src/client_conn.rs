@@ -1,40 +1,53 @@
-//! One command's connection: read requests, run their handlers, reply. Reads are bounded in
-//! time so a silent client cannot hold a task forever.
+//! One command's connection (Unix or sealed TCP, the same code): read requests, run their
+//! handlers, reply. Reads are bounded in time (idle timeout here, per-frame deadline in
+//! `proto::frame`) and memory (`MAX_FRAME`, read as it arrives), so a silent or garbling client
+//! cannot hold a task or memory forever.
+//! The one thing the transport changes: an interactive job submitted over TCP names the
+//! address its qsub connected from, not the host qsub named ([`interactive_from_peer`]).
 
 use crate::handlers;
+use crate::listener::Peer;
 use crate::shared::{now, Shared};
 use crate::state::Requester;
 use proto::error::{ErrorCode, RequestError};
-use proto::frame::nonblocking as frame;
+use proto::transport::{FrameReader, FrameWriter};
 use proto::{ClientRequest, ServerReply};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::UnixStream;
 
 /// A client idle this long is disconnected.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Serves requests until the client closes the connection.
-pub async fn serve(shared: Arc<Shared>, mut stream: UnixStream, requester: Requester) {
+pub async fn serve(
+    shared: Arc<Shared>,
+    mut reader: FrameReader,
+    mut writer: FrameWriter,
+    requester: Requester,
+    peer: Peer,
+) {
     loop {
-        let request: ClientRequest = match tokio::time::timeout(IDLE_TIMEOUT, frame::read(&mut stream)).await {
+        let request: ClientRequest = match tokio::time::timeout(IDLE_TIMEOUT, reader.read()).await {
             Ok(Ok(request)) => request,
-            Ok(Err(proto::FrameError::Closed)) | Err(_) => return,
+            Ok(Err(error)) if error.is_closed() => return,
+            Err(_) => return,
+            Ok(Err(error)) if error.is_refused_credential() => return crate::listener::log_bad_frame(peer, &error),
             Ok(Err(error)) => {
+                crate::limits::bad_frame(&requester.user, "request", &error);
                 let reply = ServerReply::Error(RequestError::new(
                     ErrorCode::InvalidRequest,
                     format!("Invalid request: {error}"),
                 ));
-                let _ = frame::write(&mut stream, &reply).await;
+                let _ = writer.write(&reply).await;
                 return;
             }
         };
-        let reply = dispatch(&shared, &requester, request).await;
+        let reply = dispatch(&shared, &requester, peer, request).await;
         let reply = crate::flavor::localize_reply(shared.state().flavor, reply);
         let parts = split_reply(reply);
         let large = parts.len() > 1;
         for part in parts {
-            if frame::write(&mut stream, &part).await.is_err() {
+            if writer.write(&part).await.is_err() {
                 return;
             }
         }
@@ -44,9 +57,10 @@ pub async fn serve(shared: Arc<Shared>, mut stream: UnixStream, requester: Reque
     }
 }
 
-async fn dispatch(shared: &Shared, requester: &Requester, request: ClientRequest) -> ServerReply {
+async fn dispatch(shared: &Shared, requester: &Requester, peer: Peer, request: ClientRequest) -> ServerReply {
     match request {
-        ClientRequest::SubmitJob(spec) => {
+        ClientRequest::SubmitJob(mut spec) => {
+            interactive_from_peer(&mut spec, peer);
             shared.apply(|state, out| handlers::submit_job::submit_job(state, out, requester, now(), *spec)).await
         }
         ClientRequest::StatusJob { selectors, history, users, attrs, subjobs, arrays_only } => {
@@ -62,6 +76,7 @@ async fn dispatch(shared: &Shared, requester: &Requester, request: ClientRequest
                 users: &users,
                 wanted: attrs.as_deref(),
                 arrays,
+                reader: handlers::status_job::Reader::of(&state, requester),
             };
             handlers::status_job::status_job(&state, state.flavor, now(), query)
         }
@@ -119,6 +134,17 @@ async fn dispatch(shared: &Shared, requester: &Requester, request: ClientRequest
     }
 }
 
+/// A `qsub -I` over TCP: the mom is to connect to the address the submission came from
+/// (where qsub listens, `client/src/qsub_interactive.rs`), never to a host named in the job,
+/// which may not resolve on the compute node or may be any host the user likes. Over the Unix
+/// socket qsub runs on this host, and its name stays.
+fn interactive_from_peer(spec: &mut job::JobSpec, peer: Peer) {
+    if let (Peer::Tcp(addr), Some(target)) = (peer, spec.interactive.as_mut()) {
+        tracing::debug!(named = %target.host, %addr, "interactive job: the mom will connect to the submitting address");
+        target.reached_at(addr.ip());
+    }
+}
+
 /// Hands memory freed after a large listing back to the system, so one `qstat` of a long queue
 /// does not leave the server's resident size high (glibc keeps freed memory otherwise).
 fn release_free_memory() {
@@ -147,7 +173,29 @@ fn split_reply(reply: ServerReply) -> Vec<ServerReply> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use job::spec::Interactive;
     use proto::JobStatus;
+
+    #[test]
+    fn an_interactive_job_over_tcp_names_the_submitting_address() {
+        let target = Interactive { host: "login1".into(), port: 40000, secret: "0123456789abcdef".repeat(2) };
+        let mut spec = crate::handlers::tests::spec(&[]);
+        spec.interactive = Some(Interactive { host: "elsewhere.example.com".into(), ..target.clone() });
+        interactive_from_peer(&mut spec, Peer::Tcp("10.201.0.9:51234".parse().unwrap()));
+        let reached = spec.interactive.as_ref().unwrap();
+        assert_eq!((reached.host.as_str(), reached.port), ("10.201.0.9", 40000), "the port stays qsub's");
+        assert_eq!(reached.secret, target.secret);
+
+        let mut local = crate::handlers::tests::spec(&[]);
+        local.interactive = Some(target.clone());
+        interactive_from_peer(&mut local, Peer::Local);
+        assert_eq!(local.interactive, Some(target), "over the Unix socket the name stays");
+
+        let mut batch = crate::handlers::tests::spec(&[]);
+        let submit_host = batch.submit_host.clone();
+        interactive_from_peer(&mut batch, Peer::Tcp("10.201.0.9:51234".parse().unwrap()));
+        assert_eq!((batch.interactive, batch.submit_host), (None, submit_host), "a batch job is left alone");
+    }
 
     #[test]
     fn long_job_lists_are_split_and_errors_come_last() {

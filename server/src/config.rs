@@ -37,6 +37,18 @@ pub struct ServerConfig {
     /// The mailer run as `sendmail -f adm <recipients>` (qsub -m/-M); `None` = mail is logged
     /// as not sent. Default `/usr/sbin/sendmail` if it exists.
     pub sendmail: Option<PathBuf>,
+    /// `user@host` entries that are managers beside root, the server's own user and qmgr's
+    /// `managers` (OpenPBS `managers`); shown with qmgr's, never stored.
+    pub managers: Vec<String>,
+    /// `user@host` entries that are operators beside qmgr's `operators`.
+    pub operators: Vec<String>,
+    /// Initial `acl_roots`: whose jobs may run as root (empty: nobody's, as in OpenPBS).
+    pub acl_roots: Vec<String>,
+    /// TCP address of the cluster transport (`--listen`; OpenPBS port 15001, port 0 = any,
+    /// written to `<state_dir>/server.port`); `None` = Unix socket only.
+    pub listen: Option<std::net::SocketAddr>,
+    /// munged's socket, for the credentials of the TCP transport.
+    pub munge_socket: PathBuf,
 }
 
 impl ServerConfig {
@@ -56,6 +68,11 @@ impl ServerConfig {
             sched_delay: Duration::from_millis(1),
             sched_interval: Duration::from_secs(10),
             sendmail: Some(PathBuf::from("/usr/sbin/sendmail")).filter(|path| path.exists()),
+            managers: Vec::new(),
+            operators: Vec::new(),
+            acl_roots: Vec::new(),
+            listen: None,
+            munge_socket: PathBuf::from(proto::munge::DEFAULT_SOCKET),
         }
     }
 }

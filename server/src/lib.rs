@@ -1,5 +1,5 @@
 //! `pbs_server` as a library: [`run`] opens the store, recovers the state, listens on the
-//! Unix socket and runs the scheduler loop until `shutdown` resolves. `main.rs` only parses
+//! Unix socket (and on TCP with `listen`) and runs the scheduler loop until `shutdown` resolves. `main.rs` only parses
 //! flags and calls it, so tests run servers in-process.
 //!
 //! Layout: `handlers/` (one file per request, pure), `state/` (jobs and nodes in memory),
@@ -14,6 +14,7 @@ pub mod config;
 pub mod depend;
 pub mod flavor;
 pub mod handlers;
+pub mod limits;
 pub mod listener;
 pub mod mail;
 pub mod mom_conn;
@@ -24,6 +25,7 @@ pub mod sched_loop;
 pub mod shared;
 pub mod state;
 pub mod status;
+pub mod status_gpus;
 pub mod store;
 
 use anyhow::Context;
@@ -46,6 +48,7 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
         ServerState::new(&config.server_name, &config.default_queue, config.kill_delay, nix::unistd::getuid().as_raw());
     state.next_seq = loaded.next_seq;
     state.configure_defaults(config.history_duration.as_secs() as i64, config.flavor);
+    state.configure_acl_roots(&config.acl_roots);
     state.keep_completed = config.keep_completed;
     state.attrs.keep_completed = i64::try_from(config.keep_completed).unwrap_or(i64::MAX);
     if let Some(stored) = &loaded.config {
@@ -53,6 +56,9 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
             .load_config(&stored.queues, &stored.server_attrs)
             .map_err(|err| anyhow::anyhow!("the stored queue and server configuration is corrupt: {}", err.message))?;
     }
+    state
+        .configure_admins(&config.managers, &config.operators)
+        .map_err(|err| anyhow::anyhow!("bad --managers or --operators: {}", err.message))?;
     for job in loaded.jobs {
         state.insert_job(job);
     }
@@ -78,22 +84,42 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
     // Anyone may connect: identity comes from SO_PEERCRED, and handlers authorise.
     std::fs::set_permissions(&config.socket_path, std::fs::Permissions::from_mode(0o666))?;
 
+    let tcp = listen_tcp(&config).await?;
+
     let accountant = accounting::Accountant::spawn(accounting::accounting_dir(&config.state_dir))
         .context("cannot start the accounting log")?;
     let mailer = mail::Mailer::spawn(config.sendmail.clone()).context("cannot start the mail thread")?;
     let sink = notices::sink(config.server_name.clone(), accountant.clone(), mailer);
     let shared = Arc::new(Shared::new(config, state, store::StoreHandle::spawn(store)).with_notice_sink(sink));
     let accept = tokio::spawn(listener::accept_loop(shared.clone(), listener));
+    let accept_tcp = tcp.map(|tcp| tokio::spawn(listener::accept_tcp(shared.clone(), tcp)));
     let scheduler = tokio::spawn(scheduler_loop(shared.clone()));
     tracing::info!(socket = %shared.config.socket_path.display(), "server ready");
     shutdown.await;
     accept.abort();
+    if let Some(task) = accept_tcp {
+        task.abort();
+    }
     scheduler.abort();
     // Records of commits already made are queued: write them before the process ends.
     accountant.flush(std::time::Duration::from_secs(5));
     let _ = std::fs::remove_file(&shared.config.socket_path);
     tracing::info!("server stopped");
     Ok(())
+}
+
+/// The TCP listener of cluster mode, after checking that munged answers (one clear error
+/// line at start rather than refused connections later); the bound port goes to
+/// `<state_dir>/server.port`.
+async fn listen_tcp(config: &ServerConfig) -> anyhow::Result<Option<tokio::net::TcpListener>> {
+    let Some(addr) = config.listen else { return Ok(None) };
+    proto::munge::encode(&config.munge_socket, b"").context("the TCP transport needs MUNGE")?;
+    let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
+    let port = listener.local_addr()?.port();
+    let port_file = config.state_dir.join("server.port");
+    std::fs::write(&port_file, format!("{port}\n")).with_context(|| format!("cannot write {}", port_file.display()))?;
+    tracing::info!(address = %addr, port, "listening on TCP");
+    Ok(Some(listener))
 }
 
 /// Wakes on events (coalesced over `sched_delay`) and on a slow timer, and runs a pass.

@@ -1,26 +1,63 @@
-//! Accepts connections on the server's Unix socket, learns the peer's identity from the kernel
-//! (`SO_PEERCRED`), reads the handshake and hands the connection to the client or mom code.
-//! The TCP + MUNGE transport (cluster mode) will plug in here beside this one.
+//! Accepts connections on the server's Unix socket (the peer's identity from the kernel,
+//! `SO_PEERCRED`) and, in cluster mode, on its TCP port (every frame sealed with MUNGE, the
+//! peer's identity from the credentials: `proto::transport`), reads the handshake and hands the
+//! connection to the client or mom code, which are the same for both transports.
+//! A refused credential is one warning line naming the peer address (up to 50 per 10 s, then
+//! counted: `limits.rs`); the connection is closed. Every connection holds a slot of the cap.
 
 use crate::shared::Shared;
 use crate::state::Requester;
 use proto::error::ErrorCode;
-use proto::frame::nonblocking as frame;
+use proto::seal::{Direction, Identity};
+use proto::transport::{self, FrameReader, FrameWriter, Sealing, TransportError};
 use proto::{Hello, HelloReply, Role};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::{UnixListener, UnixStream};
+use tokio::net::{TcpListener, UnixListener};
 
 /// How long a new connection may take to say hello.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Accepts connections until the task is dropped.
+/// Where a connection comes from: the Unix socket, or a TCP address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Peer {
+    Local,
+    Tcp(SocketAddr),
+}
+
+impl std::fmt::Display for Peer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Peer::Local => f.write_str("the local socket"),
+            Peer::Tcp(addr) => write!(f, "{addr}"),
+        }
+    }
+}
+
+/// An accepted connection before the handshake.
+struct Accepted {
+    reader: FrameReader,
+    writer: transport::BoxWrite,
+    peer: Peer,
+    /// The connection's slot under the server's cap, held as long as the connection.
+    slot: crate::limits::Slot,
+}
+
+/// Accepts connections on the Unix socket until the task is dropped.
 pub async fn accept_loop(shared: Arc<Shared>, listener: UnixListener) {
     loop {
         match listener.accept().await {
             Ok((stream, _)) => {
-                let shared = shared.clone();
-                tokio::spawn(async move { handle_connection(shared, stream).await });
+                let Some(slot) = crate::limits::admit() else { continue };
+                let Ok(credentials) = stream.peer_cred() else {
+                    tracing::warn!("no peer credentials; connection dropped");
+                    continue;
+                };
+                let identity = Identity { uid: credentials.uid(), gid: credentials.gid() };
+                let (read, writer) = transport::split_unix(stream);
+                let accepted = Accepted { reader: FrameReader::plain(read, identity), writer, peer: Peer::Local, slot };
+                tokio::spawn(handle_connection(shared.clone(), accepted));
             }
             Err(error) => {
                 tracing::error!(%error, "accept failed");
@@ -30,46 +67,94 @@ pub async fn accept_loop(shared: Arc<Shared>, listener: UnixListener) {
     }
 }
 
-async fn handle_connection(shared: Arc<Shared>, mut stream: UnixStream) {
-    let credentials = match stream.peer_cred() {
-        Ok(credentials) => credentials,
-        Err(error) => {
-            tracing::warn!(%error, "no peer credentials; connection dropped");
-            return;
+/// Accepts connections on the TCP port until the task is dropped.
+pub async fn accept_tcp(shared: Arc<Shared>, listener: TcpListener) {
+    loop {
+        match listener.accept().await {
+            Ok((stream, addr)) => {
+                let Some(slot) = crate::limits::admit() else { continue };
+                let _ = stream.set_nodelay(true);
+                let (read, writer) = transport::split_tcp(stream);
+                let sealing = Sealing { socket: shared.munge_socket(), direction: Direction::ToServer };
+                let accepted =
+                    Accepted { reader: FrameReader::sealed(read, sealing), writer, peer: Peer::Tcp(addr), slot };
+                tokio::spawn(handle_connection(shared.clone(), accepted));
+            }
+            Err(error) => {
+                tracing::error!(%error, "accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
         }
-    };
-    let hello: Hello = match tokio::time::timeout(HELLO_TIMEOUT, frame::read(&mut stream)).await {
+    }
+}
+
+/// Logs why a frame from `peer` was not accepted: a refused credential (replayed, forged,
+/// another key or uid) as a warning naming the peer (`limits::refused_credential`: up to 50
+/// per 10 s, then counted); an unsealed frame or anything else (garbage, a broken stream) as a
+/// garbage warning (`limits::bad_frame`: one per 10 s), so a flood cannot flood the log.
+pub fn log_bad_frame(peer: Peer, error: &TransportError) {
+    let unsealed = matches!(error, TransportError::Seal(proto::seal::SealError::Malformed));
+    if error.is_refused_credential() && !unsealed {
+        crate::limits::refused_credential(&peer.to_string(), error);
+    } else if !error.is_closed() {
+        crate::limits::bad_frame(&peer.to_string(), "frame", error);
+    }
+}
+
+async fn handle_connection(shared: Arc<Shared>, accepted: Accepted) {
+    let Accepted { mut reader, writer, peer, slot: _slot } = accepted;
+    let hello: Hello = match tokio::time::timeout(HELLO_TIMEOUT, reader.read()).await {
         Ok(Ok(hello)) => hello,
         Ok(Err(error)) => {
-            tracing::debug!(%error, "bad handshake");
+            log_bad_frame(peer, &error);
+            if error.is_refused_credential() {
+                // Sealed with our credential: a peer of another MUNGE key learns that from it.
+                let sealing = Sealing { socket: shared.munge_socket(), direction: Direction::ServerToClient };
+                let message = format!("credential refused: {error}");
+                let refused = HelloReply::Refused { code: ErrorCode::PermissionDenied, message };
+                let _ = FrameWriter::new(writer, Some(sealing)).write(&refused).await;
+            }
             return;
         }
         Err(_) => return,
     };
+    let sealing = match peer {
+        Peer::Local => None,
+        Peer::Tcp(_) => {
+            // To a mom: bound to its node name once it registers (`mom_conn`).
+            let direction =
+                if hello.role == Role::Mom { Direction::ServerToMom(String::new()) } else { Direction::ServerToClient };
+            Some(Sealing { socket: shared.munge_socket(), direction })
+        }
+    };
+    let mut writer = FrameWriter::new(writer, sealing);
     if !proto::protocol_accepted(hello.protocol) {
         let message =
             format!("protocol version {} not supported (server speaks {})", hello.protocol, proto::PROTOCOL_VERSION);
-        let _ = frame::write(&mut stream, &HelloReply::Refused { code: ErrorCode::ProtocolMismatch, message }).await;
+        let _ = writer.write(&HelloReply::Refused { code: ErrorCode::ProtocolMismatch, message }).await;
         return;
     }
-    let requester = requester(credentials.uid(), credentials.gid());
+    let Some(identity) = reader.identity() else { return };
+    let requester = requester(identity.uid, identity.gid);
     if hello.role == Role::Mom && requester.uid != 0 && requester.uid != nix::unistd::getuid().as_raw() {
+        tracing::warn!("refused a mom from {peer}: credential of uid {}, not root or the server's", requester.uid);
         let message = format!("uid {} may not register a mom", requester.uid);
-        let _ = frame::write(&mut stream, &HelloReply::Refused { code: ErrorCode::PermissionDenied, message }).await;
+        let _ = writer.write(&HelloReply::Refused { code: ErrorCode::PermissionDenied, message }).await;
         return;
     }
     let welcome =
         HelloReply::Welcome { protocol: proto::PROTOCOL_VERSION, server_name: shared.config.server_name.clone() };
-    if frame::write(&mut stream, &welcome).await.is_err() {
+    if writer.write(&welcome).await.is_err() {
         return;
     }
     match hello.role {
-        Role::Client => crate::client_conn::serve(shared, stream, requester).await,
-        Role::Mom => crate::mom_conn::serve(shared, stream).await,
+        Role::Client => crate::client_conn::serve(shared, reader, writer, requester, peer).await,
+        Role::Mom => crate::mom_conn::serve(shared, reader, writer, peer).await,
     }
 }
 
-/// The requester for a uid/gid pair as the kernel reported them.
+/// The requester for a uid/gid pair as the kernel or the credential reported them; the name is
+/// looked up here.
 fn requester(uid: u32, gid: u32) -> Requester {
     let user = uzers::get_user_by_uid(uid)
         .map(|user| user.name().to_string_lossy().into_owned())

@@ -1,6 +1,6 @@
 //! Mail to job owners (qsub `-m`/`-M`, pbs-reference section 2.2), as OpenPBS's
 //! `svr_mailowner` sends it: mail points `a` (aborted), `b` (begun), `e` (ended), `n` (none),
-//! default `a`, subjobs only with `j`; recipients the `-M` list, else the owner (`user@submit_host`); the message
+//! default `a`, subjobs only with `j`; undeliverable output (`MAIL_OTHER`) always; recipients the `-M` list, else the owner (`user@submit_host`); the message
 //! (`To:`, `Subject: PBS JOB <id>`, `PBS Job Id:`, `Job Name:`, the standard text, details)
 //! goes to `sendmail -f adm <recipients>` on its stdin.
 //!
@@ -8,7 +8,7 @@
 //! the mail thread ([`Mailer`]) that runs sendmail. Must not: run sendmail on the store thread,
 //! or retry (a failed mail is logged once and dropped).
 
-use crate::notices::format_used;
+use crate::notices::{copy_failed, format_used};
 use crate::outbox::{Notice, NoticeKind};
 use crate::state::Job;
 use std::io::Write;
@@ -23,7 +23,8 @@ pub const MAIL_FROM: &str = "adm";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mail {
     pub job_id: String,
-    /// Which mail point (`a`, `b`, `e`) or `d` (deleted by another user, always sent).
+    /// Which mail point (`a`, `b`, `e`), or `d` (deleted by another user) or `o` (output not
+    /// delivered), which are always sent.
     pub point: char,
     pub recipients: Vec<String>,
     /// The whole message: headers, blank line, body.
@@ -47,17 +48,22 @@ pub fn mail_for(notice: &Notice) -> Option<Mail> {
         NoticeKind::Deleted { requestor } if requestor.split('@').next() != Some(job.owner.as_str()) => {
             ('d', format!("Job to be deleted at request of {requestor}"))
         }
+        // OpenPBS mails a failed stage-out whatever the mail points (`MAIL_FORCE`).
+        NoticeKind::CopyFailed { detail } => {
+            ('o', format!("An error has occurred processing your job, see below.\n{}\n\n{detail}", copy_failed(job)))
+        }
         NoticeKind::Deleted { .. }
         | NoticeKind::Queued
         | NoticeKind::Rerun
         | NoticeKind::Suspended
         | NoticeKind::Resumed => return None,
     };
-    if point != 'd' && !wants(&job.spec.mail_points, point) {
+    let forced = matches!(point, 'd' | 'o');
+    if !forced && !wants(&job.spec.mail_points, point) {
         return None;
     }
-    // OpenPBS mails about a subjob only if its array asked for it with `j`.
-    if matches!(job.id.array, Some(job::id::ArrayPart::Sub(_))) && !job.spec.mail_points.contains('j') {
+    // OpenPBS mails about a subjob only if its array asked for it with `j` (unless forced).
+    if !forced && matches!(job.id.array, Some(job::id::ArrayPart::Sub(_))) && !job.spec.mail_points.contains('j') {
         return None;
     }
     let recipients = recipients(job);

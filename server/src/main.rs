@@ -36,6 +36,25 @@ struct Args {
     /// message on stdin (default: /usr/sbin/sendmail if it exists; '' = none).
     #[arg(long)]
     sendmail: Option<String>,
+    /// Managers beside root and the server's own user: comma-separated `user@host` entries
+    /// (`*` wildcards in the host part), shown in qmgr's `managers` (OpenPBS managers).
+    #[arg(long, value_delimiter = ',')]
+    managers: Vec<String>,
+    /// Operators: comma-separated `user@host` entries, shown in qmgr's `operators`.
+    #[arg(long, value_delimiter = ',')]
+    operators: Vec<String>,
+    /// Owners (`user` or `user@host`, comma-separated) whose jobs may run as root: the
+    /// initial `acl_roots` (default none: a job as root is refused with "Bad UID for job
+    /// execution"). `minipbs up` passes `root`.
+    #[arg(long, value_delimiter = ',')]
+    acl_roots: Vec<String>,
+    /// Also listen on TCP (cluster mode, every frame MUNGE-sealed), e.g. 0.0.0.0:15001; port 0
+    /// picks one and writes it to <state-dir>/server.port.
+    #[arg(long)]
+    listen: Option<std::net::SocketAddr>,
+    /// munged's socket (TCP transport).
+    #[arg(long, default_value = proto::munge::DEFAULT_SOCKET)]
+    munge_socket: PathBuf,
     /// More logging (-v info, -vv debug).
     #[arg(short, action = clap::ArgAction::Count)]
     verbose: u8,
@@ -61,6 +80,11 @@ async fn main() -> anyhow::Result<()> {
     config.history_duration = std::time::Duration::from_secs(args.job_history_duration);
     config.flavor = args.flavor.parse::<Flavor>()?;
     config.keep_completed = args.keep_completed;
+    config.managers = args.managers;
+    config.operators = args.operators;
+    config.acl_roots = args.acl_roots.into_iter().filter(|entry| !entry.is_empty()).collect();
+    config.listen = args.listen;
+    config.munge_socket = args.munge_socket;
     let shutdown = async {
         let mut term =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");

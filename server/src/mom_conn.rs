@@ -1,58 +1,79 @@
-//! One mom's connection: registration, then its reports (starts, ends, heartbeats) in and the
-//! server's instructions out through a channel drained by a writer task. A mom that goes
-//! silent for `node_timeout` or disconnects is marked down; its jobs are kept until it
-//! registers again and the two sides reconcile.
+//! One mom's connection (Unix or sealed TCP, the same code): registration, then its reports
+//! (starts, ends, heartbeats) in and the server's instructions out through a channel drained by
+//! a writer task. A mom that goes silent for `node_timeout` or disconnects is marked down; its
+//! jobs are kept until it registers again and the two sides reconcile.
+//!
+//! Node identity: the mom's address is the connection's. A registration under the name of a
+//! node whose link is alive is a takeover from the same address (a restarted mom) and refused
+//! from another one.
 
 use crate::handlers;
+use crate::listener::{log_bad_frame, Peer};
 use crate::shared::{now, MomLink, Shared};
-use proto::frame::nonblocking as frame;
+use proto::transport::{FrameReader, FrameWriter};
 use proto::{MomToServer, ServerToMom};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use tokio::net::UnixStream;
 use tokio::sync::mpsc;
 
 static NEXT_LINK_ID: AtomicU64 = AtomicU64::new(1);
 
 /// Serves one mom until it disconnects or goes silent.
-pub async fn serve(shared: Arc<Shared>, stream: UnixStream) {
-    let (mut reader, mut writer) = stream.into_split();
+pub async fn serve(shared: Arc<Shared>, mut reader: FrameReader, mut writer: FrameWriter, peer: Peer) {
     let timeout = shared.config.node_timeout;
-    let registration = match tokio::time::timeout(timeout, frame::read::<MomToServer>(&mut reader)).await {
+    let registration = match tokio::time::timeout(timeout, reader.read::<MomToServer>()).await {
         Ok(Ok(MomToServer::Register(registration))) => registration,
+        Ok(Err(error)) if error.is_refused_credential() => return log_bad_frame(peer, &error),
         _ => {
-            tracing::warn!("mom connection without registration dropped");
+            tracing::warn!("mom connection from {peer} without registration dropped");
             return;
         }
     };
     let node = registration.node.clone();
+    writer.set_direction(proto::seal::Direction::ServerToMom(node.clone()));
+    let port = registration.port;
     let (sender, mut receiver) = mpsc::unbounded_channel::<ServerToMom>();
     let link_id = NEXT_LINK_ID.fetch_add(1, Ordering::Relaxed);
     let registered = shared.apply(|state, out| {
+        let mut moms = shared.moms.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(live) = moms.get(&node).filter(|link| !link.sender.is_closed() && !same_host(link.peer, peer)) {
+            return Err(format!("node {node} is connected from {}", live.peer));
+        }
         // Under the state lock: the link exists and `Registered` is queued first, before any
         // message the scheduler may send once the node is up.
         let reply = handlers::register_mom::register_mom(state, out, registration, now());
+        if let Some(entry) = state.nodes.get_mut(&node) {
+            entry.mom_addr = match peer {
+                Peer::Tcp(addr) => Some(addr.ip().to_string()),
+                Peer::Local => None,
+            };
+            entry.mom_port = port;
+        }
         let _ = sender.send(reply);
-        shared
-            .moms
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(node.clone(), MomLink { link_id, sender: sender.clone() });
+        moms.insert(node.clone(), MomLink { link_id, peer, sender: sender.clone() });
+        Ok(())
     });
-    registered.await;
+    if let Err(message) = registered.await {
+        tracing::warn!("refused the registration of node {node} from {peer}: {message}");
+        let _ = writer.write(&ServerToMom::Refused { message }).await;
+        return;
+    }
     drop(sender);
     let writer_task = tokio::spawn(async move {
         while let Some(message) = receiver.recv().await {
-            if frame::write(&mut writer, &message).await.is_err() {
+            if writer.write(&message).await.is_err() {
                 break;
             }
         }
     });
     let reason = loop {
-        match tokio::time::timeout(timeout, frame::read::<MomToServer>(&mut reader)).await {
+        match tokio::time::timeout(timeout, reader.read::<MomToServer>()).await {
             Ok(Ok(message)) => handle_message(&shared, &node, message).await,
-            Ok(Err(proto::FrameError::Closed)) => break "mom connection closed".to_string(),
-            Ok(Err(error)) => break format!("mom connection failed: {error}"),
+            Ok(Err(error)) if error.is_closed() => break "mom connection closed".to_string(),
+            Ok(Err(error)) => {
+                log_bad_frame(peer, &error);
+                break format!("mom connection failed: {error}");
+            }
             Err(_) => break format!("no heartbeat for {} s", timeout.as_secs()),
         }
     };
@@ -72,6 +93,22 @@ async fn handle_message(shared: &Shared, node: &str, message: MomToServer) {
         MomToServer::JobEnded(obit) => {
             shared.apply(|state, out| handlers::job_ended::job_ended(state, out, node, obit, now())).await
         }
+        MomToServer::GpuStatus(reports) => {
+            shared.apply(|state, out| handlers::gpu_status::gpu_status(state, out, node, reports)).await
+        }
+        MomToServer::ShareRefused { job_id, reason } => {
+            shared
+                .apply(|state, out| handlers::gpu_status::share_refused(state, out, node, &job_id, &reason, now()))
+                .await
+        }
+    }
+}
+
+/// Whether two connections come from the same host (a takeover, not an impostor).
+fn same_host(a: Peer, b: Peer) -> bool {
+    match (a, b) {
+        (Peer::Tcp(a), Peer::Tcp(b)) => a.ip() == b.ip(),
+        (a, b) => a == b,
     }
 }
 

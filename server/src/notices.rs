@@ -58,7 +58,13 @@ pub fn log_text(notice: &Notice, server_name: &str) -> String {
         },
         NoticeKind::Suspended => "Job suspended".to_string(),
         NoticeKind::Resumed => "Job resumed".to_string(),
+        NoticeKind::CopyFailed { .. } => copy_failed(job),
     }
+}
+
+/// OpenPBS's `msg_obitnocpy`: `Post job file processing error; job <id> on host <exec_host>`.
+pub fn copy_failed(job: &crate::state::Job) -> String {
+    format!("Post job file processing error; job {} on host {}", job.id, job.exec_host().unwrap_or_default())
 }
 
 /// The notice sink of a running server: log line, accounting record, mail.

@@ -87,6 +87,7 @@ fn running() -> Job {
             gpus: Vec::new(),
             mem_bytes: 0,
             mpiprocs: 2,
+            mps: None,
         })
         .collect();
     job
@@ -243,4 +244,38 @@ fn the_accountant_appends_to_the_file_of_the_day() {
     let kinds: Vec<&str> = text.lines().map(|line| line.split(';').nth(1).unwrap()).collect();
     assert_eq!(kinds, ["Q", "S", "E", "D"]);
     assert!(text.lines().all(|line| line.starts_with(&Tm::local(1_700_605_560).pbs_date()[..10])), "{text}");
+}
+
+#[test]
+fn undelivered_output_is_logged_commented_and_mailed_whatever_the_mail_points() {
+    use crate::handlers::job_ended::{copy_failure_text, undelivered_comment};
+    use proto::mom::Undelivered;
+    let undelivered = [
+        Undelivered {
+            spool: "/var/spool/minipbs/mom/123.head.OU".to_string(),
+            dest: "/etc/evil".to_string(),
+            error: "sh: 1: cannot create /etc/evil: Permission denied".to_string(),
+            kept: "/var/spool/minipbs/mom/undelivered/123.head.OU".to_string(),
+        },
+        Undelivered {
+            spool: "/var/spool/minipbs/mom/123.head.ER".to_string(),
+            dest: "/home/alice/missing/myjob.e123".to_string(),
+            error: "sh: 1: cannot create /home/alice/missing/myjob.e123: Directory nonexistent".to_string(),
+            kept: String::new(),
+        },
+    ];
+    let mut job = ended(0);
+    std::sync::Arc::make_mut(&mut job.spec).mail_points = "n".to_string();
+    job.id = JobId { array: Some(job::id::ArrayPart::Sub(3)), ..JobId::new(123, "head") };
+    let notice = notice(NoticeKind::CopyFailed { detail: copy_failure_text(&undelivered) }, job, 1_700_605_572);
+    for flavor in [Flavor::OpenPbs, Flavor::Torque] {
+        assert!(!crate::accounting::is_recorded(&notice.kind, flavor), "no accounting record");
+    }
+    let mail = mail_for(&notice).expect("mailed despite -m n, and for a subjob without j");
+    let texts = [
+        log_text(&notice, "head"),
+        undelivered_comment(&undelivered, "node1"),
+        format!("== -> {}\n{}", mail.recipients.join(" "), mail.text),
+    ];
+    assert_snapshot!(texts.join("\n"));
 }

@@ -26,6 +26,10 @@ pub enum NoticeKind {
     Suspended,
     /// `r` (OpenPBS only): the suspended job was resumed (qsig -s resume).
     Resumed,
+    /// The mother superior could not deliver the job's output (pbs-reference 10.5): a log
+    /// line and a mail to the owner whatever the mail points, no accounting record. `detail`
+    /// is OpenPBS's "Unable to copy file ..." text, one paragraph per file.
+    CopyFailed { detail: String },
 }
 
 /// A notice: the kind, the job as it was right after the change, and when.

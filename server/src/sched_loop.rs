@@ -24,6 +24,7 @@ pub fn node_view(node: &Node) -> sched::NodeView {
         mem_free: node.mem_bytes.saturating_sub(node.mem_used),
         ngpus: node.ngpus,
         free_gpus: node.free_gpus(),
+        mps_gpus: node.mps_gpus(),
         busy: !node.jobs.is_empty(),
         exclusive: !node.exclusive_jobs.is_empty(),
     }
@@ -41,6 +42,7 @@ pub fn empty_view(node: &Node) -> sched::NodeView {
         mem_free: node.mem_bytes,
         ngpus: node.ngpus,
         free_gpus: (0..node.ngpus).collect(),
+        mps_gpus: Vec::new(),
         busy: false,
         exclusive: false,
     }
@@ -80,6 +82,7 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
                 order: job.id.key(),
                 request: &job.request,
                 limits: job_limits,
+                user: &job.owner,
             })
             .collect();
         sched::schedule(&sched::ClusterView { nodes, jobs, limits: limits.capacities })
@@ -95,6 +98,7 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
                 gpus: assignment.gpus.clone(),
                 mem_bytes: assignment.mem,
                 mpiprocs: assignment.mpiprocs,
+                mps: assignment.mps,
             })
             .collect();
         if start_job(state, out, decision.key, shares, now) {
@@ -137,9 +141,10 @@ fn start_job(state: &mut ServerState, out: &mut Outbox, key: u64, shares: Vec<No
         return false;
     }
     let exclusive = state.jobs[&key].request.exclusive;
+    let owner = state.jobs[&key].owner.clone();
     for (index, share) in shares.iter().enumerate() {
         let node = state.nodes.get_mut(&share.node).expect("scheduler placed a job on a known node");
-        if !node.assign(key, &share.slots, &share.gpus, share.mem_bytes, exclusive) {
+        if !node.assign(key, share, &owner, exclusive) {
             // Invariant broken between view and apply: undo and leave the job queued.
             tracing::error!(job_id = key, node = %share.node, "scheduler decision conflicts with node state");
             for earlier in &shares[..index] {
@@ -153,6 +158,7 @@ fn start_job(state: &mut ServerState, out: &mut Outbox, key: u64, shares: Vec<No
     state.transition(key, JobEvent::Run, now).expect("checked above");
     let kill_delay = state.kill_delay;
     let flavor = state.flavor;
+    let root_allowed = state.root_allowed(&state.jobs[&key].owner);
     let job = state.jobs.get_mut(&key).expect("job exists");
     job.exec = shares;
     job.times.stime = Some(now);
@@ -165,6 +171,14 @@ fn start_job(state: &mut ServerState, out: &mut Outbox, key: u64, shares: Vec<No
     out.persist(StoreOp::UpdateJob(job.clone()));
     out.notice(NoticeKind::Started, job, now);
     let mut launch = job_launch(job, kill_delay);
+    // The moms check at start that these are the GPUs they reported free.
+    for host in &mut launch.hosts {
+        let gpus = state.nodes.get(&host.node).map(|node| node.gpus.as_slice()).unwrap_or_default();
+        host.gpu_uuids =
+            host.gpus.iter().filter_map(|&index| gpus.get(index as usize)).map(|gpu| gpu.info.uuid.clone()).collect();
+    }
+    // The mom checks again: it runs a job as uid 0 only with this.
+    launch.root_allowed = root_allowed;
     if let (crate::config::Flavor::Torque, Some(ArrayPart::Sub(index))) = (flavor, job.id.array) {
         // TORQUE names a subjob `<name>-<index>` (PBS_JOBNAME; pbs-reference 4.1).
         launch.name = format!("{}-{index}", launch.name);
@@ -197,6 +211,8 @@ pub fn job_launch(job: &Job, kill_delay: u64) -> JobLaunch {
                 mpiprocs: share.mpiprocs,
                 gpus: share.gpus.clone(),
                 mem_bytes: (share.mem_bytes > 0).then_some(share.mem_bytes),
+                gpu_uuids: Vec::new(),
+                mps: share.mps,
             })
             .collect(),
         walltime: job.request.walltime,
@@ -215,6 +231,7 @@ pub fn job_launch(job: &Job, kill_delay: u64) -> JobLaunch {
         },
         array_id: matches!(job.id.array, Some(ArrayPart::Sub(_))).then(|| job.id.to_parent().to_string()),
         interactive: job.spec.interactive.clone(),
+        root_allowed: false,
     }
 }
 

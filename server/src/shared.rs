@@ -22,6 +22,9 @@ use tokio::sync::{mpsc, Notify};
 /// successor's entry.
 pub struct MomLink {
     pub link_id: u64,
+    /// Where the mom's connection comes from (a registration under its name from another
+    /// address is refused while this link lives).
+    pub peer: crate::listener::Peer,
     pub sender: mpsc::UnboundedSender<ServerToMom>,
 }
 
@@ -45,6 +48,11 @@ pub fn now() -> i64 {
 }
 
 impl Shared {
+    /// munged's socket, for sealing TCP frames.
+    pub fn munge_socket(&self) -> Arc<std::path::Path> {
+        Arc::from(self.config.munge_socket.as_path())
+    }
+
     pub fn new(config: ServerConfig, state: ServerState, store: StoreHandle) -> Shared {
         Shared {
             config,
@@ -151,8 +159,18 @@ fn send_to_moms(moms: &Mutex<HashMap<String, MomLink>>, messages: Vec<(String, O
             Some(link) if Some(link.link_id) == link_id => {
                 let _ = link.sender.send(message);
             }
-            _ => tracing::warn!(node = %node, ?message, "mom connection gone; message dropped"),
+            _ => tracing::warn!(node = %node, message = %summary(&message), "mom connection gone; message dropped"),
         }
+    }
+}
+
+/// A mom message as the log may show it: a job launch by its id only (its script and
+/// environment are the owner's to read, and the logs are anyone's).
+fn summary(message: &ServerToMom) -> String {
+    match message {
+        ServerToMom::RunJob(launch) => format!("RunJob {}", launch.job_id),
+        ServerToMom::JoinJob(launch) => format!("JoinJob {}", launch.job_id),
+        other => format!("{other:?}"),
     }
 }
 

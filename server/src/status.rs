@@ -74,6 +74,9 @@ pub fn job_status_with_array(
             }
             Flavor::Torque => out.add("exec_host", || job.exec_host_torque().unwrap_or_default()),
         }
+        if let Some(gpus) = crate::status_gpus::exec_gpus(job) {
+            out.add("exec_gpus", || gpus);
+        }
     }
     out.add("Hold_Types", || job.hold_types.clone());
     if job.spec.interactive.is_some() {
@@ -281,12 +284,15 @@ pub fn variable_list(variables: &job::PairList) -> String {
 
 /// The status record of one node (OpenPBS style).
 pub fn node_status(node: &Node, server_name: &str) -> NodeStatus {
-    let mut attrs = vec![
-        Attr::new("Mom", &node.name),
+    let mut attrs = vec![Attr::new("Mom", node.mom_addr.as_deref().unwrap_or(&node.name))];
+    if node.mom_port != 0 {
+        attrs.push(Attr::new("Port", node.mom_port.to_string()));
+    }
+    attrs.extend([
         Attr::new("ntype", "PBS"),
         Attr::new("state", node.state_text()),
         Attr::new("pcpus", node.np.to_string()),
-    ];
+    ]);
     let jobs = node_jobs(node, server_name);
     if !jobs.is_empty() {
         attrs.push(Attr::new("jobs", jobs));
@@ -296,10 +302,14 @@ pub fn node_status(node: &Node, server_name: &str) -> NodeStatus {
     attrs.push(Attr::resource("resources_available", "ncpus", node.np.to_string()));
     attrs.push(Attr::resource("resources_available", "ngpus", node.ngpus.to_string()));
     let assigned_cpus = node.slot_owner.iter().filter(|owner| owner.is_some()).count();
-    let assigned_gpus = node.gpu_owner.iter().filter(|owner| owner.is_some()).count();
+    let shared_gpus = node.gpus.iter().filter(|gpu| gpu.mps.is_some()).count();
+    let assigned_gpus = node.gpu_owner.iter().filter(|owner| owner.is_some()).count() + shared_gpus;
     attrs.push(Attr::resource("resources_assigned", "mem", format!("{}kb", node.mem_used / 1024)));
     attrs.push(Attr::resource("resources_assigned", "ncpus", assigned_cpus.to_string()));
     attrs.push(Attr::resource("resources_assigned", "ngpus", assigned_gpus.to_string()));
+    if let Some(gpu_status) = crate::status_gpus::gpu_status(node, server_name) {
+        attrs.push(Attr::new("gpu_status", gpu_status));
+    }
     if !node.properties.is_empty() {
         attrs.push(Attr::new("properties", node.properties.join(",")));
     }

@@ -48,7 +48,7 @@ fn run(state: &mut ServerState, now: i64) -> Outbox {
 fn end(state: &mut ServerState, id: &str, exit_status: i32, now: i64) -> Outbox {
     let node = job(state, id).exec[0].node.clone();
     let mut out = Outbox::default();
-    let obit = JobObit { job_id: id.to_string(), exit_status, session_id: 5, used: Default::default() };
+    let obit = JobObit { job_id: id.to_string(), exit_status, session_id: 5, ..Default::default() };
     job_ended::job_ended(state, &mut out, &node, obit, now);
     state.sanity_check();
     out
@@ -344,7 +344,7 @@ fn submit_array(state: &mut ServerState, indices: &str, depend: &str) -> String 
 /// `Shared::apply` does after every handler).
 fn end_and_settle(state: &mut ServerState, id: &str, exit_status: i32, now: i64) -> Outbox {
     let node = job(state, id).exec[0].node.clone();
-    let obit = JobObit { job_id: id.to_string(), exit_status, session_id: 5, used: Default::default() };
+    let obit = JobObit { job_id: id.to_string(), exit_status, session_id: 5, ..Default::default() };
     let ((), out) =
         crate::shared::run_handler(state, now, |state, out| job_ended::job_ended(state, out, &node, obit, now));
     state.sanity_check();

@@ -82,7 +82,13 @@ fn alter_one(
         (false, true) => "ou",
         (false, false) => "u",
     };
-    apply(state, &mut altered, changes, hold_letters)?;
+    apply(state, &mut altered, changes, hold_letters).map_err(|error| match error.code {
+        // A hold the requester may not set: OpenPBS's text, as for another user's job.
+        ErrorCode::PermissionDenied => {
+            RequestError::new(ErrorCode::PermissionDenied, format!("{}  {id}", ErrorCode::PermissionDenied.text()))
+        }
+        _ => error,
+    })?;
     let event = hold_event(&altered);
     if let Some(event) = event {
         altered.state.apply(event).map_err(|_| RequestError::with_detail(ErrorCode::BadState, &id))?;

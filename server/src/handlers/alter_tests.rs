@@ -181,7 +181,7 @@ fn rerun(state: &mut ServerState, uid: u32, id: &str) -> (Vec<ErrorCode>, Outbox
 }
 
 fn obit(id: &str, exit_status: i32) -> JobObit {
-    JobObit { job_id: id.to_string(), exit_status, session_id: 77, used: Default::default() }
+    JobObit { job_id: id.to_string(), exit_status, session_id: 77, ..Default::default() }
 }
 
 #[test]
@@ -225,6 +225,9 @@ fn a_rerun_missed_while_the_mom_was_away_is_sent_again() {
         properties: vec![],
         start_id: "a".to_string(),
         jobs: vec![id.clone()],
+        port: 0,
+        gpus: Vec::new(),
+        gpu_states: Vec::new(),
     };
     let mut out = Outbox::default();
     register_mom::register_mom(&mut state, &mut out, registration, 42);

@@ -44,7 +44,7 @@ fn running(state: &ServerState) -> Vec<String> {
 }
 
 fn end(state: &mut ServerState, id: &str, node: &str, now: i64) -> Outbox {
-    let obit = JobObit { job_id: id.to_string(), exit_status: 0, session_id: 5, used: Default::default() };
+    let obit = JobObit { job_id: id.to_string(), exit_status: 0, session_id: 5, ..Default::default() };
     apply(state, now, |state, out| job_ended::job_ended(state, out, node, obit, now)).1
 }
 
@@ -459,7 +459,7 @@ fn accounting_of_an_array_q_for_the_parent_s_and_e_per_subjob_and_e_when_the_par
     let mut state = cluster(1);
     let (_, submitted) = submit_array(&mut state, "1-2", None, false);
     let (_, started) = apply(&mut state, 20, |state, out| schedule_pass(state, out, 20));
-    let obit = JobObit { job_id: "1[2].head".to_string(), exit_status: 3, session_id: 7, used: Default::default() };
+    let obit = JobObit { job_id: "1[2].head".to_string(), exit_status: 3, session_id: 7, ..Default::default() };
     let (_, ended_2) = apply(&mut state, 25, |state, out| job_ended::job_ended(state, out, "node1", obit, 25));
     assert_eq!(state_of(&state, "1[]"), JobState::Begun, "not over yet");
     let ended_1 = end(&mut state, "1[1].head", "node1", 30);

@@ -1,8 +1,8 @@
 //! `HoldJob` (qhold) and `ReleaseJob` (qrls). Holds are kept in `Hold_Types` (`n`, or the set
 //! letters in OpenPBS's order `s o u p`); a queued job with any hold is `H`, and returns to `Q`
 //! when the last one is released; a running job keeps running with the hold recorded. Users may
-//! set and clear only `u` holds; `o` (operator), `s` (system) and `p` (bad password) need a
-//! manager (operators are managers here); `n` sets or clears nothing. Holding or releasing an array
+//! set and clear only `u` holds; `o` needs an operator, `s` (system) and `p` (bad password) a
+//! manager; `n` sets or clears nothing. Holding or releasing an array
 //! parent does the same to its subjobs that have not started.
 
 use crate::outbox::Outbox;

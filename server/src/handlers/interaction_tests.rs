@@ -62,7 +62,7 @@ fn run(state: &mut ServerState, now: i64) -> usize {
 
 fn end(state: &mut ServerState, id: &str, exit_status: i32, now: i64) -> Outbox {
     let node = job(state, id).exec[0].node.clone();
-    let obit = JobObit { job_id: id.to_string(), exit_status, session_id: 5, used: Default::default() };
+    let obit = JobObit { job_id: id.to_string(), exit_status, session_id: 5, ..Default::default() };
     apply(state, now, |state, out| job_ended::job_ended(state, out, &node, obit, now)).1
 }
 
@@ -112,6 +112,9 @@ fn mom_restarts(state: &mut ServerState, node: &str, now: i64) -> Outbox {
         properties: vec![],
         start_id: format!("restart{now}"),
         jobs: vec![],
+        port: 0,
+        gpus: Vec::new(),
+        gpu_states: Vec::new(),
     };
     apply(state, now, |state, out| register_mom::register_mom(state, out, registration, now)).1
 }

@@ -1,12 +1,16 @@
 //! `JobEnded` from a mother superior: record the exit status and usage, finish the job, free
 //! its nodes, tell the sisters, and acknowledge the obituary once it is committed (the mom
-//! resends it until then, so an end is never lost).
+//! resends it until then, so an end is never lost). Output the mom could not deliver goes in
+//! the job's comment and in a mail to the owner (pbs-reference 10.5).
 
 use crate::outbox::{NoticeKind, Outbox};
 use crate::state::ServerState;
 use crate::store::StoreOp;
-use proto::mom::JobObit;
+use proto::mom::{JobObit, Undelivered};
 use proto::ServerToMom;
+
+/// Exit status of a job the mom did not start and that should be retried (`JOB_EXEC_RETRY`).
+pub const JOB_EXEC_RETRY: i32 = -3;
 
 /// Handles the end of a job reported by `node`.
 pub fn job_ended(state: &mut ServerState, out: &mut Outbox, node: &str, obit: JobObit, now: i64) {
@@ -25,16 +29,59 @@ pub fn job_ended(state: &mut ServerState, out: &mut Outbox, node: &str, obit: Jo
         super::rerun_job::requeue_killed_run(state, out, node, key, &obit, now);
         return;
     }
+    if obit.exit_status == JOB_EXEC_RETRY && !state.jobs[&key].delete_requested {
+        // The mother superior did not start it (a GPU of the job was no longer free there).
+        let job = state.jobs.get_mut(&key).expect("found above");
+        job.comment = Some(format!("requeued: {node} could not start the job; it will be retried"));
+        super::rerun_job::requeue_killed_run(state, out, node, key, &obit, now);
+        return;
+    }
     let job = state.finish_job(key, obit.exit_status, now).expect("an active job may finish");
     job.used = obit.used;
     job.session_id = Some(obit.session_id).filter(|session| *session > 0).or(job.session_id);
     tracing::debug!(job_id = %job.id, exit_status = obit.exit_status, "job ended");
+    if !obit.undelivered.is_empty() {
+        job.comment = Some(undelivered_comment(&obit.undelivered, node));
+    }
     out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
     out.notice(NoticeKind::Ended, job, now);
+    if !obit.undelivered.is_empty() {
+        out.notice(NoticeKind::CopyFailed { detail: copy_failure_text(&obit.undelivered) }, job, now);
+    }
     for share in job.exec.iter().skip(1) {
         out.send(&share.node, ServerToMom::EndJob { job_id: job.id.to_string() });
     }
     out.send(node, ack);
     out.schedule = true;
     crate::depend::job_changed(state, out, key, now);
+}
+
+/// The job's comment: where its output is (`Post job file processing error; output retained
+/// on node1 in: /var/spool/.../undelivered/1.head.OU`).
+pub fn undelivered_comment(undelivered: &[Undelivered], node: &str) -> String {
+    let kept: Vec<&str> = undelivered.iter().map(|file| file.kept.as_str()).filter(|kept| !kept.is_empty()).collect();
+    if kept.is_empty() {
+        return "Post job file processing error; the output could not be kept".to_string();
+    }
+    format!("Post job file processing error; output retained on {node} in: {}", kept.join(", "))
+}
+
+/// OpenPBS's stage-out failure text, one paragraph per file: `Unable to copy file <spool> to
+/// <dest>`, the copy's error between `*** error from copy` and `*** end error output`, and
+/// `Output retained on that host in: <path>`.
+pub fn copy_failure_text(undelivered: &[Undelivered]) -> String {
+    let paragraphs: Vec<String> = undelivered
+        .iter()
+        .map(|file| {
+            let mut text = format!(
+                "Unable to copy file {} to {}\n*** error from copy\n{}\n*** end error output",
+                file.spool, file.dest, file.error
+            );
+            if !file.kept.is_empty() {
+                text.push_str(&format!("\nOutput retained on that host in: {}", file.kept));
+            }
+            text
+        })
+        .collect();
+    paragraphs.join("\n\n")
 }

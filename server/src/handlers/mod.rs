@@ -5,6 +5,7 @@
 pub mod alter_array;
 pub mod alter_job;
 pub mod delete_job;
+pub mod gpu_status;
 pub mod hold_job;
 pub mod job_ended;
 pub mod job_started;
@@ -26,7 +27,13 @@ mod alter_tests;
 #[cfg(test)]
 mod array_tests;
 #[cfg(test)]
+mod authz_tests;
+#[cfg(test)]
+mod gpu_tests;
+#[cfg(test)]
 mod interaction_tests;
+#[cfg(test)]
+mod limits_tests;
 #[cfg(test)]
 mod queue_tests;
 #[cfg(test)]

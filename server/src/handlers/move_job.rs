@@ -66,13 +66,15 @@ fn move_one(
     if job.queue == queue {
         return Ok(());
     }
-    state
-        .check_admission(queue, requester, &job.owner, &job.request, Some(key))
-        .map_err(|error| RequestError::new(error.code, format!("{} {}", error.message, job.id)))?;
     let mut keys = vec![key];
-    if state.jobs[&key].id.array == Some(ArrayPart::Parent) {
+    if job.id.array == Some(ArrayPart::Parent) {
         keys.extend(state.subjob_keys(key));
     }
+    // An array counts as its subjobs against the destination's `max_queued`.
+    let count = if keys.len() > 1 { keys.len() - 1 } else { 1 };
+    state
+        .check_admission_of(queue, requester, &job.owner, &job.request, Some(key), count as u32)
+        .map_err(|error| RequestError::new(error.code, format!("{} {}", error.message, job.id)))?;
     for key in keys {
         let job = state.jobs.get_mut(&key).expect("found above");
         job.queue = queue.to_string();

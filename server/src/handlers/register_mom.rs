@@ -4,6 +4,7 @@
 //! knows were lost with it (requeued if rerunnable, else ended with status -20).
 
 use crate::outbox::{NoticeKind, Outbox};
+use crate::state::node_gpus::registered;
 use crate::state::{Node, ServerState};
 use crate::store::StoreOp;
 use proto::mom::Registration;
@@ -23,6 +24,8 @@ pub fn register_mom(state: &mut ServerState, out: &mut Outbox, registration: Reg
         Node::new(&name, registration.np, registration.mem_bytes, registration.ngpus, Vec::new(), now)
     });
     node.resize(registration.np, registration.mem_bytes, registration.ngpus, registration.properties.clone());
+    let gpus = registered(&node.gpus, registration.ngpus, &registration.gpus, &registration.gpu_states);
+    node.set_gpus(gpus);
     if !node.up {
         node.last_state_change = now;
     }

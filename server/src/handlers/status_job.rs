@@ -4,11 +4,13 @@
 //! finished job stays in every listing (as `C`) for `keep_completed` seconds after it ended,
 //! and asking for an older one by id without history is `Unknown Job Id` (TORQUE purged it).
 //! An array shows as its parent; its subjobs are listed after it with `-t` (`subjobs`); `-J`
-//! (`arrays_only`) keeps only arrays.
+//! (`arrays_only`) keeps only arrays. What carries a job's environment or command line
+//! (`Variable_List`, `Submit_arguments`, TORQUE's `submit_args` and `init_work_dir`) is shown
+//! only to its owner, operators and managers ([`Reader`]).
 
 use crate::config::Flavor;
 use crate::flavor::recently_completed;
-use crate::state::{Job, ServerState};
+use crate::state::{Job, Requester, ServerState};
 use crate::status::{job_status_with_array, ArrayView, Wanted};
 use job::id::ArrayPart;
 use job::JobState;
@@ -37,13 +39,54 @@ pub struct Query<'a> {
     pub wanted: Option<&'a [String]>,
     /// How arrays are listed.
     pub arrays: ArrayListing,
+    /// Who asks: decides whether private attributes are shown.
+    pub reader: Reader,
 }
+
+/// Who reads a listing. A job's private attributes ([`PRIVATE`]) are shown to its owner and
+/// to operators and managers only. The default sees no job's private attributes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Reader {
+    /// Sees no job's private attributes.
+    #[default]
+    Nobody,
+    /// A user: sees the private attributes of the jobs of this uid.
+    User(u32),
+    /// An operator or manager: sees every job's.
+    Operator,
+}
+
+impl Reader {
+    /// The reader `requester` is.
+    pub fn of(state: &ServerState, requester: &Requester) -> Reader {
+        if state.is_operator(requester) {
+            Reader::Operator
+        } else {
+            Reader::User(requester.uid)
+        }
+    }
+
+    fn sees_private(self, job: &Job) -> bool {
+        match self {
+            Reader::Nobody => false,
+            Reader::User(uid) => uid == job.owner_uid,
+            Reader::Operator => true,
+        }
+    }
+}
+
+/// The attributes that carry a job's environment or command line (`PBS_O_*` and every `-v`
+/// variable are in `Variable_List`).
+pub const PRIVATE: [&str; 4] = ["Variable_List", "Submit_arguments", "submit_args", "init_work_dir"];
 
 /// Handles qstat at time `now`.
 pub fn status_job(state: &ServerState, flavor: Flavor, now: i64, query: Query) -> ServerReply {
     let wanted = query.wanted.map(Wanted::new);
     let job_status = |job: &Job| {
-        let status = status_of(state, job, flavor, now, wanted.as_ref());
+        let mut status = status_of(state, job, flavor, now, wanted.as_ref());
+        if !query.reader.sees_private(job) {
+            status.attrs.retain(|attr| !PRIVATE.contains(&attr.name.as_str()));
+        }
         crate::status::with_depend(status, wanted.as_ref(), || crate::depend::depend_value(state, job))
     };
     let user_ok = |owner: &str| query.users.is_empty() || query.users.iter().any(|user| user == owner);
@@ -168,14 +211,14 @@ mod tests {
         state.flavor = flavor;
         let id = submit(&mut state, 1000, &[("walltime", "00:00:05")]);
         schedule_pass(&mut state, &mut Outbox::default(), 20);
-        let obit = JobObit { job_id: id.clone(), exit_status: -29, session_id: 7, used: Default::default() };
+        let obit = JobObit { job_id: id.clone(), exit_status: -29, session_id: 7, ..Default::default() };
         job_ended(&mut state, &mut Outbox::default(), "node1", obit, 30);
         same_group(&mut state);
         (state, id)
     }
 
     fn ask(state: &ServerState, now: i64, selectors: &[String], history: bool) -> (Vec<JobStatus>, Vec<RequestError>) {
-        let query = Query { selectors, history, ..Default::default() };
+        let query = Query { selectors, history, reader: Reader::Operator, ..Default::default() };
         match status_job(state, state.flavor, now, query) {
             ServerReply::Jobs { jobs, errors, flavor, .. } => {
                 assert_eq!(flavor, state.flavor);

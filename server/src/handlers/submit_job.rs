@@ -76,6 +76,7 @@ pub(crate) fn subjob(parent: &Job, index: u32) -> Job {
 }
 
 fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: JobSpec) -> Result<Job, RequestError> {
+    job::limits::check(&spec).map_err(limit_error)?;
     if let Err(reason) = job::spec::check_job_name(&spec.name) {
         return Err(bad_value(format!("Job_Name: {reason}")));
     }
@@ -102,9 +103,17 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
         );
         return Err(RequestError::new(ErrorCode::BadUser, message));
     }
+    // OpenPBS `set_objexid`: a job that would run as uid 0 needs its owner in `acl_roots`.
+    if requester.uid == 0 && !state.root_allowed(&requester.user) {
+        return Err(RequestError::new(ErrorCode::BadUser, ErrorCode::BadUser.text()));
+    }
     let request = parse_request(&spec.resources)?;
     check_feasible(state, &request)?;
-    state.check_admission(&queue, requester, &requester.user, &request, None)?;
+    let count = match &spec.array {
+        Some(array) => array.expand().map_err(|error| bad_value(format!("array_indices_submitted: {error}")))?.len(),
+        None => 1,
+    };
+    state.check_admission_of(&queue, requester, &requester.user, &request, None, count as u32)?;
     let seq = state.next_seq;
     let hold_types = if spec.user_hold { "u" } else { "n" }.to_string();
     let job_state = if spec.user_hold { JobState::Held } else { JobState::Queued };
@@ -185,6 +194,14 @@ pub(crate) fn std_path(
         Some(path) if path.ends_with('/') => format!("{path}{file_name}"),
         Some(path) => path.to_string(),
         None => format!("{}:{}/{}", spec.submit_host, workdir.trim_end_matches('/'), file_name),
+    }
+}
+
+/// A job over one of `job::limits`: OpenPBS's code and text for the script, ours for the rest.
+fn limit_error(error: job::limits::LimitError) -> RequestError {
+    match error {
+        job::limits::LimitError::Script { .. } => RequestError::new(ErrorCode::JobscriptMaxSize, error.to_string()),
+        _ => bad_value(error.to_string()),
     }
 }
 

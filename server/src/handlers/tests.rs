@@ -53,6 +53,9 @@ fn registration(node: &str, start_id: &str, jobs: Vec<String>) -> Registration {
         properties: vec![],
         start_id: start_id.to_string(),
         jobs,
+        port: 0,
+        gpus: Vec::new(),
+        gpu_states: Vec::new(),
     }
 }
 
@@ -87,8 +90,9 @@ pub(crate) fn sent_kinds(out: &Outbox) -> Vec<String> {
                 ServerToMom::JoinJob(_) => "JoinJob",
                 ServerToMom::KillJob { .. } => "KillJob",
                 ServerToMom::EndJob { .. } => "EndJob",
-                ServerToMom::ObitAck { .. } => "ObitAck",
                 ServerToMom::Registered { .. } => "Registered",
+                ServerToMom::Refused { .. } => "Refused",
+                ServerToMom::ObitAck { .. } => "ObitAck",
                 ServerToMom::RerunJob { .. } => "RerunJob",
                 ServerToMom::SignalJob { .. } => "SignalJob",
                 ServerToMom::SetWalltime { .. } => "SetWalltime",
@@ -116,7 +120,7 @@ fn submit_schedule_run_end() {
     state.sanity_check();
 
     let mut out = Outbox::default();
-    let obit = JobObit { job_id: id.clone(), exit_status: 3, session_id: 77, used: Default::default() };
+    let obit = JobObit { job_id: id.clone(), exit_status: 3, session_id: 77, ..Default::default() };
     job_ended::job_ended(&mut state, &mut out, "node1", obit.clone(), 30);
     assert_eq!(sent_kinds(&out), ["EndJob->node2", "ObitAck->node1"]);
     assert_eq!(state_of(&state, &id), JobState::Finished);
@@ -339,4 +343,80 @@ fn interactive_jobs_are_not_rerunnable_and_carry_their_target_to_the_mom() {
         _ => None,
     });
     assert_eq!(launch.expect("RunJob sent").interactive, Some(target));
+}
+
+#[test]
+fn root_jobs_need_acl_roots_and_the_launch_says_so() {
+    let mut state = cluster(1);
+    let root = Requester { uid: 0, gid: 0, user: "root".to_string() };
+    let mut out = Outbox::default();
+    let reply = submit_job::submit_job(&mut state, &mut out, &root, 10, spec(&[]));
+    match reply {
+        ServerReply::Error(error) => {
+            assert_eq!(error.code, proto::ErrorCode::BadUser);
+            assert_eq!(error.message, "Bad UID for job execution");
+        }
+        other => panic!("a root job was accepted without acl_roots: {other:?}"),
+    }
+    assert!(out.persist.is_empty() && state.jobs.is_empty(), "nothing recorded");
+
+    let set = |value: &str| proto::manage::AttrOp {
+        name: "acl_roots".to_string(),
+        resource: None,
+        op: proto::manage::SetOp::Set,
+        value: value.to_string(),
+    };
+    state.apply_server_attr(&set("root@*"), false).unwrap();
+    let mut out = Outbox::default();
+    assert!(matches!(
+        submit_job::submit_job(&mut state, &mut out, &root, 10, spec(&[])),
+        ServerReply::JobSubmitted { .. }
+    ));
+    submit(&mut state, ALICE, &[]);
+    let mut out = Outbox::default();
+    schedule_pass(&mut state, &mut out, 20);
+    let launches: Vec<(String, bool)> = out
+        .to_moms
+        .iter()
+        .filter_map(|(_, message)| match message {
+            ServerToMom::RunJob(launch) => Some((launch.user.clone(), launch.root_allowed)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(launches, [("root".to_string(), true), ("user1000".to_string(), false)]);
+
+    // Emptied explicitly, it stays empty (stored) rather than falling back to --acl-roots.
+    state.configure_acl_roots(&["root".to_string()]);
+    state.apply_server_attr(&set(""), false).unwrap();
+    assert!(!state.root_allowed("root"));
+    assert!(state.server_attr_pairs().contains(&("acl_roots".to_string(), String::new())));
+    state.apply_server_attr(&set(""), true).unwrap();
+    assert!(state.root_allowed("root"), "unset returns to the configured default");
+}
+
+#[test]
+fn undelivered_output_goes_in_the_comment_and_a_notice() {
+    let mut state = cluster(1);
+    let id = submit(&mut state, ALICE, &[]);
+    schedule_pass(&mut state, &mut Outbox::default(), 20);
+    let undelivered = vec![proto::mom::Undelivered {
+        spool: "/spool/1.head.OU".to_string(),
+        dest: "/etc/evil".to_string(),
+        error: "Permission denied".to_string(),
+        kept: "/spool/undelivered/1.head.OU".to_string(),
+    }];
+    let obit = JobObit { job_id: id.clone(), exit_status: 0, session_id: 7, undelivered, ..Default::default() };
+    let mut out = Outbox::default();
+    job_ended::job_ended(&mut state, &mut out, "node1", obit, 30);
+    let job = &state.jobs[&state.find_job(&id).unwrap()];
+    assert_eq!(
+        job.comment.as_deref(),
+        Some("Post job file processing error; output retained on node1 in: /spool/undelivered/1.head.OU")
+    );
+    let kinds: Vec<&crate::outbox::NoticeKind> = out.notices.iter().map(|notice| &notice.kind).collect();
+    assert!(matches!(kinds[..], [crate::outbox::NoticeKind::Ended, crate::outbox::NoticeKind::CopyFailed { .. }]));
+    assert!(
+        out.persist.iter().any(|op| matches!(op, StoreOp::UpdateJob(job) if job.comment.is_some())),
+        "the comment is stored"
+    );
 }

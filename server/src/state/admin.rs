@@ -24,6 +24,35 @@ impl ServerState {
         self.attrs.job_history_duration = job_history_duration;
     }
 
+    /// Takes the `managers` and `operators` of the configuration (`pbs_server --managers`,
+    /// `--operators`), checked as qmgr checks them; they hold beside qmgr's lists.
+    pub fn configure_admins(&mut self, managers: &[String], operators: &[String]) -> Result<(), RequestError> {
+        for (name, list) in [("managers", managers), ("operators", operators)] {
+            let mut given = Vec::new();
+            if !list.is_empty() {
+                let attr = AttrOp {
+                    name: name.to_string(),
+                    resource: None,
+                    op: proto::manage::SetOp::Set,
+                    value: list.join(","),
+                };
+                super::server_attrs::check_admin_entries(&attr, false)?;
+                super::values::list_op(&mut given, &attr, false)?;
+            }
+            match name {
+                "managers" => self.attrs.defaults.managers = given,
+                _ => self.attrs.defaults.operators = given,
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes `pbs_server --acl-roots` as `acl_roots` until qmgr sets it (`unset` returns to it).
+    pub fn configure_acl_roots(&mut self, acl_roots: &[String]) {
+        self.attrs.defaults.acl_roots = acl_roots.to_vec();
+        self.attrs.acl_roots = acl_roots.to_vec();
+    }
+
     /// Applies one `set server`/`unset server` attribute operation.
     pub fn apply_server_attr(&mut self, attr: &AttrOp, unset: bool) -> Result<(), RequestError> {
         if let Some(name) = self.attrs.apply(attr, unset)? {
@@ -125,7 +154,7 @@ impl ServerState {
             Attr::new("state_count", total.state_count()),
         ];
         for name in &NAMES[1..] {
-            let value = self.attrs.value(name, &self.default_queue, self.flavor);
+            let value = self.attrs.shown_value(name, &self.default_queue, self.flavor);
             if !value.is_empty() {
                 attrs.push(Attr::new(*name, value));
             }
@@ -185,6 +214,20 @@ impl ServerState {
         request: &ResourceRequest,
         moving: Option<u64>,
     ) -> Result<(), RequestError> {
+        self.check_admission_of(queue, requester, owner, request, moving, 1)
+    }
+
+    /// [`ServerState::check_admission`] for `count` jobs at once: an array counts as its
+    /// subjobs (its parent is not counted), so `-J` cannot slip past `max_queued`.
+    pub fn check_admission_of(
+        &self,
+        queue: &str,
+        requester: &Requester,
+        owner: &str,
+        request: &ResourceRequest,
+        moving: Option<u64>,
+        count: u32,
+    ) -> Result<(), RequestError> {
         let queue = self.queues.get(queue).ok_or_else(|| RequestError::with_detail(ErrorCode::UnknownQueue, queue))?;
         if !queue.enabled {
             return Err(RequestError::new(ErrorCode::QueueNotEnabled, ErrorCode::QueueNotEnabled.text()));
@@ -198,15 +241,17 @@ impl ServerState {
         }
         let (mut total, mut mine) = (0u32, 0u32);
         for job in self.jobs.values() {
-            if job.queue == queue.name && !job.state.is_finished() && Some(job.id.key()) != moving {
+            let counted = job.queue == queue.name && !job.state.is_finished() && !is_array_parent(job);
+            if counted && Some(job.id.key()) != moving {
                 total += 1;
                 mine += u32::from(job.owner == owner);
             }
         }
-        if queue.queued.total.is_some_and(|max| total >= max) {
+        let over = |queued: u32, max: u32| queued.saturating_add(count) > max;
+        if queue.queued.total.is_some_and(|max| over(total, max)) {
             return Err(RequestError::new(ErrorCode::MaxQueued, ErrorCode::MaxQueued.text()));
         }
-        if queue.queued.per_user.is_some_and(|max| mine >= max) {
+        if queue.queued.per_user.is_some_and(|max| over(mine, max)) {
             return Err(RequestError::new(ErrorCode::UserLimit, ErrorCode::UserLimit.text()));
         }
         Ok(())
@@ -243,6 +288,11 @@ impl ServerState {
     pub fn flavor_name(&self) -> &'static str {
         flavor_name(self.flavor)
     }
+}
+
+/// An array's parent `12[]`: never scheduled, its subjobs are counted instead.
+fn is_array_parent(job: &super::Job) -> bool {
+    job.id.array == Some(job::id::ArrayPart::Parent)
 }
 
 /// `resources_max` / `resources_min` against what the job asks for (resources it does not

@@ -35,6 +35,8 @@ pub struct NodeShare {
     pub mem_bytes: u64,
     /// Lines in `PBS_NODEFILE` for this share.
     pub mpiprocs: u32,
+    /// An MPS share (percent) of the single GPU in `gpus`; `None` for whole GPUs.
+    pub mps: Option<u8>,
 }
 
 /// A job as the server keeps it.
@@ -123,6 +125,9 @@ impl Job {
                 }
                 if !share.gpus.is_empty() {
                     text.push_str(&format!(":ngpus={}", share.gpus.len()));
+                }
+                if let Some(percent) = share.mps {
+                    text.push_str(&format!(":mps={percent}"));
                 }
                 text.push(')');
                 text

@@ -9,6 +9,7 @@ mod admin;
 pub mod array;
 pub mod job;
 pub mod node;
+pub mod node_gpus;
 pub mod queue;
 pub mod server_attrs;
 pub mod values;
@@ -91,6 +92,9 @@ impl ServerState {
                 job_history_duration: 14 * 24 * 3600,
                 flavor: crate::config::Flavor::OpenPbs,
                 default_queue: default_queue.to_string(),
+                managers: Vec::new(),
+                operators: Vec::new(),
+                acl_roots: Vec::new(),
             }),
         }
     }
@@ -209,13 +213,19 @@ impl ServerState {
     pub fn is_manager(&self, requester: &Requester) -> bool {
         requester.uid == 0
             || requester.uid == self.server_uid
-            || self.attrs.managers.iter().any(|entry| values::user_matches(entry, &requester.user))
+            || self.attrs.admins("managers").any(|entry| server_attrs::admin_matches(entry, &requester.user))
+    }
+
+    /// Whether `acl_roots` lets `owner`'s jobs run as root (OpenPBS `set_objexid`: a job whose
+    /// execution user is uid 0 is refused unless its owner is listed).
+    pub fn root_allowed(&self, owner: &str) -> bool {
+        self.attrs.acl_roots.iter().any(|entry| values::user_matches(entry, owner))
     }
 
     /// Operators: managers and the server's `operators`.
     pub fn is_operator(&self, requester: &Requester) -> bool {
         self.is_manager(requester)
-            || self.attrs.operators.iter().any(|entry| values::user_matches(entry, &requester.user))
+            || self.attrs.admins("operators").any(|entry| server_attrs::admin_matches(entry, &requester.user))
     }
 
     /// Applies `event` to job `key`; the only way a job's state changes.
@@ -288,10 +298,27 @@ impl ServerState {
                 if let Some(key) = owner {
                     let share = self.jobs[key].exec.iter().find(|share| share.node == node.name);
                     assert!(
-                        share.is_some_and(|share| share.gpus.contains(&(index as u32))),
+                        share.is_some_and(|share| share.gpus.contains(&(index as u32)) && share.mps.is_none()),
                         "gpu {index} of {}",
                         node.name
                     );
+                    assert!(node.gpus[index].mps.is_none(), "gpu {index} of {} held whole and shared", node.name);
+                }
+            }
+            assert_eq!(node.gpus.len(), node.gpu_owner.len(), "GPU lists of {}", node.name);
+            for gpu in &node.gpus {
+                let Some(hold) = &gpu.mps else { continue };
+                assert!(
+                    hold.used() <= 100 && !hold.shares.is_empty(),
+                    "MPS shares of {} gpu {}",
+                    node.name,
+                    gpu.info.index
+                );
+                for (key, percent) in &hold.shares {
+                    let job = &self.jobs[key];
+                    assert!(job.state.is_active() && job.owner == hold.user, "MPS share of job {key}");
+                    let share = job.exec.iter().find(|share| share.node == node.name);
+                    assert!(share.is_some_and(|share| share.mps == Some(*percent) && share.gpus == [gpu.info.index]));
                 }
             }
         }
@@ -367,7 +394,7 @@ impl ServerState {
             }
             for share in job.exec.iter().filter(|share| share.node == node_name) {
                 if !node.jobs.contains(key) {
-                    node.assign(*key, &share.slots, &share.gpus, share.mem_bytes, job.request.exclusive);
+                    node.assign(*key, share, &job.owner, job.request.exclusive);
                 }
             }
         }

@@ -1,10 +1,14 @@
 //! A compute node as the server sees it: what its mom registered, whether it is up, and which
-//! job holds each cpu slot and GPU.
+//! job holds each cpu slot and GPU (GPU identity, reported use and MPS shares:
+//! `node_gpus.rs`).
 
-use std::collections::BTreeSet;
+use super::node_gpus::{MpsHold, NodeGpu};
+use super::NodeShare;
+use std::collections::{BTreeMap, BTreeSet};
 
-/// One node. Invariant: `slot_owner.len() == np` and `gpu_owner.len() == ngpus`; a slot or GPU
-/// is owned by at most one job (`Some(key)`).
+/// One node. Invariant: `slot_owner.len() == np` and `gpu_owner.len() == gpus.len() ==
+/// ngpus`; a slot or GPU is owned by at most one job (`Some(key)`); a GPU with an owner has no
+/// MPS shares.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Node {
     pub name: String,
@@ -23,8 +27,14 @@ pub struct Node {
     pub operator_comment: Option<String>,
     /// Per-start id of the mom process that registered last.
     pub start_id: String,
+    /// The mom's address, from its TCP connection (`None` over the Unix socket).
+    pub mom_addr: Option<String>,
+    /// The mom's port (`--listen`) as it registered; 0 = none.
+    pub mom_port: u16,
     pub slot_owner: Vec<Option<u64>>,
     pub gpu_owner: Vec<Option<u64>>,
+    /// Identity, reported use and MPS shares of each GPU, by index.
+    pub gpus: Vec<NodeGpu>,
     pub mem_used: u64,
     /// Jobs with a share here.
     pub jobs: BTreeSet<u64>,
@@ -47,8 +57,11 @@ impl Node {
             comment: None,
             operator_comment: None,
             start_id: String::new(),
+            mom_addr: None,
+            mom_port: 0,
             slot_owner: vec![None; np as usize],
             gpu_owner: vec![None; ngpus as usize],
+            gpus: (0..ngpus).map(|index| NodeGpu::unnamed(index, None)).collect(),
             mem_used: 0,
             jobs: BTreeSet::new(),
             exclusive_jobs: BTreeSet::new(),
@@ -64,14 +77,44 @@ impl Node {
         self.properties = properties;
         self.slot_owner.resize(np as usize, None);
         self.gpu_owner.resize(ngpus as usize, None);
+        let len = self.gpus.len() as u32;
+        self.gpus.truncate(ngpus as usize);
+        self.gpus.extend((len..ngpus).map(|index| NodeGpu::unnamed(index, None)));
+    }
+
+    /// Takes the GPU list a mom registered (see `node_gpus::registered`); `ngpus` follows it.
+    pub fn set_gpus(&mut self, gpus: Vec<NodeGpu>) {
+        self.ngpus = gpus.len() as u32;
+        self.gpu_owner.resize(gpus.len(), None);
+        self.gpus = gpus;
     }
 
     pub fn free_slots(&self) -> Vec<u32> {
         free_indices(&self.slot_owner)
     }
 
+    /// GPUs that may be handed out whole: no holder, no share, reported free by the mom.
     pub fn free_gpus(&self) -> Vec<u32> {
         free_indices(&self.gpu_owner)
+            .into_iter()
+            .filter(|&index| {
+                let gpu = &self.gpus[index as usize];
+                gpu.mps.is_none() && gpu.reported() == Some(proto::gpu::GpuUse::Free)
+            })
+            .collect()
+    }
+
+    /// GPUs shared through MPS, for the scheduler.
+    pub fn mps_gpus(&self) -> Vec<sched::MpsGpu> {
+        let shared = self.gpus.iter().filter_map(|gpu| Some((gpu, gpu.mps.as_ref()?)));
+        shared
+            .map(|(gpu, hold)| sched::MpsGpu {
+                index: gpu.info.index,
+                user: hold.user.clone(),
+                used: hold.used(),
+                usable: gpu.shareable(),
+            })
+            .collect()
     }
 
     /// PBS state text: `free`, `job-busy`, `job-exclusive`, `down`, `offline` (comma combined).
@@ -95,20 +138,37 @@ impl Node {
         parts.join(",")
     }
 
-    /// Takes the given slots and GPUs for job `key`. Returns false (and changes nothing) if any
-    /// of them is already owned or out of range.
-    pub fn assign(&mut self, key: u64, slots: &[u32], gpus: &[u32], mem: u64, exclusive: bool) -> bool {
+    /// Takes `share` (its slots, memory and GPUs, whole or as an MPS share of `user`) for job
+    /// `key`. Returns false (and changes nothing) if a slot or GPU is already owned or out of
+    /// range, a whole GPU has MPS shares, or a share would pass 100 % or join another user's.
+    pub fn assign(&mut self, key: u64, share: &NodeShare, user: &str, exclusive: bool) -> bool {
+        let (slots, gpus) = (&share.slots, &share.gpus);
         let slots_ok = slots.iter().all(|&slot| matches!(self.slot_owner.get(slot as usize), Some(None)));
-        let gpus_ok = gpus.iter().all(|&gpu| matches!(self.gpu_owner.get(gpu as usize), Some(None)));
+        let gpu_free = |gpu: u32| {
+            matches!(self.gpu_owner.get(gpu as usize), Some(None))
+                && self.gpus.get(gpu as usize).is_some_and(|gpu| gpu.mps.is_none())
+        };
+        let gpus_ok = match (share.mps, gpus.as_slice()) {
+            (None, _) => gpus.iter().all(|&gpu| gpu_free(gpu)),
+            (Some(percent), &[gpu]) => self.share_fits(gpu, user, percent),
+            (Some(_), _) => false,
+        };
         if !slots_ok || !gpus_ok {
             return false;
         }
         for &slot in slots {
             self.slot_owner[slot as usize] = Some(key);
         }
-        for &gpu in gpus {
-            self.gpu_owner[gpu as usize] = Some(key);
+        match share.mps {
+            Some(percent) => {
+                let hold = self.gpus[gpus[0] as usize]
+                    .mps
+                    .get_or_insert_with(|| MpsHold { user: user.to_string(), shares: BTreeMap::new() });
+                hold.shares.insert(key, percent);
+            }
+            None => gpus.iter().for_each(|&gpu| self.gpu_owner[gpu as usize] = Some(key)),
         }
+        let mem = share.mem_bytes;
         self.mem_used += mem;
         self.jobs.insert(key);
         if exclusive {
@@ -117,11 +177,30 @@ impl Node {
         true
     }
 
+    /// Whether an MPS share of `percent` for `user` fits on GPU `gpu`: nobody holds it whole,
+    /// and it is unshared or shared by `user` with room left.
+    fn share_fits(&self, gpu: u32, user: &str, percent: u8) -> bool {
+        let unowned = matches!(self.gpu_owner.get(gpu as usize), Some(None));
+        unowned
+            && self.gpus[gpu as usize]
+                .mps
+                .as_ref()
+                .is_none_or(|hold| hold.user == user && hold.used() + u32::from(percent) <= 100)
+    }
+
     /// Releases everything job `key` holds here.
     pub fn release(&mut self, key: u64, mem: u64) {
         for owner in self.slot_owner.iter_mut().chain(self.gpu_owner.iter_mut()) {
             if *owner == Some(key) {
                 *owner = None;
+            }
+        }
+        for gpu in &mut self.gpus {
+            if let Some(hold) = &mut gpu.mps {
+                hold.shares.remove(&key);
+                if hold.shares.is_empty() {
+                    gpu.mps = None;
+                }
             }
         }
         self.mem_used = self.mem_used.saturating_sub(mem);
@@ -137,18 +216,53 @@ fn free_indices(owners: &[Option<u64>]) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::node_gpus::registered;
+
+    fn share(slots: &[u32], gpus: &[u32], mps: Option<u8>) -> NodeShare {
+        NodeShare { node: "n1".into(), slots: slots.to_vec(), gpus: gpus.to_vec(), mem_bytes: 0, mpiprocs: 1, mps }
+    }
+
+    /// A node of `np` slots and `ngpus` GPUs reported free.
+    fn node(np: u32, ngpus: u32) -> Node {
+        let mut node = Node::new("n1", np, 0, ngpus, vec![], 0);
+        node.set_gpus(registered(&[], ngpus, &[], &[]));
+        node
+    }
 
     #[test]
     fn assign_is_all_or_nothing() {
-        let mut node = Node::new("n1", 4, 0, 2, vec![], 0);
-        assert!(node.assign(1, &[0, 1], &[0], 0, false));
-        assert!(!node.assign(2, &[1, 2], &[], 0, false), "slot 1 given twice");
+        let mut node = node(4, 2);
+        assert!(node.assign(1, &share(&[0, 1], &[0], None), "u", false));
+        assert!(!node.assign(2, &share(&[1, 2], &[], None), "u", false), "slot 1 given twice");
         assert_eq!(node.free_slots(), vec![2, 3]);
-        assert!(!node.assign(2, &[2], &[0], 0, false), "gpu 0 given twice");
+        assert!(!node.assign(2, &share(&[2], &[0], None), "u", false), "gpu 0 given twice");
         assert_eq!(node.free_gpus(), vec![1]);
         node.release(1, 0);
         assert_eq!(node.free_slots(), vec![0, 1, 2, 3]);
         assert_eq!(node.free_gpus(), vec![0, 1]);
+    }
+
+    #[test]
+    fn mps_shares_add_up_to_100_for_one_user_and_block_whole_use() {
+        let mut node = node(8, 1);
+        for key in 1..=4 {
+            assert!(node.assign(key, &share(&[key as u32], &[0], Some(25)), "alice", false), "share {key}");
+        }
+        assert!(!node.assign(5, &share(&[5], &[0], Some(25)), "alice", false), "past 100 %");
+        assert!(node.free_gpus().is_empty(), "a shared GPU is not free");
+        assert_eq!(node.mps_gpus()[0].used, 100);
+        (1..=4).for_each(|key| node.release(key, 0));
+        assert!(node.gpus[0].mps.is_none(), "the last share's end unshares it");
+        assert!(node.assign(6, &share(&[0], &[0], Some(50)), "alice", false));
+        assert!(!node.assign(7, &share(&[1], &[0], Some(25)), "bob", false), "another user's share");
+        assert!(!node.assign(8, &share(&[2], &[0], None), "alice", false), "whole while shared");
+        assert_eq!(node.free_slots(), (1..8).collect::<Vec<u32>>(), "a refused share takes no slot");
+    }
+
+    #[test]
+    fn unreported_gpus_are_not_free() {
+        let node = Node::new("n1", 1, 0, 2, vec![], 0);
+        assert!(node.free_gpus().is_empty());
     }
 
     #[test]
@@ -157,7 +271,7 @@ mod tests {
         assert_eq!(node.state_text(), "down");
         node.up = true;
         assert_eq!(node.state_text(), "free");
-        node.assign(1, &[0], &[], 0, false);
+        node.assign(1, &share(&[0], &[], None), "u", false);
         assert_eq!(node.state_text(), "job-busy");
         node.offline = true;
         assert_eq!(node.state_text(), "offline");

@@ -1,5 +1,5 @@
 //! The server's settable attributes (`qmgr set server ...`, OpenPBS
-//! `pbs_server_attributes(7B)`): managers, operators, query_other_jobs, scheduling,
+//! `pbs_server_attributes(7B)`): managers, operators, acl_roots, query_other_jobs, scheduling,
 //! job_history_duration, keep_completed (TORQUE), flavor and default_queue. Owns their text
 //! form (`pairs`, which `qmgr print server` and the store share) and which ones were set
 //! explicitly. `default_queue` and `flavor` live on `ServerState` itself (older code reads
@@ -22,6 +22,9 @@ pub struct ServerAttrs {
     pub managers: Vec<String>,
     /// `user@host` entries allowed to operate (node state, other users' jobs).
     pub operators: Vec<String>,
+    /// `user@host` entries whose jobs may run as root (OpenPBS `acl_roots`; empty: no job
+    /// runs as root).
+    pub acl_roots: Vec<String>,
     /// Whether users see other users' jobs in qstat.
     pub query_other_jobs: bool,
     /// Whether the scheduler starts jobs at all.
@@ -42,13 +45,21 @@ pub struct Defaults {
     pub job_history_duration: i64,
     pub flavor: Flavor,
     pub default_queue: String,
+    /// `pbs_server --managers`: in force beside the `managers` qmgr sets, shown with them, not
+    /// stored and not removable by qmgr (they come back from the flags at every start).
+    pub managers: Vec<String>,
+    /// `pbs_server --operators`, as `managers`.
+    pub operators: Vec<String>,
+    /// `pbs_server --acl-roots` (`minipbs up` passes `root`).
+    pub acl_roots: Vec<String>,
 }
 
 /// The server attribute names, in the order `qstat -Bf` and `qmgr print server` use.
-pub const NAMES: [&str; 8] = [
+pub const NAMES: [&str; 9] = [
     "scheduling",
     "managers",
     "operators",
+    "acl_roots",
     "default_queue",
     "query_other_jobs",
     "job_history_duration",
@@ -63,6 +74,7 @@ impl ServerAttrs {
         ServerAttrs {
             managers: Vec::new(),
             operators: Vec::new(),
+            acl_roots: defaults.acl_roots.clone(),
             query_other_jobs: true,
             scheduling: true,
             job_history_duration: defaults.job_history_duration,
@@ -83,14 +95,24 @@ impl ServerAttrs {
             return Err(unknown_attribute(attr));
         };
         let value = attr.value.trim();
-        if !unset && attr.op != SetOp::Set && !matches!(name, "managers" | "operators") {
+        if !unset && attr.op != SetOp::Set && !matches!(name, "managers" | "operators" | "acl_roots") {
             return Err(bad_value(attr, "+= and -= apply to lists only"));
         }
         match name {
             "scheduling" => self.scheduling = if unset { true } else { parse_bool(attr, value)? },
             "query_other_jobs" => self.query_other_jobs = if unset { true } else { parse_bool(attr, value)? },
-            "managers" => list_op(&mut self.managers, attr, unset)?,
-            "operators" => list_op(&mut self.operators, attr, unset)?,
+            "managers" => {
+                check_admin_entries(attr, unset)?;
+                list_op(&mut self.managers, attr, unset)?
+            }
+            "operators" => {
+                check_admin_entries(attr, unset)?;
+                list_op(&mut self.operators, attr, unset)?
+            }
+            "acl_roots" if unset => self.acl_roots = self.defaults.acl_roots.clone(),
+            // Stored even when emptied, so a restart does not bring back `--acl-roots`.
+            "acl_roots" if value.is_empty() && attr.op == SetOp::Set => self.acl_roots.clear(),
+            "acl_roots" => list_op(&mut self.acl_roots, attr, false)?,
             "job_history_duration" => {
                 self.job_history_duration = if unset {
                     self.defaults.job_history_duration
@@ -123,12 +145,31 @@ impl ServerAttrs {
         }
     }
 
-    /// The value of attribute `name` (one of [`NAMES`]) as text.
+    /// The `managers` or `operators` entries in force: the configured ones, then qmgr's.
+    pub fn admins(&self, name: &str) -> impl Iterator<Item = &String> {
+        let (configured, set) = match name {
+            "managers" => (&self.defaults.managers, &self.managers),
+            _ => (&self.defaults.operators, &self.operators),
+        };
+        configured.iter().chain(set.iter().filter(|entry| !configured.contains(entry)))
+    }
+
+    /// The value of attribute `name` as `qstat -Bf` and `qmgr list|print server` show it:
+    /// [`ServerAttrs::value`], with the configured managers and operators included.
+    pub fn shown_value(&self, name: &str, default_queue: &str, flavor: Flavor) -> String {
+        match name {
+            "managers" | "operators" => self.admins(name).cloned().collect::<Vec<_>>().join(","),
+            _ => self.value(name, default_queue, flavor),
+        }
+    }
+
+    /// The value of attribute `name` (one of [`NAMES`]) as text, as stored.
     pub fn value(&self, name: &str, default_queue: &str, flavor: Flavor) -> String {
         match name {
             "scheduling" => show_bool(self.scheduling).to_string(),
             "managers" => self.managers.join(","),
             "operators" => self.operators.join(","),
+            "acl_roots" => self.acl_roots.join(","),
             "default_queue" => default_queue.to_string(),
             "query_other_jobs" => show_bool(self.query_other_jobs).to_string(),
             "job_history_duration" => job::duration::format_hms(self.job_history_duration.max(0) as u64),
@@ -137,6 +178,31 @@ impl ServerAttrs {
             _ => String::new(),
         }
     }
+}
+
+/// A `managers`/`operators` list: `user` or `user@host` entries (`*` wildcards in the host
+/// part). The user part names one user: a wildcard there would make everyone an operator or
+/// a manager. The host part is not checked against the request (a `Requester` is a uid the
+/// kernel or MUNGE vouches for, the same user on every host of the cluster).
+pub fn check_admin_entries(attr: &AttrOp, unset: bool) -> Result<(), RequestError> {
+    if unset {
+        return Ok(());
+    }
+    for entry in attr.value.split(',').map(str::trim) {
+        let (user, host) = entry.split_once('@').map_or((entry, None), |(user, host)| (user, Some(host)));
+        if user.is_empty() || host.is_some_and(str::is_empty) {
+            return Err(bad_value(attr, &format!("{entry}: expected user@host")));
+        }
+        if user.contains('*') {
+            return Err(bad_value(attr, &format!("{entry}: the user part cannot be a wildcard")));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a `managers`/`operators` entry names `user` (see [`check_admin_entries`]).
+pub fn admin_matches(entry: &str, user: &str) -> bool {
+    entry.split('@').next() == Some(user)
 }
 
 /// The text of a flavor (`openpbs`, `torque`).

@@ -1,6 +1,7 @@
 //! The text form of a job's allocation (`Job::exec`) in the `jobs.exec_hosts` column:
-//! `node|slots|gpus|mem_bytes|mpiprocs` per share, shares joined by `;`, slot and GPU indices
-//! joined by `,`; e.g. `n1|0,1|0|1073741824|2;n2|0,1||0|2`. An empty string is no allocation.
+//! `node|slots|gpus|mem_bytes|mpiprocs[|mps]` per share, shares joined by `;`, slot and GPU
+//! indices joined by `,`; e.g. `n1|0,1|0|1073741824|2;n2|0,1||0|2`; an MPS share of 25 % of
+//! GPU 0 is `n1|3|0|0|1|25` (the sixth field only then). An empty string is no allocation.
 //!
 //! Pure text in, text out; no diesel. Invariant: `decode(encode(x)) == x` for every allocation
 //! `encode` accepts, and `decode` refuses anything else with an error instead of panicking.
@@ -34,6 +35,9 @@ pub fn encode(shares: &[NodeShare]) -> Result<String, ExecHostsError> {
             mem = share.mem_bytes,
             mpiprocs = share.mpiprocs,
         ));
+        if let Some(percent) = share.mps {
+            parts.last_mut().expect("just pushed").push_str(&format!("{FIELD_SEPARATOR}{percent}"));
+        }
     }
     Ok(parts.join(&SHARE_SEPARATOR.to_string()))
 }
@@ -55,12 +59,20 @@ pub fn decode(text: &str) -> Result<Vec<NodeShare>, ExecHostsError> {
 /// Reads one `node|slots|gpus|mem_bytes|mpiprocs` share.
 fn decode_share(text: &str) -> Result<NodeShare, ExecHostsError> {
     let fields: Vec<&str> = text.split(FIELD_SEPARATOR).collect();
-    let [node, slots, gpus, mem, mpiprocs] = fields.as_slice() else {
-        return Err(ExecHostsError(format!(
-            "expected 5 fields separated by '{FIELD_SEPARATOR}', found {}",
-            fields.len()
-        )));
+    let (node, slots, gpus, mem, mpiprocs, mps) = match fields.as_slice() {
+        [node, slots, gpus, mem, mpiprocs] => (node, slots, gpus, mem, mpiprocs, None),
+        [node, slots, gpus, mem, mpiprocs, mps] => (node, slots, gpus, mem, mpiprocs, Some(*mps)),
+        _ => {
+            return Err(ExecHostsError(format!(
+                "expected 5 or 6 fields separated by '{FIELD_SEPARATOR}', found {}",
+                fields.len()
+            )))
+        }
     };
+    let mps = mps.map(|text| parse_number::<u8>(text, "mps")).transpose()?;
+    if mps.is_some_and(|percent| percent == 0 || percent > 100) {
+        return Err(ExecHostsError(format!("mps: {:?} is not a percentage from 1 to 100", fields[5])));
+    }
     check_node_name(node)?;
     Ok(NodeShare {
         node: (*node).to_string(),
@@ -68,6 +80,7 @@ fn decode_share(text: &str) -> Result<NodeShare, ExecHostsError> {
         gpus: split_indices(gpus, "gpus")?,
         mem_bytes: parse_number(mem, "mem_bytes")?,
         mpiprocs: parse_number(mpiprocs, "mpiprocs")?,
+        mps,
     })
 }
 
@@ -113,7 +126,7 @@ mod tests {
     use super::*;
 
     fn share(node: &str, slots: &[u32], gpus: &[u32], mem_bytes: u64, mpiprocs: u32) -> NodeShare {
-        NodeShare { node: node.to_string(), slots: slots.to_vec(), gpus: gpus.to_vec(), mem_bytes, mpiprocs }
+        NodeShare { node: node.to_string(), slots: slots.to_vec(), gpus: gpus.to_vec(), mem_bytes, mpiprocs, mps: None }
     }
 
     #[test]
@@ -133,6 +146,9 @@ mod tests {
         let expected = format!("n1|0,1|0|1073741824|2;n2.example|||0|0;n3|7|1,3|{}|{}", u64::MAX, u32::MAX);
         assert_eq!(text, expected);
         assert_eq!(decode(&text).unwrap(), shares);
+        let mps = vec![NodeShare { mps: Some(25), ..share("n1", &[3], &[0], 0, 1) }];
+        assert_eq!(encode(&mps).unwrap(), "n1|3|0|0|1|25");
+        assert_eq!(decode("n1|3|0|0|1|25").unwrap(), mps);
     }
 
     #[test]
@@ -140,7 +156,10 @@ mod tests {
         let bad = [
             "garbage",
             "n1|0|0|1",
-            "n1|0|0|1|2|3",
+            "n1|0|0|1|2|3|4",
+            "n1|0|0|1|2|0",
+            "n1|0|0|1|2|101",
+            "n1|0|0|1|2|",
             "n1|0,|0|1|2",
             "n1|x|0|1|2",
             "n1|0|0|-1|2",

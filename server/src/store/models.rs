@@ -237,6 +237,7 @@ pub(super) fn fallback_request(spec: &JobSpec) -> ResourceRequest {
             mpiprocs: 1,
             host: None,
             properties: Vec::new(),
+            mps: None,
         }],
         place: Placement::Free,
         exclusive: false,

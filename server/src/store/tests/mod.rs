@@ -50,6 +50,7 @@ fn sample_request() -> ResourceRequest {
             mpiprocs: 2,
             host: None,
             properties: vec!["fast".to_string()],
+            mps: None,
         }],
         place: Placement::Scatter,
         exclusive: true,
@@ -151,8 +152,22 @@ fn full_job(seq: u64) -> Job {
     job.times.stime = Some(1_700_000_010);
     job.times.obittime = Some(i64::MAX);
     job.exec = vec![
-        NodeShare { node: "n1".to_string(), slots: vec![0, 1], gpus: vec![0], mem_bytes: 1 << 30, mpiprocs: 2 },
-        NodeShare { node: "n2.cluster".to_string(), slots: vec![4, 5], gpus: Vec::new(), mem_bytes: 0, mpiprocs: 2 },
+        NodeShare {
+            node: "n1".to_string(),
+            slots: vec![0, 1],
+            gpus: vec![0],
+            mem_bytes: 1 << 30,
+            mpiprocs: 2,
+            mps: None,
+        },
+        NodeShare {
+            node: "n2.cluster".to_string(),
+            slots: vec![4, 5],
+            gpus: Vec::new(),
+            mem_bytes: 0,
+            mpiprocs: 2,
+            mps: None,
+        },
     ];
     job.session_id = Some(i32::MAX);
     job.exit_status = Some(-9);
