@@ -12,8 +12,17 @@ use std::time::Duration;
 /// passed down; nothing else in the crate reads settings from the environment.
 #[derive(Debug, Clone)]
 pub struct MomConfig {
-    /// The server's Unix socket.
+    /// The server's Unix socket (unless `server` is set).
     pub socket: PathBuf,
+    /// The server's TCP address `HOST:PORT` (cluster transport, MUNGE-sealed frames).
+    pub server: Option<String>,
+    /// The mom port (TCP; port 0 = any): sealed instructions of `server_uid` only. `None` = no
+    /// mom port.
+    pub listen: Option<std::net::SocketAddr>,
+    /// munged's socket (TCP transport).
+    pub munge_socket: PathBuf,
+    /// The uid whose credentials the mom obeys on TCP (default: its own).
+    pub server_uid: u32,
     /// This node's name as the server knows it (also the name written into `PBS_NODEFILE`).
     pub node: String,
     /// Cpu slots offered to the server.
@@ -48,6 +57,10 @@ impl MomConfig {
     pub fn new(socket: impl Into<PathBuf>, node: impl Into<String>) -> MomConfig {
         MomConfig {
             socket: socket.into(),
+            server: None,
+            listen: None,
+            munge_socket: PathBuf::from(proto::munge::DEFAULT_SOCKET),
+            server_uid: nix::unistd::geteuid().as_raw(),
             node: node.into(),
             np: host_cpus(),
             mem_bytes: host_memory_bytes(),
@@ -68,9 +81,22 @@ impl MomConfig {
 #[derive(Debug, Parser)]
 #[command(name = "pbs_mom", about = "minipbs execution daemon (one per compute node)")]
 pub struct MomArgs {
-    /// The server's Unix socket.
+    /// The server's Unix socket (one host).
+    #[arg(long, required_unless_present = "server", conflicts_with = "server")]
+    pub socket: Option<PathBuf>,
+    /// The server's TCP address HOST:PORT (cluster transport: TCP + MUNGE).
     #[arg(long)]
-    pub socket: PathBuf,
+    pub server: Option<String>,
+    /// The mom port for the server's sealed instructions, ADDR:PORT (port 0 = any; default
+    /// 0.0.0.0:15002 with --server).
+    #[arg(long)]
+    pub listen: Option<std::net::SocketAddr>,
+    /// munged's socket (TCP transport).
+    #[arg(long, default_value = proto::munge::DEFAULT_SOCKET)]
+    pub munge_socket: PathBuf,
+    /// The uid whose MUNGE credentials the mom obeys (default: the uid it runs as).
+    #[arg(long)]
+    pub server_uid: Option<u32>,
     /// Node name (default: the short host name).
     #[arg(long)]
     pub name: Option<String>,
@@ -110,7 +136,13 @@ impl MomArgs {
     /// The configuration these flags describe (defaults from [`MomConfig::new`]).
     pub fn into_config(self) -> MomConfig {
         let node = self.name.unwrap_or_else(short_host_name);
-        let mut config = MomConfig::new(self.socket, node);
+        let mut config = MomConfig::new(self.socket.unwrap_or_default(), node);
+        if self.server.is_some() {
+            config.listen = Some(self.listen.unwrap_or_else(|| ([0, 0, 0, 0], 15002).into()));
+        }
+        config.server = self.server;
+        config.munge_socket = self.munge_socket;
+        config.server_uid = self.server_uid.unwrap_or(config.server_uid);
         config.np = self.np.unwrap_or(config.np);
         config.mem_bytes = self.mem.unwrap_or(config.mem_bytes);
         config.ngpus = self.gpus;
@@ -207,6 +239,18 @@ mod tests {
         assert_eq!(config.tmpdir_base, PathBuf::from("/t"));
         assert_eq!(config.heartbeat_interval, Duration::from_secs(3));
         assert!(!config.kill_jobs_on_shutdown);
+        assert_eq!(config.server, None);
+        assert_eq!(config.listen, None);
+    }
+
+    #[test]
+    fn tcp_flags() {
+        let config = MomArgs::parse_from(["pbs_mom", "--server", "head:15001", "--server-uid", "7"]).into_config();
+        assert_eq!(config.server.as_deref(), Some("head:15001"));
+        assert_eq!(config.listen, Some(([0, 0, 0, 0], 15002).into()));
+        assert_eq!(config.server_uid, 7);
+        assert!(MomArgs::try_parse_from(["pbs_mom"]).is_err(), "one of --socket and --server is required");
+        assert!(MomArgs::try_parse_from(["pbs_mom", "--socket", "/s", "--server", "h:1"]).is_err());
     }
 
     #[test]

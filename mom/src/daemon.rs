@@ -126,8 +126,13 @@ impl Daemon {
             }
         };
         self.kill_senders.remove(&job_id);
-        let obit =
-            JobObit { job_id, exit_status: outcome.exit_status, session_id: outcome.session_id, used: outcome.used };
+        let obit = JobObit {
+            job_id,
+            exit_status: outcome.exit_status,
+            session_id: outcome.session_id,
+            used: outcome.used,
+            undelivered: outcome.undelivered,
+        };
         // Invariant: the obit is in the table before it is sent, so a reconnect resends it.
         lock(&self.table).on_job_ended(obit.clone());
         let _ = self.outbound.send(MomToServer::JobEnded(obit));
@@ -156,6 +161,7 @@ impl Daemon {
 fn message_name(message: &ServerToMom) -> &'static str {
     match message {
         ServerToMom::Registered { .. } => "Registered",
+        ServerToMom::Refused { .. } => "Refused",
         ServerToMom::RunJob(_) => "RunJob",
         ServerToMom::JoinJob(_) => "JoinJob",
         ServerToMom::KillJob { .. } => "KillJob",

@@ -52,6 +52,7 @@ impl JobTable {
             ServerToMom::Registered { stale_jobs, .. } => {
                 stale_jobs.iter().filter_map(|id| self.on_stale(id)).collect()
             }
+            ServerToMom::Refused { .. } => Vec::new(),
             ServerToMom::RunJob(launch) => self.on_run(launch).into_iter().collect(),
             ServerToMom::JoinJob(launch) => {
                 self.running.entry(launch.job_id.clone()).or_insert(Share::Sister);
@@ -147,7 +148,6 @@ impl JobTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proto::mom::ResourcesUsed;
 
     fn launch(id: &str) -> Box<JobLaunch> {
         Box::new(JobLaunch {
@@ -172,11 +172,12 @@ mod tests {
             array_index: None,
             array_id: None,
             interactive: None,
+            root_allowed: false,
         })
     }
 
     fn obit(id: &str) -> JobObit {
-        JobObit { job_id: id.into(), exit_status: 0, session_id: 5, used: ResourcesUsed::default() }
+        JobObit { job_id: id.into(), exit_status: 0, session_id: 5, ..Default::default() }
     }
 
     #[test]

@@ -3,7 +3,10 @@
 //!
 //! Layout:
 //! * `config.rs`: [`MomConfig`] and the `pbs_mom` flags ([`MomArgs`]).
-//! * `link.rs`: the server connection (handshake, register, heartbeat, reconnect, obit resend).
+//! * `link.rs`: the server connection (Unix or TCP + MUNGE; handshake, register, heartbeat,
+//!   reconnect, obit resend).
+//! * `port.rs`: the mom port (TCP): sealed instructions of the server uid, forwarded like the
+//!   link's.
 //! * `jobs.rs`: the job table and the decision taken on each server message (pure).
 //! * `daemon.rs`: the main loop carrying those decisions out.
 //! * `exec/`: running one job (files, identity, environment, session, kill, reap, delivery).
@@ -16,6 +19,7 @@ pub mod daemon;
 pub mod exec;
 pub mod jobs;
 pub mod link;
+pub mod port;
 
 pub use config::{MomArgs, MomConfig};
 
@@ -37,6 +41,10 @@ use tracing::Instrument;
 /// is retried for ever.
 pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
     prepare_directories(&config)?;
+    if config.server.is_some() || config.listen.is_some() {
+        // One clear line now rather than refused links later.
+        proto::munge::encode(&config.munge_socket, b"").context("the TCP transport needs MUNGE")?;
+    }
     let leftovers = exec::recover::end_leftover_jobs(&config.spool_dir, &config.tmpdir_base);
     if !leftovers.is_empty() {
         tracing::warn!(jobs = ?leftovers, "ended jobs a previous pbs_mom left running; the server requeues or ends them");
@@ -56,9 +64,27 @@ pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyho
     let (inbound_sender, inbound) = mpsc::unbounded_channel();
     let (outbound, outbound_receiver) = mpsc::unbounded_channel();
     let channels = link::LinkChannels { inbound: inbound_sender, outbound: outbound_receiver };
+    let munge_socket: Arc<Path> = Arc::from(config.munge_socket.as_path());
+    let mut port = 0;
+    let port_task = match config.listen {
+        Some(addr) => {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("cannot listen on the mom port {addr}"))?;
+            port = listener.local_addr()?.port();
+            let inbound = channels.inbound.clone();
+            let node = config.node.clone();
+            Some(tokio::spawn(port::serve(listener, munge_socket.clone(), node, config.server_uid, inbound)))
+        }
+        None => None,
+    };
     let link_span = tracing::info_span!("link", node = %config.node);
-    let link_task = tokio::spawn(link::run(link_settings(&config), table.clone(), channels).instrument(link_span));
-    tracing::info!(node = %config.node, socket = %config.socket.display(), "pbs_mom started");
+    let settings = link_settings(&config, munge_socket, port);
+    let link_task = tokio::spawn(link::run(settings, table.clone(), channels).instrument(link_span));
+    match &config.server {
+        Some(server) => tracing::info!(node = %config.node, server, port, "pbs_mom started"),
+        None => tracing::info!(node = %config.node, socket = %config.socket.display(), "pbs_mom started"),
+    }
     let patience = config.kill_delay.max(Duration::from_secs(10)) + Duration::from_secs(20);
     let daemon = daemon::Daemon::new(context, table.clone(), outbound);
     let span = tracing::info_span!("mom", node = %config.node);
@@ -71,13 +97,20 @@ pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyho
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     link_task.abort();
+    if let Some(task) = port_task {
+        task.abort();
+    }
     tracing::info!(node = %config.node, "pbs_mom stopped");
     Ok(())
 }
 
-fn link_settings(config: &MomConfig) -> link::LinkSettings {
+fn link_settings(config: &MomConfig, munge_socket: Arc<Path>, port: u16) -> link::LinkSettings {
+    let target = match &config.server {
+        Some(addr) => link::LinkTarget::Tcp { addr: addr.clone(), munge_socket, server_uid: config.server_uid },
+        None => link::LinkTarget::Unix(config.socket.clone()),
+    };
     link::LinkSettings {
-        socket: config.socket.clone(),
+        target,
         registration: proto::mom::Registration {
             node: config.node.clone(),
             np: config.np,
@@ -86,6 +119,9 @@ fn link_settings(config: &MomConfig) -> link::LinkSettings {
             properties: config.properties.clone(),
             start_id: random_hex(8),
             jobs: Vec::new(),
+            port,
+            gpus: Vec::new(),
+            gpu_states: Vec::new(),
         },
         heartbeat_interval: config.heartbeat_interval,
         reconnect_min: config.reconnect_min,

@@ -1,6 +1,7 @@
-//! The mom's connection to the server: connect to the Unix socket, handshake (`Hello` /
-//! `HelloReply`), `Register` with the jobs still held, then heartbeats and messages in both
-//! directions. When the connection fails (server restart) it reconnects with backoff, registers
+//! The mom's connection to the server: connect to the Unix socket or (cluster transport) the
+//! server's TCP port, every frame then sealed with MUNGE and only the server uid's credentials
+//! obeyed; handshake (`Hello` / `HelloReply`), `Register` with the jobs still held, then
+//! heartbeats and messages in both directions. When the connection fails (server restart) it reconnects with backoff, registers
 //! again and resends every obit the server has not acknowledged.
 //!
 //! Owns: the connection's life and the order of messages on it. Must not: start, signal or
@@ -8,16 +9,15 @@
 //! Invariant: after `Registered`, unacknowledged obits are sent before anything else.
 
 use crate::jobs::JobTable;
-use proto::frame::nonblocking::{read, write};
-use proto::frame::FrameError;
 use proto::mom::{MomToServer, Registration, ServerToMom};
+use proto::seal::{Direction, Identity};
+use proto::transport::{self, FrameReader, FrameWriter, Sealing, TransportError};
 use proto::{Hello, HelloReply, Role, PROTOCOL_VERSION};
 use std::collections::VecDeque;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::net::UnixStream;
+use tokio::net::{TcpStream, UnixStream};
 use tokio::sync::mpsc;
 
 /// How long the server may take to answer `Hello` and `Register`.
@@ -26,10 +26,10 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Why a connection ended.
 #[derive(Debug, thiserror::Error)]
 pub enum LinkError {
-    #[error("cannot connect to {path}: {source}")]
-    Connect { path: PathBuf, source: std::io::Error },
+    #[error("cannot connect to {target}: {source}")]
+    Connect { target: String, source: std::io::Error },
     #[error(transparent)]
-    Frame(#[from] FrameError),
+    Frame(#[from] TransportError),
     #[error("server refused the mom: {0}")]
     Refused(String),
     #[error("protocol error: {0}")]
@@ -41,8 +41,8 @@ pub enum LinkError {
 /// What the link needs to know.
 #[derive(Debug, Clone)]
 pub struct LinkSettings {
-    /// The server's Unix socket.
-    pub socket: PathBuf,
+    /// Where the server is.
+    pub target: LinkTarget,
     /// Sent on every registration, with `jobs` filled in from the job table.
     pub registration: Registration,
     /// Time between heartbeats.
@@ -51,6 +51,45 @@ pub struct LinkSettings {
     pub reconnect_min: Duration,
     /// Largest reconnect delay.
     pub reconnect_max: Duration,
+}
+
+/// How the link reaches the server.
+#[derive(Debug, Clone)]
+pub enum LinkTarget {
+    /// Its Unix socket (identity from the kernel).
+    Unix(PathBuf),
+    /// `HOST:PORT`, frames sealed through munged at `munge_socket`; only credentials of
+    /// `server_uid` are obeyed.
+    Tcp { addr: String, munge_socket: Arc<Path>, server_uid: u32 },
+}
+
+impl LinkTarget {
+    async fn connect(&self) -> Result<(FrameReader, FrameWriter), LinkError> {
+        match self {
+            LinkTarget::Unix(path) => {
+                let stream = UnixStream::connect(path)
+                    .await
+                    .map_err(|source| LinkError::Connect { target: path.display().to_string(), source })?;
+                let (read, write) = transport::split_unix(stream);
+                // The kernel vouches for the socket's owner; nothing to check per frame.
+                let identity = Identity { uid: 0, gid: 0 };
+                Ok((FrameReader::plain(read, identity), FrameWriter::new(write, None)))
+            }
+            LinkTarget::Tcp { addr, munge_socket, server_uid } => {
+                let stream = TcpStream::connect(addr.as_str())
+                    .await
+                    .map_err(|source| LinkError::Connect { target: addr.clone(), source })?;
+                let _ = stream.set_nodelay(true);
+                let (read, write) = transport::split_tcp(stream);
+                // Bound to the node's name once the handshake is over (`session`).
+                let inbound =
+                    Sealing { socket: munge_socket.clone(), direction: Direction::ServerToMom(String::new()) };
+                let outbound = Sealing { socket: munge_socket.clone(), direction: Direction::ToServer };
+                let reader = FrameReader::sealed(read, inbound).only_from(vec![*server_uid]);
+                Ok((reader, FrameWriter::new(write, Some(outbound))))
+            }
+        }
+    }
 }
 
 /// Reconnect delays: `min`, doubling up to `max`; reset after a successful registration.
@@ -125,11 +164,9 @@ async fn session(
     carry: &mut VecDeque<MomToServer>,
     backoff: &mut Backoff,
 ) -> Result<(), LinkError> {
-    let stream = UnixStream::connect(&settings.socket)
-        .await
-        .map_err(|source| LinkError::Connect { path: settings.socket.clone(), source })?;
-    let (mut reader, mut writer) = stream.into_split();
+    let (mut reader, mut writer) = settings.target.connect().await?;
     let server_name = with_timeout(handshake(&mut reader, &mut writer)).await?;
+    reader.set_direction(Direction::ServerToMom(settings.registration.node.clone()));
     keep_undelivered_starts(&mut channels.outbound, carry);
     let stale_jobs = with_timeout(register(settings, table, &mut reader, &mut writer)).await?;
     tracing::info!(server = %server_name, stale = stale_jobs.len(), "registered with the server");
@@ -137,10 +174,10 @@ async fn session(
     let _ = channels.inbound.send(ServerToMom::Registered { server_name, stale_jobs });
     let obits = lock(table).unacked_obits();
     for obit in obits {
-        write(&mut writer, &MomToServer::JobEnded(obit)).await?;
+        writer.write(&MomToServer::JobEnded(obit)).await?;
     }
     while let Some(message) = carry.pop_front() {
-        if let Err(err) = write(&mut writer, &message).await {
+        if let Err(err) = writer.write(&message).await {
             carry.push_front(message);
             return Err(err.into());
         }
@@ -149,9 +186,9 @@ async fn session(
 }
 
 /// Sends `Hello` and returns the server's name from `Welcome`.
-async fn handshake(reader: &mut OwnedReadHalf, writer: &mut OwnedWriteHalf) -> Result<String, LinkError> {
-    write(writer, &Hello { role: Role::Mom, protocol: PROTOCOL_VERSION }).await?;
-    match read::<HelloReply>(reader).await? {
+async fn handshake(reader: &mut FrameReader, writer: &mut FrameWriter) -> Result<String, LinkError> {
+    writer.write(&Hello { role: Role::Mom, protocol: PROTOCOL_VERSION }).await?;
+    match reader.read::<HelloReply>().await? {
         HelloReply::Welcome { server_name, .. } => Ok(server_name),
         HelloReply::Refused { code, message } => Err(LinkError::Refused(format!("{code:?}: {message}"))),
     }
@@ -161,13 +198,14 @@ async fn handshake(reader: &mut OwnedReadHalf, writer: &mut OwnedWriteHalf) -> R
 async fn register(
     settings: &LinkSettings,
     table: &Arc<Mutex<JobTable>>,
-    reader: &mut OwnedReadHalf,
-    writer: &mut OwnedWriteHalf,
+    reader: &mut FrameReader,
+    writer: &mut FrameWriter,
 ) -> Result<Vec<String>, LinkError> {
     let registration = Registration { jobs: lock(table).registered_jobs(), ..settings.registration.clone() };
-    write(writer, &MomToServer::Register(registration)).await?;
-    match read::<ServerToMom>(reader).await? {
+    writer.write(&MomToServer::Register(registration)).await?;
+    match reader.read::<ServerToMom>().await? {
         ServerToMom::Registered { stale_jobs, .. } => Ok(stale_jobs),
+        ServerToMom::Refused { message } => Err(LinkError::Refused(message)),
         other => Err(LinkError::Protocol(format!("expected Registered, got {other:?}"))),
     }
 }
@@ -175,8 +213,8 @@ async fn register(
 /// The registered connection: forwards inbound messages, writes outbound ones, heartbeats.
 async fn serve(
     settings: &LinkSettings,
-    mut reader: OwnedReadHalf,
-    mut writer: OwnedWriteHalf,
+    mut reader: FrameReader,
+    mut writer: FrameWriter,
     channels: &mut LinkChannels,
     carry: &mut VecDeque<MomToServer>,
 ) -> Result<(), LinkError> {
@@ -184,9 +222,9 @@ async fn serve(
     // Reading is not cancel-safe, so it gets its own task; aborted when this function ends.
     let reader_task = AbortOnDrop(tokio::spawn(async move {
         loop {
-            let message = read::<ServerToMom>(&mut reader).await?;
+            let message = reader.read::<ServerToMom>().await?;
             if inbound.send(message).is_err() {
-                return Ok::<(), FrameError>(());
+                return Ok::<(), TransportError>(());
             }
         }
     }));
@@ -204,14 +242,14 @@ async fn serve(
             }
             message = channels.outbound.recv() => {
                 let Some(message) = message else { return Ok(()) };
-                if let Err(err) = write(&mut writer, &message).await {
+                if let Err(err) = writer.write(&message).await {
                     if matches!(message, MomToServer::JobStarted { .. }) {
                         carry.push_back(message);
                     }
                     return Err(err.into());
                 }
             }
-            _ = heartbeat.tick() => write(&mut writer, &MomToServer::Heartbeat).await?,
+            _ = heartbeat.tick() => writer.write(&MomToServer::Heartbeat).await?,
         }
     }
 }
@@ -262,8 +300,7 @@ mod tests {
         let (sender, mut receiver) = mpsc::unbounded_channel();
         sender.send(MomToServer::Heartbeat).unwrap();
         sender.send(MomToServer::JobStarted { job_id: "1.s".into(), session_id: 9 }).unwrap();
-        let obit =
-            proto::mom::JobObit { job_id: "2.s".into(), exit_status: 0, session_id: 3, used: Default::default() };
+        let obit = proto::mom::JobObit { job_id: "2.s".into(), exit_status: 0, session_id: 3, ..Default::default() };
         sender.send(MomToServer::JobEnded(obit)).unwrap();
         let mut carry = VecDeque::new();
         keep_undelivered_starts(&mut receiver, &mut carry);

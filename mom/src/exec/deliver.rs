@@ -1,10 +1,23 @@
 //! Output delivery: copying a job's spool files to their `-o`/`-e` destinations **as the
-//! user**. A mom running as that user copies directly; a root mom runs the copy in a child
-//! that has dropped to the user's groups, gid and uid, so root never creates or truncates a
-//! file in a user's directory (a user cannot make root write to a path of their choosing).
+//! user**, and keeping what cannot be delivered (pbs-reference 10.5).
 //!
-//! Owns: destination paths and the copy. Must not: delete spool files (the caller does, after
-//! a successful copy) or follow a destination as root.
+//! How "as the user": a mom running as that user copies directly; a root mom runs the copy in
+//! a forked child that has taken the user's supplementary groups, gid and uid (in that order)
+//! and has an empty environment, so the kernel checks every path component, symbolic link and
+//! permission of the destination against the user, never against root: `-o /etc/evil` or a
+//! link the user planted towards a root file fails with EACCES, as it would for the user. A
+//! child rather than `setfsuid` on a thread: the identity change cannot leak to other threads
+//! of the mom, and nothing the user controls (environment, loader variables) reaches a process
+//! that still has root's rights.
+//!
+//! Undeliverable output is moved (not copied) to the undelivered directory, `<spool>/undelivered`
+//! (OpenPBS: `$PBS_HOME/undelivered`): inside the spool, which nobody but the mom can write,
+//! and on its file system, so the move is one `link` + `unlink` that never replaces a file.
+//! The directory is mode 0711 (others may reach a file they know the name of, not list it);
+//! each kept file is owned by the user, mode 0600.
+//!
+//! Owns: destination paths, the copy and the undelivered directory. Must not: delete spool
+//! files (the caller does, after a successful copy) or follow a destination as root.
 
 use super::spawn::Identity;
 use super::user::JobUser;
@@ -22,6 +35,22 @@ pub enum DeliverError {
     Io { spool: PathBuf, dest: PathBuf, source: io::Error },
     #[error("copy to {dest} as the user failed: {message}")]
     AsUser { dest: PathBuf, message: String },
+}
+
+impl DeliverError {
+    /// What went wrong, without the paths (the copy's own error output, as OpenPBS quotes it
+    /// between `*** error from copy` and `*** end error output`).
+    pub fn reason(&self) -> String {
+        match self {
+            DeliverError::Io { source, .. } => source.to_string(),
+            DeliverError::AsUser { message, .. } => message.clone(),
+        }
+    }
+}
+
+/// The directory undeliverable output is kept in, under `spool`.
+pub fn undelivered_dir(spool: &Path) -> PathBuf {
+    spool.join("undelivered")
 }
 
 /// The local path of a destination: a leading `host:` is dropped; a relative path is taken
@@ -94,17 +123,58 @@ fn copy_as_user(source: File, dest: &Path, user: &JobUser) -> Result<(), Deliver
         return Ok(());
     }
     let stderr = String::from_utf8_lossy(&output.stderr).trim().to_string();
-    Err(as_user_error(format!("{} ({stderr})", output.status)))
+    Err(as_user_error(if stderr.is_empty() { output.status.to_string() } else { stderr }))
 }
 
-/// Moves an undeliverable spool file to `<spool>/undelivered/` so the output is not lost.
-pub fn keep_undelivered(spool_file: &Path, spool_dir: &Path) -> io::Result<PathBuf> {
-    let dir = spool_dir.join("undelivered");
-    std::fs::create_dir_all(&dir)?;
+/// Moves an undeliverable spool file into `dir` (created 0711 if missing) under its own name,
+/// or `<name>.1`, `<name>.2`, ... when that is taken (a rerun's earlier output), mode 0600,
+/// and gives it to `owner` when given (a root mom; the spool file is the user's already).
+/// Returns where it is.
+pub fn keep_undelivered(spool_file: &Path, dir: &Path, owner: Option<&JobUser>) -> io::Result<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    match std::fs::DirBuilder::new().mode(0o711).create(dir) {
+        Err(err) if err.kind() != io::ErrorKind::AlreadyExists => return Err(err),
+        _ => {}
+    }
+    let meta = std::fs::symlink_metadata(dir)?;
+    if !meta.is_dir() || meta.uid() != nix::unistd::geteuid().as_raw() {
+        return Err(io::Error::other(format!("{} is not a directory of the mom's own", dir.display())));
+    }
+    if meta.mode() & 0o7777 != 0o711 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711))?;
+    }
     let name = spool_file.file_name().ok_or_else(|| io::Error::other("spool file without a name"))?;
-    let kept = dir.join(name);
-    std::fs::rename(spool_file, &kept)?;
+    let kept = free_name(dir, name, |candidate| std::fs::hard_link(spool_file, candidate))?;
+    std::fs::remove_file(spool_file)?;
+    // On a descriptor opened without following links: the name was just created by the mom.
+    let file = OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(&kept)?;
+    if let Some(user) = owner {
+        std::os::unix::fs::fchown(&file, Some(user.uid), Some(user.gid))?;
+    }
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     Ok(kept)
+}
+
+/// Calls `create` with `dir/name`, then `dir/name.1`, `dir/name.2`, ... until it does not fail
+/// with "already exists"; returns the name it succeeded with.
+fn free_name(
+    dir: &Path,
+    name: &std::ffi::OsStr,
+    mut create: impl FnMut(&Path) -> io::Result<()>,
+) -> io::Result<PathBuf> {
+    for attempt in 0..1000 {
+        let mut candidate = name.to_os_string();
+        if attempt > 0 {
+            candidate.push(format!(".{attempt}"));
+        }
+        let path = dir.join(candidate);
+        match create(&path) {
+            Ok(()) => return Ok(path),
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(err) => return Err(err),
+        }
+    }
+    Err(io::Error::other("no free name in the undelivered directory"))
 }
 
 #[cfg(test)]
@@ -132,6 +202,27 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&dest).unwrap(), "hello\n");
         let missing = deliver(&spool, &dir.path().join("no/such/dir"), &user, false);
         assert!(missing.is_err());
+    }
+
+    #[test]
+    fn undeliverable_output_is_kept_privately_without_replacing_earlier_output() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let spool = tempfile::tempdir().unwrap();
+        let user = super::super::user::resolve("root", None).unwrap();
+        let dir = undelivered_dir(spool.path());
+        let mut kept = Vec::new();
+        for text in ["first\n", "second\n"] {
+            let file = spool.path().join("3.s.OU");
+            std::fs::write(&file, text).unwrap();
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+            kept.push(keep_undelivered(&file, &dir, Some(&user)).unwrap());
+            assert!(!file.exists(), "moved, not copied");
+        }
+        assert_eq!(kept, [dir.join("3.s.OU"), dir.join("3.s.OU.1")]);
+        assert_eq!(std::fs::read_to_string(&kept[0]).unwrap(), "first\n");
+        assert_eq!(std::fs::read_to_string(&kept[1]).unwrap(), "second\n");
+        assert_eq!(std::fs::metadata(&kept[1]).unwrap().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::metadata(&dir).unwrap().mode() & 0o7777, 0o711, "not listable by others");
     }
 
     #[test]

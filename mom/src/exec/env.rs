@@ -2,7 +2,13 @@
 //! the job's file paths.
 //!
 //! Owns: which variables a job sees and their precedence: `JobLaunch.variables` first, then
-//! the mom's own variables, which the user cannot override. Must not: read the mom's own
+//! the mom's own variables, which the user cannot override (every `PBS_*` but the submit-side
+//! `PBS_O_*`, `HOME`, `LOGNAME`, `USER`, `SHELL`, `TMPDIR`, ...; `PATH` is the user's, as in
+//! OpenPBS). A job that runs as root gets none of the variables the dynamic loader and the C
+//! library obey (`LD_PRELOAD`, `LD_LIBRARY_PATH`, `LD_AUDIT`, ..., glibc's list of variables it
+//! ignores for set-uid programs): whoever may set a root job's `Variable_List` (`qalter -v` by
+//! an operator) must not get code run as root. A user's own job keeps them: it runs only with
+//! the user's rights, and nothing the mom runs as root sees a job's variables. Must not: read the mom's own
 //! environment, touch files, or log values (they may hold secrets).
 
 use super::files::{distinct_hosts, local_gpus};
@@ -45,6 +51,7 @@ pub fn job_environment(input: &EnvInput<'_>) -> Vec<(String, String)> {
         .variables
         .iter()
         .filter(|(name, _)| !mom_owned(name))
+        .filter(|(name, _)| input.user.uid != 0 || !loader_variable(name))
         .map(|(name, value)| (name.to_string(), value.to_string()))
         .collect();
     env.entry("PATH".into()).or_insert_with(|| DEFAULT_PATH.into());
@@ -111,6 +118,26 @@ fn mom_owned(name: &str) -> bool {
         || matches!(name, "TMPDIR" | "NCPUS" | "OMP_NUM_THREADS" | "ENVIRONMENT")
 }
 
+/// Variables that make the dynamic loader or the C library load or read files of the caller's
+/// choosing (glibc's `UNSECURE_ENVVARS`, which it drops for set-uid programs).
+pub fn loader_variable(name: &str) -> bool {
+    name.starts_with("LD_")
+        || matches!(
+            name,
+            "GCONV_PATH"
+                | "GETCONF_DIR"
+                | "HOSTALIASES"
+                | "LOCALDOMAIN"
+                | "LOCPATH"
+                | "MALLOC_TRACE"
+                | "NIS_PATH"
+                | "NLSPATH"
+                | "RESOLV_HOST_CONF"
+                | "RES_OPTIONS"
+                | "TZDIR"
+        )
+}
+
 /// Total cpu slots of the job (`PBS_NP`, `resources_used.ncpus`): the sum of every host's
 /// ncpus, at least 1.
 pub fn total_slots(launch: &JobLaunch) -> u32 {
@@ -123,7 +150,15 @@ mod tests {
     use proto::mom::HostAlloc;
 
     fn host(node: &str, ncpus: u32, gpus: &[u32]) -> HostAlloc {
-        HostAlloc { node: node.into(), ncpus, mpiprocs: ncpus, gpus: gpus.to_vec(), mem_bytes: None }
+        HostAlloc {
+            node: node.into(),
+            ncpus,
+            mpiprocs: ncpus,
+            gpus: gpus.to_vec(),
+            mem_bytes: None,
+            gpu_uuids: Vec::new(),
+            mps: None,
+        }
     }
 
     fn launch() -> JobLaunch {
@@ -156,6 +191,7 @@ mod tests {
             array_index: None,
             array_id: None,
             interactive: None,
+            root_allowed: false,
         }
     }
 
@@ -171,10 +207,18 @@ mod tests {
     }
 
     fn environment(launch: &JobLaunch, node: &str, gpufile: Option<&Path>) -> BTreeMap<String, String> {
-        let user = user();
+        environment_of(&user(), launch, node, gpufile)
+    }
+
+    fn environment_of(
+        user: &JobUser,
+        launch: &JobLaunch,
+        node: &str,
+        gpufile: Option<&Path>,
+    ) -> BTreeMap<String, String> {
         let input = EnvInput {
             launch,
-            user: &user,
+            user,
             node,
             nodefile: Path::new("/spool/aux/7.head"),
             gpufile,
@@ -191,6 +235,48 @@ mod tests {
         assert_eq!(env["HOME"], "/home/alice");
         assert_eq!(env["MY_VAR"], "x");
         assert_eq!(env["PBS_O_WORKDIR"], "/home/alice/run");
+    }
+
+    #[test]
+    fn what_the_mom_sets_cannot_come_from_the_variable_list() {
+        let mut launch = launch();
+        for (name, value) in [
+            ("PBS_JOBID", "x"),
+            ("PBS_NODEFILE", "/etc/shadow"),
+            ("PBS_ENVIRONMENT", "x"),
+            ("HOME", "/root"),
+            ("USER", "root"),
+            ("LOGNAME", "root"),
+            ("SHELL", "/bin/evil"),
+            ("TMPDIR", "/"),
+            ("ENVIRONMENT", "x"),
+        ] {
+            launch.variables.set(name, value);
+        }
+        let env = environment(&launch, "node1", None);
+        assert_eq!(env["PBS_JOBID"], "7.head");
+        assert_eq!(env["PBS_NODEFILE"], "/spool/aux/7.head");
+        assert_eq!(env["PBS_ENVIRONMENT"], "PBS_BATCH");
+        assert_eq!((env["HOME"].as_str(), env["USER"].as_str()), ("/home/alice", "alice"));
+        assert_eq!((env["LOGNAME"].as_str(), env["SHELL"].as_str()), ("alice", "/bin/bash"));
+        assert_eq!((env["TMPDIR"].as_str(), env["ENVIRONMENT"].as_str()), ("/var/tmp/pbs.7.head", "BATCH"));
+    }
+
+    #[test]
+    fn loader_variables_reach_a_users_job_but_never_a_root_job() {
+        let mut launch = launch();
+        for name in ["LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "GCONV_PATH"] {
+            launch.variables.set(name, "/tmp/x.so");
+        }
+        launch.variables.set("LDFLAGS", "-g");
+        let env = environment(&launch, "node1", None);
+        assert_eq!(env["LD_PRELOAD"], "/tmp/x.so", "the user's own process, with the user's rights");
+        let root = JobUser { name: "root".into(), uid: 0, gid: 0, groups: vec![0], ..user() };
+        let env = environment_of(&root, &launch, "node1", None);
+        for name in ["LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "GCONV_PATH"] {
+            assert!(!env.contains_key(name), "{name} reached a root job");
+        }
+        assert_eq!(env["LDFLAGS"], "-g", "only loader variables are dropped");
     }
 
     #[test]

@@ -273,7 +273,15 @@ mod tests {
     use super::*;
 
     fn host(node: &str, mpiprocs: u32, gpus: &[u32]) -> HostAlloc {
-        HostAlloc { node: node.into(), ncpus: mpiprocs, mpiprocs, gpus: gpus.to_vec(), mem_bytes: None }
+        HostAlloc {
+            node: node.into(),
+            ncpus: mpiprocs,
+            mpiprocs,
+            gpus: gpus.to_vec(),
+            mem_bytes: None,
+            gpu_uuids: Vec::new(),
+            mps: None,
+        }
     }
 
     #[test]

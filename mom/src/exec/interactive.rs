@@ -68,7 +68,7 @@ pub fn connect(launch: &JobLaunch, target: &Interactive) -> Result<Accepted, Sta
             secret: target.secret.clone(),
         };
         frame::write(stream, &hello)?;
-        let answer = frame::read(stream)?;
+        let answer = frame::read_limited(stream, frame::Limits::HANDSHAKE)?;
         stream.set_read_timeout(None)?;
         stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
         keep_alive(stream)?;
@@ -246,6 +246,7 @@ mod tests {
             array_index: None,
             array_id: None,
             interactive: None,
+            root_allowed: false,
         }
     }
 

@@ -49,6 +49,8 @@ pub enum StartError {
     UnknownGroup(String),
     #[error("this mom runs as uid {mom_uid} and runs only its own user's jobs, not {user}'s (uid {uid})")]
     ForeignUser { mom_uid: u32, user: String, uid: u32 },
+    #[error("user {0} is uid 0 here, and the server's acl_roots did not allow this job to run as root")]
+    RootRefused(String),
     #[error("shell {0} does not exist or is not executable")]
     ShellMissing(PathBuf),
     #[error("cannot set up the job's spool files: {0}")]
@@ -67,7 +69,7 @@ impl StartError {
     /// The exit status the job ends with.
     pub fn exit_status(&self) -> i32 {
         match self {
-            StartError::ForeignUser { .. } => JOB_EXEC_INVALID_ID,
+            StartError::ForeignUser { .. } | StartError::RootRefused(_) => JOB_EXEC_INVALID_ID,
             StartError::Stdio(_) | StartError::Spawn { .. } | StartError::Pty(_) => JOB_EXEC_FAIL2,
             _ => JOB_EXEC_FAIL1,
         }

@@ -43,7 +43,7 @@ fn clean_up(spool: &Path, tmpdir_base: &Path, job_id: &str) {
     for stream in ["OU", "ER"] {
         let path = spool.join(format!("{job_id}.{stream}"));
         if path.exists() {
-            if let Err(err) = super::deliver::keep_undelivered(&path, spool) {
+            if let Err(err) = super::deliver::keep_undelivered(&path, &super::deliver::undelivered_dir(spool), None) {
                 tracing::warn!(job_id, "cannot keep {}: {err}", path.display());
             }
         }

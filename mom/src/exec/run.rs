@@ -7,7 +7,7 @@
 //! early without an outcome: a job that cannot start still ends, with a negative status.
 
 use super::clock::WalltimeClock;
-use super::deliver::{deliver, destination, keep_undelivered};
+use super::deliver::{deliver, destination, keep_undelivered, undelivered_dir};
 use super::env::{job_environment, total_slots, EnvInput};
 use super::files::{job_id_is_safe, JobFiles};
 use super::interactive::{self, Terminal};
@@ -17,7 +17,7 @@ use super::spawn::{spawn_shell, ShellSpec, ShellStdio};
 use super::user::{self, JobUser};
 use super::{StartError, JOB_EXEC_FAIL1, JOB_EXEC_FAIL2, JOB_EXEC_KILL_WALLTIME, JOB_EXEC_RERUN};
 use nix::sys::signal::Signal;
-use proto::mom::{JobLaunch, ResourcesUsed};
+use proto::mom::{JobLaunch, ResourcesUsed, Undelivered};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -58,7 +58,7 @@ pub enum KillRequest {
 }
 
 /// How a job ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobOutcome {
     /// PBS exit status (pbs-reference 7.2).
     pub exit_status: i32,
@@ -66,12 +66,31 @@ pub struct JobOutcome {
     pub session_id: i32,
     /// `resources_used.*` of the top shell.
     pub used: ResourcesUsed,
+    /// Output that could not be delivered, and where it is kept.
+    pub undelivered: Vec<Undelivered>,
 }
 
 impl JobOutcome {
     /// The outcome of a job whose shell never ran.
     pub fn not_started(exit_status: i32, ncpus: u32) -> JobOutcome {
-        JobOutcome { exit_status, session_id: 0, used: ResourcesUsed { ncpus, ..Default::default() } }
+        JobOutcome {
+            exit_status,
+            session_id: 0,
+            used: ResourcesUsed { ncpus, ..Default::default() },
+            undelivered: Vec::new(),
+        }
+    }
+}
+
+/// A job that could not start, and what became of the output it had already written.
+struct NotStarted {
+    error: StartError,
+    undelivered: Vec<Undelivered>,
+}
+
+impl From<StartError> for NotStarted {
+    fn from(error: StartError) -> NotStarted {
+        NotStarted { error, undelivered: Vec::new() }
     }
 }
 
@@ -113,9 +132,9 @@ pub async fn run_job(
     };
     let mut started = match setup {
         Ok(Ok(started)) => started,
-        Ok(Err(err)) => {
-            tracing::error!(exit_status = err.exit_status(), "job cannot start: {err}");
-            return JobOutcome::not_started(err.exit_status(), ncpus);
+        Ok(Err(NotStarted { error, undelivered })) => {
+            tracing::error!(exit_status = error.exit_status(), "job cannot start: {error}");
+            return JobOutcome { undelivered, ..JobOutcome::not_started(error.exit_status(), ncpus) };
         }
         Err(err) => {
             tracing::error!("job set-up crashed: {err}");
@@ -130,20 +149,20 @@ pub async fn run_job(
 }
 
 /// Resolves the user, writes the files and spawns the shell (blocking).
-fn start(launch: &JobLaunch, context: &ExecContext) -> Result<Started, StartError> {
+fn start(launch: &JobLaunch, context: &ExecContext) -> Result<Started, NotStarted> {
     if !job_id_is_safe(&launch.job_id) {
-        return Err(StartError::BadJobId(launch.job_id.clone()));
+        return Err(StartError::BadJobId(launch.job_id.clone()).into());
     }
     let user = user::resolve(&launch.user, launch.group.as_deref())?;
-    user::may_run(context.mom_uid, &user)?;
+    user::may_run(context.mom_uid, &user, launch.root_allowed)?;
     let shell = launch.shell.as_ref().map(PathBuf::from).unwrap_or_else(|| user.login_shell.clone());
     if !is_executable_file(&shell) {
-        return Err(StartError::ShellMissing(shell));
+        return Err(StartError::ShellMissing(shell).into());
     }
     let files = JobFiles::new(&context.spool_dir, &context.tmpdir_base, launch);
     if let Err(err) = files.create(launch, &user, context.mom_uid == 0) {
         files.remove();
-        return Err(StartError::Files(err));
+        return Err(StartError::Files(err).into());
     }
     match spawn(launch, context, &user, &shell, &files) {
         Ok((sid, terminal)) => {
@@ -153,9 +172,14 @@ fn start(launch: &JobLaunch, context: &ExecContext) -> Result<Started, StartErro
             let (terminal, hangup) = terminal.unzip();
             Ok(Started { sid, user, files, at: Instant::now(), terminal, hangup })
         }
+        Err(error @ StartError::Spawn { .. }) if launch.interactive.is_none() => {
+            // The child wrote why (`PBS: chdir to ... failed`) on the job's stderr: deliver it.
+            let undelivered = deliver_and_clean(launch, context, &user, &files);
+            Err(NotStarted { error, undelivered })
+        }
         Err(err) => {
             files.remove();
-            Err(err)
+            Err(err.into())
         }
     }
 }
@@ -392,43 +416,55 @@ async fn finish(
         if rerun {
             // The aborted run's output is discarded (pbs-reference 10.4).
             started.files.remove();
+            Vec::new()
         } else {
-            deliver_and_clean(&launch, &context, &started);
+            deliver_and_clean(&launch, &context, &started.user, &started.files)
         }
     });
-    if let Err(err) = cleanup.await {
+    let undelivered = cleanup.await.unwrap_or_else(|err| {
         tracing::error!("output delivery crashed: {err}");
-    }
+        Vec::new()
+    });
     let (cput_secs, mem_kb) = ending.reaped.map_or((0, 0), |r| (r.cput_secs, r.maxrss_kb));
     tracing::info!(exit_status, walltime_secs, "job ended");
     JobOutcome {
         exit_status,
         session_id: sid,
         used: ResourcesUsed { cput_secs, mem_kb, vmem_kb: 0, walltime_secs, ncpus },
+        undelivered,
     }
 }
 
-/// Delivers each spool file as the user (an undeliverable one is kept under
-/// `<spool>/undelivered/`), then removes the job's files. An interactive job's output went to
-/// its terminal: nothing is delivered (as in OpenPBS).
-fn deliver_and_clean(launch: &JobLaunch, context: &ExecContext, started: &Started) {
-    let user = &started.user;
+/// Delivers each spool file as the user (an undeliverable one is kept in the undelivered
+/// directory, deliver.rs), then removes the job's files; returns what could not be delivered.
+/// An interactive job's output went to its terminal: nothing is delivered (as in OpenPBS).
+fn deliver_and_clean(launch: &JobLaunch, context: &ExecContext, user: &JobUser, files: &JobFiles) -> Vec<Undelivered> {
     let as_child = context.mom_uid != user.uid;
-    let deliveries = if launch.interactive.is_some() { Vec::new() } else { started.files.deliveries(launch) };
+    let deliveries = if launch.interactive.is_some() { Vec::new() } else { files.deliveries(launch) };
+    let mut undelivered = Vec::new();
     for (spool, dest) in deliveries {
         let path = destination(&dest, &user.home);
-        match deliver(&spool, &path, user, as_child) {
-            Ok(()) => tracing::debug!(dest = %path.display(), "output delivered"),
-            Err(err) => {
-                tracing::warn!("{err}");
-                match keep_undelivered(&spool, &context.spool_dir) {
-                    Ok(kept) => tracing::warn!(kept = %kept.display(), "undelivered output kept"),
-                    Err(err) => tracing::error!("cannot keep undelivered output: {err}"),
-                }
+        let Err(err) = deliver(&spool, &path, user, as_child) else {
+            tracing::debug!(dest = %path.display(), "output delivered");
+            continue;
+        };
+        tracing::warn!(user = %user.name, "{err}");
+        let owner = (context.mom_uid == 0).then_some(user);
+        let kept = match keep_undelivered(&spool, &undelivered_dir(&context.spool_dir), owner) {
+            Ok(kept) => {
+                tracing::warn!(kept = %kept.display(), "undelivered output kept");
+                kept.display().to_string()
             }
-        }
+            Err(err) => {
+                tracing::error!(spool = %spool.display(), "cannot keep undelivered output: {err}");
+                String::new()
+            }
+        };
+        let (spool, dest) = (spool.display().to_string(), path.display().to_string());
+        undelivered.push(Undelivered { spool, dest, error: err.reason(), kept });
     }
-    started.files.remove();
+    files.remove();
+    undelivered
 }
 
 fn is_executable_file(path: &Path) -> bool {

@@ -4,6 +4,12 @@
 //! of the script (an in-memory file kept open across exec), as OpenPBS does. An interactive
 //! job's shell instead gets a pty slave as stdin, stdout, stderr and controlling terminal.
 //!
+//! The identity change is `setgroups` (the user's supplementary groups as `initgroups` computes
+//! them, `user.rs`), then `setgid`, then `setuid`, and only then `chdir`: the start directory
+//! (`-d`) is entered with the user's rights, so a directory the user may not enter fails the
+//! job (`PBS: chdir to '<dir>' failed: <reason>` on its stderr, exit status -2) instead of
+//! letting root's rights reach it.
+//!
 //! Owns: the code that runs in the forked child before `exec`. Must not: wait for the child
 //! (reap.rs does), decide the environment (env.rs does) or look users up in the child: every
 //! look-up and allocation happens before the fork, the child only makes system calls.
@@ -49,6 +55,7 @@ pub enum ShellStdio {
 pub fn spawn_shell(spec: ShellSpec<'_>) -> io::Result<i32> {
     let start_dir = CString::new(spec.start_dir.as_os_str().as_bytes())
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "start directory contains a NUL byte"))?;
+    let chdir_failed = format!("PBS: chdir to '{}' failed: ", spec.start_dir.display()).into_bytes();
     let identity = spec.change_identity.then(|| Identity::of(spec.user));
     let mut command = Command::new(spec.shell);
     command.arg0(login_argv0(spec.shell)).env_clear().envs(spec.env.iter().map(|(k, v)| (k, v)));
@@ -89,7 +96,12 @@ pub fn spawn_shell(spec: ShellSpec<'_>) -> io::Result<i32> {
             }
             libc::umask(0o077);
             if libc::chdir(start_dir.as_ptr()) < 0 {
-                return Err(io::Error::last_os_error());
+                let error = io::Error::last_os_error();
+                let reason = errno_text(error.raw_os_error().unwrap_or(0));
+                for part in [&chdir_failed[..], reason.as_bytes(), b"\n"] {
+                    libc::write(2, part.as_ptr().cast(), part.len());
+                }
+                return Err(error);
             }
             Ok(())
         });
@@ -97,6 +109,20 @@ pub fn spawn_shell(spec: ShellSpec<'_>) -> io::Result<i32> {
     let child = command.spawn()?;
     // Dropping `child` neither waits nor kills; reap.rs collects the exit status.
     Ok(child.id() as i32)
+}
+
+/// The text of the errors `chdir` gives, without allocating or locale look-ups (safe in a
+/// forked child of a threaded process, unlike `strerror`).
+fn errno_text(errno: i32) -> &'static str {
+    match errno {
+        libc::EACCES => "Permission denied",
+        libc::ENOENT => "No such file or directory",
+        libc::ENOTDIR => "Not a directory",
+        libc::ELOOP => "Too many levels of symbolic links",
+        libc::ENAMETOOLONG => "File name too long",
+        libc::EIO => "Input/output error",
+        _ => "cannot enter the directory",
+    }
 }
 
 /// `argv[0]` of a login shell: `-` followed by the shell's file name (`/bin/bash` -> `-bash`).

@@ -1,5 +1,8 @@
 //! Who a job runs as: the passwd and group look-ups for `JobLaunch.user` / `.group` on this
-//! host, and the rule that a mom not running as root runs only its own user's jobs.
+//! host, the rule that a mom not running as root runs only its own user's jobs, and the rule
+//! that a job runs as root (uid 0) only when the server's `acl_roots` allowed it
+//! (`JobLaunch.root_allowed`; the server refuses such jobs at qsub already, the mom checks
+//! again against its own passwd).
 //!
 //! Owns: [`JobUser`] and [`may_run`]. Must not: change the process identity (that happens in
 //! the spawned child, `spawn.rs`) or cache look-ups (users may be created at any time).
@@ -53,8 +56,12 @@ pub fn resolve(name: &str, group: Option<&str>) -> Result<JobUser, StartError> {
 }
 
 /// Whether a mom running as `mom_uid` may run a job as `user`: root may run anyone's job; any
-/// other uid only its own (it cannot change identity). Refusal is OpenPBS's -10.
-pub fn may_run(mom_uid: u32, user: &JobUser) -> Result<(), StartError> {
+/// other uid only its own (it cannot change identity); a job as uid 0 only when
+/// `root_allowed`. Refusal is OpenPBS's -10 (invalid uid/gid).
+pub fn may_run(mom_uid: u32, user: &JobUser, root_allowed: bool) -> Result<(), StartError> {
+    if user.uid == 0 && !root_allowed {
+        return Err(StartError::RootRefused(user.name.clone()));
+    }
     if mom_uid == 0 || mom_uid == user.uid {
         return Ok(());
     }
@@ -78,11 +85,19 @@ mod tests {
 
     #[test]
     fn root_runs_anyone_others_only_themselves() {
-        assert!(may_run(0, &user(1000)).is_ok());
-        assert!(may_run(1000, &user(1000)).is_ok());
-        let refused = may_run(1001, &user(1000)).unwrap_err();
+        assert!(may_run(0, &user(1000), false).is_ok());
+        assert!(may_run(1000, &user(1000), false).is_ok());
+        let refused = may_run(1001, &user(1000), false).unwrap_err();
         assert_eq!(refused.exit_status(), -10);
         assert!(refused.to_string().contains("alice"), "{refused}");
+    }
+
+    #[test]
+    fn uid_0_only_when_the_server_allowed_root() {
+        assert!(may_run(0, &user(0), true).is_ok());
+        let refused = may_run(0, &user(0), false).unwrap_err();
+        assert_eq!(refused.exit_status(), -10);
+        assert!(refused.to_string().contains("acl_roots"), "{refused}");
     }
 
     #[test]

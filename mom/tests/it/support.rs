@@ -203,12 +203,21 @@ pub fn launch(job_id: &str, script: &str, out: &Path) -> JobLaunch {
         array_index: None,
         array_id: None,
         interactive: None,
+        root_allowed: true,
     }
 }
 
 /// One host of an allocation.
 pub fn host(node: &str, mpiprocs: u32, gpus: &[u32]) -> HostAlloc {
-    HostAlloc { node: node.into(), ncpus: mpiprocs, mpiprocs, gpus: gpus.to_vec(), mem_bytes: None }
+    HostAlloc {
+        node: node.into(),
+        ncpus: mpiprocs,
+        mpiprocs,
+        gpus: gpus.to_vec(),
+        mem_bytes: None,
+        gpu_uuids: Vec::new(),
+        mps: None,
+    }
 }
 
 /// The name of the user running the tests.

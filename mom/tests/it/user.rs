@@ -82,10 +82,25 @@ async fn job_runs_as_the_user_and_output_is_theirs() {
     job.output_path = "/root/should-not-exist.o".into();
     job.error_path = format!("{}/job31.e", home.display());
     server.run(job).await;
-    assert_eq!(server.ended("31.testserver").await.exit_status, 0);
+    let obit = server.ended("31.testserver").await;
+    assert_eq!(obit.exit_status, 0);
     assert!(!std::path::Path::new("/root/should-not-exist.o").exists(), "root wrote for the user");
     let kept = harness.dir.path().join("spool/undelivered/31.testserver.OU");
-    assert_eq!(std::fs::read_to_string(kept).expect("undelivered output kept"), "hi\n");
+    assert_eq!(std::fs::read_to_string(&kept).expect("undelivered output kept"), "hi\n");
+    assert_eq!(std::fs::metadata(&kept).unwrap().uid(), uid, "kept for the user");
+    assert_eq!(obit.undelivered.len(), 1, "the server is told: {obit:?}");
+    assert_eq!(obit.undelivered[0].dest, "/root/should-not-exist.o");
+    assert_eq!(obit.undelivered[0].kept, kept.display().to_string());
+    assert!(obit.undelivered[0].error.ends_with("Permission denied"), "{:?}", obit.undelivered[0].error);
+
+    // A job as root without the server's acl_roots: refused (-10), nothing run.
+    let marker = harness.dir.path().join("root-ran");
+    let mut job = launch("32.testserver", &format!("touch {}\n", marker.display()), &home);
+    job.user = "root".into();
+    job.root_allowed = false;
+    server.run(job).await;
+    assert_eq!(server.ended("32.testserver").await.exit_status, -10);
+    assert!(!marker.exists(), "a root job ran without acl_roots");
     harness.stop().await;
 }
 
