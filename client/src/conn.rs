@@ -1,17 +1,96 @@
-//! A blocking connection to the server: connect to its Unix socket, handshake, then
-//! request/reply. Commands are short-lived, so no async runtime is started.
+//! A blocking connection to the server: connect to its Unix socket or its TCP port (every
+//! frame sealed with MUNGE both ways, `proto::seal`), handshake, then request/reply. Commands
+//! are short-lived, so no async runtime is started.
 
-use crate::conf::PbsConf;
+use crate::conf::{PbsConf, ServerAddr};
 use proto::frame;
+use proto::seal::{self, Direction};
 use proto::{ClientRequest, Hello, HelloReply, Role, ServerReply};
+use serde::{de::DeserializeOwned, Serialize};
+use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// An open connection.
 pub struct Connection {
-    stream: UnixStream,
+    stream: Stream,
     /// The server's name (the part after the dot in job ids).
     pub server_name: String,
+}
+
+enum Stream {
+    Unix(UnixStream),
+    /// With munged's socket.
+    Tcp(TcpStream, PathBuf),
+}
+
+/// Why a frame could not be sent or read: framing, or a credential (ours or the server's).
+type FrameResult<T> = Result<T, FrameFailure>;
+
+#[derive(Debug)]
+enum FrameFailure {
+    Seal(seal::SealError),
+    /// A reply sealed by a uid that is neither root nor ours: not the server (a user on some
+    /// host answering in its place).
+    NotServer(u32),
+}
+
+impl std::fmt::Display for FrameFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FrameFailure::Seal(error) => error.fmt(f),
+            FrameFailure::NotServer(uid) => write!(f, "reply sealed by uid {uid}, which is not the server's"),
+        }
+    }
+}
+
+impl<E: Into<seal::SealError>> From<E> for FrameFailure {
+    fn from(error: E) -> FrameFailure {
+        FrameFailure::Seal(error.into())
+    }
+}
+
+impl Stream {
+    fn connect(server: &ServerAddr) -> std::io::Result<Stream> {
+        match server {
+            ServerAddr::Unix(path) => Ok(Stream::Unix(UnixStream::connect(path)?)),
+            ServerAddr::Tcp { host, port, munge_socket } => {
+                let stream = TcpStream::connect((host.as_str(), *port))?;
+                let _ = stream.set_nodelay(true);
+                Ok(Stream::Tcp(stream, munge_socket.clone()))
+            }
+        }
+    }
+
+    fn set_read_timeout(&self, limit: Duration) {
+        let _ = match self {
+            Stream::Unix(stream) => stream.set_read_timeout(Some(limit)),
+            Stream::Tcp(stream, _) => stream.set_read_timeout(Some(limit)),
+        };
+    }
+
+    fn send<T: Serialize>(&mut self, message: &T) -> FrameResult<()> {
+        match self {
+            Stream::Unix(stream) => Ok(frame::write(stream, message)?),
+            Stream::Tcp(stream, munge) => Ok(seal::write(stream, munge, &Direction::ToServer, message)?),
+        }
+    }
+
+    fn receive<T: DeserializeOwned>(&mut self) -> FrameResult<T> {
+        match self {
+            Stream::Unix(stream) => Ok(frame::read(stream)?),
+            Stream::Tcp(stream, munge) => {
+                // The server runs as root, or as this user in a personal cluster.
+                let (identity, message) = seal::read(stream, munge, &Direction::ServerToClient)?;
+                let uid = nix::unistd::geteuid().as_raw();
+                if identity.uid != 0 && identity.uid != uid {
+                    return Err(FrameFailure::NotServer(identity.uid));
+                }
+                Ok(message)
+            }
+        }
+    }
 }
 
 /// Why the server could not be reached or answered badly.
@@ -51,19 +130,36 @@ impl Connection {
     pub fn open_conf(conf: &PbsConf) -> Result<Connection, ConnError> {
         let unreachable = |error: &dyn std::fmt::Display| {
             ConnError::Unreachable(format!(
-                "cannot connect to server {} ({error}; socket {}, from {})",
+                "cannot connect to server {} ({error}; {}, from {})",
                 conf.server_name,
-                conf.socket.display(),
+                conf.server,
                 conf.source.display()
             ))
         };
-        let mut stream = UnixStream::connect(&conf.socket).map_err(|error| unreachable(&error))?;
-        let _ = stream.set_read_timeout(Some(Duration::from_secs(120)));
-        frame::write(&mut stream, &Hello { role: Role::Client, protocol: proto::PROTOCOL_VERSION })
-            .map_err(|error| unreachable(&error))?;
-        match frame::read::<HelloReply>(&mut stream).map_err(|error| unreachable(&error))? {
+        // Our own munged failing is the whole story: say only that.
+        let sealing = |error: FrameFailure| match error {
+            FrameFailure::Seal(seal::SealError::Munge(error @ proto::munge::MungeError::Unreachable { .. }))
+            | FrameFailure::Seal(seal::SealError::Munge(error @ proto::munge::MungeError::Library(_))) => {
+                ConnError::Unreachable(error.to_string())
+            }
+            error => unreachable(&error),
+        };
+        let mut stream = Stream::connect(&conf.server).map_err(|error| unreachable(&error))?;
+        stream.set_read_timeout(Duration::from_secs(120));
+        stream.send(&Hello { role: Role::Client, protocol: proto::PROTOCOL_VERSION }).map_err(sealing)?;
+        match stream.receive::<HelloReply>().map_err(sealing)? {
             HelloReply::Welcome { server_name, .. } => Ok(Connection { stream, server_name }),
             HelloReply::Refused { message, .. } => Err(unreachable(&message)),
+        }
+    }
+
+    /// This end's address of a TCP connection: the address the server sees this host by, so
+    /// one it can pass on to a compute node (`qsub -I` listens there). `None` over the Unix
+    /// socket.
+    pub fn local_addr(&self) -> Option<std::net::SocketAddr> {
+        match &self.stream {
+            Stream::Unix(_) => None,
+            Stream::Tcp(stream, _) => stream.local_addr().ok(),
         }
     }
 
@@ -72,8 +168,8 @@ impl Connection {
     pub fn request_all(&mut self, request: &ClientRequest) -> Result<ServerReply, ConnError> {
         let mut reply = self.request(request)?;
         while let ServerReply::Jobs { more: true, .. } = reply {
-            let next: ServerReply = frame::read(&mut self.stream)
-                .map_err(|error| ConnError::Broken(format!("no reply from server: {error}")))?;
+            let next: ServerReply =
+                self.stream.receive().map_err(|error| ConnError::Broken(format!("no reply from server: {error}")))?;
             let (ServerReply::Jobs { jobs, .. }, ServerReply::Jobs { jobs: more_jobs, errors, more, .. }) =
                 (&mut reply, next)
             else {
@@ -90,8 +186,7 @@ impl Connection {
 
     /// Sends one request and waits for its reply.
     pub fn request(&mut self, request: &ClientRequest) -> Result<ServerReply, ConnError> {
-        frame::write(&mut self.stream, request)
-            .map_err(|error| ConnError::Broken(format!("cannot send request: {error}")))?;
-        frame::read(&mut self.stream).map_err(|error| ConnError::Broken(format!("no reply from server: {error}")))
+        self.stream.send(request).map_err(|error| ConnError::Broken(format!("cannot send request: {error}")))?;
+        self.stream.receive().map_err(|error| ConnError::Broken(format!("no reply from server: {error}")))
     }
 }

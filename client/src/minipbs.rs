@@ -1,9 +1,10 @@
 //! `minipbs up` and `minipbs down` (design.md section 9): a local cluster of one `pbs_server`
-//! and N `pbs_mom`s on this host, over Unix sockets, with its state under one directory
-//! (default `~/.minipbs`). `up` returns once every node is free and prints the
+//! and N `pbs_mom`s on this host, over Unix sockets or (`--transport tcp`) over TCP + MUNGE on
+//! loopback with its own `munged` and key under `<state_dir>/munge/`, with its state under one
+//! directory (default `~/.minipbs`). `up` returns once every node is free and prints the
 //! `export PBS_CONF_FILE=...` line; `down` stops every process it started.
 
-use crate::conf::PbsConf;
+use crate::conf::{PbsConf, ServerAddr};
 use crate::conn::Connection;
 use clap::{Parser, Subcommand};
 use proto::{ClientRequest, ServerReply};
@@ -23,7 +24,7 @@ struct Args {
 #[derive(Subcommand, Debug)]
 enum Action {
     /// Start a server and N moms; returns when every node is free.
-    Up(UpArgs),
+    Up(Box<UpArgs>),
     /// Stop the cluster started in the state directory.
     Down {
         #[arg(long)]
@@ -46,9 +47,13 @@ pub struct UpArgs {
     /// Memory per node, e.g. 8gb.
     #[arg(long, default_value = "4gb")]
     pub mem: String,
-    /// Fake GPUs per node.
+    /// Fake GPUs per node, described in `<state-dir>/gpus/<node>.json` (edit a file to play a
+    /// process outside the queue using a GPU: docs/gpus.md).
     #[arg(long, default_value_t = 0)]
     pub gpus: u32,
+    /// An extra argument for every pbs_mom (repeatable), e.g. `--mom-arg=--gpu-poll=200`.
+    #[arg(long = "mom-arg", allow_hyphen_values = true)]
+    pub mom_args: Vec<String>,
     /// Seconds between SIGTERM and SIGKILL when a job is killed.
     #[arg(long, default_value_t = 10)]
     pub kill_delay: u64,
@@ -65,6 +70,27 @@ pub struct UpArgs {
     /// if it exists; '' = none).
     #[arg(long)]
     pub sendmail: Option<String>,
+    /// Managers beside root and the server's user (`user@host,...`), passed to pbs_server.
+    #[arg(long)]
+    pub managers: Option<String>,
+    /// Operators (`user@host,...`), passed to pbs_server.
+    #[arg(long)]
+    pub operators: Option<String>,
+    /// Owners whose jobs may run as root, passed to pbs_server as the initial `acl_roots`.
+    /// A personal cluster lets its root run jobs; '' = nobody (OpenPBS's default).
+    #[arg(long, default_value = "root")]
+    pub acl_roots: String,
+    /// How the daemons and commands talk: unix (sockets, this host only) or tcp (the cluster
+    /// transport, TCP + MUNGE on 127.0.0.1, with a munged of its own).
+    #[arg(long, value_enum, default_value = "unix")]
+    pub transport: Transport,
+}
+
+/// `minipbs up --transport`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    Unix,
+    Tcp,
 }
 
 /// Entry point of the `minipbs` binary.
@@ -98,9 +124,9 @@ pub fn up(args: &UpArgs) -> Result<PathBuf, String> {
     }
     std::fs::create_dir_all(dir.join("logs")).map_err(|error| format!("cannot create {}: {error}", dir.display()))?;
     let server_name = args.server_name.clone().unwrap_or_else(crate::qsub_env::hostname);
-    let conf = PbsConf {
+    let mut conf = PbsConf {
         server_name: server_name.clone(),
-        socket: dir.join("server.sock"),
+        server: ServerAddr::Unix(dir.join("server.sock")),
         home: Some(dir.clone()),
         source: dir.join("pbs.conf"),
     };
@@ -137,31 +163,70 @@ pub fn up(args: &UpArgs) -> Result<PathBuf, String> {
         };
         server_args.extend(["--sendmail".to_string(), sendmail.display().to_string()]);
     }
+    for (flag, list) in [("--managers", &args.managers), ("--operators", &args.operators)] {
+        if let Some(list) = list {
+            server_args.extend([flag.to_string(), list.clone()]);
+        }
+    }
+    if !args.acl_roots.is_empty() {
+        server_args.extend(["--acl-roots".to_string(), args.acl_roots.clone()]);
+    }
+    let munge_socket = dir.join("munge").join("socket");
+    if args.transport == Transport::Tcp {
+        start_munged(&dir)?;
+        let _ = std::fs::remove_file(dir.join("server.port"));
+        server_args.extend(["--listen".to_string(), "127.0.0.1:0".to_string(), "--munge-socket".to_string()]);
+        server_args.push(munge_socket.display().to_string());
+    }
     spawn_daemon(&bin_dir.join("pbs_server"), &server_args, &dir, "server")?;
-    wait_until(Duration::from_secs(20), || Connection::open_conf(&conf).is_ok())
-        .map_err(|_| format!("pbs_server did not start; see {}", dir.join("logs/server.log").display()))?;
+    let server_failed = || format!("pbs_server did not start; see {}", dir.join("logs/server.log").display());
+    if args.transport == Transport::Tcp {
+        let mut port = None;
+        wait_until(Duration::from_secs(20), || {
+            port = std::fs::read_to_string(dir.join("server.port")).ok().and_then(|text| text.trim().parse().ok());
+            port.is_some()
+        })
+        .map_err(|_| server_failed())?;
+        let munge_socket = munge_socket.clone();
+        conf.server = ServerAddr::Tcp { host: "127.0.0.1".to_string(), port: port.unwrap_or(0), munge_socket };
+    }
+    wait_until(Duration::from_secs(20), || Connection::open_conf(&conf).is_ok()).map_err(|_| server_failed())?;
     for index in 1..=args.nodes {
         let name = format!("node{index}");
-        let mom_args = vec![
-            "--socket".to_string(),
-            conf.socket.display().to_string(),
-            "--name".to_string(),
-            name.clone(),
-            "--np".to_string(),
-            args.ppn.to_string(),
-            "--mem".to_string(),
-            mem.bytes().to_string(),
-            "--gpus".to_string(),
-            args.gpus.to_string(),
-            "--spool".to_string(),
-            dir.join("mom").join(&name).display().to_string(),
-            "--tmpdir".to_string(),
-            dir.join("tmp").display().to_string(),
-            "--kill-delay".to_string(),
-            args.kill_delay.to_string(),
-            "--kill-jobs-on-shutdown".to_string(),
-            "-v".to_string(),
-        ];
+        let link = match &conf.server {
+            ServerAddr::Unix(socket) => vec!["--socket".to_string(), socket.display().to_string()],
+            ServerAddr::Tcp { host, port, munge_socket } => vec![
+                "--server".to_string(),
+                format!("{host}:{port}"),
+                "--listen".to_string(),
+                "127.0.0.1:0".to_string(),
+                "--munge-socket".to_string(),
+                munge_socket.display().to_string(),
+            ],
+        };
+        let mom_args = [
+            link,
+            vec![
+                "--name".to_string(),
+                name.clone(),
+                "--np".to_string(),
+                args.ppn.to_string(),
+                "--mem".to_string(),
+                mem.bytes().to_string(),
+                "--gpus".to_string(),
+                gpu_backend(&dir, &name, args.gpus)?,
+                "--spool".to_string(),
+                dir.join("mom").join(&name).display().to_string(),
+                "--tmpdir".to_string(),
+                dir.join("tmp").display().to_string(),
+                "--kill-delay".to_string(),
+                args.kill_delay.to_string(),
+                "--kill-jobs-on-shutdown".to_string(),
+                "-v".to_string(),
+            ],
+            args.mom_args.clone(),
+        ]
+        .concat();
         spawn_daemon(&bin_dir.join("pbs_mom"), &mom_args, &dir, &name)?;
     }
     let mut dead = None;
@@ -175,10 +240,92 @@ pub fn up(args: &UpArgs) -> Result<PathBuf, String> {
     }
     started.map_err(|_| format!("not every node came up; see the logs in {}", dir.join("logs").display()))?;
     let conf_path = dir.join("pbs.conf");
-    let text =
-        format!("PBS_SERVER={server_name}\nPBS_HOME={}\nPBS_SERVER_SOCKET={}\n", dir.display(), conf.socket.display());
+    let text = match &conf.server {
+        ServerAddr::Unix(socket) => {
+            format!("PBS_SERVER={server_name}\nPBS_HOME={}\nPBS_SERVER_SOCKET={}\n", dir.display(), socket.display())
+        }
+        ServerAddr::Tcp { host, port, munge_socket } => format!(
+            "PBS_SERVER={server_name}\nPBS_HOME={}\nPBS_SERVER_HOST_NAME={host}\nPBS_BATCH_SERVICE_PORT={port}\nPBS_MUNGE_SOCKET={}\n",
+            dir.display(),
+            munge_socket.display()
+        ),
+    };
     std::fs::write(&conf_path, text).map_err(|error| format!("cannot write {}: {error}", conf_path.display()))?;
     Ok(conf_path)
+}
+
+/// The `--gpus` of node `name`'s mom: `0`, or a fake inventory of `count` GPUs written to
+/// `<dir>/gpus/<name>.json` (the format of `mom/src/gpu/fake.rs`; UUIDs from the node name).
+fn gpu_backend(dir: &Path, name: &str, count: u32) -> Result<String, String> {
+    if count == 0 {
+        return Ok("0".to_string());
+    }
+    let gpus_dir = dir.join("gpus");
+    std::fs::create_dir_all(&gpus_dir).map_err(|error| format!("cannot create {}: {error}", gpus_dir.display()))?;
+    let tag: u32 = name.bytes().fold(0x811c_9dc5, |hash, byte| (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193));
+    let gpus: Vec<serde_json::Value> = (0..count)
+        .map(|index| {
+            serde_json::json!({
+                "uuid": format!("GPU-{tag:08x}-0000-4000-8000-{index:012x}"),
+                "name": "minipbs fake GPU",
+                "pci_bus_id": format!("00000000:{:02X}:00.0", index + 1),
+                "memory_total": 16u64 << 30,
+                "memory_used": 0,
+                "utilization": 0,
+                "lost": false,
+                "processes": [],
+            })
+        })
+        .collect();
+    let path = gpus_dir.join(format!("{name}.json"));
+    let text = serde_json::to_string_pretty(&serde_json::json!({ "gpus": gpus })).expect("JSON of plain values");
+    std::fs::write(&path, text + "\n").map_err(|error| format!("cannot write {}: {error}", path.display()))?;
+    Ok(format!("fake:{}", path.display()))
+}
+
+/// Starts the cluster's own munged (foreground, recorded like the daemons) with the key in
+/// `<dir>/munge/munge.key` (made by `mungekey` the first time, 0600), and waits until it
+/// answers on `<dir>/munge/socket`.
+fn start_munged(dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let munge_dir = dir.join("munge");
+    std::fs::create_dir_all(&munge_dir).map_err(|error| format!("cannot create {}: {error}", munge_dir.display()))?;
+    std::fs::set_permissions(&munge_dir, std::fs::Permissions::from_mode(0o755)).map_err(|error| error.to_string())?;
+    let key = munge_dir.join("munge.key");
+    if !key.exists() {
+        let mungekey = munge_program("mungekey")?;
+        let status =
+            Command::new(mungekey).arg("--create").arg("--keyfile").arg(&key).status().map_err(|error| {
+                format!("cannot run mungekey ({error}): install MUNGE (Debian: apt-get install munge)")
+            })?;
+        if !status.success() {
+            return Err(format!("mungekey could not create {}", key.display()));
+        }
+    }
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).map_err(|error| error.to_string())?;
+    let file = |name: &str| munge_dir.join(name).display().to_string();
+    let munged_args = [
+        "--foreground".to_string(),
+        "--force".to_string(),
+        format!("--socket={}", file("socket")),
+        format!("--key-file={}", file("munge.key")),
+        format!("--pid-file={}", file("munged.pid")),
+        format!("--log-file={}", file("munged.log")),
+        format!("--seed-file={}", file("munged.seed")),
+    ];
+    spawn_daemon(&munge_program("munged")?, &munged_args, dir, "munged")?;
+    wait_until(Duration::from_secs(10), || proto::munge::encode(&munge_dir.join("socket"), b"").is_ok())
+        .map_err(|_| format!("munged did not start; see {}", dir.join("logs/munged.log").display()))
+}
+
+/// Where MUNGE's `name` (`munged`, `mungekey`) is installed: Debian puts them in /usr/sbin, which
+/// an ordinary user's PATH often lacks, so those directories are looked at before PATH.
+fn munge_program(name: &str) -> Result<PathBuf, String> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let dirs = [PathBuf::from("/usr/sbin"), PathBuf::from("/usr/bin")].into_iter().chain(std::env::split_paths(&path));
+    dirs.map(|dir| dir.join(name))
+        .find(|candidate| candidate.is_file())
+        .ok_or_else(|| format!("{name} not found: install MUNGE (Debian: apt-get install munge)"))
 }
 
 /// Nodes whose mom is registered (free, or busy with jobs kept from an earlier run).
@@ -227,14 +374,16 @@ fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> Result<(), ()>
 }
 
 /// Stops every daemon recorded under `dir/pids`: moms first (they kill their jobs), then the
-/// server; SIGKILL for anything still there after 15 s.
+/// server, then munged; SIGKILL for anything still there after 15 s.
 pub fn down(dir: &Path) -> Result<(), String> {
     if !dir.join("pids").is_dir() {
         return Err(format!("no cluster is running in {}", dir.display()));
     }
     let pid_dir = dir.join("pids");
-    let (moms, server): (Vec<_>, Vec<_>) = recorded_daemons(dir).into_iter().partition(|(name, _)| name != "server");
-    for group in [moms, server] {
+    let (last, moms): (Vec<_>, Vec<_>) =
+        recorded_daemons(dir).into_iter().partition(|(name, _)| name == "server" || name == "munged");
+    let (munged, server): (Vec<_>, Vec<_>) = last.into_iter().partition(|(name, _)| name == "munged");
+    for group in [moms, server, munged] {
         // Only processes that are still our daemons: after a reboot a pid may name anything.
         let live: Vec<i32> = group.iter().map(|(_, pid)| *pid).filter(|pid| is_our_daemon(*pid)).collect();
         for pid in &live {
@@ -265,12 +414,12 @@ fn recorded_daemons(dir: &Path) -> Vec<(String, i32)> {
         .collect()
 }
 
-/// Whether `pid` is a live (not zombie) `pbs_server` or `pbs_mom`.
+/// Whether `pid` is a live (not zombie) `pbs_server`, `pbs_mom` or `munged`.
 fn is_our_daemon(pid: i32) -> bool {
     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
     let program = cmdline.split(|byte| *byte == 0).next().unwrap_or_default();
     let name = Path::new(std::str::from_utf8(program).unwrap_or_default()).file_name().and_then(|name| name.to_str());
-    matches!(name, Some("pbs_server" | "pbs_mom")) && !is_zombie(pid)
+    matches!(name, Some("pbs_server" | "pbs_mom" | "munged")) && !is_zombie(pid)
 }
 
 fn signal(pid: i32, signal: nix::sys::signal::Signal) {

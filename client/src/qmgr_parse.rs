@@ -75,7 +75,7 @@ const VERBS: [&str; 13] =
     ["create", "delete", "set", "unset", "list", "print", "active", "import", "export", "help", "?", "quit", "exit"];
 
 /// Attribute names that may follow the object type without a name in between.
-const ATTRIBUTES: [&str; 34] = [
+const ATTRIBUTES: [&str; 35] = [
     "queue_type",
     "enabled",
     "started",
@@ -95,6 +95,7 @@ const ATTRIBUTES: [&str; 34] = [
     "scheduling",
     "managers",
     "operators",
+    "acl_roots",
     "default_queue",
     "query_other_jobs",
     "job_history_duration",

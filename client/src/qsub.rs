@@ -147,6 +147,7 @@ pub fn prepare(cli: QsubOpts, command: Option<Vec<String>>, typed_args: &[String
         return Err(fail(exit::USAGE, " cannot submit non-rerunable Array Job"));
     }
     spec.array = array;
+    job::limits::check(&spec).map_err(limit_failure)?;
     Ok(Prepared { spec, interactive })
 }
 
@@ -295,13 +296,20 @@ impl Script {
             None if cli.interactive => Ok(Script { text: String::new(), file_name: None, parse_directives: false }),
             None | Some("-") => {
                 let mut bytes = Vec::new();
-                std::io::stdin().read_to_end(&mut bytes).map_err(|error| {
+                // One byte past the limit is enough to refuse; a script piped in without end
+                // does not fill memory.
+                let most = job::limits::MAX_SCRIPT_SIZE as u64 + 1;
+                std::io::stdin().take(most).read_to_end(&mut bytes).map_err(|error| {
                     fail(exit::FAILURE, format!("cannot read the script from standard input: {error}"))
                 })?;
+                job::limits::check_script_size(bytes.len()).map_err(limit_failure)?;
                 let text = String::from_utf8(bytes).map_err(|_| fail(exit::FAILURE, "file must be an ascii script"))?;
                 Ok(Script { text, file_name: None, parse_directives: true })
             }
             Some(path) => {
+                if let Ok(metadata) = std::fs::metadata(path) {
+                    job::limits::check_script_size(metadata.len() as usize).map_err(limit_failure)?;
+                }
                 let bytes = std::fs::read(path).map_err(|error| {
                     fail(exit::FAILURE, format!("script file '{path}' cannot be loaded - {}", io_text(&error)))
                 })?;
@@ -312,6 +320,19 @@ impl Script {
             }
         }
     }
+}
+
+/// A job over a limit of `job::limits`, refused as the server would (same code and text).
+fn limit_failure(error: job::limits::LimitError) -> Failure {
+    let code = match error {
+        job::limits::LimitError::Script { .. } => proto::ErrorCode::JobscriptMaxSize,
+        _ => proto::ErrorCode::BadAttributeValue,
+    };
+    let text = match error {
+        job::limits::LimitError::Script { .. } => error.to_string(),
+        _ => format!("{} {error}", code.text()),
+    };
+    fail(exit::for_error(code), text)
 }
 
 fn io_text(error: &std::io::Error) -> String {
@@ -399,7 +420,16 @@ pub(crate) fn std_path(cwd: &Path, host: &str, given: &str) -> String {
 
 /// Sends the job to the server and returns its id.
 pub(crate) fn submit(spec: JobSpec) -> Result<String, Failure> {
-    let mut conn = Connection::open().map_err(|error| fail(error.exit_code(), error.to_string()))?;
+    submit_on(&mut connect()?, spec)
+}
+
+/// Connects to the server, for [`submit_on`].
+pub(crate) fn connect() -> Result<Connection, Failure> {
+    Connection::open().map_err(|error| fail(error.exit_code(), error.to_string()))
+}
+
+/// Sends the job to the server over `conn` and returns its id.
+pub(crate) fn submit_on(conn: &mut Connection, spec: JobSpec) -> Result<String, Failure> {
     match conn.request(&ClientRequest::SubmitJob(Box::new(spec))) {
         Ok(ServerReply::JobSubmitted { id }) => Ok(id),
         Ok(ServerReply::Error(error)) => Err(fail(exit::for_error(error.code), error.message)),

@@ -1,7 +1,9 @@
-//! `qsub -I` (pbs-reference 2.6): listen on a TCP port (all interfaces, any port), submit the
-//! job naming that port and a random secret, print `qsub: waiting for job <id> to start`, and
-//! wait for the mother superior to connect and present the job id and secret
-//! (proto/src/interactive.rs). Then print `qsub: job <id> ready` and an empty line, put the
+//! `qsub -I` (pbs-reference 2.6): connect to the server, listen on a TCP port (any port; on the
+//! address of that connection when it is TCP, which is where the server tells the mom to
+//! connect, `server/src/client_conn.rs`; on all interfaces over the Unix socket), submit the
+//! job naming this host, that port and a random secret on that connection, print
+//! `qsub: waiting for job <id> to start`, and wait for the mother superior to connect and
+//! present the job id and secret (proto/src/interactive.rs). Then print `qsub: job <id> ready` and an empty line, put the
 //! terminal in raw mode and relay: keystrokes and window sizes (SIGWINCH) to the job, its
 //! output to stdout. At the end restore the terminal, print an empty line and
 //! `qsub: job <id> completed`, and exit with the job's status ([`exit_code`]).
@@ -26,7 +28,7 @@ use proto::interactive::{MomToQsub, QsubToMom, INTERACTIVE_VERSION};
 use proto::keepalive::keep_alive;
 use proto::{ClientRequest, ServerReply};
 use std::io::{Read, Write};
-use std::net::{Ipv4Addr, Shutdown, TcpListener, TcpStream};
+use std::net::{IpAddr, Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -48,7 +50,8 @@ struct Session {
 
 /// Submits `spec` as an interactive job and runs its terminal session; returns the exit code.
 pub fn run(mut spec: JobSpec) -> Result<u8, Failure> {
-    let listener = TcpListener::bind((Ipv4Addr::UNSPECIFIED, 0))
+    let mut conn = crate::qsub::connect()?;
+    let listener = TcpListener::bind(listen_address(&conn))
         .map_err(|error| fail(exit::FAILURE, format!("unable to bind to socket: {error}")))?;
     let port =
         listener.local_addr().map_err(|error| fail(exit::FAILURE, format!("unable to get port number: {error}")))?;
@@ -66,11 +69,19 @@ pub fn run(mut spec: JobSpec) -> Result<u8, Failure> {
             .spawn(move || handle_signals(signals, &session))
             .map_err(|error| fail(exit::FAILURE, format!("cannot start the signal thread: {error}")))?;
     }
-    let job_id = crate::qsub::submit(spec)?;
+    let job_id = crate::qsub::submit_on(&mut conn, spec)?;
+    drop(conn);
     let _ = session.job_id.set(job_id.clone());
     println!("qsub: waiting for job {job_id} to start");
     let stream = wait_for_mom(listener, &job_id, &secret)?;
     Ok(converse(stream, &session, &job_id))
+}
+
+/// Where to listen for the mom: the address this host reaches the server from (over TCP the
+/// server names exactly that address to the mom), else every interface.
+fn listen_address(conn: &Connection) -> SocketAddr {
+    let ip = conn.local_addr().map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |local| local.ip());
+    SocketAddr::new(ip, 0)
 }
 
 fn signal_set() -> SigSet {
@@ -183,7 +194,8 @@ fn wait_for_mom(listener: TcpListener, job_id: &str, secret: &str) -> Result<Tcp
 fn greet(mut stream: TcpStream, job_id: &str, secret: &str) -> Result<TcpStream, String> {
     let peer = stream.peer_addr().map(|addr| addr.to_string()).unwrap_or_else(|_| "an unknown peer".into());
     stream.set_read_timeout(Some(HELLO_TIMEOUT)).map_err(|error| error.to_string())?;
-    let hello = frame::read::<MomToQsub>(&mut stream).map_err(|error| format!("{peer}: {error}"))?;
+    let hello = frame::read_limited::<MomToQsub>(&mut stream, frame::Limits::HANDSHAKE)
+        .map_err(|error| format!("{peer}: {error}"))?;
     let MomToQsub::Hello { version, job_id: presented, secret: presented_secret } = hello else {
         return Err(format!("{peer} did not introduce itself"));
     };
