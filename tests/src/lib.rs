@@ -1,9 +1,16 @@
 //! The system-test harness: real local clusters (`minipbs up` in a temporary state directory:
-//! one `pbs_server` and N `pbs_mom` processes on this host, talking over Unix sockets), the
-//! real command binaries, and polling helpers with deadlines (never fixed sleeps).
+//! one `pbs_server` and N `pbs_mom` processes on this host, talking over Unix sockets, or over
+//! TCP + MUNGE on loopback when `MINIPBS_TEST_TRANSPORT=tcp`), the real command binaries, and
+//! polling helpers with deadlines (never fixed sleeps).
+//!
+//! `netns.rs` and `netcluster.rs` spread a cluster over network namespaces instead (the
+//! multi-host tests: TCP + MUNGE between "hosts").
 //!
 //! The binaries are built on first use with the same cargo that runs the tests, so
 //! `cargo test --workspace` alone is enough.
+
+pub mod netcluster;
+pub mod netns;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -49,6 +56,74 @@ pub fn process_gone(pid: i32) -> bool {
     stat.is_empty() || stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
 }
 
+/// Whether every cluster runs over TCP + MUNGE (`MINIPBS_TEST_TRANSPORT=tcp`).
+pub fn tcp_transport() -> bool {
+    std::env::var("MINIPBS_TEST_TRANSPORT").is_ok_and(|value| value == "tcp")
+}
+
+/// The `minipbs up` options of the transport under test (`--transport tcp` or none).
+pub fn transport_args() -> &'static [&'static str] {
+    if tcp_transport() {
+        &["--transport", "tcp"]
+    } else {
+        &[]
+    }
+}
+
+/// Whether MUNGE is installed; when not, says so loudly (the caller skips its test).
+pub fn munge_installed() -> bool {
+    let installed = Path::new("/usr/sbin/munged").exists() && Path::new("/usr/sbin/mungekey").exists();
+    if !installed {
+        eprintln!("SKIPPED: MUNGE is not installed (apt-get install munge)");
+    }
+    installed
+}
+
+/// A munged of its own (own key, socket, pid, log and seed files in a temporary directory),
+/// for credentials of another MUNGE key; killed when dropped.
+pub struct Munged {
+    pub dir: tempfile::TempDir,
+    child: std::process::Child,
+}
+
+impl Munged {
+    /// Creates a key with `mungekey` and starts munged in the foreground.
+    pub fn start() -> Munged {
+        let dir = tempfile::Builder::new().prefix("minipbs-munge-").tempdir().expect("temp dir");
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let file = |name: &str| dir.path().join(name).display().to_string();
+        let status = Command::new("mungekey").args(["--create", "--keyfile", &file("key")]).status().expect("mungekey");
+        assert!(status.success(), "mungekey failed");
+        let socket = format!("--socket={}", file("socket"));
+        let child = Command::new("/usr/sbin/munged")
+            .args(["--foreground", "--force", &socket, &format!("--key-file={}", file("key"))])
+            .args([format!("--pid-file={}", file("pid")), format!("--log-file={}", file("log"))])
+            .arg(format!("--seed-file={}", file("seed")))
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("munged starts");
+        let munged = Munged { dir, child };
+        let socket = munged.socket();
+        wait_for(Duration::from_secs(10), "munged to answer", || {
+            let status = Command::new("munge").arg("-S").arg(&socket).args(["-n"]).stdout(Stdio::null()).status();
+            status.ok()?.success().then_some(())
+        });
+        munged
+    }
+
+    pub fn socket(&self) -> PathBuf {
+        self.dir.path().join("socket")
+    }
+}
+
+impl Drop for Munged {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// Shape of a test cluster.
 #[derive(Debug, Clone, Copy)]
 pub struct Shape {
@@ -79,6 +154,7 @@ impl Cluster {
     pub fn up_with(shape: Shape, extra: &[&str]) -> Cluster {
         let bin = bin_dir();
         let no_mailer: &[&str] = if extra.contains(&"--sendmail") { &[] } else { &["--sendmail", ""] };
+        let transport = if extra.contains(&"--transport") { &[] } else { transport_args() };
         let state = tempfile::Builder::new().prefix("minipbs-state-").tempdir().expect("temp dir");
         let work = tempfile::Builder::new().prefix("minipbs-work-").tempdir().expect("temp dir");
         // Other users need to reach the socket (search) and write their output (work).
@@ -91,6 +167,7 @@ impl Cluster {
             .args(["--gpus", &shape.gpus.to_string(), "--kill-delay", "2", "--server-name", "testsrv"])
             .args(extra)
             .args(no_mailer)
+            .args(transport)
             .output()
             .expect("minipbs runs");
         let cluster =
@@ -168,30 +245,76 @@ impl Cluster {
         self.job_attr(id, "Exit_status").and_then(|status| status.parse().ok()).unwrap_or(i32::MIN)
     }
 
-    /// The server's command line (to restart it after killing it).
+    /// The server's TCP port, when the cluster runs over TCP.
+    pub fn server_port(&self) -> Option<u16> {
+        std::fs::read_to_string(self.state.path().join("server.port")).ok()?.trim().parse().ok()
+    }
+
+    /// The server's command line (to restart it after killing it; over TCP on the same port).
     pub fn start_server(&self) {
-        let log = std::fs::OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(self.state.path().join("logs/server.log"))
-            .unwrap();
-        let child = Command::new(self.bin.join("pbs_server"))
-            .arg("--state-dir")
-            .arg(self.state.path())
-            .args(["--name", &self.server_name, "--kill-delay", "2", "--sendmail", "", "-v"])
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .expect("pbs_server starts");
-        std::fs::write(self.state.path().join("pids/server.pid"), child.id().to_string()).unwrap();
-        // The child is reaped by `minipbs down`'s kill; leaking the handle is deliberate.
-        std::mem::forget(child);
+        // A killed server may not have exited yet; over TCP its port is free only once it has.
+        if let Ok(old) = std::fs::read_to_string(self.state.path().join("pids/server.pid")) {
+            if let Ok(pid) = old.trim().parse() {
+                wait_for(Duration::from_secs(10), "the old server to exit", || process_gone(pid).then_some(()));
+            }
+        }
+        let mut argv = vec![self.bin.join("pbs_server").display().to_string(), "--state-dir".to_string()];
+        argv.push(self.state.path().display().to_string());
+        argv.extend(
+            ["--name", &self.server_name, "--kill-delay", "2", "--sendmail", "", "--acl-roots", "root", "-v"]
+                .map(String::from),
+        );
+        if let Some(port) = self.server_port() {
+            let munge_socket = self.state.path().join("munge/socket").display().to_string();
+            argv.extend([
+                "--listen".to_string(),
+                format!("127.0.0.1:{port}"),
+                "--munge-socket".to_string(),
+                munge_socket,
+            ]);
+        }
+        self.spawn_daemon("server", &argv);
     }
 
     /// The server's pid as recorded by `minipbs up` (or `start_server`).
     pub fn server_pid(&self) -> i32 {
-        std::fs::read_to_string(self.state.path().join("pids/server.pid")).unwrap().trim().parse().unwrap()
+        self.daemon_pid("server")
+    }
+
+    /// The pid recorded in `pids/` for daemon `name` (`server`, `node1`, ...).
+    pub fn daemon_pid(&self, name: &str) -> i32 {
+        let path = self.state.path().join(format!("pids/{name}.pid"));
+        std::fs::read_to_string(path).unwrap().trim().parse().unwrap()
+    }
+
+    /// The command line daemon `name` runs with (to start it again, or another like it).
+    pub fn daemon_argv(&self, name: &str) -> Vec<String> {
+        let cmdline = std::fs::read(format!("/proc/{}/cmdline", self.daemon_pid(name))).unwrap();
+        cmdline
+            .split(|byte| *byte == 0)
+            .filter(|arg| !arg.is_empty())
+            .map(|arg| String::from_utf8_lossy(arg).into_owned())
+            .collect()
+    }
+
+    /// Starts `argv` as daemon `name` the way `minipbs up` does: output appended to
+    /// `logs/<name>.log`, pid recorded in `pids/<name>.pid` so `minipbs down` stops it.
+    pub fn spawn_daemon(&self, name: &str, argv: &[String]) {
+        let log = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(self.state.path().join(format!("logs/{name}.log")))
+            .unwrap();
+        let child = Command::new(&argv[0])
+            .args(&argv[1..])
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|error| panic!("{} starts: {error}", argv[0]));
+        std::fs::write(self.state.path().join(format!("pids/{name}.pid")), child.id().to_string()).unwrap();
+        // The child is reaped by `minipbs down`'s kill; leaking the handle is deliberate.
+        std::mem::forget(child);
     }
 
     /// All daemon logs, for failure messages.

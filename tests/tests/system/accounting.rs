@@ -118,14 +118,14 @@ fn tracejob_of_an_unknown_job() {
 }
 
 /// A sendmail that records its arguments and the message, one file per mail.
-fn recording_sendmail(dir: &Path) -> PathBuf {
+pub(crate) fn recording_sendmail(dir: &Path) -> PathBuf {
     let path = dir.join("sendmail.sh");
     std::fs::write(&path, "#!/bin/sh\nout=\"$(dirname \"$0\")/mail.$$\"\necho \"argv: $*\" > \"$out.tmp\"\ncat >> \"$out.tmp\"\nmv \"$out.tmp\" \"$out\"\n").unwrap();
     std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     path
 }
 
-fn mails(dir: &Path) -> Vec<String> {
+pub(crate) fn mails(dir: &Path) -> Vec<String> {
     let mut mails: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .flatten()

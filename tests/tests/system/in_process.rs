@@ -40,7 +40,9 @@ fn server_and_moms_in_one_process() {
     let dir = tempfile::tempdir().unwrap();
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let (stop, stopped) = tokio::sync::watch::channel(false);
-    let config = server::config::ServerConfig::new(dir.path().join("state"), "inproc".into());
+    let mut config = server::config::ServerConfig::new(dir.path().join("state"), "inproc".into());
+    // The test submits as whoever runs it, root included (a personal cluster).
+    config.acl_roots = vec!["root".to_string()];
     let socket = config.socket_path.clone();
     let wait_stop = |mut stopped: tokio::sync::watch::Receiver<bool>| async move {
         let _ = stopped.wait_for(|stop| *stop).await;
@@ -56,7 +58,8 @@ fn server_and_moms_in_one_process() {
         mom_tasks.push(runtime.spawn(mom::run(mom_config, wait_stop(stopped.clone()))));
     }
 
-    let conf = PbsConf { server_name: "inproc".into(), socket, home: None, source: dir.path().join("pbs.conf") };
+    let server = client::conf::ServerAddr::Unix(socket);
+    let conf = PbsConf { server_name: "inproc".into(), server, home: None, source: dir.path().join("pbs.conf") };
     let free_nodes = || {
         let mut conn = Connection::open_conf(&conf).ok()?;
         match conn.request(&ClientRequest::StatusNode { names: vec![] }).ok()? {

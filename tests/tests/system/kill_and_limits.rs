@@ -108,8 +108,7 @@ fn a_forced_qdel_ends_a_job_whose_mom_is_gone() {
     tests::wait_for(Duration::from_secs(20), "the sleep to start", || {
         (processes_with(&marker).len() == 1).then_some(())
     });
-    let mom: i32 =
-        std::fs::read_to_string(cluster.state.path().join("pids/node1.pid")).unwrap().trim().parse().unwrap();
+    let mom = cluster.daemon_pid("node1");
     let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(mom), nix::sys::signal::Signal::SIGKILL);
     assert!(cluster.run("qdel", &[&id]).status.success());
     assert_eq!(cluster.job_attr(&id, "job_state").as_deref(), Some("E"), "waits for a mom that is gone");

@@ -91,25 +91,9 @@ fn a_restarted_mom_ends_what_its_predecessor_left_running() {
     let id = cluster.qsub(&script, &[]);
     let count_runs = || std::fs::read_to_string(&runs).unwrap_or_default().lines().count();
     tests::wait_for(Duration::from_secs(20), "the first run", || (count_runs() == 1).then_some(()));
-    let mom_pid: i32 =
-        std::fs::read_to_string(cluster.state.path().join("pids/node1.pid")).unwrap().trim().parse().unwrap();
-    let cmdline = std::fs::read(format!("/proc/{mom_pid}/cmdline")).unwrap();
-    let argv: Vec<String> = cmdline
-        .split(|byte| *byte == 0)
-        .filter(|arg| !arg.is_empty())
-        .map(|arg| String::from_utf8_lossy(arg).into_owned())
-        .collect();
-    kill9(mom_pid);
-    let log = std::fs::OpenOptions::new().append(true).open(cluster.state.path().join("logs/node1.log")).unwrap();
-    let child = std::process::Command::new(&argv[0])
-        .args(&argv[1..])
-        .stdin(std::process::Stdio::null())
-        .stdout(log.try_clone().unwrap())
-        .stderr(log)
-        .spawn()
-        .unwrap();
-    std::fs::write(cluster.state.path().join("pids/node1.pid"), child.id().to_string()).unwrap();
-    std::mem::forget(child);
+    let argv = cluster.daemon_argv("node1");
+    kill9(cluster.daemon_pid("node1"));
+    cluster.spawn_daemon("node1", &argv);
     // The old copy is killed; the server requeues the job (rerunnable) and it runs again.
     tests::wait_for(Duration::from_secs(30), "the second run", || (count_runs() == 2).then_some(()));
     let first_shell = std::fs::read_to_string(&runs).unwrap().lines().next().unwrap().to_string();

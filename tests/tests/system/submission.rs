@@ -104,7 +104,8 @@ fn down_leaves_no_process_behind() {
         .unwrap()
         .map(|entry| std::fs::read_to_string(entry.unwrap().path()).unwrap().trim().parse().unwrap())
         .collect();
-    assert_eq!(pids.len(), 3, "one server and two moms");
+    let munged = usize::from(tests::tcp_transport());
+    assert_eq!(pids.len(), 3 + munged, "one server and two moms (and munged over TCP)");
     let output = std::process::Command::new(cluster.bin.join("minipbs"))
         .args(["down", "--state-dir"])
         .arg(cluster.state.path())
@@ -121,6 +122,7 @@ fn down_leaves_no_process_behind() {
     let output = std::process::Command::new(cluster.bin.join("minipbs"))
         .args(["up", "--nodes", "2", "--ppn", "1", "--server-name", "testsrv", "--state-dir"])
         .arg(cluster.state.path())
+        .args(tests::transport_args())
         .output()
         .unwrap();
     assert!(output.status.success(), "{}\n{}", String::from_utf8_lossy(&output.stderr), cluster.logs());

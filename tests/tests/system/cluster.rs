@@ -1,0 +1,203 @@
+//! The cluster transport on one host (loopback): TCP + MUNGE between the commands, the server
+//! and the moms (`minipbs up --transport tcp`). A job runs; a credential of another MUNGE key
+//! is refused and logged with the peer address; a mom registering under a live node's name
+//! from another address is refused. Skipped (loudly) when MUNGE is not installed.
+
+use proto::seal::{self, Direction};
+use proto::{Hello, HelloReply, MomToServer, Role, ServerToMom};
+use std::time::Duration;
+use tests::{wait_for, Cluster, Munged, Shape};
+
+fn tcp_cluster(nodes: u32) -> Cluster {
+    Cluster::up_with(Shape { nodes, ppn: 1, gpus: 0 }, &["--transport", "tcp"])
+}
+
+fn server_log(cluster: &Cluster) -> String {
+    std::fs::read_to_string(cluster.state.path().join("logs/server.log")).unwrap_or_default()
+}
+
+#[test]
+fn a_job_runs_over_tcp_and_munge() {
+    if !tests::munge_installed() {
+        return;
+    }
+    let cluster = tcp_cluster(2);
+    let conf = std::fs::read_to_string(&cluster.conf).unwrap();
+    let port = cluster.server_port().expect("server.port written");
+    assert!(conf.contains(&format!("PBS_BATCH_SERVICE_PORT={port}\n")), "{conf}");
+    assert!(conf.contains("PBS_MUNGE_SOCKET="), "{conf}");
+    assert!(!conf.contains("PBS_SERVER_SOCKET"), "the commands must use TCP: {conf}");
+    let script = cluster.script("hello.sh", "#!/bin/sh\necho hello over tcp\n");
+    let id = cluster.qsub(&script, &["-l", "nodes=2:ppn=1"]);
+    assert_eq!(cluster.wait_finished(&id, Duration::from_secs(30)), 0, "{}", cluster.logs());
+    let seq = id.split('.').next().unwrap();
+    let output = std::fs::read_to_string(cluster.work.path().join(format!("hello.sh.o{seq}"))).unwrap();
+    assert_eq!(output, "hello over tcp\n");
+    let nodes = String::from_utf8(cluster.run("pbsnodes", &["-a"]).stdout).unwrap();
+    assert_eq!(nodes.matches("     Mom = 127.0.0.1\n").count(), 2, "{nodes}");
+    assert_eq!(nodes.matches("     Port = ").count(), 2, "{nodes}");
+}
+
+#[test]
+fn a_credential_of_another_munge_key_is_refused_and_logged() {
+    if !tests::munge_installed() {
+        return;
+    }
+    let cluster = tcp_cluster(1);
+    let other = Munged::start();
+    let conf = std::fs::read_to_string(&cluster.conf).unwrap();
+    let (ours, _) = conf.split_once("PBS_MUNGE_SOCKET=").unwrap();
+    let forged_conf = cluster.work.path().join("other-key.conf");
+    std::fs::write(&forged_conf, format!("{ours}PBS_MUNGE_SOCKET={}\n", other.socket().display())).unwrap();
+    let output = cluster.command("qstat").env("PBS_CONF_FILE", &forged_conf).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(stderr.starts_with("qstat: cannot connect to server testsrv ("), "{stderr}");
+    assert!(stderr.contains("made with another MUNGE key"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    let logged = wait_for(Duration::from_secs(10), "the refusal in the server log", || {
+        server_log(&cluster).lines().find(|line| line.contains("refused a message from 127.0.0.1:")).map(String::from)
+    });
+    assert!(logged.contains("another MUNGE key"), "{logged}");
+    // The server keeps serving the right key.
+    assert!(cluster.run("qstat", &[]).status.success());
+}
+
+#[test]
+fn a_second_mom_under_a_live_nodes_name_from_another_address_is_refused() {
+    if !tests::munge_installed() {
+        return;
+    }
+    let cluster = tcp_cluster(1);
+    let port = cluster.server_port().unwrap();
+    let munge = cluster.state.path().join("munge/socket");
+    let mut stream = connect_from("127.0.0.2", port);
+    seal::write(
+        &mut stream,
+        &munge,
+        &Direction::ToServer,
+        &Hello { role: Role::Mom, protocol: proto::PROTOCOL_VERSION },
+    )
+    .unwrap();
+    let handshake = Direction::ServerToMom(String::new());
+    let (_, reply): (_, HelloReply) = seal::read(&mut stream, &munge, &handshake).unwrap();
+    assert!(matches!(reply, HelloReply::Welcome { .. }), "{reply:?}");
+    let registration = proto::mom::Registration {
+        node: "node1".into(),
+        np: 8,
+        mem_bytes: 1 << 30,
+        ngpus: 0,
+        properties: Vec::new(),
+        start_id: "impostor".into(),
+        jobs: Vec::new(),
+        port: 0,
+        gpus: Vec::new(),
+        gpu_states: Vec::new(),
+    };
+    seal::write(&mut stream, &munge, &Direction::ToServer, &MomToServer::Register(registration)).unwrap();
+    let to_node1 = Direction::ServerToMom("node1".into());
+    let (_, answer): (_, ServerToMom) = seal::read(&mut stream, &munge, &to_node1).unwrap();
+    let ServerToMom::Refused { message } = answer else { panic!("expected Refused, got {answer:?}") };
+    assert!(message.starts_with("node node1 is connected from 127.0.0.1:"), "{message}");
+    let log = server_log(&cluster);
+    assert!(log.contains("refused the registration of node node1 from 127.0.0.2:"), "{log}");
+    let nodes = String::from_utf8(cluster.run("pbsnodes", &["node1"]).stdout).unwrap();
+    assert!(nodes.contains("     Mom = 127.0.0.1\n") && nodes.contains("     state = free\n"), "{nodes}");
+    assert!(nodes.contains("     pcpus = 1\n"), "the impostor's size was not taken: {nodes}");
+}
+
+/// A blocking TCP connection to 127.0.0.1:`port` from the local address `source`.
+fn connect_from(source: &str, port: u16) -> std::net::TcpStream {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let stream = runtime.block_on(async {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind(format!("{source}:0").parse().unwrap()).unwrap();
+        socket.connect(([127, 0, 0, 1], port).into()).await.unwrap()
+    });
+    let stream = stream.into_std().unwrap();
+    stream.set_nonblocking(false).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    stream
+}
+
+#[test]
+fn a_silent_node_goes_down_with_its_reason_is_deleted_and_a_declared_node_comes_up() {
+    if !tests::munge_installed() {
+        return;
+    }
+    let cluster = tcp_cluster(2);
+    let node2 = cluster.daemon_pid("node2");
+    signal(node2, nix::sys::signal::Signal::SIGSTOP);
+    // node_timeout is 30 s: the link is open but silent.
+    wait_for(Duration::from_secs(45), "node2 down for want of heartbeats", || {
+        let text = String::from_utf8(cluster.run("pbsnodes", &["node2"]).stdout).ok()?;
+        (text.contains("     state = down\n") && text.contains("     comment = node down: no heartbeat for 30 s\n"))
+            .then_some(())
+    });
+    signal(node2, nix::sys::signal::Signal::SIGKILL);
+    let delete = cluster.run("qmgr", &["-c", "delete node node2"]);
+    assert!(delete.status.success(), "{}", String::from_utf8_lossy(&delete.stderr));
+    let create = cluster.run("qmgr", &["-c", "create node node3"]);
+    assert!(create.status.success(), "{}", String::from_utf8_lossy(&create.stderr));
+    let nodes = String::from_utf8(cluster.run("pbsnodes", &["-a"]).stdout).unwrap();
+    assert!(!nodes.contains("node2"), "{nodes}");
+    assert!(nodes.contains("node3\n     Mom = node3\n"), "a declared node has no address yet: {nodes}");
+    start_mom_like(&cluster, "node1", "node3");
+    wait_for(Duration::from_secs(20), "node3 up over TCP", || {
+        let text = String::from_utf8(cluster.run("pbsnodes", &["node3"]).stdout).ok()?;
+        (text.contains("     Mom = 127.0.0.1\n") && text.contains("     state = free\n")).then_some(())
+    });
+}
+
+fn signal(pid: i32, signal: nix::sys::signal::Signal) {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal).unwrap();
+}
+
+/// Starts another pbs_mom with `model`'s command line under the name `node` (own spool),
+/// recorded in `pids/` so `minipbs down` stops it.
+fn start_mom_like(cluster: &Cluster, model: &str, node: &str) {
+    let mut argv: Vec<String> = cluster
+        .daemon_argv(model)
+        .into_iter()
+        .map(|arg| arg.replace(&format!("mom/{model}"), &format!("mom/{node}")))
+        .collect();
+    let name = argv.iter().position(|arg| arg == "--name").unwrap() + 1;
+    argv[name] = node.to_string();
+    cluster.spawn_daemon(node, &argv);
+}
+
+#[test]
+fn the_mom_port_refuses_what_the_server_did_not_seal_for_this_node() {
+    if !tests::munge_installed() {
+        return;
+    }
+    use std::io::{Read, Write};
+    let cluster = tcp_cluster(2);
+    let nodes = String::from_utf8(cluster.run("pbsnodes", &["node1"]).stdout).unwrap();
+    let port: u16 = nodes.lines().find_map(|line| line.trim().strip_prefix("Port = ")).unwrap().parse().unwrap();
+    let munge = cluster.state.path().join("munge/socket");
+    let kill = ServerToMom::KillJob { job_id: "1.testsrv".into() };
+    // Unsealed, then sealed by the server's uid but for another node.
+    let unsealed = proto::frame::encode(&kill).unwrap();
+    let mut for_node2 = Vec::new();
+    seal::write(&mut for_node2, &munge, &Direction::ServerToMom("node2".into()), &kill).unwrap();
+    for (attempt, bytes) in [("unsealed", unsealed), ("for node2", for_node2)] {
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        stream.write_all(&bytes).unwrap();
+        let mut rest = Vec::new();
+        let _ = stream.read_to_end(&mut rest);
+        assert!(rest.is_empty(), "{attempt}: the mom port answers nothing");
+    }
+    let refusals = wait_for(Duration::from_secs(10), "two refusals in node1's log", || {
+        let log = std::fs::read_to_string(cluster.state.path().join("logs/node1.log")).unwrap();
+        let refusals: Vec<String> = log
+            .lines()
+            .filter(|line| line.contains("mom port: refused a message from 127.0.0.1:"))
+            .map(String::from)
+            .collect();
+        (refusals.len() == 2).then_some(refusals)
+    });
+    assert!(refusals[0].contains("unsealed or malformed message"), "{}", refusals[0]);
+    assert!(refusals[1].contains("does not match the message"), "{}", refusals[1]);
+}
