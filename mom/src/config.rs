@@ -4,6 +4,7 @@
 //! Owns: every default value, in one place ([`MomConfig::new`]). Must not: read environment
 //! variables or configuration anywhere else, start anything, or know the protocol.
 
+use crate::gpu::GpuChoice;
 use clap::Parser;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -29,8 +30,16 @@ pub struct MomConfig {
     pub np: u32,
     /// Memory offered to the server, in bytes.
     pub mem_bytes: u64,
-    /// GPUs offered to the server (indices `0..ngpus`).
-    pub ngpus: u32,
+    /// Where the GPUs come from (`--gpus`; gpu/mod.rs).
+    pub gpus: GpuChoice,
+    /// Time between two samples of the GPUs.
+    pub gpu_poll: Duration,
+    /// How long a GPU must stay clean after a process outside the queue left it.
+    pub gpu_foreign_hold: Duration,
+    /// How long a GPU may stay dirty after its job before it is reported down.
+    pub gpu_drain_timeout: Duration,
+    /// `CUDA_VISIBLE_DEVICES` as UUIDs rather than indices.
+    pub cuda_uuids: bool,
     /// Node properties (`pbsnodes` "properties"), matched by `nodes=1:bigmem`.
     pub properties: Vec<String>,
     /// Spool directory: `<jobid>.SC`, `.OU`, `.ER`, and `aux/` for node and GPU files.
@@ -51,7 +60,9 @@ pub struct MomConfig {
 }
 
 impl MomConfig {
-    /// A configuration with every default filled in: the host's cpus and memory, no GPUs, no
+    /// A configuration with every default filled in: the host's cpus and memory, no GPUs (the
+    /// `pbs_mom` flag defaults to `auto`), GPUs polled every 5 s with a 60 s foreign hold and a
+    /// 300 s drain timeout, no
     /// properties, spool `/var/spool/minipbs/mom`, tmpdir `/var/tmp`, heartbeat 5 s,
     /// kill_delay 10 s (OpenPBS), reconnect backoff 50 ms .. 2 s.
     pub fn new(socket: impl Into<PathBuf>, node: impl Into<String>) -> MomConfig {
@@ -64,7 +75,11 @@ impl MomConfig {
             node: node.into(),
             np: host_cpus(),
             mem_bytes: host_memory_bytes(),
-            ngpus: 0,
+            gpus: GpuChoice::None,
+            gpu_poll: Duration::from_secs(5),
+            gpu_foreign_hold: Duration::from_secs(60),
+            gpu_drain_timeout: Duration::from_secs(300),
+            cuda_uuids: false,
             properties: Vec::new(),
             spool_dir: PathBuf::from("/var/spool/minipbs/mom"),
             tmpdir_base: PathBuf::from("/var/tmp"),
@@ -106,9 +121,22 @@ pub struct MomArgs {
     /// Memory, e.g. `8gb` (default: the host's memory).
     #[arg(long, value_parser = parse_size)]
     pub mem: Option<u64>,
-    /// Number of GPUs.
-    #[arg(long, default_value_t = 0)]
-    pub gpus: u32,
+    /// GPUs: auto (NVML if it loads, else none), nvml, none, N fake GPUs, or fake:FILE (a JSON
+    /// inventory re-read on every poll; docs/gpus.md).
+    #[arg(long, default_value = "auto")]
+    pub gpus: GpuChoice,
+    /// Milliseconds between two samples of the GPUs.
+    #[arg(long, default_value_t = 5000, value_parser = clap::value_parser!(u64).range(50..))]
+    pub gpu_poll: u64,
+    /// Seconds a GPU must stay clean after a process outside the queue left it.
+    #[arg(long, default_value_t = 60)]
+    pub gpu_foreign_hold: u64,
+    /// Seconds a GPU may stay dirty after its job before it is reported down.
+    #[arg(long, default_value_t = 300)]
+    pub gpu_drain_timeout: u64,
+    /// CUDA_VISIBLE_DEVICES as `index` (TORQUE) or `uuid` (OpenPBS).
+    #[arg(long, default_value = "index", value_parser = ["index", "uuid"])]
+    pub cuda_visible_devices: String,
     /// Node properties, comma-separated.
     #[arg(long, value_delimiter = ',')]
     pub properties: Vec<String>,
@@ -145,7 +173,11 @@ impl MomArgs {
         config.server_uid = self.server_uid.unwrap_or(config.server_uid);
         config.np = self.np.unwrap_or(config.np);
         config.mem_bytes = self.mem.unwrap_or(config.mem_bytes);
-        config.ngpus = self.gpus;
+        config.gpus = self.gpus;
+        config.gpu_poll = Duration::from_millis(self.gpu_poll);
+        config.gpu_foreign_hold = Duration::from_secs(self.gpu_foreign_hold);
+        config.gpu_drain_timeout = Duration::from_secs(self.gpu_drain_timeout);
+        config.cuda_uuids = self.cuda_visible_devices == "uuid";
         config.properties = self.properties.into_iter().filter(|p| !p.is_empty()).collect();
         config.spool_dir = self.spool.unwrap_or(config.spool_dir);
         config.tmpdir_base = self.tmpdir.unwrap_or(config.tmpdir_base);
@@ -233,7 +265,7 @@ mod tests {
         assert_eq!(config.node, "n1");
         assert_eq!(config.np, 4);
         assert_eq!(config.mem_bytes, 8 << 30);
-        assert_eq!(config.ngpus, 2);
+        assert_eq!(config.gpus, GpuChoice::Count(2));
         assert_eq!(config.properties, vec!["bigmem", "fast"]);
         assert_eq!(config.spool_dir, PathBuf::from("/sp"));
         assert_eq!(config.tmpdir_base, PathBuf::from("/t"));
@@ -241,6 +273,32 @@ mod tests {
         assert!(!config.kill_jobs_on_shutdown);
         assert_eq!(config.server, None);
         assert_eq!(config.listen, None);
+    }
+
+    #[test]
+    fn gpu_flags() {
+        let config = MomArgs::parse_from(["pbs_mom", "--socket", "/s"]).into_config();
+        assert_eq!((config.gpus, config.gpu_poll, config.cuda_uuids), (GpuChoice::Auto, Duration::from_secs(5), false));
+        let config = MomArgs::parse_from([
+            "pbs_mom",
+            "--socket=/s",
+            "--gpus=fake:/g.json",
+            "--gpu-poll=200",
+            "--gpu-foreign-hold=1",
+            "--gpu-drain-timeout=9",
+            "--cuda-visible-devices=uuid",
+        ])
+        .into_config();
+        assert_eq!(config.gpus, GpuChoice::Fake("/g.json".into()));
+        assert_eq!(config.gpu_poll, Duration::from_millis(200));
+        assert_eq!(
+            (config.gpu_foreign_hold, config.gpu_drain_timeout),
+            (Duration::from_secs(1), Duration::from_secs(9))
+        );
+        assert!(config.cuda_uuids);
+        let err = MomArgs::try_parse_from(["pbs_mom", "--socket=/s", "--gpus=lots"]).unwrap_err().to_string();
+        assert!(err.contains("\"lots\" is not auto, nvml, none, a number of GPUs or fake:FILE"), "{err}");
+        assert!(MomArgs::try_parse_from(["pbs_mom", "--socket=/s", "--gpu-poll=1"]).is_err());
     }
 
     #[test]

@@ -1,11 +1,13 @@
 //! The mom's main loop: applies server messages to the job table, carries out the resulting
-//! actions (start a job task, forward a kill, rerun or signal), turns finished jobs into obits, and on shutdown
+//! actions (claim a job's GPUs on this node, start a job task, forward a kill, rerun or
+//! signal), turns finished jobs into obits (their GPUs released first), and on shutdown
 //! optionally kills every job.
 //!
 //! Owns: the job tasks and their kill channels. Must not: read or write the socket (link.rs)
 //! or touch processes directly (exec/).
 
 use crate::exec::{self, ExecContext, JobOutcome, KillRequest};
+use crate::gpu::GpuBoard;
 use crate::jobs::{Action, JobTable};
 use crate::link::lock;
 use proto::mom::{JobLaunch, JobObit, MomToServer, ServerToMom};
@@ -25,7 +27,12 @@ pub struct Daemon {
     kill_senders: HashMap<String, mpsc::UnboundedSender<KillRequest>>,
     tasks: JoinSet<(String, JobOutcome)>,
     task_jobs: HashMap<tokio::task::Id, String>,
+    gpus: Arc<GpuBoard>,
 }
+
+/// Exit status of a job the mother superior did not start because one of its GPUs is not
+/// usable here any more: the server requeues it (OpenPBS `JOB_EXEC_RETRY`).
+pub const JOB_EXEC_RETRY: i32 = -3;
 
 impl Daemon {
     /// A daemon with no jobs.
@@ -33,6 +40,7 @@ impl Daemon {
         context: Arc<ExecContext>,
         table: Arc<Mutex<JobTable>>,
         outbound: mpsc::UnboundedSender<MomToServer>,
+        gpus: Arc<GpuBoard>,
     ) -> Daemon {
         Daemon {
             context,
@@ -41,6 +49,7 @@ impl Daemon {
             kill_senders: HashMap::new(),
             tasks: JoinSet::new(),
             task_jobs: HashMap::new(),
+            gpus,
         }
     }
 
@@ -78,6 +87,8 @@ impl Daemon {
         for action in actions {
             match action {
                 Action::Start(launch) => self.start(launch),
+                Action::Join(launch) => self.join(&launch),
+                Action::Leave { job_id } => self.gpus.release(&job_id),
                 Action::Kill { job_id } => self.request(&job_id, KillRequest::Kill),
                 Action::Rerun { job_id } => self.request(&job_id, KillRequest::Rerun),
                 Action::Signal { job_id, signal } => self.request(&job_id, KillRequest::Signal(signal)),
@@ -91,16 +102,34 @@ impl Daemon {
         let (kill_sender, kills) = mpsc::unbounded_channel();
         self.kill_senders.insert(job_id.clone(), kill_sender);
         let span = tracing::info_span!("job", node = %self.context.node, job_id = %job_id);
+        let gpu_claim = span.in_scope(|| self.gpus.claim(&launch, &self.context.node));
         let (context, outbound, id) = (self.context.clone(), self.outbound.clone(), job_id.clone());
         let task = async move {
+            let gpu_variables = match gpu_claim {
+                Ok(variables) => variables,
+                Err(reason) => {
+                    tracing::warn!("job not started, the server requeues it: {reason}");
+                    let ncpus = exec::env::total_slots(&launch);
+                    return (id, JobOutcome::not_started(JOB_EXEC_RETRY, ncpus));
+                }
+            };
             let on_started = |session_id| {
                 let _ = outbound.send(MomToServer::JobStarted { job_id: id.clone(), session_id });
             };
-            let outcome = exec::run_job(launch, context, kills, on_started).await;
+            let outcome = exec::run_job(launch, context, gpu_variables, kills, on_started).await;
             (id, outcome)
         };
         let handle = self.tasks.spawn(task.instrument(span));
         self.task_jobs.insert(handle.id(), job_id);
+    }
+
+    /// Claims a sister share's GPUs here; when one is not usable the server hears why and
+    /// requeues the job.
+    fn join(&mut self, launch: &JobLaunch) {
+        if let Err(reason) = self.gpus.claim(launch, &self.context.node) {
+            tracing::warn!(job_id = %launch.job_id, "sister share refused: {reason}");
+            let _ = self.outbound.send(MomToServer::ShareRefused { job_id: launch.job_id.clone(), reason });
+        }
     }
 
     /// Hands a kill, rerun or signal request to the job's task.
@@ -126,6 +155,8 @@ impl Daemon {
             }
         };
         self.kill_senders.remove(&job_id);
+        // Its processes are gone (the session was reaped): its GPUs drain and come back.
+        self.gpus.release(&job_id);
         let obit = JobObit {
             job_id,
             exit_status: outcome.exit_status,

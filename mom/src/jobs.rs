@@ -22,6 +22,10 @@ pub enum Share {
 pub enum Action {
     /// Start the job here as mother superior.
     Start(Box<JobLaunch>),
+    /// Hold this node's share of the job as a sister (claim its GPUs here).
+    Join(Box<JobLaunch>),
+    /// The sister share is over (release its GPUs here).
+    Leave { job_id: String },
     /// Kill the running job's processes (it then ends with an obit as usual).
     Kill { job_id: String },
     /// Kill the running job and discard its output (qrerun); it ends with an obit as usual.
@@ -54,10 +58,7 @@ impl JobTable {
             }
             ServerToMom::Refused { .. } => Vec::new(),
             ServerToMom::RunJob(launch) => self.on_run(launch).into_iter().collect(),
-            ServerToMom::JoinJob(launch) => {
-                self.running.entry(launch.job_id.clone()).or_insert(Share::Sister);
-                Vec::new()
-            }
+            ServerToMom::JoinJob(launch) => self.on_join(launch).into_iter().collect(),
             ServerToMom::KillJob { job_id } => self.kill_if_mother(&job_id).into_iter().collect(),
             ServerToMom::EndJob { job_id } => self.on_end(&job_id).into_iter().collect(),
             ServerToMom::ObitAck { job_id } => {
@@ -120,6 +121,14 @@ impl JobTable {
         Some(Action::Start(launch))
     }
 
+    fn on_join(&mut self, launch: Box<JobLaunch>) -> Option<Action> {
+        if self.running.contains_key(&launch.job_id) {
+            return None;
+        }
+        self.running.insert(launch.job_id.clone(), Share::Sister);
+        Some(Action::Join(launch))
+    }
+
     /// A stale job (the server does not think it runs here): kill it or drop the share.
     fn on_stale(&mut self, job_id: &str) -> Option<Action> {
         tracing::info!(job_id, "server reports the job as stale here");
@@ -132,7 +141,7 @@ impl JobTable {
         match self.running.get(job_id) {
             Some(Share::Sister) => {
                 self.running.remove(job_id);
-                None
+                Some(Action::Leave { job_id: job_id.to_string() })
             }
             Some(Share::Mother) => self.kill_if_mother(job_id),
             None => None,
@@ -150,30 +159,7 @@ mod tests {
     use super::*;
 
     fn launch(id: &str) -> Box<JobLaunch> {
-        Box::new(JobLaunch {
-            job_id: id.to_string(),
-            name: "x".into(),
-            queue: "q".into(),
-            user: "u".into(),
-            group: None,
-            script: String::new(),
-            variables: Default::default(),
-            hosts: Vec::new(),
-            walltime: None,
-            kill_delay: 0,
-            output_path: String::new(),
-            error_path: String::new(),
-            join: Default::default(),
-            shell: None,
-            init_dir: None,
-            num_ppn: 1,
-            first_ncpus: 1,
-            cookie: String::new(),
-            array_index: None,
-            array_id: None,
-            interactive: None,
-            root_allowed: false,
-        })
+        crate::test_support::launch(id, Vec::new())
     }
 
     fn obit(id: &str) -> JobObit {
@@ -226,8 +212,10 @@ mod tests {
     fn end_drops_sister_and_kills_mother() {
         let mut table = JobTable::new();
         table.on_message(ServerToMom::RunJob(launch("1.s")));
-        table.on_message(ServerToMom::JoinJob(launch("2.s")));
-        assert!(table.on_message(ServerToMom::EndJob { job_id: "2.s".into() }).is_empty());
+        assert_eq!(table.on_message(ServerToMom::JoinJob(launch("2.s"))), vec![Action::Join(launch("2.s"))]);
+        assert!(table.on_message(ServerToMom::JoinJob(launch("2.s"))).is_empty(), "joined once");
+        let leave = table.on_message(ServerToMom::EndJob { job_id: "2.s".into() });
+        assert_eq!(leave, vec![Action::Leave { job_id: "2.s".into() }]);
         assert_eq!(table.registered_jobs(), vec!["1.s"]);
         let actions = table.on_message(ServerToMom::EndJob { job_id: "1.s".into() });
         assert_eq!(actions, vec![Action::Kill { job_id: "1.s".into() }]);
@@ -256,7 +244,8 @@ mod tests {
             server_name: "s".into(),
             stale_jobs: vec!["1.s".into(), "2.s".into(), "9.s".into()],
         };
-        assert_eq!(table.on_message(registered), vec![Action::Kill { job_id: "1.s".into() }]);
+        let actions = table.on_message(registered);
+        assert_eq!(actions, vec![Action::Kill { job_id: "1.s".into() }, Action::Leave { job_id: "2.s".into() }]);
         assert_eq!(table.registered_jobs(), vec!["1.s", "3.s"]);
         assert_eq!(table.mother_jobs(), vec!["1.s", "3.s"]);
     }

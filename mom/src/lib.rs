@@ -10,6 +10,7 @@
 //! * `jobs.rs`: the job table and the decision taken on each server message (pure).
 //! * `daemon.rs`: the main loop carrying those decisions out.
 //! * `exec/`: running one job (files, identity, environment, session, kill, reap, delivery).
+//! * `gpu/`: the node's GPUs (NVML, fake or none), their use, claims by jobs, MPS daemons.
 //!
 //! Must not know: the database, other nodes' state, scheduling policy, queue rules. The
 //! tracing subscriber is installed by the binary, never here.
@@ -17,9 +18,12 @@
 pub mod config;
 pub mod daemon;
 pub mod exec;
+pub mod gpu;
 pub mod jobs;
 pub mod link;
 pub mod port;
+#[cfg(test)]
+mod test_support;
 
 pub use config::{MomArgs, MomConfig};
 
@@ -63,6 +67,8 @@ pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyho
     let table = Arc::new(Mutex::new(jobs::JobTable::new()));
     let (inbound_sender, inbound) = mpsc::unbounded_channel();
     let (outbound, outbound_receiver) = mpsc::unbounded_channel();
+    let gpus = open_gpus(&config, outbound.clone())?;
+    let poller = tokio::spawn(gpus.clone().run_poller(config.gpu_poll));
     let channels = link::LinkChannels { inbound: inbound_sender, outbound: outbound_receiver };
     let munge_socket: Arc<Path> = Arc::from(config.munge_socket.as_path());
     let mut port = 0;
@@ -79,14 +85,14 @@ pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyho
         None => None,
     };
     let link_span = tracing::info_span!("link", node = %config.node);
-    let settings = link_settings(&config, munge_socket, port);
+    let settings = link_settings(&config, munge_socket, port, &gpus);
     let link_task = tokio::spawn(link::run(settings, table.clone(), channels).instrument(link_span));
     match &config.server {
         Some(server) => tracing::info!(node = %config.node, server, port, "pbs_mom started"),
         None => tracing::info!(node = %config.node, socket = %config.socket.display(), "pbs_mom started"),
     }
     let patience = config.kill_delay.max(Duration::from_secs(10)) + Duration::from_secs(20);
-    let daemon = daemon::Daemon::new(context, table.clone(), outbound);
+    let daemon = daemon::Daemon::new(context, table.clone(), outbound, gpus);
     let span = tracing::info_span!("mom", node = %config.node);
     let killed = daemon.run(inbound, shutdown, config.kill_jobs_on_shutdown, patience).instrument(span).await;
     // The ends of the jobs just killed are queued on the link: give it a few seconds to
@@ -97,6 +103,7 @@ pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyho
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     link_task.abort();
+    poller.abort();
     if let Some(task) = port_task {
         task.abort();
     }
@@ -104,7 +111,27 @@ pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyho
     Ok(())
 }
 
-fn link_settings(config: &MomConfig, munge_socket: Arc<Path>, port: u16) -> link::LinkSettings {
+/// Opens the inventory `--gpus` names (one log line says which, and why when none) and the
+/// board over it.
+fn open_gpus(
+    config: &MomConfig,
+    outbound: mpsc::UnboundedSender<proto::mom::MomToServer>,
+) -> anyhow::Result<Arc<gpu::GpuBoard>> {
+    let (inventory, line) = gpu::open(&config.gpus).context("cannot open the GPU inventory")?;
+    tracing::info!(node = %config.node, "{line}");
+    let settings = gpu::board::BoardSettings {
+        tracker: gpu::tracker::TrackerSettings {
+            foreign_hold: config.gpu_foreign_hold,
+            drain_timeout: config.gpu_drain_timeout,
+            idle_memory: gpu::tracker::IDLE_MEMORY,
+        },
+        cuda_uuids: config.cuda_uuids,
+        mps_root: config.spool_dir.join("mps"),
+    };
+    Ok(gpu::GpuBoard::new(inventory, settings, outbound))
+}
+
+fn link_settings(config: &MomConfig, munge_socket: Arc<Path>, port: u16, gpus: &gpu::GpuBoard) -> link::LinkSettings {
     let target = match &config.server {
         Some(addr) => link::LinkTarget::Tcp { addr: addr.clone(), munge_socket, server_uid: config.server_uid },
         None => link::LinkTarget::Unix(config.socket.clone()),
@@ -115,14 +142,15 @@ fn link_settings(config: &MomConfig, munge_socket: Arc<Path>, port: u16) -> link
             node: config.node.clone(),
             np: config.np,
             mem_bytes: config.mem_bytes,
-            ngpus: config.ngpus,
+            ngpus: gpus.infos().len() as u32,
             properties: config.properties.clone(),
             start_id: random_hex(8),
             jobs: Vec::new(),
             port,
-            gpus: Vec::new(),
+            gpus: gpus.infos().to_vec(),
             gpu_states: Vec::new(),
         },
+        gpu_reports: gpus.reports(),
         heartbeat_interval: config.heartbeat_interval,
         reconnect_min: config.reconnect_min,
         reconnect_max: config.reconnect_max,

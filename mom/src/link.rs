@@ -43,8 +43,11 @@ pub enum LinkError {
 pub struct LinkSettings {
     /// Where the server is.
     pub target: LinkTarget,
-    /// Sent on every registration, with `jobs` filled in from the job table.
+    /// Sent on every registration, with `jobs` filled in from the job table and `gpu_states`
+    /// from `gpu_reports`.
     pub registration: Registration,
+    /// The GPUs' latest reports (gpu/board.rs).
+    pub gpu_reports: crate::gpu::board::ReportCell,
     /// Time between heartbeats.
     pub heartbeat_interval: Duration,
     /// First reconnect delay.
@@ -201,7 +204,11 @@ async fn register(
     reader: &mut FrameReader,
     writer: &mut FrameWriter,
 ) -> Result<Vec<String>, LinkError> {
-    let registration = Registration { jobs: lock(table).registered_jobs(), ..settings.registration.clone() };
+    let registration = Registration {
+        jobs: lock(table).registered_jobs(),
+        gpu_states: settings.gpu_reports.get(),
+        ..settings.registration.clone()
+    };
     writer.write(&MomToServer::Register(registration)).await?;
     match reader.read::<ServerToMom>().await? {
         ServerToMom::Registered { stale_jobs, .. } => Ok(stale_jobs),

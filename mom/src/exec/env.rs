@@ -40,6 +40,8 @@ pub struct EnvInput<'a> {
     pub tmpdir: &'a Path,
     /// An interactive job's `TERM`, from its qsub.
     pub term: Option<&'a str>,
+    /// What the job's GPUs here set beyond the defaults (UUIDs, an MPS share): gpu/board.rs.
+    pub gpu_variables: &'a [(String, String)],
 }
 
 /// The complete environment of the job's top shell, sorted by name.
@@ -97,6 +99,9 @@ pub fn job_environment(input: &EnvInput<'_>) -> Vec<(String, String)> {
     // Empty when the job has no GPU here: CUDA then sees none, so no GPU of another job.
     set("CUDA_VISIBLE_DEVICES", indices.join(","));
     set("CUDA_DEVICE_ORDER", "PCI_BUS_ID".into());
+    for (name, value) in input.gpu_variables {
+        set(name, value.clone());
+    }
     if let Some(init_dir) = &launch.init_dir {
         set("PBS_O_INITDIR", init_dir.clone());
     }
@@ -224,6 +229,7 @@ mod tests {
             gpufile,
             tmpdir: Path::new("/var/tmp/pbs.7.head"),
             term: Some("xterm-256color"),
+            gpu_variables: &[],
         };
         job_environment(&input).into_iter().collect()
     }

@@ -116,11 +116,13 @@ struct Ending {
     walltime_used: Duration,
 }
 
-/// Runs `launch` to its end. `on_started` gets the session id once the shell runs; `kills`
-/// delivers kill requests. Never fails: failures become negative exit statuses.
+/// Runs `launch` to its end. `gpu_variables` are what its GPUs here add to its environment
+/// (gpu/board.rs); `on_started` gets the session id once the shell runs; `kills` delivers kill
+/// requests. Never fails: failures become negative exit statuses.
 pub async fn run_job(
     launch: Box<JobLaunch>,
     context: Arc<ExecContext>,
+    gpu_variables: Vec<(String, String)>,
     kills: mpsc::UnboundedReceiver<KillRequest>,
     on_started: impl FnOnce(i32),
 ) -> JobOutcome {
@@ -128,7 +130,7 @@ pub async fn run_job(
     let ncpus = total_slots(&launch);
     let setup = {
         let (launch, context) = (launch.clone(), context.clone());
-        tokio::task::spawn_blocking(move || start(&launch, &context)).await
+        tokio::task::spawn_blocking(move || start(&launch, &context, &gpu_variables)).await
     };
     let mut started = match setup {
         Ok(Ok(started)) => started,
@@ -149,7 +151,7 @@ pub async fn run_job(
 }
 
 /// Resolves the user, writes the files and spawns the shell (blocking).
-fn start(launch: &JobLaunch, context: &ExecContext) -> Result<Started, NotStarted> {
+fn start(launch: &JobLaunch, context: &ExecContext, gpu_variables: &[(String, String)]) -> Result<Started, NotStarted> {
     if !job_id_is_safe(&launch.job_id) {
         return Err(StartError::BadJobId(launch.job_id.clone()).into());
     }
@@ -164,7 +166,7 @@ fn start(launch: &JobLaunch, context: &ExecContext) -> Result<Started, NotStarte
         files.remove();
         return Err(StartError::Files(err).into());
     }
-    match spawn(launch, context, &user, &shell, &files) {
+    match spawn(launch, context, &user, &shell, &files, gpu_variables) {
         Ok((sid, terminal)) => {
             if let Err(err) = files.record_session(sid) {
                 tracing::warn!(sid, "cannot record the job's session: {err}");
@@ -195,6 +197,7 @@ fn spawn(
     user: &JobUser,
     shell: &Path,
     files: &JobFiles,
+    gpu_variables: &[(String, String)],
 ) -> Result<(i32, Option<Relay>), StartError> {
     let (stdio, accepted) = match &launch.interactive {
         None => (ShellStdio::Batch(files.open_stdio(&launch.script).map_err(StartError::Stdio)?), None),
@@ -216,6 +219,7 @@ fn spawn(
         gpufile: files.gpufile.as_deref(),
         tmpdir: &files.tmpdir,
         term: accepted.as_ref().and_then(|(accepted, _)| accepted.term.as_deref()),
+        gpu_variables,
     });
     // A relative `-d` directory is taken from the home directory.
     let start_dir = launch.init_dir.as_ref().map_or_else(|| user.home.clone(), |dir| user.home.join(dir));

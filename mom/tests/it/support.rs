@@ -62,7 +62,7 @@ impl Harness {
         let mut config = MomConfig::new(&self.socket, "node1");
         config.np = 4;
         config.mem_bytes = 8 << 30;
-        config.ngpus = 4;
+        config.gpus = mom::gpu::GpuChoice::Count(4);
         config.properties = vec!["fast".into()];
         config.spool_dir = self.dir.path().join("spool");
         config.tmpdir_base = self.dir.path().join("tmp");

@@ -265,21 +265,26 @@ fn four_quarter_mps_shares_run_together_and_another_user_waits() {
     assert!(theirs_start >= mine_end, "the other user's share started while the first user's ran");
     let text = std::fs::read_to_string(&record).unwrap();
     assert!(text.lines().filter(|line| line.starts_with("start")).all(|line| line.ends_with(" 25")), "{text}");
-    // The MPS daemon was started for the first share and stopped after the last, twice.
+    // The MPS daemon was started for a GPU's first share and stopped after its last: starts
+    // and stops alternate, and the other user's share (which never ran beside the first
+    // user's) needed a start of its own. The first user's fifth share may or may not have
+    // joined the first four before they all ended, so there are two or three pairs.
     let commands = std::fs::read_to_string(fake_file(&cluster, "node1").with_extension("json.commands")).unwrap();
     let kinds: Vec<&str> = commands
         .lines()
         .map(|line| {
-            if line.contains("quit") {
+            if line.contains("echo quit |") {
                 "stop"
-            } else if line.contains(" -d") {
+            } else if line.ends_with("nvidia-cuda-mps-control -d") {
                 "start"
             } else {
                 "other"
             }
         })
         .collect();
-    assert_eq!(kinds, ["start", "stop", "start", "stop"], "{commands}");
+    let pairs = kinds.len() / 2;
+    assert!(kinds.len() % 2 == 0 && (2..=3).contains(&pairs), "{commands}");
+    assert!(kinds.chunks(2).all(|pair| pair == ["start", "stop"]), "{commands}");
 }
 
 #[test]

@@ -1,0 +1,44 @@
+//! Helpers for the crate's unit tests: a minimal job launch.
+
+use proto::mom::{HostAlloc, JobLaunch};
+
+/// A launch of `job_id` for user `u` with nothing but the given hosts.
+pub fn launch(job_id: &str, hosts: Vec<HostAlloc>) -> Box<JobLaunch> {
+    Box::new(JobLaunch {
+        job_id: job_id.to_string(),
+        name: "x".into(),
+        queue: "q".into(),
+        user: "u".into(),
+        group: None,
+        script: String::new(),
+        variables: Default::default(),
+        hosts,
+        walltime: None,
+        kill_delay: 0,
+        output_path: String::new(),
+        error_path: String::new(),
+        join: Default::default(),
+        shell: None,
+        init_dir: None,
+        num_ppn: 1,
+        first_ncpus: 1,
+        cookie: String::new(),
+        array_index: None,
+        array_id: None,
+        interactive: None,
+        root_allowed: false,
+    })
+}
+
+/// A host entry of `node` with GPUs `gpus` (named by UUID `uuids`) and an optional MPS share.
+pub fn gpu_host(node: &str, gpus: &[u32], uuids: &[&str], mps: Option<u8>) -> HostAlloc {
+    HostAlloc {
+        node: node.into(),
+        ncpus: 1,
+        mpiprocs: 1,
+        gpus: gpus.to_vec(),
+        mem_bytes: None,
+        gpu_uuids: uuids.iter().map(|uuid| uuid.to_string()).collect(),
+        mps,
+    }
+}
