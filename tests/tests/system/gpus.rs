@@ -283,7 +283,7 @@ fn four_quarter_mps_shares_run_together_and_another_user_waits() {
         })
         .collect();
     let pairs = kinds.len() / 2;
-    assert!(kinds.len() % 2 == 0 && (2..=3).contains(&pairs), "{commands}");
+    assert!(kinds.len().is_multiple_of(2) && (2..=3).contains(&pairs), "{commands}");
     assert!(kinds.chunks(2).all(|pair| pair == ["start", "stop"]), "{commands}");
 }
 
