@@ -94,7 +94,7 @@ impl MomConfig {
 
 /// `pbs_mom` command-line flags.
 #[derive(Debug, Parser)]
-#[command(name = "pbs_mom", about = "minipbs execution daemon (one per compute node)")]
+#[command(name = "pbs_mom", about = "minipbs execution daemon (one per compute node)", args_override_self = true)]
 pub struct MomArgs {
     /// The server's Unix socket (one host).
     #[arg(long, required_unless_present = "server", conflicts_with = "server")]
@@ -299,6 +299,8 @@ mod tests {
         let err = MomArgs::try_parse_from(["pbs_mom", "--socket=/s", "--gpus=lots"]).unwrap_err().to_string();
         assert!(err.contains("\"lots\" is not auto, nvml, none, a number of GPUs or fake:FILE"), "{err}");
         assert!(MomArgs::try_parse_from(["pbs_mom", "--socket=/s", "--gpu-poll=1"]).is_err());
+        let later = MomArgs::parse_from(["pbs_mom", "--socket=/s", "--gpus=0", "--gpus=nvml"]).into_config();
+        assert_eq!(later.gpus, GpuChoice::Nvml, "a later flag wins (minipbs up --mom-arg)");
     }
 
     #[test]

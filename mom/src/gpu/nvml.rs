@@ -43,22 +43,34 @@ impl NvmlInventory {
         let device = match self.nvml.device_by_uuid(info.uuid.as_str()) {
             Ok(device) => device,
             Err(err) => {
-                sample.fault = Some(format!("NVML cannot reach it: {err}"));
+                sample.fault = Some(fault_text(&err));
                 return sample;
             }
         };
+        if device.mig_mode().is_ok_and(|mode| mode.current == 1) {
+            sample.fault = Some("MIG is enabled on it; minipbs hands out whole GPUs only".into());
+            return sample;
+        }
         match device.memory_info() {
             Ok(memory) => sample.mem_used = memory.used,
-            Err(NvmlError::GpuLost) => {
-                sample.fault = Some("fallen off the bus (NVML: GPU is lost)".into());
+            Err(err) => {
+                sample.fault = Some(fault_text(&err));
                 return sample;
             }
-            Err(err) => sample.fault = Some(format!("NVML memory query failed: {err}")),
         }
         sample.utilization = device.utilization_rates().ok().map(|rates| rates.gpu);
-        let compute = device.running_compute_processes().unwrap_or_default();
-        let graphics = device.running_graphics_processes().unwrap_or_default();
-        let mut processes: Vec<GpuProcess> = compute.iter().chain(&graphics).map(process).collect();
+        let mut processes = Vec::new();
+        let lists = [
+            fallback(device.running_compute_processes(), || device.running_compute_processes_v2()),
+            fallback(device.running_graphics_processes(), || device.running_graphics_processes_v2()),
+        ];
+        for list in lists {
+            match list {
+                Ok(list) => processes.extend(list.iter().filter_map(process)),
+                // Unknown processes: the memory in use still tells (tracker.rs).
+                Err(err) => tracing::debug!(uuid = %info.uuid, "NVML cannot list processes: {err}"),
+            }
+        }
         processes.sort_by_key(|process| process.pid);
         processes.dedup_by_key(|process| process.pid);
         sample.processes = processes;
@@ -80,12 +92,40 @@ impl GpuInventory for NvmlInventory {
     }
 }
 
-fn process(info: &ProcessInfo) -> GpuProcess {
+/// The `_v3` process lists are missing from older drivers (`FailedToLoadSymbol`): then `_v2`.
+fn fallback(
+    newest: Result<Vec<ProcessInfo>, NvmlError>,
+    older: impl FnOnce() -> Result<Vec<ProcessInfo>, NvmlError>,
+) -> Result<Vec<ProcessInfo>, NvmlError> {
+    match newest {
+        Err(NvmlError::FailedToLoadSymbol(_)) => older(),
+        other => other,
+    }
+}
+
+/// A listed process, unless its pid cannot be real: bindings that do not match the driver's
+/// struct layout give pids of 0 or `u32::MAX`, or pids of nothing (docs: gpu-mpi.md 1.3).
+fn process(info: &ProcessInfo) -> Option<GpuProcess> {
+    let sane =
+        info.pid != 0 && info.pid != u32::MAX && std::path::Path::new("/proc").join(info.pid.to_string()).exists();
+    if !sane {
+        tracing::warn!(pid = info.pid, "NVML listed a process that does not exist; ignored");
+        return None;
+    }
     let used_memory = match info.used_gpu_memory {
-        UsedGpuMemory::Used(bytes) => Some(bytes),
-        UsedGpuMemory::Unavailable => None,
+        UsedGpuMemory::Used(bytes) if bytes != u64::MAX => Some(bytes),
+        _ => None,
     };
-    GpuProcess { pid: info.pid, used_memory }
+    Some(GpuProcess { pid: info.pid, used_memory })
+}
+
+/// Why a GPU NVML cannot use is down.
+fn fault_text(err: &NvmlError) -> String {
+    match err {
+        NvmlError::GpuLost => "fallen off the bus (NVML: GPU is lost)".to_string(),
+        NvmlError::ResetRequired => "needs a reset (NVML: GPU requires reset)".to_string(),
+        other => format!("NVML cannot read it: {other}"),
+    }
 }
 
 fn nvml_error(err: NvmlError) -> GpuError {
