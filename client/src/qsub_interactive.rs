@@ -46,6 +46,9 @@ struct Session {
     running: AtomicBool,
     /// The connection's writing half, once the job is ready.
     writer: Mutex<Option<TcpStream>>,
+    /// A window size change not sent yet (the keystroke thread held the writer): whoever
+    /// writes next sends it.
+    size_pending: AtomicBool,
 }
 
 /// Submits `spec` as an interactive job and runs its terminal session; returns the exit code.
@@ -60,8 +63,12 @@ pub fn run(mut spec: JobSpec) -> Result<u8, Failure> {
     // From here on one thread takes these signals; they are blocked before any thread starts.
     let signals = signal_set();
     signals.thread_block().map_err(|error| fail(exit::FAILURE, format!("unable to catch signals: {error}")))?;
-    let session =
-        Arc::new(Session { job_id: OnceLock::new(), running: AtomicBool::new(false), writer: Mutex::new(None) });
+    let session = Arc::new(Session {
+        job_id: OnceLock::new(),
+        running: AtomicBool::new(false),
+        writer: Mutex::new(None),
+        size_pending: AtomicBool::new(false),
+    });
     {
         let session = session.clone();
         std::thread::Builder::new()
@@ -129,12 +136,19 @@ fn send(session: &Session, message: &QsubToMom) {
             let _ = frame::write(stream, message);
         }
     }
+    // Checked after the lock is released: a SIGWINCH that found it held is sent here.
+    if session.size_pending.load(Ordering::SeqCst) {
+        send_size(session);
+    }
 }
 
-/// Sends the window size unless keystrokes hold the connection (the job not reading its
-/// input): the signal thread must never block, it also restores the terminal on SIGTERM.
+/// Sends the window size now, or, when keystrokes hold the connection (the job not reading
+/// its input), leaves it pending for the keystroke thread's next write: the signal thread must
+/// never block, it also restores the terminal on SIGTERM.
 fn send_size(session: &Session) {
+    session.size_pending.store(true, Ordering::SeqCst);
     if let Ok(mut writer) = session.writer.try_lock() {
+        session.size_pending.store(false, Ordering::SeqCst);
         if let Some(stream) = writer.as_mut() {
             let _ = frame::write(stream, &QsubToMom::WindowSize(terminal::window_size()));
         }

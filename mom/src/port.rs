@@ -24,8 +24,10 @@ use tokio::sync::mpsc;
 /// A silent connection is closed after this long.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Connections held at once; more are closed at once (the server opens few, sisters one each).
-const MAX_CONNECTIONS: usize = 256;
+/// Connections held at once; more are closed at once. The server and sisters need few; each
+/// may buffer a frame of up to `MAX_FRAME` before its credential is checked, so this bounds
+/// what unauthenticated peers can make the mom hold (16 x 16 MiB).
+const MAX_CONNECTIONS: usize = 16;
 
 /// Accepts connections until the task is aborted.
 pub async fn serve(

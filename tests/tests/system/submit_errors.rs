@@ -133,3 +133,33 @@ fn garbled_and_oversized_messages_do_not_hurt_the_server() {
     let id = cluster.qsub(&script, &[]);
     assert_eq!(cluster.wait_finished(&id, Duration::from_secs(20)), 4);
 }
+
+/// The server's answer to a `Hello` of `protocol` on its Unix socket, as text.
+fn hello_reply(cluster: &Cluster, protocol: u32) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::os::unix::net::UnixStream::connect(cluster.state.path().join("server.sock")).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
+    let hello = format!(r#"{{"role":"Mom","protocol":{protocol}}}"#);
+    stream.write_all(&(hello.len() as u32).to_be_bytes()).unwrap();
+    stream.write_all(hello.as_bytes()).unwrap();
+    let mut prefix = [0u8; 4];
+    stream.read_exact(&mut prefix).unwrap();
+    let mut reply = vec![0u8; u32::from_be_bytes(prefix) as usize];
+    stream.read_exact(&mut reply).unwrap();
+    String::from_utf8_lossy(&reply).into_owned()
+}
+
+#[test]
+fn the_server_accepts_this_and_the_previous_protocol_version_only() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
+    let current = proto::PROTOCOL_VERSION;
+    assert!(hello_reply(&cluster, current).contains("Welcome"));
+    assert!(hello_reply(&cluster, current - 1).contains("Welcome"), "a mom one version behind is upgraded later");
+    let newer = hello_reply(&cluster, current + 1);
+    assert!(newer.contains("ProtocolMismatch"), "{newer}");
+    assert!(
+        newer.contains(&format!("protocol version {} not supported (server speaks {current})", current + 1)),
+        "{newer}"
+    );
+    assert!(hello_reply(&cluster, current + 7).contains("ProtocolMismatch"));
+}
