@@ -5,7 +5,18 @@ use clap::Parser;
 use tracing_subscriber::prelude::*;
 use tracing_subscriber::EnvFilter;
 
-fn main() -> anyhow::Result<()> {
+/// A failure to start is one line on stderr, `pbs_mom: <what>: <why>`, and exit status 1.
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("pbs_mom: {err:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
     let args = mom::MomArgs::parse();
     let level = match args.verbose {
         0 => "info",

@@ -60,8 +60,19 @@ struct Args {
     verbose: u8,
 }
 
+/// A failure to start is one line on stderr, `pbs_server: <what>: <why>`, and exit status 1.
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
+async fn main() -> std::process::ExitCode {
+    match run().await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("pbs_server: {err:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run() -> anyhow::Result<()> {
     let args = Args::parse();
     let level = ["warn", "info", "debug"][args.verbose.min(2) as usize];
     let mut config = ServerConfig::new(args.state_dir, args.name.unwrap_or_else(short_hostname));

@@ -64,6 +64,38 @@ fn a_credential_of_another_munge_key_is_refused_and_logged() {
 }
 
 #[test]
+fn a_missing_munged_is_one_clear_line_for_a_command_and_a_mom() {
+    if !tests::munge_installed() {
+        return;
+    }
+    let cluster = tcp_cluster(1);
+    let missing = cluster.work.path().join("no-munged.socket");
+    let conf = std::fs::read_to_string(&cluster.conf).unwrap();
+    let (ours, _) = conf.split_once("PBS_MUNGE_SOCKET=").unwrap();
+    let broken_conf = cluster.work.path().join("no-munged.conf");
+    std::fs::write(&broken_conf, format!("{ours}PBS_MUNGE_SOCKET={}\n", missing.display())).unwrap();
+    let output = cluster.command("qstat").env("PBS_CONF_FILE", &broken_conf).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains(&format!("cannot reach munged at {}", missing.display())), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    // A mom pointed at no munged stops at once with the reason, instead of retrying for ever.
+    let mut argv = cluster.daemon_argv("node1");
+    let at = argv.iter().position(|arg| arg == "--munge-socket").unwrap();
+    argv[at + 1] = missing.display().to_string();
+    let at = argv.iter().position(|arg| arg == "--name").unwrap();
+    argv[at + 1] = "node7".to_string();
+    let at = argv.iter().position(|arg| arg == "--spool").unwrap();
+    argv[at + 1] = cluster.state.path().join("mom/node7").display().to_string();
+    let output = std::process::Command::new(&argv[0]).args(&argv[1..]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    let reason: Vec<&str> = stderr.lines().filter(|line| line.contains("munged")).collect();
+    assert_eq!(reason.len(), 1, "{stderr}");
+    assert!(reason[0].starts_with("pbs_mom: the TCP transport needs MUNGE: cannot reach munged at "), "{stderr}");
+}
+
+#[test]
 fn a_second_mom_under_a_live_nodes_name_from_another_address_is_refused() {
     if !tests::munge_installed() {
         return;
