@@ -224,30 +224,7 @@ mod tests {
     }
 
     fn launch() -> JobLaunch {
-        JobLaunch {
-            job_id: "9.s".into(),
-            name: "x".into(),
-            queue: "q".into(),
-            user: "u".into(),
-            group: None,
-            script: String::new(),
-            variables: Default::default(),
-            hosts: Vec::new(),
-            walltime: None,
-            kill_delay: 0,
-            output_path: String::new(),
-            error_path: String::new(),
-            join: Default::default(),
-            shell: None,
-            init_dir: None,
-            num_ppn: 1,
-            first_ncpus: 1,
-            cookie: String::new(),
-            array_index: None,
-            array_id: None,
-            interactive: None,
-            root_allowed: false,
-        }
+        *crate::test_support::launch("9.s", Vec::new())
     }
 
     #[test]
