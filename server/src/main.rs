@@ -48,9 +48,9 @@ struct Args {
     /// execution"). `minipbs up` passes `root`.
     #[arg(long, value_delimiter = ',')]
     acl_roots: Vec<String>,
-    /// Also listen on TCP (cluster mode, every frame MUNGE-sealed), e.g. 0.0.0.0:15001; port 0
-    /// picks one and writes it to <state-dir>/server.port.
-    #[arg(long)]
+    /// Also listen on TCP (cluster mode, every frame MUNGE-sealed): `--listen` alone is
+    /// 0.0.0.0:15001 (OpenPBS's port); port 0 picks one and writes it to <state-dir>/server.port.
+    #[arg(long, num_args = 0..=1, default_missing_value = "0.0.0.0:15001")]
     listen: Option<std::net::SocketAddr>,
     /// munged's socket (TCP transport).
     #[arg(long, default_value = proto::munge::DEFAULT_SOCKET)]
@@ -105,4 +105,18 @@ async fn run() -> anyhow::Result<()> {
         }
     };
     server::run(config, shutdown).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listen_alone_is_the_pbs_port_on_every_interface() {
+        let parse = |extra: &[&str]| Args::try_parse_from([&["pbs_server", "--state-dir", "/s"], extra].concat());
+        assert_eq!(parse(&[]).unwrap().listen, None, "TCP only when asked for");
+        assert_eq!(parse(&["--listen"]).unwrap().listen, Some(([0, 0, 0, 0], 15001).into()));
+        assert_eq!(parse(&["--listen", "127.0.0.1:0"]).unwrap().listen, Some(([127, 0, 0, 1], 0).into()));
+        assert!(parse(&["--listen", "nowhere"]).is_err());
+    }
 }
