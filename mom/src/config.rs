@@ -40,6 +40,10 @@ pub struct MomConfig {
     pub gpu_drain_timeout: Duration,
     /// `CUDA_VISIBLE_DEVICES` as UUIDs rather than indices.
     pub cuda_uuids: bool,
+    /// The node's modulecmd: `None` finds one on PATH, `Some("none")` turns `module` in jobs off.
+    pub modulecmd: Option<String>,
+    /// A default `MODULEPATH` for jobs that bring none.
+    pub modulepath: Option<String>,
     /// Node properties (`pbsnodes` "properties"), matched by `nodes=1:bigmem`.
     pub properties: Vec<String>,
     /// Spool directory: `<jobid>.SC`, `.OU`, `.ER`, and `aux/` for node and GPU files.
@@ -80,6 +84,8 @@ impl MomConfig {
             gpu_foreign_hold: Duration::from_secs(60),
             gpu_drain_timeout: Duration::from_secs(300),
             cuda_uuids: false,
+            modulecmd: None,
+            modulepath: None,
             properties: Vec::new(),
             spool_dir: PathBuf::from("/var/spool/minipbs/mom"),
             tmpdir_base: PathBuf::from("/var/tmp"),
@@ -137,6 +143,13 @@ pub struct MomArgs {
     /// CUDA_VISIBLE_DEVICES as `index` (TORQUE) or `uuid` (OpenPBS).
     #[arg(long, default_value = "index", value_parser = ["index", "uuid"])]
     pub cuda_visible_devices: String,
+    /// The modulecmd whose `module` function job shells get (default: the one on PATH; `none`:
+    /// no `module` in jobs).
+    #[arg(long)]
+    pub modulecmd: Option<String>,
+    /// A default MODULEPATH for jobs that bring none.
+    #[arg(long)]
+    pub modulepath: Option<String>,
     /// Node properties, comma-separated.
     #[arg(long, value_delimiter = ',')]
     pub properties: Vec<String>,
@@ -178,6 +191,8 @@ impl MomArgs {
         config.gpu_foreign_hold = Duration::from_secs(self.gpu_foreign_hold);
         config.gpu_drain_timeout = Duration::from_secs(self.gpu_drain_timeout);
         config.cuda_uuids = self.cuda_visible_devices == "uuid";
+        config.modulecmd = self.modulecmd;
+        config.modulepath = self.modulepath;
         config.properties = self.properties.into_iter().filter(|p| !p.is_empty()).collect();
         config.spool_dir = self.spool.unwrap_or(config.spool_dir);
         config.tmpdir_base = self.tmpdir.unwrap_or(config.tmpdir_base);

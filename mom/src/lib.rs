@@ -63,6 +63,7 @@ pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyho
         tmpdir_base: config.tmpdir_base.clone(),
         default_kill_delay: config.kill_delay,
         mom_uid,
+        job_defaults: job_defaults(&config),
     });
     let table = Arc::new(Mutex::new(jobs::JobTable::new()));
     let (inbound_sender, inbound) = mpsc::unbounded_channel();
@@ -109,6 +110,19 @@ pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyho
     }
     tracing::info!(node = %config.node, "pbs_mom stopped");
     Ok(())
+}
+
+/// What jobs get unless they bring their own: the node's `module` command, when it has one.
+fn job_defaults(config: &MomConfig) -> Vec<(String, String)> {
+    let search_path = std::env::var("PATH").unwrap_or_default();
+    let setting = config.modulecmd.as_deref();
+    match exec::modules_env::ModulesEnv::find(setting, &search_path, config.modulepath.clone()) {
+        Some(modules) => {
+            tracing::info!(node = %config.node, modulecmd = %modules.cmd.display(), "jobs get the module command");
+            modules.defaults()
+        }
+        None => Vec::new(),
+    }
 }
 
 /// Opens the inventory `--gpus` names (one log line says which, and why when none) and the

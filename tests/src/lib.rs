@@ -28,7 +28,7 @@ pub fn bin_dir() -> PathBuf {
     BUILD.call_once(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
         let status = Command::new(cargo)
-            .args(["build", "--bins", "-p", "client", "-p", "server", "-p", "mom"])
+            .args(["build", "--bins", "-p", "client", "-p", "server", "-p", "mom", "-p", "modules"])
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .status()
             .expect("cargo runs");

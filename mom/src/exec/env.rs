@@ -42,6 +42,8 @@ pub struct EnvInput<'a> {
     pub term: Option<&'a str>,
     /// What the job's GPUs here set beyond the defaults (UUIDs, an MPS share): gpu/board.rs.
     pub gpu_variables: &'a [(String, String)],
+    /// Variables the job gets only when its own list lacks them (the node's `module`).
+    pub defaults: &'a [(String, String)],
 }
 
 /// The complete environment of the job's top shell, sorted by name.
@@ -57,6 +59,9 @@ pub fn job_environment(input: &EnvInput<'_>) -> Vec<(String, String)> {
         .map(|(name, value)| (name.to_string(), value.to_string()))
         .collect();
     env.entry("PATH".into()).or_insert_with(|| DEFAULT_PATH.into());
+    for (name, value) in input.defaults {
+        env.entry(name.clone()).or_insert_with(|| value.clone());
+    }
     let mut set = |name: &str, value: String| {
         env.insert(name.to_string(), value);
     };
@@ -230,6 +235,10 @@ mod tests {
             tmpdir: Path::new("/var/tmp/pbs.7.head"),
             term: Some("xterm-256color"),
             gpu_variables: &[],
+            defaults: &[
+                ("MODULEPATH".to_string(), "/node/modules".to_string()),
+                ("MY_VAR".to_string(), "node".to_string()),
+            ],
         };
         job_environment(&input).into_iter().collect()
     }
@@ -239,7 +248,8 @@ mod tests {
         let env = environment(&launch(), "node1", None);
         assert_eq!(env["PBS_JOBID"], "7.head");
         assert_eq!(env["HOME"], "/home/alice");
-        assert_eq!(env["MY_VAR"], "x");
+        assert_eq!(env["MY_VAR"], "x", "a node default does not replace the job's own");
+        assert_eq!(env["MODULEPATH"], "/node/modules", "a node default fills what the job lacks");
         assert_eq!(env["PBS_O_WORKDIR"], "/home/alice/run");
     }
 

@@ -5,7 +5,8 @@
 //! `files.rs` names and writes the spool files; `env.rs` computes the environment (pure);
 //! `spawn.rs` forks the shell; `kill.rs` signals the session; `clock.rs` is the walltime clock
 //! (suspensions excluded); `reap.rs` waits for the shell; `deliver.rs` copies output as the user;
-//! `interactive.rs` connects an interactive job's pty to its waiting qsub.
+//! `interactive.rs` connects an interactive job's pty to its waiting qsub; `modules_env.rs` gives
+//! job shells the node's `module` command.
 //!
 //! Must not: speak the protocol or touch the job table. A job's result goes back to the daemon
 //! as a [`JobOutcome`]; the daemon turns it into an obit.
@@ -16,6 +17,7 @@ pub mod env;
 pub mod files;
 pub mod interactive;
 pub mod kill;
+pub mod modules_env;
 pub mod reap;
 pub mod recover;
 pub mod run;

@@ -42,6 +42,8 @@ pub struct ExecContext {
     pub default_kill_delay: Duration,
     /// The mom's effective uid (0: it can run anyone's job).
     pub mom_uid: u32,
+    /// What every job gets unless it brought its own (the `module` function: modules_env.rs).
+    pub job_defaults: Vec<(String, String)>,
 }
 
 /// What the daemon asks of a running job's task.
@@ -220,6 +222,7 @@ fn spawn(
         tmpdir: &files.tmpdir,
         term: accepted.as_ref().and_then(|(accepted, _)| accepted.term.as_deref()),
         gpu_variables,
+        defaults: &context.job_defaults,
     });
     // A relative `-d` directory is taken from the home directory.
     let start_dir = launch.init_dir.as_ref().map_or_else(|| user.home.clone(), |dir| user.home.join(dir));

@@ -1,0 +1,124 @@
+//! Evaluating one modulefile: a fresh interpreter per evaluation (as Environment Modules
+//! does), the modulefile commands registered (modfile.rs), Tcl's `env` array filled from the
+//! session's environment, the file run in a mode (`load`, `unload`, `display`, `help`,
+//! `whatis`), and what it declared handed back.
+//!
+//! Owns: the evaluation context ([`Ctx`]) and turning interpreter outcomes into
+//! [`ModError`]s. The session is moved into the interpreter for the evaluation and back out,
+//! so nested loads (`module load` inside a modulefile) evaluate with the same session.
+
+use crate::session::{ModError, Session};
+use crate::tcl::{Exception, Interp};
+use std::path::{Path, PathBuf};
+
+/// What an evaluation is for (`module-info mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Load,
+    Unload,
+    Display,
+    Help,
+    Whatis,
+}
+
+impl Mode {
+    pub fn word(self) -> &'static str {
+        match self {
+            Mode::Load => "load",
+            Mode::Unload => "unload",
+            Mode::Display => "display",
+            Mode::Help => "help",
+            Mode::Whatis => "whatis",
+        }
+    }
+}
+
+/// The state a modulefile's commands see.
+#[derive(Debug)]
+pub struct Ctx {
+    pub session: Session,
+    pub mode: Mode,
+    /// `name/version` of the module evaluated.
+    pub name: String,
+    pub file: PathBuf,
+    /// The designation the user gave.
+    pub specified: String,
+    /// The sub-command being run (`module-info command`).
+    pub command: String,
+    /// What the file declared.
+    pub declared: Declared,
+    /// A failure raised by a modulefile command (conflict, missing prereq, ...), which ends the
+    /// evaluation like a Tcl error but is reported in its own words.
+    pub failure: Option<ModError>,
+}
+
+/// What a modulefile declared while evaluated.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Declared {
+    pub prereqs: Vec<Vec<String>>,
+    pub conflicts: Vec<String>,
+    /// `module-whatis` texts.
+    pub whatis: Vec<String>,
+    /// Help mode: whether `ModulesHelp` existed.
+    pub has_help: bool,
+}
+
+/// Which module to evaluate and why.
+#[derive(Debug, Clone, Copy)]
+pub struct Target<'a> {
+    pub name: &'a str,
+    pub file: &'a Path,
+    pub specified: &'a str,
+    pub command: &'a str,
+}
+
+/// Evaluates `target` in `mode` with `session`'s environment.
+pub fn evaluate(session: &mut Session, mode: Mode, target: Target<'_>) -> Result<Declared, ModError> {
+    let text = match std::fs::read_to_string(target.file) {
+        Ok(text) if text.starts_with("#%Module") => text,
+        Ok(_) => return Err(ModError::Cookie(target.file.to_path_buf())),
+        Err(err) => return Err(ModError::Tcl(format!("couldn't read file \"{}\": {err}", target.file.display()))),
+    };
+    let ctx = Ctx {
+        session: std::mem::take(session),
+        mode,
+        name: target.name.to_string(),
+        file: target.file.to_path_buf(),
+        specified: target.specified.to_string(),
+        command: target.command.to_string(),
+        declared: Declared::default(),
+        failure: None,
+    };
+    let mut interp = Interp::new(ctx);
+    crate::modfile::register(&mut interp);
+    let vars: Vec<(String, String)> =
+        interp.ctx.session.env.vars().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    for (name, value) in vars {
+        interp.set_global_elem("env", &name, &value);
+    }
+    interp.set_global("ModulesCurrentModulefile", &target.file.display().to_string());
+    interp.set_global("ModuleTool", "Modules");
+    interp.set_global("ModuleToolVersion", crate::VERSION);
+    let file = target.file.display().to_string();
+    let mut result = interp.eval_script(&text, &file);
+    if mode == Mode::Help && result.is_ok() {
+        match interp.call("ModulesHelp", &[]) {
+            Some(call) => {
+                interp.ctx.declared.has_help = true;
+                result = call.map(|_| String::new());
+            }
+            None => interp.ctx.declared.has_help = false,
+        }
+    }
+    let ctx = interp.ctx;
+    *session = ctx.session;
+    if let Some(failure) = ctx.failure {
+        return Err(failure);
+    }
+    match result {
+        Ok(_) | Err(Exception::Return(_)) => Ok(ctx.declared),
+        Err(Exception::Error(error)) => Err(ModError::Tcl(error.info)),
+        Err(Exception::Break | Exception::Continue) => Err(ModError::Abandoned),
+        Err(Exception::Exit(_)) => Err(ModError::Exit),
+    }
+}

@@ -1,0 +1,196 @@
+//! One run of modulecmd: the environment it works on, the loaded modules, the messages for
+//! stderr (with the report blocks of modules.md 4.3-4.6), the raw shell lines for stdout,
+//! and whether the command failed.
+//!
+//! Owns: message layout (blocks, error texts of modules.md section 5). Must not: evaluate
+//! modulefiles (eval.rs) or decide loads (ops.rs).
+
+use crate::env::Env;
+use crate::state::{self, Loaded};
+use std::path::PathBuf;
+
+/// The run's state.
+#[derive(Debug, Default)]
+pub struct Session {
+    pub env: Env,
+    pub loaded: Vec<Loaded>,
+    /// Terminal width for layouts.
+    pub width: usize,
+    /// Lines for stderr, in order.
+    pub out: Vec<String>,
+    /// Lines for stdout after the changes (`puts stdout`).
+    pub raw: Vec<String>,
+    /// Whether the command failed (exit status 1).
+    pub failed: bool,
+    /// Requirements are loaded and dependents unloaded automatically (`--no-auto` turns off).
+    pub auto_handling: bool,
+    /// `--force`: load despite conflicts and missing prereqs.
+    pub force: bool,
+    /// Modules being loaded, outermost first (a module found here again is a loop).
+    pub stack: Vec<String>,
+    /// Open report blocks, outermost first.
+    reports: Vec<Report>,
+}
+
+#[derive(Debug, Default)]
+struct Report {
+    head: String,
+    lines: Vec<String>,
+    /// A modulefile printed to stderr while this block was open.
+    printed: bool,
+}
+
+impl Session {
+    /// A session over `env`, with the loaded modules read from it.
+    pub fn new(env: Env, width: usize) -> Session {
+        let loaded = state::read(&env);
+        Session { env, loaded, width, auto_handling: true, ..Session::default() }
+    }
+
+    /// The modulepaths now.
+    pub fn modulepaths(&self) -> Vec<PathBuf> {
+        crate::find::modulepaths(self.env.get("MODULEPATH"))
+    }
+
+    /// Writes the loaded list back into the environment.
+    pub fn store_state(&mut self) {
+        state::write(&mut self.env, &self.loaded);
+    }
+
+    /// Opens a report block (`Loading x`, `Unloading x`, `Switching from x to y`).
+    pub fn open(&mut self, head: String) {
+        self.reports.push(Report { head, ..Report::default() });
+    }
+
+    /// Closes the innermost block: printed when something was added to it. A nested block's
+    /// lines go into its parent instead.
+    pub fn close(&mut self) {
+        let Some(report) = self.reports.pop() else { return };
+        if report.lines.is_empty() {
+            return;
+        }
+        match self.reports.last_mut() {
+            Some(parent) => report.lines.into_iter().for_each(|line| push_merged(&mut parent.lines, line)),
+            None => {
+                if report.printed {
+                    self.out.push(String::new());
+                }
+                self.out.push(report.head);
+                self.out.extend(report.lines);
+            }
+        }
+    }
+
+    /// Adds a line (indented for a block) to the current block, or prints it two columns to
+    /// the left when none is open.
+    pub fn line(&mut self, text: String) {
+        match self.reports.last_mut() {
+            Some(report) => push_merged(&mut report.lines, text),
+            None => self.out.push(text.strip_prefix("  ").unwrap_or(&text).to_string()),
+        }
+    }
+
+    /// A message printed by a modulefile (`puts stderr`): shown at once.
+    pub fn print(&mut self, text: String) {
+        if let Some(report) = self.reports.first_mut() {
+            report.printed = true;
+        }
+        self.out.push(text);
+    }
+
+    /// Records an error: the command fails.
+    pub fn error(&mut self, lines: Vec<String>) {
+        self.failed = true;
+        for line in lines {
+            self.line(line);
+        }
+    }
+
+    /// Whether a block is open.
+    pub fn in_block(&self) -> bool {
+        !self.reports.is_empty()
+    }
+
+    /// The loaded module matching `designation` that was loaded last.
+    pub fn find_loaded(&self, designation: &str) -> Option<usize> {
+        self.loaded.iter().rposition(|module| module.matches(designation))
+    }
+}
+
+/// Lines listing modules that are handled alike: consecutive ones become one line, the names
+/// joined by spaces (`  Loading requirement: zlib/1.2.13 netlib/3.0`).
+const GROUPED: [&str; 4] = [
+    "  Loading requirement: ",
+    "  Unloading dependent: ",
+    "  Reloading dependent: ",
+    "  Unloading useless requirement: ",
+];
+
+fn push_merged(lines: &mut Vec<String>, text: String) {
+    let prefix = GROUPED.iter().find(|prefix| text.starts_with(*prefix));
+    if let (Some(prefix), Some(last)) = (prefix, lines.last_mut()) {
+        if last.starts_with(prefix) {
+            last.push(' ');
+            last.push_str(&text[prefix.len()..]);
+            return;
+        }
+    }
+    lines.push(text);
+}
+
+/// Why a modulefile could not be evaluated or a module loaded.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModError {
+    NotFound(String),
+    Cookie(PathBuf),
+    Conflict(String),
+    MissingPrereq(String),
+    /// A Tcl error: its errorInfo.
+    Tcl(String),
+    /// The file asked for it (`error` aside): `reportError` already said why.
+    Reported,
+    /// A requirement could not be loaded.
+    Requirement(String),
+    Loop(Vec<String>),
+    /// `break` in the modulefile: abandoned silently.
+    Abandoned,
+    /// `exit`: this and the remaining modules of the command are abandoned.
+    Exit,
+}
+
+impl ModError {
+    /// The lines of a block reporting this error (indented by two, details by four).
+    pub fn lines(&self) -> Vec<String> {
+        match self {
+            ModError::NotFound(name) => vec![format!("  ERROR: Unable to locate a modulefile for '{name}'")],
+            ModError::Cookie(path) => vec![
+                "  Module ERROR: Magic cookie '#%Module' missing".into(),
+                format!("    In '{}'", path.display()),
+                "    Please contact <root@localhost>".into(),
+            ],
+            ModError::Conflict(designation) => vec![
+                "  ERROR: Module cannot be loaded due to a conflict.".into(),
+                format!("    HINT: Might try \"module unload {designation}\" first."),
+            ],
+            ModError::MissingPrereq(designation) => vec![
+                "  ERROR: Module cannot be loaded due to missing prereq.".into(),
+                format!("    HINT: the following module must be loaded first: {designation}"),
+            ],
+            ModError::Tcl(info) => {
+                let mut lines: Vec<String> = Vec::new();
+                for (index, line) in info.lines().enumerate() {
+                    lines.push(if index == 0 { format!("  Module ERROR: {line}") } else { format!("    {line}") });
+                }
+                lines.push("    Please contact <root@localhost>".into());
+                lines
+            }
+            ModError::Requirement(name) => vec![format!("  ERROR: Load of requirement {name} failed")],
+            ModError::Loop(chain) => vec![format!(
+                "  ERROR: {} requires itself through its requirements ({}); nothing was loaded",
+                chain.last().map_or("", String::as_str),
+                chain.join(" -> ")
+            )],
+            ModError::Reported | ModError::Abandoned | ModError::Exit => Vec::new(),
+        }
+    }
+}

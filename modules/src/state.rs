@@ -1,0 +1,161 @@
+//! The loaded modules, kept only in environment variables so child shells and job scripts
+//! inherit them (modules.md section 7): `LOADEDMODULES` and `_LMFILES_` (public), and the
+//! bookkeeping that unload and dependency handling need without re-reading other modulefiles:
+//! `__MODULES_LMPREREQ` (`mod&a|b&c`), `__MODULES_LMCONFLICT` (`mod&x&y`), `__MODULES_LMTAG`
+//! (`mod&auto-loaded`) and `__MODULES_LMALTNAME` (`mod&zlib/default&zlib`), entries joined by `:`.
+//!
+//! Owns: reading and writing those variables, and matching a designation against loaded
+//! modules. Pure.
+
+use crate::env::Env;
+
+/// One loaded module.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Loaded {
+    /// `name/version`.
+    pub name: String,
+    /// The modulefile.
+    pub file: String,
+    /// Loaded as a requirement of another module (tag `auto-loaded`, shown `<aL>`).
+    pub auto: bool,
+    /// Requirements: each group is satisfied by any one of its designations.
+    pub prereqs: Vec<Vec<String>>,
+    /// Designations it conflicts with.
+    pub conflicts: Vec<String>,
+    /// Other names it answers to (symbols such as `zlib/default`, the bare name when loaded as
+    /// the default).
+    pub alt_names: Vec<String>,
+}
+
+impl Loaded {
+    /// Whether `designation` names this module: its full name, a bare name of which it is a
+    /// version (`gcc` matches `gcc/11.4`, `bio/samtools` matches `bio/samtools/1.17`), or one
+    /// of its other names.
+    pub fn matches(&self, designation: &str) -> bool {
+        let designation = designation.trim_end_matches('/');
+        self.name == designation
+            || self.name.strip_prefix(designation).is_some_and(|rest| rest.starts_with('/'))
+            || self.alt_names.iter().any(|alt| alt == designation)
+    }
+}
+
+/// The loaded modules in load order, read from `env`.
+pub fn read(env: &Env) -> Vec<Loaded> {
+    let names = list(env, "LOADEDMODULES");
+    let files = list(env, "_LMFILES_");
+    let prereqs = records(env, "__MODULES_LMPREREQ");
+    let conflicts = records(env, "__MODULES_LMCONFLICT");
+    let tags = records(env, "__MODULES_LMTAG");
+    let alt_names = records(env, "__MODULES_LMALTNAME");
+    names
+        .iter()
+        .enumerate()
+        .map(|(index, name)| Loaded {
+            name: name.clone(),
+            file: files.get(index).cloned().unwrap_or_default(),
+            auto: find(&tags, name).iter().any(|tag| tag == "auto-loaded"),
+            prereqs: find(&prereqs, name)
+                .into_iter()
+                .map(|group| group.split('|').map(str::to_string).collect())
+                .collect(),
+            conflicts: find(&conflicts, name),
+            alt_names: find(&alt_names, name),
+        })
+        .collect()
+}
+
+/// Writes `loaded` back into `env` (unsetting what becomes empty).
+pub fn write(env: &mut Env, loaded: &[Loaded]) {
+    let names: Vec<&str> = loaded.iter().map(|module| module.name.as_str()).collect();
+    let files: Vec<&str> = loaded.iter().map(|module| module.file.as_str()).collect();
+    store(env, "LOADEDMODULES", names.join(":"));
+    store(env, "_LMFILES_", files.join(":"));
+    let record = |fields: &dyn Fn(&Loaded) -> Vec<String>| -> String {
+        let entries: Vec<String> = loaded
+            .iter()
+            .filter_map(|module| {
+                let fields = fields(module);
+                (!fields.is_empty()).then(|| format!("{}&{}", module.name, fields.join("&")))
+            })
+            .collect();
+        entries.join(":")
+    };
+    store(env, "__MODULES_LMPREREQ", record(&|module| module.prereqs.iter().map(|group| group.join("|")).collect()));
+    store(env, "__MODULES_LMCONFLICT", record(&|module| module.conflicts.clone()));
+    store(env, "__MODULES_LMTAG", record(&|module| if module.auto { vec!["auto-loaded".into()] } else { vec![] }));
+    store(env, "__MODULES_LMALTNAME", record(&|module| module.alt_names.clone()));
+}
+
+/// Loaded modules matching `designation`, most recently loaded last.
+pub fn matching<'a>(loaded: &'a [Loaded], designation: &str) -> Vec<&'a Loaded> {
+    loaded.iter().filter(|module| module.matches(designation)).collect()
+}
+
+fn store(env: &mut Env, name: &str, value: String) {
+    if value.is_empty() {
+        env.unset(name);
+    } else {
+        env.set(name, &value);
+    }
+}
+
+fn list(env: &Env, name: &str) -> Vec<String> {
+    crate::env::split(env.get(name).unwrap_or(""), ":")
+}
+
+/// `mod&field&field` entries.
+fn records(env: &Env, name: &str) -> Vec<Vec<String>> {
+    list(env, name).into_iter().map(|entry| entry.split('&').map(str::to_string).collect()).collect()
+}
+
+/// The fields of `name`'s entry.
+fn find(records: &[Vec<String>], name: &str) -> Vec<String> {
+    records
+        .iter()
+        .find(|fields| fields.first().is_some_and(|first| first == name))
+        .map_or(Vec::new(), |fields| fields[1..].to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_state_round_trips_through_the_environment() {
+        let loaded = vec![
+            Loaded {
+                name: "zlib/1.2.13".into(),
+                file: "/m/zlib/1.2.13".into(),
+                auto: true,
+                conflicts: vec!["zlib".into()],
+                alt_names: vec!["zlib/default".into(), "zlib".into()],
+                ..Loaded::default()
+            },
+            Loaded {
+                name: "netlib/3.0".into(),
+                file: "/m/netlib/3.0".into(),
+                prereqs: vec![vec!["zlib".into()], vec!["a".into(), "b".into()]],
+                ..Loaded::default()
+            },
+        ];
+        let mut env = Env::new(Vec::new());
+        write(&mut env, &loaded);
+        assert_eq!(env.get("LOADEDMODULES"), Some("zlib/1.2.13:netlib/3.0"));
+        assert_eq!(env.get("__MODULES_LMPREREQ"), Some("netlib/3.0&zlib&a|b"));
+        assert_eq!(env.get("__MODULES_LMTAG"), Some("zlib/1.2.13&auto-loaded"));
+        assert_eq!(read(&env), loaded);
+        write(&mut env, &[]);
+        assert!(env.vars().is_empty(), "nothing loaded: nothing left");
+    }
+
+    #[test]
+    fn designations_match_names_bare_names_and_alternatives() {
+        let module = Loaded { name: "bio/samtools/1.17".into(), alt_names: vec!["sam".into()], ..Loaded::default() };
+        for designation in ["bio/samtools/1.17", "bio/samtools", "bio", "sam"] {
+            assert!(module.matches(designation), "{designation}");
+        }
+        for designation in ["bio/sam", "samtools", "bio/samtools/1.1"] {
+            assert!(!module.matches(designation), "{designation}");
+        }
+    }
+}
