@@ -32,11 +32,11 @@ impl Legend {
         if self.loaded || self.auto {
             items.push("<module-tag>".to_string());
         }
-        if self.auto {
-            items.push("<aL>=auto-loaded".to_string());
-        }
         if self.loaded {
             items.push("<L>=loaded".to_string());
+        }
+        if self.auto {
+            items.push("<aL>=auto-loaded".to_string());
         }
         if items.is_empty() {
             return Vec::new();

@@ -115,14 +115,22 @@ pub fn unload(session: &mut Session, designation: &str, _top: bool) -> Result<()
     }
     result = result.and(unload_one(session, &module.name));
     if session.auto_handling && result.is_ok() {
-        for useless in useless_requirements(&session.loaded) {
-            if unload_one(session, &useless).is_ok() {
-                session.line(format!("  Unloading useless requirement: {useless}"));
-            }
-        }
+        unload_useless(session, &[]);
     }
     session.close();
     result
+}
+
+/// Unloads the auto-loaded modules nothing needs any more, counting `coming_back` (dependents
+/// about to be reloaded) as still needing theirs.
+fn unload_useless(session: &mut Session, coming_back: &[Loaded]) {
+    let mut considered = session.loaded.clone();
+    considered.extend(coming_back.iter().map(|module| Loaded { auto: false, ..module.clone() }));
+    for useless in useless_requirements(&considered) {
+        if unload_one(session, &useless).is_ok() {
+            session.line(format!("  Unloading useless requirement: {useless}"));
+        }
+    }
 }
 
 fn report_unload_prereq(session: &mut Session, dependents: &[String]) -> Result<(), ModError> {
@@ -218,6 +226,9 @@ pub fn switch(session: &mut Session, words: &[String]) -> Result<(), ModError> {
     }
     let mut result = unload_one(session, &module.name);
     if result.is_ok() {
+        if session.auto_handling {
+            unload_useless(session, &reloads);
+        }
         result = load(session, &new, false);
     }
     for dependent in &reloads {

@@ -30,6 +30,8 @@ pub struct Session {
     pub stack: Vec<String>,
     /// Open report blocks, outermost first.
     reports: Vec<Report>,
+    /// Blocks printed so far (consecutive blocks are separated by an empty line).
+    blocks: usize,
 }
 
 #[derive(Debug, Default)]
@@ -72,11 +74,13 @@ impl Session {
         match self.reports.last_mut() {
             Some(parent) => report.lines.into_iter().for_each(|line| push_merged(&mut parent.lines, line)),
             None => {
-                if report.printed {
+                if report.printed || self.blocks > 0 {
                     self.out.push(String::new());
                 }
+                self.blocks += 1;
                 self.out.push(report.head);
-                self.out.extend(report.lines);
+                let width = self.width;
+                self.out.extend(report.lines.iter().flat_map(|line| wrap(line, width)));
             }
         }
     }
@@ -125,6 +129,23 @@ const GROUPED: [&str; 4] = [
     "  Reloading dependent: ",
     "  Unloading useless requirement: ",
 ];
+
+/// A grouped line wrapped at `width` on spaces, continuation lines indented by four.
+fn wrap(line: &str, width: usize) -> Vec<String> {
+    let Some(prefix) = GROUPED.iter().find(|prefix| line.starts_with(*prefix)) else { return vec![line.to_string()] };
+    let mut lines = vec![prefix.trim_end().to_string()];
+    for word in line[prefix.len()..].split(' ') {
+        let current = lines.last_mut().expect("one line at least");
+        let fresh = current.trim().is_empty() || current.ends_with(':');
+        if !fresh && current.chars().count() + 1 + word.chars().count() > width {
+            lines.push(format!("    {word}"));
+        } else {
+            current.push(' ');
+            current.push_str(word);
+        }
+    }
+    lines
+}
 
 fn push_merged(lines: &mut Vec<String>, text: String) {
     let prefix = GROUPED.iter().find(|prefix| text.starts_with(*prefix));
