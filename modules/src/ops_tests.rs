@@ -57,7 +57,7 @@ fn a_prereq_is_loaded_first_and_unloaded_when_no_longer_needed() {
     assert_eq!(session.env.get("PATH"), Some("/sw/netlib/bin:/sw/zlib/1.2.13/bin:/usr/bin:/bin"));
     assert_eq!(session.env.get("__MODULES_SHARE_LD_LIBRARY_PATH"), Some("/sw/shared/lib:2"));
     assert_eq!(session.env.get("__MODULES_LMPREREQ"), Some("netlib/3.0&zlib"));
-    session.out.clear();
+    let mut session = Session::new(session.env.clone(), 80);
     assert_eq!(unload(&mut session, "netlib", true), Ok(()));
     assert_eq!(session.out, ["Unloading netlib/3.0", "  Unloading useless requirement: zlib/1.2.13"]);
     assert!(session.loaded.is_empty());
@@ -74,7 +74,7 @@ fn unloading_a_requirement_unloads_its_dependents_first() {
     let mut session = tree.session();
     load(&mut session, "app", false).unwrap();
     assert_eq!(loaded(&session), names(&[("zlib/1.2.13", true), ("netlib/3.0", true), ("app/1.0", false)]));
-    session.out.clear();
+    let mut session = Session::new(session.env.clone(), 80);
     unload(&mut session, "zlib", true).unwrap();
     assert_eq!(session.out, ["Unloading zlib/1.2.13 <aL>", "  Unloading dependent: app/1.0 netlib/3.0"]);
     assert!(session.loaded.is_empty());
@@ -86,6 +86,7 @@ fn conflicts_are_refused_with_the_hint_and_change_nothing() {
     let tree = tree();
     let mut session = tree.session();
     load(&mut session, "gcc/9.1", false).unwrap();
+    let mut session = Session::new(session.env.clone(), 80);
     let before = session.env.clone();
     assert_eq!(load(&mut session, "gcc/11.4", false), Err(ModError::Conflict("gcc".into())));
     assert_eq!(
@@ -105,6 +106,7 @@ fn switch_swaps_and_loads_the_new_requirements() {
     let tree = tree();
     let mut session = tree.session();
     load(&mut session, "gcc/9.1", false).unwrap();
+    let mut session = Session::new(session.env.clone(), 80);
     switch(&mut session, &["gcc/11.4".to_string()]).unwrap();
     assert_eq!(loaded(&session), names(&[("zlib/1.2.13", true), ("gcc/11.4", false)]));
     assert_eq!(session.out, ["Switching from gcc/9.1 to gcc/11.4", "  Loading requirement: zlib/1.2.13"]);

@@ -215,3 +215,34 @@ impl ModError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_of_one_command_are_separated_and_long_lists_wrap() {
+        let mut session = Session::new(Env::default(), 40);
+        session.open("Loading a/1".into());
+        for name in ["zlib/1.2.13", "hwloc/13.0-GCCcore-13.3.0", "ucx/9.2.2"] {
+            session.line(format!("  Loading requirement: {name}"));
+        }
+        session.close();
+        session.open("Loading b/1".into());
+        session.close();
+        session.open("Loading c/1".into());
+        session.line("  Unloading dependent: d/1".into());
+        session.close();
+        assert_eq!(
+            session.out,
+            [
+                "Loading a/1",
+                "  Loading requirement: zlib/1.2.13",
+                "    hwloc/13.0-GCCcore-13.3.0 ucx/9.2.2",
+                "",
+                "Loading c/1",
+                "  Unloading dependent: d/1"
+            ]
+        );
+    }
+}
