@@ -193,3 +193,15 @@ fn child_shells_and_dash_have_module_too() {
     let (stdout, stderr, _) = run_in("sh", "sh", "module load netlib 2>/dev/null; echo \"$LOADEDMODULES $ZLIB_ROOT\"");
     assert_eq!(stdout, "zlib/1.2.13:netlib/3.0 /sw/zlib/1.2.13\n", "{stderr}");
 }
+
+#[test]
+fn zsh_has_module_too() {
+    if Command::new("zsh").arg("-fc").arg("true").status().is_err() {
+        eprintln!("SKIPPED: zsh_has_module_too: zsh is not installed (apt-get install zsh)");
+        return;
+    }
+    let script = "module load netlib 2>/dev/null; echo \"load=$? $LOADEDMODULES ${MODULESHOME:t}\"\n\
+                  module unload netlib 2>/dev/null; echo \"unload=$? [$LOADEDMODULES] [$ZLIB_ROOT]\"";
+    let (stdout, stderr, _) = run_in("zsh", "zsh", script);
+    assert_eq!(stdout, "load=0 zlib/1.2.13:netlib/3.0 modules\nunload=0 [] []\n", "{stderr}");
+}
