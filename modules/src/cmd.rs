@@ -106,7 +106,7 @@ pub fn run(shell: Shell, args: &[String], env: Env, width: usize, install: Insta
             each(&mut session, &found, |session, word| ops::load(session, word, false));
         }
         "unload" | "rm" | "del" if words.is_empty() => arg_count(&mut session, "unload"),
-        "unload" | "rm" | "del" => each(&mut session, words, |session, word| ops::unload(session, word, true)),
+        "unload" | "rm" | "del" => each(&mut session, words, ops::unload),
         "switch" | "swap" if words.is_empty() || words.len() > 2 => arg_count(&mut session, "switch"),
         "switch" | "swap" => {
             let _ = ops::switch(&mut session, words);
@@ -193,38 +193,35 @@ fn usage(session: &mut Session) {
 
 /// `show`: the commands the file runs, between separators.
 fn show(session: &mut Session, designation: &str) -> Result<(), ModError> {
-    let paths = session.modulepaths();
-    let Some(found) = find::resolve(&paths, designation) else {
-        session.error(ModError::NotFound(designation.to_string()).lines());
-        return Err(ModError::NotFound(designation.to_string()));
-    };
-    session.out.push(separator(session.width));
-    session.out.push(format!("{}:", found.file.display()));
-    session.out.push(String::new());
-    let target = Target { name: &found.name, file: &found.file, specified: designation, command: "display" };
-    let result = eval::evaluate(session, Mode::Display, target);
-    if let Err(error) = &result {
-        session.error(error.lines());
-    }
-    session.out.push(separator(session.width));
-    result.map(|_| ())
+    between_separators(session, designation, Mode::Display, |file| format!("{file}:"))
 }
 
 /// `help`: what the file's `ModulesHelp` prints, between separators.
 fn help(session: &mut Session, designation: &str) -> Result<(), ModError> {
+    between_separators(session, designation, Mode::Help, |file| format!("Module Specific Help for {file}:"))
+}
+
+/// Resolves `designation` and evaluates it in `mode` between two separators, under the title
+/// `title(file)` and an empty line (a help mode file without `ModulesHelp` gets 5.2's warning).
+fn between_separators(
+    session: &mut Session,
+    designation: &str,
+    mode: Mode,
+    title: impl Fn(&str) -> String,
+) -> Result<(), ModError> {
     let paths = session.modulepaths();
     let Some(found) = find::resolve(&paths, designation) else {
-        session.error(ModError::NotFound(designation.to_string()).lines());
-        return Err(ModError::NotFound(designation.to_string()));
+        let error = ModError::NotFound(designation.to_string());
+        session.error(error.lines());
+        return Err(error);
     };
-    session.out.push(separator(session.width));
-    session.out.push(format!("Module Specific Help for {}:", found.file.display()));
-    session.out.push(String::new());
-    let target = Target { name: &found.name, file: &found.file, specified: designation, command: "help" };
-    let result = eval::evaluate(session, Mode::Help, target);
+    let file = found.file.display().to_string();
+    session.out.extend([separator(session.width), title(&file), String::new()]);
+    let target = Target { name: &found.name, file: &found.file, specified: designation, command: mode.word() };
+    let result = eval::evaluate(session, mode, target);
     match &result {
-        Ok(declared) if !declared.has_help => {
-            session.out.push(format!("WARNING: Unable to find ModulesHelp in {}.", found.file.display()));
+        Ok(declared) if mode == Mode::Help && !declared.has_help => {
+            session.out.push(format!("WARNING: Unable to find ModulesHelp in {file}."));
         }
         Ok(_) => {}
         Err(error) => session.error(error.lines()),

@@ -134,7 +134,7 @@ fn module(interp: &mut Interp<Ctx>, args: &[String]) -> Result {
         }
         ("unload" | "rm", Mode::Load) => {
             for designation in words {
-                ops::unload(&mut interp.ctx.session, &designation, false).map_err(|error| fail(interp, error))?;
+                ops::unload(&mut interp.ctx.session, &designation).map_err(|error| fail(interp, error))?;
             }
         }
         ("switch" | "swap", Mode::Load) => {

@@ -98,7 +98,7 @@ pub fn load_requirement(session: &mut Session, group: &[String]) -> Result<(), M
 
 /// Unloads the last loaded module matching `designation`, with its dependents before it and
 /// the requirements only it needed after it. Not loaded: nothing to do.
-pub fn unload(session: &mut Session, designation: &str, _top: bool) -> Result<(), ModError> {
+pub fn unload(session: &mut Session, designation: &str) -> Result<(), ModError> {
     let Some(index) = session.find_loaded(designation) else { return Ok(()) };
     let module = session.loaded[index].clone();
     session.open(format!("Unloading {}{}", module.name, if module.auto { " <aL>" } else { "" }));

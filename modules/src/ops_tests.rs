@@ -58,7 +58,7 @@ fn a_prereq_is_loaded_first_and_unloaded_when_no_longer_needed() {
     assert_eq!(session.env.get("__MODULES_SHARE_LD_LIBRARY_PATH"), Some("/sw/shared/lib:2"));
     assert_eq!(session.env.get("__MODULES_LMPREREQ"), Some("netlib/3.0&zlib"));
     let mut session = Session::new(session.env.clone(), 80);
-    assert_eq!(unload(&mut session, "netlib", true), Ok(()));
+    assert_eq!(unload(&mut session, "netlib"), Ok(()));
     assert_eq!(session.out, ["Unloading netlib/3.0", "  Unloading useless requirement: zlib/1.2.13"]);
     assert!(session.loaded.is_empty());
     assert_eq!(session.env.get("PATH"), Some("/usr/bin:/bin"));
@@ -75,7 +75,7 @@ fn unloading_a_requirement_unloads_its_dependents_first() {
     load(&mut session, "app", false).unwrap();
     assert_eq!(loaded(&session), names(&[("zlib/1.2.13", true), ("netlib/3.0", true), ("app/1.0", false)]));
     let mut session = Session::new(session.env.clone(), 80);
-    unload(&mut session, "zlib", true).unwrap();
+    unload(&mut session, "zlib").unwrap();
     assert_eq!(session.out, ["Unloading zlib/1.2.13 <aL>", "  Unloading dependent: app/1.0 netlib/3.0"]);
     assert!(session.loaded.is_empty());
     assert_eq!(session.env.get("APP"), None);

@@ -205,3 +205,12 @@ fn zsh_has_module_too() {
     let (stdout, stderr, _) = run_in("zsh", "zsh", script);
     assert_eq!(stdout, "load=0 zlib/1.2.13:netlib/3.0 modules\nunload=0 [] []\n", "{stderr}");
 }
+
+#[test]
+fn the_profile_d_snippet_defines_module_in_bash_and_sh() {
+    for shell in ["bash", "sh"] {
+        let (stdout, stderr, _) =
+            run_in(shell, "profile.sh", "module load netlib 2>/dev/null; echo \"$? $LOADEDMODULES\"");
+        assert_eq!(stdout, "0 zlib/1.2.13:netlib/3.0\n", "{shell}: {stderr}");
+    }
+}
