@@ -136,6 +136,7 @@ async fn scheduler_loop(shared: Arc<Shared>) {
                     handlers::purge_history::purge_history(state, out, shared::now(), keep)
                 })
                 .await;
+            shared.apply(|state, out| handlers::node_fail::requeue_on_failed_nodes(state, out, shared::now())).await;
         }
         tokio::time::sleep(shared.config.sched_delay).await;
         shared.apply(|state, out| sched_loop::schedule_pass(state, out, shared::now())).await;

@@ -12,6 +12,7 @@ pub mod job_started;
 pub mod manage;
 pub mod manage_node;
 pub mod move_job;
+pub mod node_fail;
 pub mod purge_history;
 pub mod register_mom;
 pub mod rerun_job;

@@ -58,7 +58,7 @@ pub fn register_mom(state: &mut ServerState, out: &mut Outbox, registration: Reg
         .map(|job| job.id.key())
         .collect();
     for key in lost {
-        end_lost_job(state, out, key, now);
+        end_lost_job(state, out, key, now, "its mother superior lost the job");
         crate::depend::job_changed(state, out, key, now);
     }
     // A qdel that arrived while this mom was away: ask again.
@@ -74,16 +74,18 @@ pub fn register_mom(state: &mut ServerState, out: &mut Outbox, registration: Reg
     ServerToMom::Registered { server_name: state.server_name.clone(), stale_jobs }
 }
 
-/// A job its mother superior no longer knows: requeue it if rerunnable, else end it.
-fn end_lost_job(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64) {
-    let rerun = state.jobs[&key].spec.rerunnable && !state.jobs[&key].delete_requested;
+/// A job lost with its mother superior (`why`, for the comment): requeue it if rerunnable
+/// (an interactive job never is), else end it with [`LOST_WITH_MOM`].
+pub fn end_lost_job(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64, why: &str) {
+    let spec = &state.jobs[&key].spec;
+    let rerun = spec.rerunnable && spec.interactive.is_none() && !state.jobs[&key].delete_requested;
     let job = if rerun {
         let Ok(job) = state.requeue_job(key, now) else { return };
-        job.comment = Some("requeued: its mother superior lost the job".to_string());
+        job.comment = Some(format!("requeued: {why}"));
         job
     } else {
         let Ok(job) = state.finish_job(key, LOST_WITH_MOM, now) else { return };
-        job.comment = Some("ended: its mother superior lost the job".to_string());
+        job.comment = Some(format!("ended: {why}"));
         job
     };
     let sisters: Vec<String> = job.exec.iter().skip(1).map(|share| share.node.clone()).collect();

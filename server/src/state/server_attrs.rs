@@ -1,6 +1,6 @@
 //! The server's settable attributes (`qmgr set server ...`, OpenPBS
 //! `pbs_server_attributes(7B)`): managers, operators, acl_roots, query_other_jobs, scheduling,
-//! job_history_duration, keep_completed (TORQUE), flavor and default_queue. Owns their text
+//! job_history_duration, node_fail_requeue, keep_completed (TORQUE), flavor and default_queue. Owns their text
 //! form (`pairs`, which `qmgr print server` and the store share) and which ones were set
 //! explicitly. `default_queue` and `flavor` live on `ServerState` itself (older code reads
 //! them there); [`ServerState::apply_server_attr`](super::ServerState::apply_server_attr) keeps
@@ -31,6 +31,9 @@ pub struct ServerAttrs {
     pub scheduling: bool,
     /// Seconds a finished job stays in history.
     pub job_history_duration: i64,
+    /// Seconds a mother superior's node may stay down before its jobs are requeued
+    /// (rerunnable) or ended (OpenPBS `node_fail_requeue`, default 310; 0: never).
+    pub node_fail_requeue: i64,
     /// TORQUE: seconds a completed job is shown as `C` (default 300).
     pub keep_completed: i64,
     /// What a fresh server has, for `unset`.
@@ -54,8 +57,11 @@ pub struct Defaults {
     pub acl_roots: Vec<String>,
 }
 
+/// OpenPBS's default `node_fail_requeue`, seconds.
+pub const NODE_FAIL_REQUEUE: i64 = 310;
+
 /// The server attribute names, in the order `qstat -Bf` and `qmgr print server` use.
-pub const NAMES: [&str; 9] = [
+pub const NAMES: [&str; 10] = [
     "scheduling",
     "managers",
     "operators",
@@ -63,6 +69,7 @@ pub const NAMES: [&str; 9] = [
     "default_queue",
     "query_other_jobs",
     "job_history_duration",
+    "node_fail_requeue",
     "keep_completed",
     "flavor",
 ];
@@ -78,6 +85,7 @@ impl ServerAttrs {
             query_other_jobs: true,
             scheduling: true,
             job_history_duration: defaults.job_history_duration,
+            node_fail_requeue: NODE_FAIL_REQUEUE,
             keep_completed: 300,
             defaults,
             set: ["scheduling", "default_queue", "query_other_jobs"].into_iter().collect(),
@@ -119,6 +127,13 @@ impl ServerAttrs {
                 } else {
                     let seconds = job::duration::parse_duration(value).map_err(|reason| bad_value(attr, &reason))?;
                     i64::try_from(seconds).map_err(|_| bad_value(attr, "too long"))?
+                }
+            }
+            "node_fail_requeue" => {
+                self.node_fail_requeue = if unset {
+                    NODE_FAIL_REQUEUE
+                } else {
+                    value.parse::<u32>().map_err(|_| bad_value(attr, "not a number of seconds"))?.into()
                 }
             }
             "keep_completed" => {
@@ -173,6 +188,7 @@ impl ServerAttrs {
             "default_queue" => default_queue.to_string(),
             "query_other_jobs" => show_bool(self.query_other_jobs).to_string(),
             "job_history_duration" => job::duration::format_hms(self.job_history_duration.max(0) as u64),
+            "node_fail_requeue" => self.node_fail_requeue.to_string(),
             "keep_completed" => self.keep_completed.to_string(),
             "flavor" => flavor_name(flavor).to_string(),
             _ => String::new(),

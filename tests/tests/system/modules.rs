@@ -16,7 +16,7 @@ fn a_job_script_loads_modules_with_the_nodes_module_command() {
         "modules.sh",
         "#PBS -S /bin/bash\n\
          module load mpi; echo \"load=$? $LOADEDMODULES $MPI_IMPL\"\n\
-         module switch mpi/mpich; echo \"switch=$? $LOADEDMODULES $MPI_IMPL\"\n\
+         module switch mpi/openmpi; echo \"switch=$? $LOADEDMODULES $MPI_IMPL\"\n\
          module load nosuch 2>&1; echo \"nosuch=$?\"\n\
          bash -c 'module list -t 2>&1'\n",
     );
@@ -26,12 +26,12 @@ fn a_job_script_loads_modules_with_the_nodes_module_command() {
     let output = std::fs::read_to_string(cluster.work.path().join(format!("modules.sh.o{seq}"))).unwrap();
     assert_eq!(
         output,
-        "load=0 mpi/openmpi openmpi\n\
-         switch=0 mpi/mpich mpich\n\
+        "load=0 mpi/mpich mpich\n\
+         switch=0 mpi/openmpi openmpi\n\
          ERROR: Unable to locate a modulefile for 'nosuch'\n\
          nosuch=1\n\
          Currently Loaded Modulefiles:\n\
-         mpi/mpich\n"
+         mpi/openmpi\n"
     );
     // A job that brings its own MODULEPATH keeps it.
     let own = cluster.script("own.sh", "#PBS -S /bin/bash\necho \"[$MODULEPATH]\"\n");
