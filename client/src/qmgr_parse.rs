@@ -75,7 +75,7 @@ const VERBS: [&str; 13] =
     ["create", "delete", "set", "unset", "list", "print", "active", "import", "export", "help", "?", "quit", "exit"];
 
 /// Attribute names that may follow the object type without a name in between.
-const ATTRIBUTES: [&str; 35] = [
+const ATTRIBUTES: [&str; 36] = [
     "queue_type",
     "enabled",
     "started",
@@ -99,6 +99,7 @@ const ATTRIBUTES: [&str; 35] = [
     "default_queue",
     "query_other_jobs",
     "job_history_duration",
+    "node_fail_requeue",
     "keep_completed",
     "flavor",
     "state",

@@ -69,7 +69,10 @@ mod tests {
         assert_eq!(state_of(&state, &rerunnable), JobState::Queued);
         let job = &state.jobs[&state.find_job(&once).unwrap()];
         assert_eq!((job.state, job.exit_status), (JobState::Finished, Some(-20)));
-        assert_eq!(job.comment.as_deref(), Some(format!("ended: node {second} was down for 310 s (node_fail_requeue 310)").as_str()));
+        assert_eq!(
+            job.comment.as_deref(),
+            Some(format!("ended: node {second} was down for 310 s (node_fail_requeue 310)").as_str())
+        );
         assert!(out.schedule);
         state.sanity_check();
     }
