@@ -38,7 +38,11 @@ pub fn load(session: &mut Session, designation: &str, auto: bool) -> Result<(), 
     let names: Vec<&str> =
         std::iter::once(found.name.as_str()).chain(found.alt_names.iter().map(String::as_str)).collect();
     let against = session.loaded.iter().find_map(|module| {
-        module.conflicts.iter().find(|designation| names.iter().any(|name| names_match(name, designation))).cloned()
+        module
+            .conflicts
+            .iter()
+            .find(|designation| names.iter().any(|name| crate::state::name_matches(name, designation)))
+            .cloned()
     });
     if let (Some(designation), false) = (against, session.force) {
         let result = report(session, ModError::Conflict(designation));
@@ -71,11 +75,6 @@ pub fn load(session: &mut Session, designation: &str, auto: bool) -> Result<(), 
     };
     session.close();
     result
-}
-
-/// Whether a loaded module's `name` answers to `designation` (full name or bare name).
-fn names_match(name: &str, designation: &str) -> bool {
-    name == designation || name.strip_prefix(designation).is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// Reports `error` where the session stands and returns it.

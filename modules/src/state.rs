@@ -32,11 +32,16 @@ impl Loaded {
     /// version (`gcc` matches `gcc/11.4`, `bio/samtools` matches `bio/samtools/1.17`), or one
     /// of its other names.
     pub fn matches(&self, designation: &str) -> bool {
-        let designation = designation.trim_end_matches('/');
-        self.name == designation
-            || self.name.strip_prefix(designation).is_some_and(|rest| rest.starts_with('/'))
-            || self.alt_names.iter().any(|alt| alt == designation)
+        name_matches(&self.name, designation)
+            || self.alt_names.iter().any(|alt| alt == designation.trim_end_matches('/'))
     }
+}
+
+/// Whether module `name` answers to `designation` by name: the same full name, or a bare name
+/// of which it is a version (`gcc` for `gcc/11.4`).
+pub fn name_matches(name: &str, designation: &str) -> bool {
+    let designation = designation.trim_end_matches('/');
+    name == designation || name.strip_prefix(designation).is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// The loaded modules in load order, read from `env`.

@@ -44,6 +44,8 @@ pub struct MomConfig {
     pub modulecmd: Option<String>,
     /// A default `MODULEPATH` for jobs that bring none.
     pub modulepath: Option<String>,
+    /// Where to look for a modulecmd when `modulecmd` is not set: the mom's own `PATH`.
+    pub search_path: String,
     /// Node properties (`pbsnodes` "properties"), matched by `nodes=1:bigmem`.
     pub properties: Vec<String>,
     /// Spool directory: `<jobid>.SC`, `.OU`, `.ER`, and `aux/` for node and GPU files.
@@ -86,6 +88,7 @@ impl MomConfig {
             cuda_uuids: false,
             modulecmd: None,
             modulepath: None,
+            search_path: std::env::var("PATH").unwrap_or_default(),
             properties: Vec::new(),
             spool_dir: PathBuf::from("/var/spool/minipbs/mom"),
             tmpdir_base: PathBuf::from("/var/tmp"),

@@ -114,9 +114,8 @@ pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyho
 
 /// What jobs get unless they bring their own: the node's `module` command, when it has one.
 fn job_defaults(config: &MomConfig) -> Vec<(String, String)> {
-    let search_path = std::env::var("PATH").unwrap_or_default();
     let setting = config.modulecmd.as_deref();
-    match exec::modules_env::ModulesEnv::find(setting, &search_path, config.modulepath.clone()) {
+    match exec::modules_env::ModulesEnv::find(setting, &config.search_path, config.modulepath.clone()) {
         Some(modules) => {
             tracing::info!(node = %config.node, modulecmd = %modules.cmd.display(), "jobs get the module command");
             modules.defaults()

@@ -23,11 +23,16 @@ pub fn requeue_on_failed_nodes(state: &mut ServerState, out: &mut Outbox, now: i
         .map(|node| (node.name.clone(), now - node.last_state_change))
         .collect();
     for (node, down_for) in failed {
-        let lost: Vec<u64> = state
+        // The node's own job list, not a scan of every job: a node scaled away stays down.
+        let lost: Vec<u64> = state.nodes[&node]
             .jobs
-            .values()
-            .filter(|job| job.state.is_active() && job.exec.first().is_some_and(|share| share.node == node))
-            .map(|job| job.id.key())
+            .iter()
+            .filter(|key| {
+                state.jobs.get(key).is_some_and(|job| {
+                    job.state.is_active() && job.exec.first().is_some_and(|share| share.node == node)
+                })
+            })
+            .copied()
             .collect();
         for key in lost {
             let why = format!("node {node} was down for {down_for} s (node_fail_requeue {after})");
