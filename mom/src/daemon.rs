@@ -26,7 +26,8 @@ pub struct Daemon {
     outbound: mpsc::UnboundedSender<MomToServer>,
     kill_senders: HashMap<String, mpsc::UnboundedSender<KillRequest>>,
     tasks: JoinSet<(String, JobOutcome)>,
-    task_jobs: HashMap<tokio::task::Id, String>,
+    /// Each task's job and run number (`JobLaunch::run_count`, returned in its reports).
+    task_jobs: HashMap<tokio::task::Id, (String, u32)>,
     gpus: Arc<GpuBoard>,
 }
 
@@ -98,7 +99,7 @@ impl Daemon {
     }
 
     fn start(&mut self, launch: Box<JobLaunch>) {
-        let job_id = launch.job_id.clone();
+        let (job_id, run_count) = (launch.job_id.clone(), launch.run_count);
         let (kill_sender, kills) = mpsc::unbounded_channel();
         self.kill_senders.insert(job_id.clone(), kill_sender);
         let span = tracing::info_span!("job", node = %self.context.node, job_id = %job_id);
@@ -114,13 +115,13 @@ impl Daemon {
                 }
             };
             let on_started = |session_id| {
-                let _ = outbound.send(MomToServer::JobStarted { job_id: id.clone(), session_id });
+                let _ = outbound.send(MomToServer::JobStarted { job_id: id.clone(), session_id, run_count });
             };
             let outcome = exec::run_job(launch, context, gpu_variables, kills, on_started).await;
             (id, outcome)
         };
         let handle = self.tasks.spawn(task.instrument(span));
-        self.task_jobs.insert(handle.id(), job_id);
+        self.task_jobs.insert(handle.id(), (job_id, run_count));
     }
 
     /// Claims a sister share's GPUs here; when one is not usable the server hears why and
@@ -128,7 +129,8 @@ impl Daemon {
     fn join(&mut self, launch: &JobLaunch) {
         if let Err(reason) = self.gpus.claim(launch, &self.context.node) {
             tracing::warn!(job_id = %launch.job_id, "sister share refused: {reason}");
-            let _ = self.outbound.send(MomToServer::ShareRefused { job_id: launch.job_id.clone(), reason });
+            let (job_id, run_count) = (launch.job_id.clone(), launch.run_count);
+            let _ = self.outbound.send(MomToServer::ShareRefused { job_id, reason, run_count });
         }
     }
 
@@ -143,15 +145,15 @@ impl Daemon {
     }
 
     fn on_task_done(&mut self, done: Result<(tokio::task::Id, (String, JobOutcome)), JoinError>) {
-        let (job_id, outcome) = match done {
+        let (job_id, run_count, outcome) = match done {
             Ok((task, (job_id, outcome))) => {
-                self.task_jobs.remove(&task);
-                (job_id, outcome)
+                let run_count = self.task_jobs.remove(&task).map_or(0, |(_, run_count)| run_count);
+                (job_id, run_count, outcome)
             }
             Err(err) => {
-                let Some(job_id) = self.task_jobs.remove(&err.id()) else { return };
+                let Some((job_id, run_count)) = self.task_jobs.remove(&err.id()) else { return };
                 tracing::error!(job_id, "job task failed: {err}");
-                (job_id, JobOutcome::not_started(exec::JOB_EXEC_FAIL2, 0))
+                (job_id, run_count, JobOutcome::not_started(exec::JOB_EXEC_FAIL2, 0))
             }
         };
         self.kill_senders.remove(&job_id);
@@ -163,6 +165,7 @@ impl Daemon {
             session_id: outcome.session_id,
             used: outcome.used,
             undelivered: outcome.undelivered,
+            run_count,
         };
         // Invariant: the obit is in the table before it is sent, so a reconnect resends it.
         lock(&self.table).on_job_ended(obit.clone());

@@ -306,11 +306,14 @@ mod tests {
     fn queued_ends_are_dropped_starts_kept() {
         let (sender, mut receiver) = mpsc::unbounded_channel();
         sender.send(MomToServer::Heartbeat).unwrap();
-        sender.send(MomToServer::JobStarted { job_id: "1.s".into(), session_id: 9 }).unwrap();
+        sender.send(MomToServer::JobStarted { job_id: "1.s".into(), session_id: 9, run_count: 1 }).unwrap();
         let obit = proto::mom::JobObit { job_id: "2.s".into(), exit_status: 0, session_id: 3, ..Default::default() };
         sender.send(MomToServer::JobEnded(obit)).unwrap();
         let mut carry = VecDeque::new();
         keep_undelivered_starts(&mut receiver, &mut carry);
-        assert_eq!(carry, VecDeque::from([MomToServer::JobStarted { job_id: "1.s".into(), session_id: 9 }]));
+        assert_eq!(
+            carry,
+            VecDeque::from([MomToServer::JobStarted { job_id: "1.s".into(), session_id: 9, run_count: 1 }])
+        );
     }
 }

@@ -27,6 +27,7 @@ pub fn launch(job_id: &str, hosts: Vec<HostAlloc>) -> Box<JobLaunch> {
         array_id: None,
         interactive: None,
         root_allowed: false,
+        run_count: 1,
     })
 }
 

@@ -1,7 +1,9 @@
 //! Messages between `pbs_server` and `pbs_mom`. The mom opens the connection, registers, and
 //! then both sides send on it: the server pushes work, the mom reports starts and ends.
 //! Invariant: a mom resends every `JobEnded` until the server acknowledges it with `ObitAck`,
-//! so an end is never lost across a server restart.
+//! so an end is never lost across a server restart. Every report about a job carries the run
+//! number of the `JobLaunch` it answers; the server heeds only reports of the current run from
+//! its mother superior (a sister's, for `ShareRefused`) and acknowledges the others.
 
 use job::spec::Join;
 use serde::{Deserialize, Serialize};
@@ -18,9 +20,21 @@ pub enum MomToServer {
     GpuStatus(Vec<crate::gpu::GpuReport>),
     /// A sister could not take its share of a job (one of its GPUs is no longer usable): the
     /// server requeues the job, like a mother superior's `JOB_EXEC_RETRY`.
-    ShareRefused { job_id: String, reason: String },
+    ShareRefused {
+        job_id: String,
+        reason: String,
+        /// The run the share belongs to ([`JobLaunch::run_count`]; 0 from an older mom).
+        #[serde(default)]
+        run_count: u32,
+    },
     /// The mother superior started the job's top shell.
-    JobStarted { job_id: String, session_id: i32 },
+    JobStarted {
+        job_id: String,
+        session_id: i32,
+        /// The run started ([`JobLaunch::run_count`]; 0 from an older mom).
+        #[serde(default)]
+        run_count: u32,
+    },
     /// The job's top shell ended (or could not start: negative status).
     JobEnded(JobObit),
 }
@@ -63,6 +77,11 @@ pub struct JobObit {
     /// in the job's comment and mails the owner.
     #[serde(default)]
     pub undelivered: Vec<Undelivered>,
+    /// The run that ended ([`JobLaunch::run_count`]). 0 from a mom that predates run numbers
+    /// (or a job it recovered from one): the server then checks only that the reporting node
+    /// is the mother superior of the job's current run.
+    #[serde(default)]
+    pub run_count: u32,
 }
 
 /// One spool file the mom could not copy to its destination as the user, and where it kept
@@ -181,4 +200,9 @@ pub struct JobLaunch {
     /// whose user is uid 0 without it (a server that predates it never allows root).
     #[serde(default)]
     pub root_allowed: bool,
+    /// Which run of the job this is (OpenPBS `run_count`, 1 for the first). The mom returns it
+    /// in every report about the job, so the server can tell a report of an old run (a node
+    /// back after `node_fail_requeue`) from one of the current run. 0 from an older server.
+    #[serde(default)]
+    pub run_count: u32,
 }

@@ -87,8 +87,12 @@ async fn handle_message(shared: &Shared, node: &str, message: MomToServer) {
         MomToServer::Register(_) => {
             tracing::warn!(node, "second registration on one connection ignored");
         }
-        MomToServer::JobStarted { job_id, session_id } => {
-            shared.apply(|state, out| handlers::job_started::job_started(state, out, &job_id, session_id)).await
+        MomToServer::JobStarted { job_id, session_id, run_count } => {
+            shared
+                .apply(|state, out| {
+                    handlers::job_started::job_started(state, out, node, &job_id, session_id, run_count)
+                })
+                .await
         }
         MomToServer::JobEnded(obit) => {
             shared.apply(|state, out| handlers::job_ended::job_ended(state, out, node, obit, now())).await
@@ -96,9 +100,11 @@ async fn handle_message(shared: &Shared, node: &str, message: MomToServer) {
         MomToServer::GpuStatus(reports) => {
             shared.apply(|state, out| handlers::gpu_status::gpu_status(state, out, node, reports)).await
         }
-        MomToServer::ShareRefused { job_id, reason } => {
+        MomToServer::ShareRefused { job_id, reason, run_count } => {
             shared
-                .apply(|state, out| handlers::gpu_status::share_refused(state, out, node, &job_id, &reason, now()))
+                .apply(|state, out| {
+                    handlers::gpu_status::share_refused(state, out, node, &job_id, run_count, &reason, now())
+                })
                 .await
         }
     }

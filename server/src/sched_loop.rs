@@ -232,6 +232,7 @@ pub fn job_launch(job: &Job, kill_delay: u64) -> JobLaunch {
         array_id: matches!(job.id.array, Some(ArrayPart::Sub(_))).then(|| job.id.to_parent().to_string()),
         interactive: job.spec.interactive.clone(),
         root_allowed: false,
+        run_count: job.run_count,
     }
 }
 

@@ -202,6 +202,7 @@ mod tests {
             array_id: None,
             interactive: None,
             root_allowed: false,
+            run_count: 1,
         }
     }
 

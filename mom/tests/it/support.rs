@@ -158,7 +158,7 @@ impl ServerSide {
     pub async fn started(&mut self, job_id: &str) -> i32 {
         loop {
             match self.recv().await {
-                MomToServer::JobStarted { job_id: id, session_id } if id == job_id => return session_id,
+                MomToServer::JobStarted { job_id: id, session_id, .. } if id == job_id => return session_id,
                 MomToServer::JobEnded(obit) if obit.job_id == job_id => panic!("job ended without starting: {obit:?}"),
                 _ => continue,
             }
@@ -204,6 +204,7 @@ pub fn launch(job_id: &str, script: &str, out: &Path) -> JobLaunch {
         array_id: None,
         interactive: None,
         root_allowed: true,
+        run_count: 1,
     }
 }
 

@@ -25,15 +25,24 @@ pub fn gpu_status(state: &mut ServerState, out: &mut Outbox, node: &str, reports
     out.schedule = true;
 }
 
-/// A sister refused its share of `job_id`: the job's run is killed on its mother superior
+/// A sister refused its share of run `run_count` of `job_id` (a report of another run or
+/// from a node that holds no share is ignored): the job's run is killed on its mother superior
 /// and the job goes back to the queue when that end is reported (as for qrerun).
-pub fn share_refused(state: &mut ServerState, out: &mut Outbox, node: &str, job_id: &str, reason: &str, now: i64) {
+pub fn share_refused(
+    state: &mut ServerState,
+    out: &mut Outbox,
+    node: &str,
+    job_id: &str,
+    run_count: u32,
+    reason: &str,
+    now: i64,
+) {
     let Ok(key) = state.find_job(job_id) else {
         tracing::warn!(node, job_id, "share refused for an unknown job");
         return;
     };
     let job = &state.jobs[&key];
-    let sister_here = job.exec.iter().skip(1).any(|share| share.node == node);
+    let sister_here = job.is_current_share_of(node, run_count);
     if job.state != JobState::Running || job.rerun_requested || job.delete_requested || !sister_here {
         tracing::info!(node, job_id, reason, "share refused for a job not running there; nothing to do");
         return;

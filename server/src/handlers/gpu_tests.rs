@@ -136,13 +136,13 @@ fn a_share_a_sister_refuses_requeues_the_job() {
     let id = submit(&mut state, ALICE, &[("nodes", "2:ppn=1:gpus=1")]);
     assert_eq!(pass(&mut state, 20).len(), 1);
     let mut out = Outbox::default();
-    gpu_status::share_refused(&mut state, &mut out, "node2", &id, "GPU-node2-0 is busy-foreign", 25);
+    gpu_status::share_refused(&mut state, &mut out, "node2", &id, 0, "GPU-node2-0 is busy-foreign", 25);
     assert_eq!(super::tests::sent_kinds(&out), ["RerunJob->node1"]);
     let again = JobObit { job_id: id.clone(), exit_status: -11, ..Default::default() };
     job_ended::job_ended(&mut state, &mut Outbox::default(), "node1", again, 30);
     assert_eq!(job_state(&state, &id), JobState::Queued);
     // A refusal from a node that is not a sister of the job changes nothing.
-    gpu_status::share_refused(&mut state, &mut Outbox::default(), "node2", &id, "late", 31);
+    gpu_status::share_refused(&mut state, &mut Outbox::default(), "node2", &id, 0, "late", 31);
     assert_eq!(job_state(&state, &id), JobState::Queued);
     state.sanity_check();
 }

@@ -1,7 +1,9 @@
 //! `JobEnded` from a mother superior: record the exit status and usage, finish the job, free
 //! its nodes, tell the sisters, and acknowledge the obituary once it is committed (the mom
 //! resends it until then, so an end is never lost). Output the mom could not deliver goes in
-//! the job's comment and in a mail to the owner (pbs-reference 10.5).
+//! the job's comment and in a mail to the owner (pbs-reference 10.5). Only the mother superior
+//! of the job's current run may end it (`Job::is_current_run_of`): any other end report (an
+//! old run's, another node's) is acknowledged, logged and otherwise ignored.
 
 use crate::outbox::{NoticeKind, Outbox};
 use crate::state::ServerState;
@@ -20,8 +22,16 @@ pub fn job_ended(state: &mut ServerState, out: &mut Outbox, node: &str, obit: Jo
         out.send(node, ack);
         return;
     };
-    if !state.jobs[&key].state.is_active() {
-        // A resent obituary for a job already ended: acknowledge again.
+    let job = &state.jobs[&key];
+    if !job.is_current_run_of(node, obit.run_count) {
+        if job.state.is_active() {
+            // A node back after node_fail_requeue, or any other mom: the job runs elsewhere
+            // (or is a later run here). Acknowledged so the mom stops resending, else ignored.
+            let mother = job.exec.first().map_or("", |share| share.node.as_str());
+            tracing::warn!(job_id = %job.id, node, run = obit.run_count, current_run = job.run_count, mother,
+                "end report of a run that is not the job's current one on its mother superior: ignored");
+        }
+        // Else a resent obituary for a job already ended: acknowledge again.
         out.send(node, ack);
         return;
     }

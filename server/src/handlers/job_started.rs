@@ -1,18 +1,34 @@
-//! `JobStarted` from a mother superior: record the session id of the job's top shell.
+//! `JobStarted` from a mother superior: record the session id of the job's top shell. Only a
+//! report of the current run from its mother superior counts (`Job::is_current_run_of`).
 
 use crate::outbox::Outbox;
 use crate::state::ServerState;
 use crate::store::StoreOp;
 
-/// Handles the start report of `job_id`.
-pub fn job_started(state: &mut ServerState, out: &mut Outbox, job_id: &str, session_id: i32) {
+/// Handles the start report of run `run_count` of `job_id` from `node`.
+pub fn job_started(
+    state: &mut ServerState,
+    out: &mut Outbox,
+    node: &str,
+    job_id: &str,
+    session_id: i32,
+    run_count: u32,
+) {
     let Ok(key) = state.find_job(job_id) else {
         tracing::warn!(job_id, "start report for an unknown job");
         return;
     };
     let job = state.jobs.get_mut(&key).expect("job exists");
-    if job.state.is_active() {
+    if job.is_current_run_of(node, run_count) {
         job.session_id = Some(session_id);
         out.persist(StoreOp::UpdateJob(job.clone()));
+    } else {
+        tracing::info!(
+            job_id,
+            node,
+            run = run_count,
+            current_run = job.run_count,
+            "start report of another run: ignored"
+        );
     }
 }

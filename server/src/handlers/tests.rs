@@ -44,7 +44,7 @@ pub(crate) fn spec(resources: &[(&str, &str)]) -> JobSpec {
 }
 
 /// A node of 4 slots and 2 GPUs registering with `jobs`.
-fn registration(node: &str, start_id: &str, jobs: Vec<String>) -> Registration {
+pub(crate) fn registration(node: &str, start_id: &str, jobs: Vec<String>) -> Registration {
     Registration {
         node: node.to_string(),
         np: 4,

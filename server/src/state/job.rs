@@ -81,6 +81,22 @@ impl Job {
         self.times.stime = None;
     }
 
+    /// Whether a mom's report about this job (start, end) belongs to its current run: it comes
+    /// from the current run's mother superior and names this run. A report without a run
+    /// number (`run_count` 0: a mom that predates them) is judged by its node alone.
+    pub fn is_current_run_of(&self, node: &str, run_count: u32) -> bool {
+        self.state.is_active()
+            && self.exec.first().is_some_and(|mother| mother.node == node)
+            && (run_count == 0 || run_count == self.run_count)
+    }
+
+    /// Whether a sister's report (`ShareRefused`) belongs to this job's current run there.
+    pub fn is_current_share_of(&self, node: &str, run_count: u32) -> bool {
+        self.state.is_active()
+            && self.exec.iter().skip(1).any(|share| share.node == node)
+            && (run_count == 0 || run_count == self.run_count)
+    }
+
     /// `exec_host` in OpenPBS form: `node1/0*2+node2/0*2` (`*N` omitted when N is 1).
     pub fn exec_host(&self) -> Option<String> {
         if self.exec.is_empty() {

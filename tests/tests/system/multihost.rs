@@ -321,6 +321,7 @@ fn forged_run_job(cluster: &NetCluster, tag: &str, marker: &Path) -> Vec<u8> {
         array_id: None,
         interactive: None,
         root_allowed: false,
+        run_count: 1,
     };
     serde_json::to_vec(&ServerToMom::RunJob(Box::new(launch))).unwrap()
 }
