@@ -163,6 +163,14 @@ impl Connection {
         }
     }
 
+    /// munged's socket when this connection is TCP (MUNGE-sealed); `None` over the Unix socket.
+    pub fn munge_socket(&self) -> Option<std::path::PathBuf> {
+        match &self.stream {
+            Stream::Unix(_) => None,
+            Stream::Tcp(_, munge) => Some(munge.clone()),
+        }
+    }
+
     /// Sends one request and waits for its whole reply: a job list sent in several frames is
     /// joined into one `Jobs` reply.
     pub fn request_all(&mut self, request: &ClientRequest) -> Result<ServerReply, ConnError> {

@@ -2,8 +2,10 @@
 //! address of that connection when it is TCP, which is where the server tells the mom to
 //! connect, `server/src/client_conn.rs`; on all interfaces over the Unix socket), submit the
 //! job naming this host, that port and a random secret on that connection, print
-//! `qsub: waiting for job <id> to start`, and wait for the mother superior to connect and
-//! present the job id and secret (proto/src/interactive.rs). Then print `qsub: job <id> ready` and an empty line, put the
+//! `qsub: waiting for job <id> to start`, and wait for the mother superior to connect: each
+//! side proves to the other that it holds the secret without sending it, and over TCP qsub's
+//! proof carries a MUNGE credential so the mom knows qsub runs as the job's owner
+//! (proto/src/interactive.rs). Then print `qsub: job <id> ready` and an empty line, put the
 //! terminal in raw mode and relay: keystrokes and window sizes (SIGWINCH) to the job, its
 //! output to stdout. At the end restore the terminal, print an empty line and
 //! `qsub: job <id> completed`, and exit with the job's status ([`exit_code`]).
@@ -24,18 +26,19 @@ use job::spec::Interactive;
 use job::JobSpec;
 use nix::sys::signal::{SigSet, Signal};
 use proto::frame::{self, FrameError};
-use proto::interactive::{MomToQsub, QsubToMom, INTERACTIVE_VERSION};
+use proto::interactive::{self as handshake, MomToQsub, QsubToMom};
 use proto::keepalive::keep_alive;
 use proto::{ClientRequest, ServerReply};
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 /// How often a waiting qsub asks whether its job still exists.
 const STATUS_POLL: Duration = Duration::from_secs(3);
-/// How long a connecting mom has to present the job id and secret.
+/// How long a connecting mom has to prove it holds the secret.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What the main thread and the signal thread share.
@@ -76,11 +79,12 @@ pub fn run(mut spec: JobSpec) -> Result<u8, Failure> {
             .spawn(move || handle_signals(signals, &session))
             .map_err(|error| fail(exit::FAILURE, format!("cannot start the signal thread: {error}")))?;
     }
+    let munge_socket = conn.munge_socket();
     let job_id = crate::qsub::submit_on(&mut conn, spec)?;
     drop(conn);
     let _ = session.job_id.set(job_id.clone());
     println!("qsub: waiting for job {job_id} to start");
-    let stream = wait_for_mom(listener, &job_id, &secret)?;
+    let stream = wait_for_mom(listener, &Expected { job_id: &job_id, secret: &secret, munge_socket })?;
     Ok(converse(stream, &session, &job_id))
 }
 
@@ -169,9 +173,18 @@ fn delete_job(job_id: &str) {
     }
 }
 
-/// Accepts connections until one presents this job's id and secret; between connections, asks
-/// the server whether the job still exists.
-fn wait_for_mom(listener: TcpListener, job_id: &str, secret: &str) -> Result<TcpStream, Failure> {
+/// Who qsub waits for: the mom of this job, holding this secret; over TCP qsub proves itself
+/// with a MUNGE credential from this munged.
+struct Expected<'a> {
+    job_id: &'a str,
+    secret: &'a str,
+    munge_socket: Option<PathBuf>,
+}
+
+/// Accepts connections until one proves it is this job's mom; between connections, asks the
+/// server whether the job still exists.
+fn wait_for_mom(listener: TcpListener, expected: &Expected) -> Result<TcpStream, Failure> {
+    let job_id = expected.job_id;
     let (sender, receiver) = mpsc::channel();
     std::thread::Builder::new()
         .name("accept".into())
@@ -185,7 +198,7 @@ fn wait_for_mom(listener: TcpListener, job_id: &str, secret: &str) -> Result<Tcp
         .map_err(|error| fail(exit::FAILURE, format!("cannot start the accept thread: {error}")))?;
     loop {
         match receiver.recv_timeout(STATUS_POLL) {
-            Ok(Ok(stream)) => match greet(stream, job_id, secret) {
+            Ok(Ok(stream)) => match greet(stream, expected) {
                 Ok(stream) => return Ok(stream),
                 Err(reason) => eprintln!("qsub: warning: refused a connection: {reason}"),
             },
@@ -204,32 +217,25 @@ fn wait_for_mom(listener: TcpListener, job_id: &str, secret: &str) -> Result<Tcp
     }
 }
 
-/// Reads the mom's `Hello` and checks it names this job and carries the secret.
-fn greet(mut stream: TcpStream, job_id: &str, secret: &str) -> Result<TcpStream, String> {
+/// The handshake with a peer at the port (proto/src/interactive.rs): it must prove it is this
+/// job's mom before qsub accepts the job.
+fn greet(mut stream: TcpStream, expected: &Expected) -> Result<TcpStream, String> {
     let peer = stream.peer_addr().map(|addr| addr.to_string()).unwrap_or_else(|_| "an unknown peer".into());
     stream.set_read_timeout(Some(HELLO_TIMEOUT)).map_err(|error| error.to_string())?;
-    let hello = frame::read_limited::<MomToQsub>(&mut stream, frame::Limits::HANDSHAKE)
-        .map_err(|error| format!("{peer}: {error}"))?;
-    let MomToQsub::Hello { version, job_id: presented, secret: presented_secret } = hello else {
-        return Err(format!("{peer} did not introduce itself"));
+    stream.set_write_timeout(Some(HELLO_TIMEOUT)).map_err(|error| error.to_string())?;
+    let credential = |payload: &[u8]| match &expected.munge_socket {
+        Some(socket) => proto::munge::encode(socket, payload).map(Some).map_err(|error| error.to_string()),
+        None => Ok(None),
     };
-    if version != INTERACTIVE_VERSION {
-        return Err(format!("{peer} speaks version {version}, not {INTERACTIVE_VERSION}"));
-    }
-    if presented != job_id || !same_secret(presented_secret.as_bytes(), secret.as_bytes()) {
-        return Err(format!("{peer} did not present this job's id and secret"));
-    }
+    handshake::answer_challenge(&mut stream, expected.job_id, expected.secret, credential)
+        .map_err(|error| format!("{peer} {error}"))?;
     stream.set_read_timeout(None).map_err(|error| error.to_string())?;
+    stream.set_write_timeout(None).map_err(|error| error.to_string())?;
     let _ = stream.set_nodelay(true);
     if let Err(error) = keep_alive(&stream) {
         eprintln!("qsub: warning: no keepalive on the job's connection: {error}");
     }
     Ok(stream)
-}
-
-/// Compares secrets in time independent of where they differ.
-fn same_secret(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// Whether the server no longer has the job, or has it finished. An unreachable server is not
@@ -321,7 +327,7 @@ fn relay_output(mut stream: TcpStream) -> Option<i32> {
                 }
             }
             Ok(MomToQsub::Exit { status: exit_status }) => status = Some(exit_status),
-            Ok(MomToQsub::Hello { .. }) => {}
+            Ok(MomToQsub::Challenge { .. } | MomToQsub::Proven { .. }) => {}
             Err(FrameError::Closed) | Err(_) => return status,
         }
     }
@@ -348,6 +354,7 @@ fn random_hex(bytes: usize) -> std::io::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proto::interactive::{Handshake, Prover, INTERACTIVE_VERSION};
 
     #[test]
     fn exit_codes() {
@@ -366,35 +373,52 @@ mod tests {
         assert_eq!(secret.len(), 32);
         assert!(secret.chars().all(|c| c.is_ascii_hexdigit()));
         assert_ne!(secret, random_hex(16).unwrap());
-        assert!(same_secret(b"abcd", b"abcd"));
-        assert!(!same_secret(b"abcd", b"abce"));
-        assert!(!same_secret(b"abcd", b"abc"));
+    }
+
+    /// A mom stand-in: challenges for `job_id`, reads qsub's proof, and answers with a proof
+    /// made with `secret`. Returns qsub's answer, if any.
+    fn mom(
+        address: SocketAddr,
+        job_id: &'static str,
+        secret: &'static str,
+    ) -> std::thread::JoinHandle<Option<QsubToMom>> {
+        std::thread::spawn(move || {
+            let mut stream = TcpStream::connect(address).unwrap();
+            let mom_nonce = handshake::nonce().unwrap();
+            let challenge =
+                MomToQsub::Challenge { version: INTERACTIVE_VERSION, job_id: job_id.into(), nonce: mom_nonce.clone() };
+            frame::write(&mut stream, &challenge).unwrap();
+            let answer: QsubToMom = frame::read(&mut stream).ok()?;
+            let QsubToMom::Proof { nonce, .. } = &answer else { return Some(answer) };
+            let shake = Handshake { job_id, mom_nonce: &mom_nonce, qsub_nonce: nonce };
+            let _ =
+                frame::write(&mut stream, &MomToQsub::Proven { proof: handshake::proof(secret, Prover::Mom, &shake) });
+            Some(answer)
+        })
     }
 
     #[test]
-    fn greeting_checks_id_and_secret() {
+    fn greeting_takes_only_the_mom_that_proves_it_holds_the_secret() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let address = listener.local_addr().unwrap();
-        let hello = |job_id: &str, secret: &str| MomToQsub::Hello {
-            version: INTERACTIVE_VERSION,
-            job_id: job_id.into(),
-            secret: secret.into(),
-        };
-        for (message, ok) in
-            [(hello("7.s", "5ec7"), true), (hello("7.s", "5ec8"), false), (hello("8.s", "5ec7"), false)]
+        let expected = Expected { job_id: "7.s", secret: "5ec75ec75ec75ec7", munge_socket: None };
+        for (job_id, secret, ok) in
+            [("7.s", "5ec75ec75ec75ec7", true), ("7.s", "5ec85ec85ec85ec8", false), ("8.s", "5ec75ec75ec75ec7", false)]
         {
-            let mut mom = TcpStream::connect(address).unwrap();
-            frame::write(&mut mom, &message).unwrap();
+            let mom = mom(address, job_id, secret);
             let (stream, _) = listener.accept().unwrap();
-            let greeted = greet(stream, "7.s", "5ec7");
-            assert_eq!(greeted.is_ok(), ok, "{message:?}");
+            let greeted = greet(stream, &expected);
+            assert_eq!(greeted.is_ok(), ok, "{job_id} {secret}: {greeted:?}");
             if let Ok(stream) = greeted {
                 assert!(proto::keepalive::is_kept_alive(&stream), "a vanished mom host is noticed");
             }
+            if let Some(QsubToMom::Proof { proof, credential, .. }) = mom.join().unwrap() {
+                assert!(!proof.contains(expected.secret) && credential.is_none());
+            }
         }
-        let mut mom = TcpStream::connect(address).unwrap();
-        frame::write(&mut mom, &MomToQsub::Exit { status: 0 }).unwrap();
+        let mut stranger = TcpStream::connect(address).unwrap();
+        frame::write(&mut stranger, &MomToQsub::Exit { status: 0 }).unwrap();
         let (stream, _) = listener.accept().unwrap();
-        assert!(greet(stream, "7.s", "5ec7").unwrap_err().contains("did not introduce itself"));
+        assert!(greet(stream, &expected).unwrap_err().contains("did not introduce itself"));
     }
 }

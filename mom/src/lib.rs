@@ -64,6 +64,7 @@ pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyho
         default_kill_delay: config.kill_delay,
         mom_uid,
         job_defaults: job_defaults(&config),
+        munge_socket: (config.server.is_some() || config.listen.is_some()).then(|| config.munge_socket.clone()),
     });
     let table = Arc::new(Mutex::new(jobs::JobTable::new()));
     let (inbound_sender, inbound) = mpsc::unbounded_channel();

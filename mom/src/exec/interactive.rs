@@ -1,9 +1,10 @@
 //! An interactive job's terminal on the mother superior (`qsub -I`): connect to the waiting
-//! qsub and present the job id and secret (proto/src/interactive.rs), open a pty of qsub's
-//! window size, and once the shell runs on it, relay: pty output to qsub, keystrokes and window
-//! sizes (TIOCSWINSZ, which signals SIGWINCH to the job) to the pty. When qsub goes away the
-//! job is hung up; when the shell is gone, the rest of its output and its exit status go to
-//! qsub and the connection closes.
+//! qsub and have it prove it holds the job's secret (and, on the TCP transport, that it runs as
+//! the job's owner: MUNGE) before proving the same back (proto/src/interactive.rs), open a pty
+//! of qsub's window size, and once the shell runs on it, relay: pty output to qsub, keystrokes
+//! and window sizes (TIOCSWINSZ, which signals SIGWINCH to the job) to the pty. When qsub goes
+//! away the job is hung up; when the shell is gone, the rest of its output and its exit status
+//! go to qsub and the connection closes.
 //!
 //! Owns: the connection to qsub and the pty master. Must not: spawn the shell (spawn.rs does,
 //! on the slave), decide exit statuses (run.rs does) or log what crosses the terminal.
@@ -11,13 +12,14 @@
 use super::StartError;
 use job::spec::Interactive;
 use proto::frame::{self, FrameError};
-use proto::interactive::{MomToQsub, QsubToMom, WindowSize, INTERACTIVE_VERSION};
+use proto::interactive::{self as handshake, Handshake, MomToQsub, Prover, QsubToMom, WindowSize, INTERACTIVE_VERSION};
 use proto::keepalive::keep_alive;
 use proto::mom::JobLaunch;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream, ToSocketAddrs};
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::Path;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::oneshot;
@@ -41,8 +43,19 @@ pub struct Accepted {
     size: WindowSize,
 }
 
-/// Connects to the qsub named in `target` and has it accept `launch`'s job (blocking).
-pub fn connect(launch: &JobLaunch, target: &Interactive) -> Result<Accepted, StartError> {
+/// Who may answer for the job at qsub's port.
+#[derive(Debug, Clone, Copy)]
+pub struct Peer<'a> {
+    /// The job owner's uid on this host.
+    pub owner_uid: u32,
+    /// munged's socket on the TCP transport: qsub's MUNGE credential must then be the owner's.
+    /// `None` on the Unix-socket transport (one host, no munged): the secret alone.
+    pub munge_socket: Option<&'a Path>,
+}
+
+/// Connects to the qsub named in `target` and has it accept `launch`'s job once each side
+/// proved itself to the other (blocking).
+pub fn connect(launch: &JobLaunch, target: &Interactive, peer: Peer) -> Result<Accepted, StartError> {
     let unreachable = |reason: String| StartError::Interactive { host: target.host.clone(), port: target.port, reason };
     let addresses = (target.host.as_str(), target.port)
         .to_socket_addrs()
@@ -59,26 +72,81 @@ pub fn connect(launch: &JobLaunch, target: &Interactive) -> Result<Accepted, Sta
         }
     }
     let mut stream = stream.ok_or_else(|| unreachable(last_error))?;
-    let handshake = |stream: &mut TcpStream| -> Result<QsubToMom, FrameError> {
-        stream.set_read_timeout(Some(HANDSHAKE_TIMEOUT))?;
-        stream.set_nodelay(true)?;
-        let hello = MomToQsub::Hello {
-            version: INTERACTIVE_VERSION,
-            job_id: launch.job_id.clone(),
-            secret: target.secret.clone(),
-        };
-        frame::write(stream, &hello)?;
-        let answer = frame::read_limited(stream, frame::Limits::HANDSHAKE)?;
-        stream.set_read_timeout(None)?;
-        stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
-        keep_alive(stream)?;
-        Ok(answer)
-    };
-    match handshake(&mut stream) {
-        Ok(QsubToMom::Accept { term, size }) => Ok(Accepted { stream, term, size }),
-        Ok(other) => Err(unreachable(format!("qsub answered {other:?} instead of accepting the job"))),
-        Err(err) => Err(unreachable(format!("qsub did not accept the job: {err}"))),
+    match authenticate(&mut stream, &launch.job_id, &target.secret, peer) {
+        Ok((term, size)) => Ok(Accepted { stream, term, size }),
+        Err(HandshakeError::Frame(err)) => Err(unreachable(format!("qsub did not accept the job: {err}"))),
+        Err(err) => {
+            tracing::warn!(host = %target.host, port = target.port, "refused the peer at qsub's port: {err}");
+            Err(unreachable(format!("qsub did not accept the job: {err}")))
+        }
     }
+}
+
+/// Why the handshake with the peer at qsub's port failed.
+#[derive(Debug, thiserror::Error)]
+enum HandshakeError {
+    #[error("{0}")]
+    Frame(#[from] FrameError),
+    #[error("the peer answered {0} instead of {1}")]
+    Unexpected(String, &'static str),
+    #[error("the peer did not prove it holds the job's secret")]
+    BadProof,
+    #[error("the peer sent no MUNGE credential")]
+    NoCredential,
+    #[error("the peer's MUNGE credential is refused: {0}")]
+    Credential(String),
+    #[error("the peer runs as uid {0}, not as the job's owner")]
+    NotOwner(u32),
+}
+
+impl From<io::Error> for HandshakeError {
+    fn from(err: io::Error) -> HandshakeError {
+        HandshakeError::Frame(FrameError::Io(err))
+    }
+}
+
+/// The handshake of proto/src/interactive.rs on the mom's side: qsub's terminal type and size.
+fn authenticate(
+    stream: &mut TcpStream,
+    job_id: &str,
+    secret: &str,
+    peer: Peer,
+) -> Result<(Option<String>, WindowSize), HandshakeError> {
+    stream.set_read_timeout(Some(HANDSHAKE_TIMEOUT))?;
+    stream.set_write_timeout(Some(HANDSHAKE_TIMEOUT))?;
+    stream.set_nodelay(true)?;
+    let mom_nonce = handshake::nonce().map_err(|err| FrameError::Io(io::Error::other(err)))?;
+    let challenge =
+        MomToQsub::Challenge { version: INTERACTIVE_VERSION, job_id: job_id.to_string(), nonce: mom_nonce.clone() };
+    frame::write(stream, &challenge)?;
+    let (qsub_nonce, proof, credential) = match frame::read_limited(stream, frame::Limits::HANDSHAKE)? {
+        QsubToMom::Proof { nonce, proof, credential } => (nonce, proof, credential),
+        other => return Err(HandshakeError::Unexpected(format!("{other:?}"), "a proof")),
+    };
+    let shake = Handshake { job_id, mom_nonce: &mom_nonce, qsub_nonce: &qsub_nonce };
+    if !handshake::verify(secret, Prover::Qsub, &shake, &proof) {
+        return Err(HandshakeError::BadProof);
+    }
+    if let Some(socket) = peer.munge_socket {
+        let credential = credential.ok_or(HandshakeError::NoCredential)?;
+        let maker =
+            proto::munge::decode(socket, &credential).map_err(|err| HandshakeError::Credential(err.to_string()))?;
+        if maker.payload != handshake::credential_payload(&proof) {
+            return Err(HandshakeError::Credential("it was made for another handshake".to_string()));
+        }
+        if maker.uid != peer.owner_uid {
+            return Err(HandshakeError::NotOwner(maker.uid));
+        }
+    }
+    frame::write(stream, &MomToQsub::Proven { proof: handshake::proof(secret, Prover::Mom, &shake) })?;
+    let accepted = match frame::read_limited(stream, frame::Limits::HANDSHAKE)? {
+        QsubToMom::Accept { term, size } => (term, size),
+        other => return Err(HandshakeError::Unexpected(format!("{other:?}"), "accepting the job")),
+    };
+    stream.set_read_timeout(None)?;
+    stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
+    keep_alive(stream)?;
+    Ok(accepted)
 }
 
 /// A new pty of the accepted window size: (master, slave).
@@ -160,7 +228,9 @@ fn relay_input(mut stream: TcpStream, mut master: File) {
                 }
             }
             Ok(QsubToMom::WindowSize(size)) => set_window_size(&master, size),
-            Ok(QsubToMom::Accept { .. }) => tracing::debug!("a second Accept from qsub: ignored"),
+            Ok(QsubToMom::Accept { .. } | QsubToMom::Proof { .. }) => {
+                tracing::debug!("a handshake message from qsub after the handshake: ignored")
+            }
             Err(FrameError::Closed) => return,
             Err(err) => {
                 tracing::info!("the connection to qsub ended: {err}");
@@ -219,30 +289,36 @@ mod tests {
     use super::*;
     use std::net::TcpListener;
 
+    const SECRET: &str = "5ec2e75ec2e75ec2e75ec2e7";
+
     fn target(port: u16) -> Interactive {
-        Interactive { host: "127.0.0.1".into(), port, secret: "5ec2e7".repeat(4) }
+        Interactive { host: "127.0.0.1".into(), port, secret: SECRET.into() }
     }
 
     fn launch() -> JobLaunch {
         *crate::test_support::launch("9.s", Vec::new())
     }
 
-    #[test]
-    fn presents_job_and_secret_and_takes_the_window_size() {
+    const UNIX_TRANSPORT: Peer<'static> = Peer { owner_uid: 1000, munge_socket: None };
+
+    /// A listener on a port the mom will connect to, and the port.
+    fn listen() -> (TcpListener, u16) {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
+        (listener, port)
+    }
+
+    #[test]
+    fn proves_itself_to_a_qsub_that_proved_itself_and_takes_the_window_size() {
+        let (listener, port) = listen();
         let qsub = std::thread::spawn(move || {
             let (mut stream, _) = listener.accept().unwrap();
-            let hello: MomToQsub = frame::read(&mut stream).unwrap();
+            handshake::answer_challenge(&mut stream, "9.s", SECRET, |_| Ok(None)).unwrap();
             let size = WindowSize { rows: 33, cols: 99 };
             frame::write(&mut stream, &QsubToMom::Accept { term: Some("xterm".into()), size }).unwrap();
-            hello
         });
-        let accepted = connect(&launch(), &target(port)).unwrap();
-        let hello = qsub.join().unwrap();
-        let expected =
-            MomToQsub::Hello { version: INTERACTIVE_VERSION, job_id: "9.s".into(), secret: "5ec2e7".repeat(4) };
-        assert_eq!(hello, expected);
+        let accepted = connect(&launch(), &target(port), UNIX_TRANSPORT).unwrap();
+        qsub.join().unwrap();
         assert_eq!(accepted.term.as_deref(), Some("xterm"));
         assert!(proto::keepalive::is_kept_alive(&accepted.stream), "a vanished qsub host is noticed");
         let (master, slave) = open_pty(&accepted).unwrap();
@@ -254,12 +330,57 @@ mod tests {
         assert_eq!((got.ws_row, got.ws_col), (33, 99));
     }
 
+    /// What a listener that does not know the secret gets from the mom: every byte it read.
+    fn impostor(listener: TcpListener, answer: QsubToMom) -> Vec<u8> {
+        let (mut stream, _) = listener.accept().unwrap();
+        let challenge = frame::read_body(&mut stream, frame::Limits::HANDSHAKE).unwrap();
+        frame::write(&mut stream, &answer).unwrap();
+        let _ = frame::write(&mut stream, &QsubToMom::Accept { term: None, size: WindowSize::default() });
+        let mut rest = Vec::new();
+        let _ = stream.read_to_end(&mut rest);
+        [challenge, rest].concat()
+    }
+
+    #[test]
+    fn a_listener_without_the_secret_learns_nothing_and_gets_no_terminal() {
+        let answers = [
+            QsubToMom::Proof { nonce: "00".repeat(32), proof: "00".repeat(32), credential: None },
+            QsubToMom::Accept { term: None, size: WindowSize::default() },
+        ];
+        for answer in answers {
+            let (listener, port) = listen();
+            let fake = std::thread::spawn(move || impostor(listener, answer));
+            let error = connect(&launch(), &target(port), UNIX_TRANSPORT).unwrap_err();
+            let heard = String::from_utf8_lossy(&fake.join().unwrap()).into_owned();
+            assert!(error.to_string().contains("did not accept"), "{error}");
+            assert_eq!(error.exit_status(), super::super::JOB_EXEC_FAIL1);
+            assert!(heard.contains("Challenge") && !heard.contains("Proven"), "{heard}");
+            assert!(!heard.contains(SECRET), "{heard}");
+        }
+    }
+
+    #[test]
+    fn on_the_tcp_transport_a_proof_without_the_owners_credential_is_refused() {
+        let socket = Path::new("/nonexistent/munge.socket");
+        let tcp = Peer { owner_uid: 1000, munge_socket: Some(socket) };
+        for credential in [None, Some("MUNGE:forged:".to_string())] {
+            let (listener, port) = listen();
+            let qsub = std::thread::spawn(move || {
+                let (mut stream, _) = listener.accept().unwrap();
+                handshake::answer_challenge(&mut stream, "9.s", SECRET, |_| Ok(credential)).unwrap_err()
+            });
+            let error = connect(&launch(), &target(port), tcp).unwrap_err();
+            let refused = qsub.join().unwrap();
+            assert!(matches!(refused, handshake::AnswerError::Frame(_)), "the mom proved nothing: {refused}");
+            assert!(error.to_string().contains("MUNGE credential"), "{error}");
+        }
+    }
+
     #[test]
     fn a_qsub_that_closes_refuses_the_job() {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
+        let (listener, port) = listen();
         let qsub = std::thread::spawn(move || drop(listener.accept().unwrap()));
-        let error = connect(&launch(), &target(port)).unwrap_err();
+        let error = connect(&launch(), &target(port), UNIX_TRANSPORT).unwrap_err();
         qsub.join().unwrap();
         assert!(error.to_string().contains("did not accept"), "{error}");
         assert_eq!(error.exit_status(), super::super::JOB_EXEC_FAIL1);
@@ -268,7 +389,7 @@ mod tests {
     #[test]
     fn nobody_listening_is_an_error_naming_the_target() {
         let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let error = connect(&launch(), &target(port)).unwrap_err();
+        let error = connect(&launch(), &target(port), UNIX_TRANSPORT).unwrap_err();
         assert!(error.to_string().contains(&format!("127.0.0.1:{port}")), "{error}");
     }
 }

@@ -44,6 +44,9 @@ pub struct ExecContext {
     pub mom_uid: u32,
     /// What every job gets unless it brought its own (the `module` function: modules_env.rs).
     pub job_defaults: Vec<(String, String)>,
+    /// munged's socket on the TCP transport (a `qsub -I` must then prove with MUNGE that it
+    /// runs as the job's owner); `None` on the Unix-socket transport.
+    pub munge_socket: Option<PathBuf>,
 }
 
 /// What the daemon asks of a running job's task.
@@ -204,7 +207,8 @@ fn spawn(
     let (stdio, accepted) = match &launch.interactive {
         None => (ShellStdio::Batch(files.open_stdio(&launch.script).map_err(StartError::Stdio)?), None),
         Some(target) => {
-            let accepted = interactive::connect(launch, target)?;
+            let peer = interactive::Peer { owner_uid: user.uid, munge_socket: context.munge_socket.as_deref() };
+            let accepted = interactive::connect(launch, target, peer)?;
             let (master, slave) = interactive::open_pty(&accepted).map_err(StartError::Pty)?;
             if context.mom_uid == 0 {
                 // The user's terminal, as login makes it.

@@ -11,7 +11,8 @@ use std::thread::JoinHandle;
 
 const SECRET: &str = "0123456789abcdef0123456789abcdef";
 
-/// A qsub stand-in: accepts one connection, checks the hello, accepts the job, then runs `talk`.
+/// A qsub stand-in: accepts one connection, proves itself and checks the mom's proof, accepts
+/// the job, then runs `talk`.
 fn fake_qsub<T: Send + 'static>(
     job_id: &str,
     talk: impl FnOnce(TcpStream) -> T + Send + 'static,
@@ -22,12 +23,7 @@ fn fake_qsub<T: Send + 'static>(
     let job_id = job_id.to_string();
     let handle = std::thread::spawn(move || {
         let (mut stream, _) = listener.accept().unwrap();
-        match frame::read::<MomToQsub>(&mut stream).unwrap() {
-            MomToQsub::Hello { job_id: presented, secret, .. } => {
-                assert_eq!((presented.as_str(), secret.as_str()), (job_id.as_str(), SECRET));
-            }
-            other => panic!("expected a hello, got {other:?}"),
-        }
+        proto::interactive::answer_challenge(&mut stream, &job_id, SECRET, |_| Ok(None)).unwrap();
         let accept = QsubToMom::Accept { term: Some("vt100".into()), size: WindowSize { rows: 24, cols: 80 } };
         frame::write(&mut stream, &accept).unwrap();
         talk(stream)
@@ -115,5 +111,34 @@ async fn an_unreachable_qsub_fails_the_job() {
     server.run(job).await;
     let obit = server.ended("22.testserver").await;
     assert_eq!(obit.exit_status, -1, "{obit:?}");
+    harness.stop().await;
+}
+
+/// Someone else listens on the port of a `qsub -I` that died: it hears no secret, gets no
+/// terminal, and the job fails to start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listener_on_a_dead_qsubs_port_gets_neither_the_secret_nor_a_shell() {
+    let harness = Harness::start().await;
+    let mut server = harness.accept().await;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let impostor = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut heard = frame::read_body(&mut stream, frame::Limits::HANDSHAKE).unwrap();
+        let guess = QsubToMom::Proof { nonce: "00".repeat(32), proof: "11".repeat(32), credential: None };
+        frame::write(&mut stream, &guess).unwrap();
+        let _ = frame::write(&mut stream, &QsubToMom::Accept { term: None, size: WindowSize { rows: 24, cols: 80 } });
+        let _ = std::io::Read::read_to_end(&mut stream, &mut heard);
+        String::from_utf8_lossy(&heard).into_owned()
+    });
+    let mut job = launch("24.testserver", "", &harness.out());
+    job.interactive = Some(Interactive { host: "127.0.0.1".into(), port, secret: SECRET.into() });
+    job.run_count = 3;
+    server.run(job).await;
+    let obit = server.ended("24.testserver").await;
+    assert_eq!((obit.exit_status, obit.run_count), (-1, 3), "{obit:?}");
+    let heard = impostor.join().unwrap();
+    assert!(heard.contains("Challenge") && !heard.contains(SECRET), "{heard}");
+    assert!(!heard.contains("Proven") && !heard.contains("Data"), "no proof, no terminal: {heard}");
     harness.stop().await;
 }
