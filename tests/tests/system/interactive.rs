@@ -237,3 +237,81 @@ fn a_script_gives_directives_only_and_d_sets_the_start_directory() {
     assert_eq!(exit_code(&qsub), 0);
     assert!(!marker.exists(), "the script itself does not run");
 }
+
+/// The ports `pid` listens on over TCP (its sockets' inodes matched in /proc/net/tcp{,6}).
+fn listening_ports(pid: i32) -> Vec<u16> {
+    let inodes: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|fds| fds.flatten().filter_map(|fd| std::fs::read_link(fd.path()).ok()).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|link| link.to_str()?.strip_prefix("socket:[")?.strip_suffix(']').map(String::from))
+        .collect();
+    let tables = ["/proc/net/tcp", "/proc/net/tcp6"].map(|path| std::fs::read_to_string(path).unwrap_or_default());
+    let mut ports: Vec<u16> = tables
+        .iter()
+        .flat_map(|table| table.lines().skip(1))
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let listening =
+                fields.get(3) == Some(&"0A") && inodes.iter().any(|inode| fields.get(9) == Some(&inode.as_str()));
+            let port = fields.get(1)?.rsplit_once(':')?.1;
+            listening.then(|| u16::from_str_radix(port, 16).ok()).flatten()
+        })
+        .collect();
+    ports.dedup();
+    ports
+}
+
+/// The one process whose environment holds `mark` (`NAME=value`).
+fn marked_process(mark: &str) -> i32 {
+    let marked: Vec<i32> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            environ.split(|&byte| byte == 0).any(|entry| entry == mark.as_bytes())
+        })
+        .collect();
+    assert_eq!(marked.len(), 1, "one process marked {mark}: {marked:?}");
+    marked[0]
+}
+
+/// A `qsub -I` killed while waiting leaves its port free; another process takes it and answers
+/// the mom with a guess and an `Accept`. It hears only the challenge (no secret), gets no
+/// terminal, and the job ends without a shell having run.
+#[test]
+fn a_fake_listener_on_a_dead_qsubs_port_gets_neither_the_secret_nor_a_shell() {
+    use proto::interactive::{MomToQsub, QsubToMom, WindowSize};
+    use std::io::Read;
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
+    // rexpect does not tell the pid: the process is found by a mark in its environment.
+    let mark = format!("MINIPBS_TEST_MARK=fake-listener-{}", std::process::id());
+    let mut command = cluster.command("qsub");
+    command.args(["-I", "-h"]).env("MINIPBS_TEST_MARK", mark.split_once('=').unwrap().1);
+    let mut qsub = rexpect::session::spawn_command(command, Some(EXPECT_MS)).expect("qsub -I starts on a pty");
+    let (_, waiting) = qsub.exp_regex(r"qsub: waiting for job \S+ to start").expect("the waiting line");
+    let id = waiting.split_whitespace().nth(4).unwrap().to_string();
+    let pid = marked_process(&mark);
+    let ports = listening_ports(pid);
+    assert_eq!(ports.len(), 1, "qsub listens on one port: {ports:?}");
+    qsub.process_mut().kill(Signal::SIGKILL).unwrap();
+    tests::wait_for(Duration::from_secs(10), "qsub to be gone", || tests::process_gone(pid).then_some(()));
+    let fake = tests::wait_for(Duration::from_secs(10), "the dead qsub's port", || {
+        std::net::TcpListener::bind(("0.0.0.0", ports[0])).ok()
+    });
+    fake.set_nonblocking(true).unwrap();
+    assert!(cluster.run("qrls", &[&id]).status.success());
+    let (mut stream, _) = tests::wait_for(Duration::from_secs(30), "the mom to connect", || fake.accept().ok());
+    stream.set_nonblocking(false).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let first: MomToQsub = proto::frame::read(&mut stream).expect("a frame the current protocol knows");
+    assert!(matches!(first, MomToQsub::Challenge { .. }), "{first:?}");
+    let guess = QsubToMom::Proof { nonce: "00".repeat(32), proof: "11".repeat(32), credential: None };
+    proto::frame::write(&mut stream, &guess).unwrap();
+    let _ = proto::frame::write(&mut stream, &QsubToMom::Accept { term: None, size: WindowSize::default() });
+    let mut rest = Vec::new();
+    let _ = stream.read_to_end(&mut rest);
+    assert!(rest.is_empty(), "the mom sent nothing after the challenge: {}", String::from_utf8_lossy(&rest));
+    assert_eq!(cluster.wait_finished(&id, Duration::from_secs(30)), -1, "no shell ran: {}", cluster.logs());
+}
