@@ -17,6 +17,7 @@ mod interactions;
 mod interactive;
 mod kill_and_limits;
 mod modules;
+mod mom_reports;
 mod mom_safety;
 mod multihost;
 mod node_admin;
