@@ -20,6 +20,7 @@ mod modules;
 mod mom_reports;
 mod mom_safety;
 mod multihost;
+mod multihost_interactive;
 mod node_admin;
 mod queues;
 mod restart;

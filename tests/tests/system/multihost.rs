@@ -169,7 +169,7 @@ fn a_mom_cut_off_the_network_is_down_within_30_s_and_free_when_it_is_back() {
 
 /// Relays connections from `listener` to `upstream`, from a thread in `host`'s namespace,
 /// and keeps what each client sent.
-fn recording_proxy(host: Host, listener: TcpListener, upstream: SocketAddr) -> Arc<Mutex<Vec<Vec<u8>>>> {
+pub(crate) fn recording_proxy(host: Host, listener: TcpListener, upstream: SocketAddr) -> Arc<Mutex<Vec<Vec<u8>>>> {
     let records = Arc::new(Mutex::new(Vec::new()));
     let kept = records.clone();
     std::thread::spawn(move || {
