@@ -84,7 +84,17 @@ fn the_end_of_an_earlier_run_on_the_same_node_changes_nothing() {
     lose_node(&mut state, "node1", 100);
     let back = super::tests::registration("node1", "b", vec![]);
     register_mom::register_mom(&mut state, &mut Outbox::default(), back, 500);
-    schedule_pass(&mut state, &mut Outbox::default(), 500);
+    let mut out = Outbox::default();
+    schedule_pass(&mut state, &mut out, 500);
+    let runs: Vec<u32> = out
+        .to_moms
+        .iter()
+        .filter_map(|(_, message)| match message {
+            proto::ServerToMom::RunJob(launch) => Some(launch.run_count),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(runs, [2], "the mom is told which run it starts");
     assert_eq!((job(&state, &id).exec[0].node.as_str(), job(&state, &id).run_count), ("node1", 2));
     let before = job(&state, &id).clone();
     let (sent, persisted) = report_end(&mut state, "node1", obit(&id, 1), 510);
