@@ -135,8 +135,14 @@ fn main() {
     report(
         &format!("qalter -l select={HOSTILE} (refused)"),
         time(|| {
-            let reply =
-                alter_job::alter_job(&mut same, &mut Outbox::default(), &alice(), 20, &[held.clone()], &alteration);
+            let reply = alter_job::alter_job(
+                &mut same,
+                &mut Outbox::default(),
+                &alice(),
+                20,
+                std::slice::from_ref(&held),
+                &alteration,
+            );
             assert!(!matches!(reply, ServerReply::Done { ref errors } if errors.is_empty()), "{reply:?}");
         }),
     );
