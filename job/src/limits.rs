@@ -9,7 +9,9 @@
 //! (`proto::MAX_FRAME`, 16 MiB). TORQUE has no script limit of its own. The variable limits
 //! are ours: a job's environment must also fit the kernel's `ARG_MAX` when the mom starts it.
 //! Directives need no limit of their own: they are lines of the script. Array sizes are
-//! [`crate::array::MAX_ARRAY_SIZE`]'s.
+//! [`crate::array::MAX_ARRAY_SIZE`]'s; `+` parts of a chunk list and MPI processes are
+//! [`crate::resources::MAX_CHUNK_SPECS`]'s and [`crate::resources::MAX_MPIPROCS`]'s; chunk
+//! counts are bounded against the cluster by the server (`sched::can_ever_run`).
 
 use crate::JobSpec;
 

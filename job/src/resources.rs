@@ -67,6 +67,26 @@ pub struct Chunk {
 /// The share of a GPU that a bare `mps` (TORQUE node spec) asks for, in percent.
 pub const MPS_DEFAULT_PERCENT: u8 = 25;
 
+/// Most `+`-joined chunk specifications in one `select=` or `nodes=` value. Each becomes a
+/// [`Chunk`] in the server's memory and a step the scheduler checks against every node at
+/// submit, so a 16 MiB value of `1+1+1...` would cost hundreds of MB and seconds; a real
+/// request names a few shapes (or, TORQUE style, a few hundred hosts). OpenPBS sets no limit.
+pub const MAX_CHUNK_SPECS: usize = 4096;
+
+/// Most MPI processes (`PBS_NODEFILE` lines, the sum of `mpiprocs` over all chunks) of one job:
+/// the mother superior's root mom writes that file, so `mpiprocs=4000000000` must not reach it.
+/// 2^20 covers a job of 8,192 nodes of 128 ranks. OpenPBS sets no limit.
+pub const MAX_MPIPROCS: u64 = 1 << 20;
+
+/// Refuses a `name=value` chunk list of more than [`MAX_CHUNK_SPECS`] `+` parts, naming the
+/// first part over the limit, before any part is parsed.
+pub(crate) fn check_spec_count(span: Span, name: &str, value: &str) -> Result<(), ResourceError> {
+    let Some((at, _)) = value.match_indices('+').nth(MAX_CHUNK_SPECS - 1) else { return Ok(()) };
+    let part = value[at + 1..].split('+').next().unwrap_or("");
+    let detail = format!("more than {MAX_CHUNK_SPECS} chunks joined with '+'");
+    Err(span.bad_value(name, detail, at + 1, part))
+}
+
 /// `place=` arrangement of chunks on nodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Placement {

@@ -18,7 +18,7 @@ use crate::work::{Work, WorkNode};
 /// `needs 64 cpus on one node; the largest node has 4`.
 ///
 /// The specific checks (hosts and properties exist, one unit fits one node, enough distinct
-/// nodes for scatter, enough in total) give the message; the final word is the scheduler's own
+/// nodes for scatter, enough in total, no more chunks than the nodes hold) give the message; the final word is the scheduler's own
 /// first-fit placement on the empty cluster, so `Ok` means `schedule` would start the job on
 /// an idle cluster. Exclusivity does not matter on an empty cluster.
 pub fn can_ever_run(request: &ResourceRequest, nodes: &[NodeView]) -> Result<(), String> {
@@ -35,6 +35,7 @@ pub fn can_ever_run(request: &ResourceRequest, nodes: &[NodeView]) -> Result<(),
         Placement::Scatter => check_scatter(&chunks, nodes)?,
         Placement::Free => check_totals(&chunks, nodes)?,
     }
+    check_chunk_count(&chunks, nodes)?;
     let mut work = Work::new(nodes.iter().map(WorkNode::empty).collect());
     let plan = Plan::new(request, &mut work);
     match place(&plan, &mut work) {
@@ -116,6 +117,32 @@ fn check_names(key: &SetKey, nodes: &[NodeView]) -> Result<(), String> {
         if !nodes.iter().any(|node| matches(&single, node)) {
             return Err(format!("no node has property '{property}'"));
         }
+    }
+    Ok(())
+}
+
+/// Most chunks a node is counted to hold: one per cpu slot or per GPU, and at least one.
+///
+/// A chunk is a share of one node; one asking for no cpus, GPUs or memory (`ncpus=0`) would
+/// otherwise "fit" any node any number of times, and `select=1000000000:ncpus=0` would be a
+/// job of a billion chunks (and as many `PBS_NODEFILE` lines with `mpiprocs`). OpenPBS sets no
+/// explicit bound; ours is the one real use cannot exceed: more chunks than the cluster has
+/// cpu slots (or GPUs, for GPU-only chunks) is not a use of the cluster but an attack.
+fn chunk_room(node: &NodeView) -> u64 {
+    u64::from(node.np.max(node.ngpus).max(1))
+}
+
+/// Every placement: no more chunks in total than the nodes matching some chunk hold
+/// ([`chunk_room`]). After the checks with more specific messages, before placement.
+fn check_chunk_count(chunks: &[&Chunk], nodes: &[NodeView]) -> Result<(), String> {
+    let total: u64 = chunks.iter().map(|chunk| u64::from(chunk.count)).sum();
+    let room: u64 =
+        nodes.iter().filter(|node| chunks.iter().any(|chunk| matches(&chunk_key(chunk), node))).map(chunk_room).sum();
+    if total > room {
+        return Err(format!(
+            "asks for {total} chunks; the nodes it may use hold at most {room} \
+             (one chunk per cpu slot or GPU)"
+        ));
     }
     Ok(())
 }

@@ -32,7 +32,7 @@ pub(crate) fn place_mps(
     })?;
     let gpu = work.take_mps_gpu(node, user, percent32)?;
     work.begin(false);
-    work.take(node, &need, chunk.mpiprocs);
+    work.take(node, &need, 1, chunk.mpiprocs);
     let mut assignments = work.commit(request.exclusive);
     assignments[0].gpus = vec![gpu];
     assignments[0].mps = Some(percent);

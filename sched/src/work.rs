@@ -153,9 +153,26 @@ impl<'a> Work<'a> {
         self.scatter = scatter;
     }
 
-    /// Gives one unit with `need` on `node` to the open transaction. The caller found `node`
-    /// through a tree, so the unit fits.
-    pub fn take(&mut self, node: usize, need: &Need, mpiprocs: u32) {
+    /// How many units with `need`, up to `wanted`, fit on `node` now one after another. The
+    /// caller found `node` through a tree, so at least one does. A scatter transaction puts one
+    /// unit per node; otherwise taking a unit changes neither `usable` nor `idle` until commit,
+    /// so only the free cpus, GPUs and memory divide (a unit that needs none of them fits any
+    /// number of times).
+    pub fn room(&self, node: usize, need: &Need, wanted: u64) -> u64 {
+        if self.scatter {
+            return wanted.min(1);
+        }
+        let work_node = &self.nodes[node];
+        let times = |free: u64, each: u64| free.checked_div(each).unwrap_or(u64::MAX);
+        times(work_node.slots.free() as u64, need.cpus)
+            .min(times(work_node.gpus.free() as u64, need.gpus))
+            .min(times(work_node.mem_free, need.mem))
+            .min(wanted)
+    }
+
+    /// Gives `units` units with `need` on `node` to the open transaction, as if taken one by
+    /// one. The caller checked them with `room`, so they fit.
+    pub fn take(&mut self, node: usize, need: &Need, units: u64, mpiprocs: u32) {
         let work_node = &mut self.nodes[node];
         if work_node.entry == NO_ENTRY {
             self.touched.push(Touched {
@@ -168,12 +185,14 @@ impl<'a> Work<'a> {
             self.entries.push(Assignment { node, ..Assignment::default() });
         }
         let entry = &mut self.entries[work_node.entry as usize];
-        // `need` fitted this node's capacity, so these counts are at most the free counts.
-        work_node.slots.take(need.cpus as usize, &mut entry.slots);
-        work_node.gpus.take(need.gpus as usize, &mut entry.gpus);
-        work_node.mem_free -= need.mem;
-        entry.mem += need.mem;
-        entry.mpiprocs = entry.mpiprocs.saturating_add(mpiprocs);
+        // `room` bounded `units` by the free counts, so these products are at most those
+        // counts (no overflow, and the slot/GPU counts fit a usize).
+        work_node.slots.take((units * need.cpus) as usize, &mut entry.slots);
+        work_node.gpus.take((units * need.gpus) as usize, &mut entry.gpus);
+        work_node.mem_free -= units * need.mem;
+        entry.mem += units * need.mem;
+        let lines = u32::try_from(units.saturating_mul(u64::from(mpiprocs))).unwrap_or(u32::MAX);
+        entry.mpiprocs = entry.mpiprocs.saturating_add(lines);
         self.refresh(node);
     }
 

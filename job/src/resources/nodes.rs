@@ -2,7 +2,7 @@
 //! becomes one [`Chunk`]; a leading word that is not a count is a property, which the
 //! scheduler also matches against node names (so `nodes=node01` selects that host).
 
-use super::{parse_u32, pieces, Chunk, ResourceError, Span, MPS_DEFAULT_PERCENT};
+use super::{check_spec_count, parse_u32, pieces, Chunk, ResourceError, Span, MPS_DEFAULT_PERCENT};
 
 /// Words accepted (and ignored) after `gpus=` in a part.
 const GPU_MODES: [&str; 6] = ["exclusive_thread", "exclusive", "exclusive_process", "default", "shared", "reseterr"];
@@ -21,6 +21,7 @@ pub(super) fn parse_nodes(span: Span, value: &str) -> Result<NodeSpec, ResourceE
         Some(at) => (&value[..at], parse_modifiers(span, &value[at + 1..], at + 1)?),
         None => (value, false),
     };
+    check_spec_count(span, "nodes", spec)?;
     let chunks = pieces(spec, '+').map(|(offset, part)| parse_part(span, part, offset)).collect::<Result<_, _>>()?;
     Ok(NodeSpec { chunks, exclusive })
 }

@@ -4,7 +4,7 @@
 
 use super::nodes::{parse_nodes, NodeSpec};
 use super::select::{parse_place, parse_select, PlaceSpec};
-use super::{display, parse_u32, Chunk, Placement, ResourceError, ResourceRequest, Span};
+use super::{display, parse_u32, Chunk, Placement, ResourceError, ResourceRequest, Span, MAX_MPIPROCS};
 use crate::duration::{format_hms, parse_duration};
 use crate::size::Size;
 use std::collections::BTreeMap;
@@ -223,23 +223,22 @@ fn check_mps(pairs: &[(&str, &str)], chunks: &mut [Chunk]) -> Result<(), Resourc
     ))
 }
 
-/// Refuses requests whose totals do not fit the counters (`u32`).
+/// Refuses requests whose totals do not fit the counters (`u32`), and more MPI processes than
+/// [`MAX_MPIPROCS`] (`PBS_NODEFILE` lines).
 fn check_totals(pairs: &[(&str, &str)], chunks: &[Chunk]) -> Result<(), ResourceError> {
     let total = |per_chunk: fn(&Chunk) -> u32| {
         chunks.iter().try_fold(0u32, |sum, chunk| sum.checked_add(chunk.count.checked_mul(per_chunk(chunk))?))
     };
-    let fits = total(|_| 1).is_some()
-        && total(|chunk| chunk.ncpus).is_some()
-        && total(|chunk| chunk.ngpus).is_some()
-        && total(|chunk| chunk.mpiprocs).is_some();
-    if fits {
-        return Ok(());
-    }
+    let mpiprocs = total(|chunk| chunk.mpiprocs);
+    let fits = total(|_| 1).is_some() && total(|chunk| chunk.ncpus).is_some() && total(|chunk| chunk.ngpus).is_some();
+    let detail = match mpiprocs {
+        Some(lines) if fits && u64::from(lines) <= MAX_MPIPROCS => return Ok(()),
+        Some(lines) if fits => {
+            format!("{lines} MPI processes (mpiprocs over all chunks), more than the maximum of {MAX_MPIPROCS}")
+        }
+        _ => "request is too large".to_string(),
+    };
     let name = ["select", "nodes", "procs"].into_iter().find(|name| pairs.iter().any(|(known, _)| known == name));
     let name = name.unwrap_or("ncpus");
-    Err(pair_error(
-        pairs,
-        name,
-        format!("Illegal attribute or resource value Resource_List.{name}: request is too large"),
-    ))
+    Err(pair_error(pairs, name, format!("Illegal attribute or resource value Resource_List.{name}: {detail}")))
 }

@@ -2,7 +2,7 @@
 //! `select=[N:]res=val[:res=val...][+...]` and
 //! `place=[free|pack|scatter|vscatter][:excl|:shared|:exclhost][:group=res]`.
 
-use super::{is_name, parse_u32, pieces, Chunk, Placement, ResourceError, Span};
+use super::{check_spec_count, is_name, parse_u32, pieces, Chunk, Placement, ResourceError, Span};
 use crate::size::Size;
 
 /// A parsed `place=` value.
@@ -16,6 +16,7 @@ pub(super) struct PlaceSpec {
 
 /// Parses a `select=` value located by `span` into chunks.
 pub(super) fn parse_select(span: Span, value: &str) -> Result<Vec<Chunk>, ResourceError> {
+    check_spec_count(span, "select", value)?;
     pieces(value, '+').map(|(offset, part)| parse_chunk(span, part, offset)).collect()
 }
 

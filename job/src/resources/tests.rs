@@ -258,3 +258,29 @@ fn mps_errors_name_the_value() {
     .collect();
     insta::assert_snapshot!(errors.join("\n"));
 }
+
+#[test]
+fn chunk_specs_and_mpi_processes_are_bounded() {
+    let parts = |count: usize, part: &str| vec![part; count].join("+");
+    assert_eq!(ok(&format!("select={}", parts(MAX_CHUNK_SPECS, "1:ncpus=1"))).chunks.len(), MAX_CHUNK_SPECS);
+    for name in ["select", "nodes"] {
+        let list = format!("{name}={}+2", parts(MAX_CHUNK_SPECS, "1"));
+        let error = request(&list).unwrap_err();
+        let expected =
+            format!("Illegal attribute or resource value Resource_List.{name}: more than 4096 chunks joined with '+'");
+        assert_eq!((error.message.as_str(), error.token.as_str()), (expected.as_str(), "2"), "{name}");
+        assert_eq!(error.column, list.len() - 1, "{name}: the column of the first part over the limit");
+    }
+
+    assert_eq!(ok("select=1024:ncpus=1:mpiprocs=1024").chunks[0].mpiprocs, 1024);
+    let error = request("select=1:ncpus=1:mpiprocs=1048577").unwrap_err();
+    assert_eq!(
+        error.message,
+        "Illegal attribute or resource value Resource_List.select: 1048577 MPI processes (mpiprocs over all chunks), more than the maximum of 1048576"
+    );
+    let error = request("nodes=1025:ppn=1024").unwrap_err();
+    assert!(error.message.contains("1049600 MPI processes"), "{}", error.message);
+    // A billion chunks of no cpus and no ranks is refused by the scheduler's check against the
+    // cluster, not here: the parser does not know the nodes.
+    assert_eq!(ok("select=1000000000:ncpus=0").chunks[0].mpiprocs, 0);
+}

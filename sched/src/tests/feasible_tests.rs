@@ -131,3 +131,23 @@ fn first_fit_failure_on_an_empty_cluster_is_refused() {
     let err = can_ever_run(&request(vec![chunk(1, 1), big], Placement::Free), &nodes).unwrap_err();
     assert!(err.starts_with("does not fit on the nodes even when all of them are empty"), "{err}");
 }
+
+#[test]
+fn more_chunks_than_cpu_slots_or_gpus_are_refused_whatever_they_ask() {
+    // n1 and n2 hold 4 chunks each, g1 2 (its cpus; it has 1 GPU): 10 in all.
+    for place in [Placement::Free, Placement::Pack] {
+        assert_eq!(check(&request(vec![chunk(10, 0)], place)), Ok(()), "{place:?}");
+        let err = check(&request(vec![chunk(1_000_000_000, 0)], place)).unwrap_err();
+        assert_eq!(
+            err,
+            "asks for 1000000000 chunks; the nodes it may use hold at most 10 (one chunk per cpu slot or GPU)"
+        );
+    }
+    assert!(check(&request(vec![chunk(6, 0), chunk(5, 0)], Placement::Free)).unwrap_err().starts_with("asks for 11"));
+    // Only the nodes a chunk may use count: bigmem is n1 alone.
+    let bigmem = Chunk { count: 5, ..with_properties(&["bigmem"]) };
+    assert!(check(&request(vec![Chunk { ncpus: 0, ..bigmem }], Placement::Free)).unwrap_err().contains("at most 4"));
+    // A node with more GPUs than cpus holds a GPU-only chunk per GPU.
+    let nodes = vec![gpu_node("g", 1, 4)];
+    assert_eq!(can_ever_run(&request(vec![Chunk { ncpus: 0, ..gpu_chunk(4, 1) }], Placement::Free), &nodes), Ok(()));
+}

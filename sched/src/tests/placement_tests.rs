@@ -169,3 +169,18 @@ fn a_zero_cpu_unit_still_needs_a_usable_node() {
     assert_eq!(decisions[0].assignments[0].gpus, vec![0]);
     assert!(decisions[0].assignments[0].slots.is_empty());
 }
+
+#[test]
+fn a_billion_identical_units_are_placed_in_bulk() {
+    // Units that need nothing all fit the first node (one by one, this took 13 s); units
+    // with memory fill each node up to what its memory holds, then move on.
+    let nothing = request(vec![Chunk { mpiprocs: 5, ..chunk(1_000_000_000, 0) }], Placement::Free);
+    let decisions = run(vec![node("n1", 4), node("n2", 4)], vec![job(1, &nothing)]);
+    let expected = Assignment { node: 0, slots: vec![], gpus: vec![], mem: 0, mpiprocs: u32::MAX, mps: None };
+    assert_eq!(decisions[0].assignments, vec![expected]);
+
+    let mem = request(vec![Chunk { mem: Some(GB), ..chunk(20, 0) }], Placement::Free);
+    let decisions = run(vec![node("n1", 4), node("n2", 4)], vec![job(1, &mem)]);
+    let mems: Vec<(usize, u64, u32)> = decisions[0].assignments.iter().map(|a| (a.node, a.mem, a.mpiprocs)).collect();
+    assert_eq!(mems, vec![(0, 16 * GB, 16), (1, 4 * GB, 4)]);
+}

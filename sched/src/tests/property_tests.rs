@@ -65,9 +65,9 @@ fn random_node(rng: &mut Rng, index: usize) -> NodeView {
     }
 }
 
-fn random_chunk(rng: &mut Rng, n_nodes: usize) -> Chunk {
+fn random_chunk(rng: &mut Rng, n_nodes: usize, max_count: u64) -> Chunk {
     Chunk {
-        count: rng.below(4) as u32 + u32::from(rng.chance(90)),
+        count: rng.below(max_count) as u32 + u32::from(rng.chance(90)),
         ncpus: rng.below(5) as u32,
         ngpus: if rng.chance(30) { rng.below(3) as u32 } else { 0 },
         mem: rng.chance(40).then(|| rng.below(4 * GB)),
@@ -78,18 +78,18 @@ fn random_chunk(rng: &mut Rng, n_nodes: usize) -> Chunk {
     }
 }
 
-fn random_request(rng: &mut Rng, n_nodes: usize) -> ResourceRequest {
-    let chunks = (0..1 + rng.below(3)).map(|_| random_chunk(rng, n_nodes)).collect();
+fn random_request(rng: &mut Rng, n_nodes: usize, max_count: u64) -> ResourceRequest {
+    let chunks = (0..1 + rng.below(3)).map(|_| random_chunk(rng, n_nodes, max_count)).collect();
     let place = [Placement::Free, Placement::Pack, Placement::Scatter][rng.below(3) as usize];
     ResourceRequest { exclusive: rng.chance(20), ..request(chunks, place) }
 }
 
 /// Up to 8 requests; some copy an earlier one's chunks with another placement or
 /// exclusivity, so classes that differ only there are exercised.
-fn random_shapes(rng: &mut Rng, n_nodes: usize) -> Vec<ResourceRequest> {
+fn random_shapes(rng: &mut Rng, n_nodes: usize, max_count: u64) -> Vec<ResourceRequest> {
     let mut shapes: Vec<ResourceRequest> = Vec::new();
     for _ in 0..1 + rng.below(8) {
-        let mut shape = random_request(rng, n_nodes);
+        let mut shape = random_request(rng, n_nodes, max_count);
         if !shapes.is_empty() && rng.chance(30) {
             shape.chunks = shapes[rng.below(shapes.len() as u64) as usize].chunks.clone();
         }
@@ -100,14 +100,30 @@ fn random_shapes(rng: &mut Rng, n_nodes: usize) -> Vec<ResourceRequest> {
 
 #[test]
 fn never_over_allocates_and_matches_the_reference() {
-    let mut rng = Rng(20240501);
-    // Started jobs by kind: free, pack, scatter, exclusive.
+    let started = run_rounds(20240501, 1000, 4);
+    // The generator must start every kind of job often, or the checks above prove little.
+    assert!(started.iter().all(|&count| count > 200), "started {started:?}");
+}
+
+/// Chunk counts up to 40 on nodes of up to 8 slots: identical units are placed in bulk,
+/// spilling over several nodes, and must land exactly where one-by-one first fit (the
+/// reference) puts them.
+#[test]
+fn bulk_placement_of_many_chunks_matches_the_reference() {
+    let started = run_rounds(7, 600, 40);
+    assert!(started.iter().all(|&count| count > 30), "started {started:?}");
+}
+
+/// `rounds` random views from `seed`, each checked against the invariants and the reference.
+/// Returns how many jobs started by kind: free, pack, scatter, exclusive.
+fn run_rounds(seed: u64, rounds: usize, max_count: u64) -> [usize; 4] {
+    let mut rng = Rng(seed);
     let mut started = [0usize; 4];
-    for round in 0..1000 {
+    for round in 0..rounds {
         let n_nodes = 1 + rng.below(25) as usize;
         let nodes: Vec<NodeView> = (0..n_nodes).map(|index| random_node(&mut rng, index)).collect();
         // A few shapes reused by many jobs, so request classes and their skipping matter.
-        let shapes = random_shapes(&mut rng, n_nodes);
+        let shapes = random_shapes(&mut rng, n_nodes, max_count);
         // Run limits: a queue counter (0) and three users' shares (1..=3), sometimes none.
         // Drawn from their own generator, so the views stay those of the seed above.
         let mut limit_rng = Rng(round as u64);
@@ -140,8 +156,7 @@ fn never_over_allocates_and_matches_the_reference() {
             started[3] += usize::from(job.request.exclusive);
         }
     }
-    // The generator must start every kind of job often, or the checks above prove little.
-    assert!(started.iter().all(|&count| count > 200), "started {started:?}");
+    started
 }
 
 /// No counter is overdrawn: the started jobs naming a counter are at most its capacity.

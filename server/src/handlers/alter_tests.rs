@@ -98,6 +98,12 @@ fn refusals_change_nothing() {
         (
             ALICE,
             &id,
+            JobAlteration { resources: vec![("select".into(), "1000000000:ncpus=0".into())], ..Default::default() },
+            ErrorCode::ExceedsLimits,
+        ),
+        (
+            ALICE,
+            &id,
             JobAlteration { resources: vec![("frobs".into(), "1".into())], ..Default::default() },
             ErrorCode::UnknownResource,
         ),

@@ -140,6 +140,9 @@ fn impossible_and_malformed_requests_are_refused_and_leave_nothing() {
     let mut state = cluster(1);
     let cases = [
         (vec![("nodes", "1:ppn=64")], proto::ErrorCode::ExceedsLimits),
+        // More chunks than the node holds (issue 12: placed one by one, this took seconds).
+        (vec![("select", "1000000000:ncpus=0")], proto::ErrorCode::ExceedsLimits),
+        (vec![("select", "1:ncpus=1:mpiprocs=4000000000")], proto::ErrorCode::BadAttributeValue),
         (vec![("nodes", "2:ppn=x")], proto::ErrorCode::BadAttributeValue),
         (vec![("frobs", "1")], proto::ErrorCode::UnknownResource),
     ];
