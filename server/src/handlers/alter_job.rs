@@ -164,6 +164,9 @@ fn apply(state: &ServerState, job: &mut Job, changes: &JobAlteration, hold_lette
     if let Some(holds) = &changes.hold_types {
         job.hold_types = new_holds(&job.hold_types, holds, hold_letters)?;
     }
+    if let Some(users) = &changes.mail_users {
+        job::mail::check_list(users).map_err(|error| bad_value(format!("Mail_Users: {error}")))?;
+    }
     let spec = std::sync::Arc::make_mut(&mut job.spec);
     for (name, value) in &changes.variables {
         if name.is_empty() || name.contains(['=', '\0']) || value.contains('\0') {
