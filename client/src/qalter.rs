@@ -121,7 +121,9 @@ fn alteration(opts: &QalterOpts) -> Result<JobAlteration, UsageError> {
     }
     let variables = crate::qsub_env::named_variables(&opts.variables).map_err(usage_error)?;
     let mail_users = match &opts.mail_users {
-        Some(list) => Some(job::mail::parse_list(list).map_err(|error| usage_error(format!("illegal -M value: {error}")))?),
+        Some(list) => {
+            Some(job::mail::parse_list(list).map_err(|error| usage_error(format!("illegal -M value: {error}")))?)
+        }
         None => None,
     };
     let (cwd, host) = (crate::qsub_env::workdir(), crate::qsub_env::hostname());

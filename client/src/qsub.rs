@@ -358,12 +358,12 @@ fn build_spec(
     let host = crate::qsub_env::hostname();
     let name = opts.name.clone().or_else(|| script.file_name.clone()).unwrap_or_else(|| "STDIN".to_string());
     job::spec::check_job_name(&name).map_err(|reason| fail(exit::USAGE, format!("illegal -N value: {reason}")))?;
-    let mut mail_users = Vec::new();
-    for list in &opts.mail_users {
-        let parsed = job::mail::parse_list(list).map_err(|error| fail(exit::USAGE, format!("illegal -M value: {error}")))?;
-        mail_users.extend(parsed);
-    }
-    job::mail::check_list(&mail_users).map_err(|error| fail(exit::USAGE, format!("illegal -M value: {error}")))?;
+    let mail_users = match &opts.mail_users {
+        Some(list) => {
+            job::mail::parse_list(list).map_err(|error| fail(exit::USAGE, format!("illegal -M value: {error}")))?
+        }
+        None => Vec::new(),
+    };
     let init_dir = opts.init_dir.as_deref().map(|dir| absolute(&cwd, dir).to_string_lossy().into_owned());
     let variables = crate::qsub_env::variables(&opts, &cwd, &host, init_dir.as_deref())
         .map_err(|message| fail(exit::FAILURE, message))?;

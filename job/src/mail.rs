@@ -56,7 +56,8 @@ pub fn check_address(address: &str) -> Result<(), MailError> {
         None => (address, None),
     };
     let user_ok = is_word(user, |c| c.is_ascii_alphanumeric() || "._+=%~-".contains(c));
-    let host_ok = host.is_none_or(|host| host.split('.').all(|label| is_word(label, |c| c.is_ascii_alphanumeric() || c == '-')));
+    let host_ok =
+        host.is_none_or(|host| host.split('.').all(|label| is_word(label, |c| c.is_ascii_alphanumeric() || c == '-')));
     if user_ok && host_ok {
         Ok(())
     } else {

@@ -73,7 +73,7 @@ fn output_the_user_may_not_write_is_kept_for_them_and_they_are_told() {
     assert!(String::from_utf8_lossy(&seen.stdout).contains(&kept.display().to_string()), "alice sees the comment");
     let mail = wait_for(LIMIT, "the mail", || mails(mailbox.path()).into_iter().next());
     for part in [
-        format!("argv: -f adm {}@", alice.name),
+        format!("argv: -f adm -- {}@", alice.name),
         "An error has occurred processing your job, see below.\nPost job file processing error; job ".to_string(),
         format!("Unable to copy file {}", cluster.state.path().join(format!("mom/node1/{id}.OU")).display()),
         format!(" to {}\n*** error from copy\n", evil.display()),
