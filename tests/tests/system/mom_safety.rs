@@ -155,10 +155,11 @@ fn identity_start_directory_and_environment_are_the_moms_to_set() {
     let text = out(&id, "env.sh");
     let expected = format!("id={id} home=/home/{0} user={0} mine=kept\npreload=/tmp/x.so\n", alice.name);
     assert_eq!(text, expected);
-    // A root job (acl_roots allows root in a personal cluster) never gets them.
+    // A root job (acl_roots allows root in a personal cluster) never gets them, nor any
+    // variable off its allow-list (issue 12, item 9).
     let id = cluster.qsub(&script, &["-v", vars]);
     assert_eq!(cluster.wait_finished(&id, LIMIT), 0, "{}", cluster.logs());
-    assert_eq!(out(&id, "env.sh"), format!("id={id} home=/root user=root mine=kept\npreload=none\n"));
+    assert_eq!(out(&id, "env.sh"), format!("id={id} home=/root user=root mine=\npreload=none\n"));
 }
 
 #[test]
