@@ -99,6 +99,14 @@ fn output_the_user_may_not_write_is_kept_for_them_and_they_are_told() {
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n", "the root file is unchanged");
     assert_eq!(std::fs::metadata(&victim).unwrap().uid(), 0);
     assert_private(&kept, &alice, "secret output\n");
+
+    // A root job's output into that link (issue 12, item 9): the root mom copies it itself and
+    // follows no link; the output is kept.
+    let id = cluster.qsub(&script, &["-o", link.to_str().unwrap()]);
+    assert_eq!(cluster.wait_finished(&id, LIMIT), 0, "{}", cluster.logs());
+    let kept = kept_output(&cluster, &id);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n", "a root job's output followed a link");
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "secret output\n");
 }
 
 #[test]
