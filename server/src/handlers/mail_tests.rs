@@ -33,7 +33,8 @@ fn a_raw_alter_with_an_option_as_recipient_is_refused_and_changes_nothing() {
     for bad in BAD {
         let changes = JobAlteration { mail_users: Some(vec![bad.to_string()]), ..Default::default() };
         let mut out = Outbox::default();
-        let reply = alter_job::alter_job(&mut state, &mut out, &requester(ALICE), 50, &[id.clone()], &changes);
+        let reply =
+            alter_job::alter_job(&mut state, &mut out, &requester(ALICE), 50, std::slice::from_ref(&id), &changes);
         match reply {
             ServerReply::Done { errors } => assert_eq!(errors.len(), 1, "{bad:?} accepted"),
             other => panic!("{other:?}"),
@@ -43,6 +44,6 @@ fn a_raw_alter_with_an_option_as_recipient_is_refused_and_changes_nothing() {
     }
     let good = JobAlteration { mail_users: Some(vec!["bob@example.org".to_string()]), ..Default::default() };
     let mut out = Outbox::default();
-    alter_job::alter_job(&mut state, &mut out, &requester(ALICE), 50, &[id.clone()], &good);
+    alter_job::alter_job(&mut state, &mut out, &requester(ALICE), 50, std::slice::from_ref(&id), &good);
     assert_eq!(state.jobs[&state.find_job(&id).unwrap()].spec.mail_users, ["bob@example.org"]);
 }
