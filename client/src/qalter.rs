@@ -120,6 +120,12 @@ fn alteration(opts: &QalterOpts) -> Result<JobAlteration, UsageError> {
         job::resources::merge_override(&mut resources, &pairs);
     }
     let variables = crate::qsub_env::named_variables(&opts.variables).map_err(usage_error)?;
+    let mail_users = match &opts.mail_users {
+        Some(list) => {
+            Some(job::mail::parse_list(list).map_err(|error| usage_error(format!("illegal -M value: {error}")))?)
+        }
+        None => None,
+    };
     let (cwd, host) = (crate::qsub_env::workdir(), crate::qsub_env::hostname());
     Ok(JobAlteration {
         name: opts.name.clone(),
@@ -134,7 +140,7 @@ fn alteration(opts: &QalterOpts) -> Result<JobAlteration, UsageError> {
         }),
         keep: opts.keep.clone(),
         mail_points: opts.mail_points.clone(),
-        mail_users: opts.mail_users.as_ref().map(|list| list.split(',').map(str::to_string).collect()),
+        mail_users,
         output_path: opts.output.as_deref().map(|path| std_path(&cwd, &host, path)),
         error_path: opts.error.as_deref().map(|path| std_path(&cwd, &host, path)),
         rerunnable: opts.rerunnable.as_deref().map(|value| value == "y"),
@@ -196,6 +202,7 @@ mod tests {
         insta::assert_snapshot!(parse(&["-l", "walltime=1:00:00,,mem=1gb", "1"]).unwrap_err());
         assert!(parse(&["-N", "bad name", "1"]).unwrap_err().starts_with("illegal -N value"));
         assert!(parse(&["-h", "x", "1"]).unwrap_err().starts_with("illegal -h value"));
+        assert!(parse(&["-M", "x@example.org,-be", "1"]).unwrap_err().starts_with("illegal -M value"));
         assert_eq!(parse(&["-a", "1200", "1"]).unwrap_err(), "-a (execution time) is not supported yet by minipbs");
         assert!(parse(&["-p", "high", "1"]).is_err());
         assert!(parse(&["-j", "y", "1"]).is_err());

@@ -358,6 +358,12 @@ fn build_spec(
     let host = crate::qsub_env::hostname();
     let name = opts.name.clone().or_else(|| script.file_name.clone()).unwrap_or_else(|| "STDIN".to_string());
     job::spec::check_job_name(&name).map_err(|reason| fail(exit::USAGE, format!("illegal -N value: {reason}")))?;
+    let mail_users = match &opts.mail_users {
+        Some(list) => {
+            job::mail::parse_list(list).map_err(|error| fail(exit::USAGE, format!("illegal -M value: {error}")))?
+        }
+        None => Vec::new(),
+    };
     let init_dir = opts.init_dir.as_deref().map(|dir| absolute(&cwd, dir).to_string_lossy().into_owned());
     let variables = crate::qsub_env::variables(&opts, &cwd, &host, init_dir.as_deref())
         .map_err(|message| fail(exit::FAILURE, message))?;
@@ -382,7 +388,7 @@ fn build_spec(
         shell: opts.shell.clone().or_else(|| std::env::var("PBS_SHELL").ok().filter(|shell| !shell.is_empty())),
         init_dir,
         mail_points: opts.mail_points.clone().unwrap_or_else(|| "a".to_string()),
-        mail_users: opts.mail_users.iter().flat_map(|list| list.split(',')).map(str::to_string).collect(),
+        mail_users,
         account: opts.account.clone(),
         submit_host: host,
         submit_args: typed_args.join(" "),

@@ -12,6 +12,7 @@ pub mod directives;
 pub mod duration;
 pub mod id;
 pub mod limits;
+pub mod mail;
 pub mod pairs;
 pub mod resources;
 pub mod size;

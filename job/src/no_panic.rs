@@ -153,6 +153,11 @@ fn parsers_never_panic() {
             assert!(!indices.is_empty() && indices.len() <= crate::array::MAX_ARRAY_SIZE, "{text:?}");
             arrays += 1;
         }
+        // `-M` lists (issue 12, item 1): what passes never reads as an option or breaks a header.
+        for recipients in crate::mail::parse_list(&text).into_iter().flatten() {
+            assert!(!recipients.starts_with('-'), "{recipients:?}");
+            assert!(!recipients.chars().any(|c| c.is_whitespace() || c.is_control()), "{recipients:?}");
+        }
     }
     eprintln!("{directives} directives, {requests} requests, {arrays} arrays");
     assert!(arrays > 50, "{arrays} arrays");

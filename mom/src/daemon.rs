@@ -92,7 +92,9 @@ impl Daemon {
                 Action::Leave { job_id } => self.gpus.release(&job_id),
                 Action::Kill { job_id } => self.request(&job_id, KillRequest::Kill),
                 Action::Rerun { job_id } => self.request(&job_id, KillRequest::Rerun),
-                Action::Signal { job_id, signal } => self.request(&job_id, KillRequest::Signal(signal)),
+                Action::Signal { job_id, signal, suspend } => {
+                    self.request(&job_id, KillRequest::Signal { number: signal, suspend })
+                }
                 Action::Walltime { job_id, walltime } => self.request(&job_id, KillRequest::Walltime(walltime)),
             }
         }

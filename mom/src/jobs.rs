@@ -30,8 +30,9 @@ pub enum Action {
     Kill { job_id: String },
     /// Kill the running job and discard its output (qrerun); it ends with an obit as usual.
     Rerun { job_id: String },
-    /// Send a signal to the running job's session (qsig).
-    Signal { job_id: String, signal: i32 },
+    /// Send a signal to the running job's session (qsig); `suspend`: the server's
+    /// suspend/resume, which also pauses/resumes the walltime clock.
+    Signal { job_id: String, signal: i32, suspend: bool },
     /// Change the running job's walltime limit (qalter by a manager).
     Walltime { job_id: String, walltime: Option<u64> },
 }
@@ -69,8 +70,8 @@ impl JobTable {
             ServerToMom::RerunJob { job_id } => {
                 self.kill_if_mother(&job_id).map(|_| Action::Rerun { job_id }).into_iter().collect()
             }
-            ServerToMom::SignalJob { job_id, signal } => {
-                self.kill_if_mother(&job_id).map(|_| Action::Signal { job_id, signal }).into_iter().collect()
+            ServerToMom::SignalJob { job_id, signal, suspend } => {
+                self.kill_if_mother(&job_id).map(|_| Action::Signal { job_id, signal, suspend }).into_iter().collect()
             }
             ServerToMom::SetWalltime { job_id, walltime } => {
                 self.kill_if_mother(&job_id).map(|_| Action::Walltime { job_id, walltime }).into_iter().collect()
@@ -193,9 +194,12 @@ mod tests {
         table.on_message(ServerToMom::RunJob(launch("1.s")));
         table.on_message(ServerToMom::JoinJob(launch("2.s")));
         let rerun = |id: &str| ServerToMom::RerunJob { job_id: id.into() };
-        let signal = |id: &str| ServerToMom::SignalJob { job_id: id.into(), signal: 10 };
+        let signal = |id: &str| ServerToMom::SignalJob { job_id: id.into(), signal: 10, suspend: false };
         assert_eq!(table.on_message(rerun("1.s")), vec![Action::Rerun { job_id: "1.s".into() }]);
-        assert_eq!(table.on_message(signal("1.s")), vec![Action::Signal { job_id: "1.s".into(), signal: 10 }]);
+        assert_eq!(
+            table.on_message(signal("1.s")),
+            vec![Action::Signal { job_id: "1.s".into(), signal: 10, suspend: false }]
+        );
         let walltime = |id: &str| ServerToMom::SetWalltime { job_id: id.into(), walltime: Some(5) };
         assert_eq!(
             table.on_message(walltime("1.s")),

@@ -129,8 +129,16 @@ pub enum ServerToMom {
     ObitAck { job_id: String },
     /// qrerun: kill the job like `KillJob` but discard its output; the server queues it again.
     RerunJob { job_id: String },
-    /// qsig: send signal number `signal` to every process of the job's session.
-    SignalJob { job_id: String, signal: i32 },
+    /// qsig: send signal number `signal` to every process of the job's session. `suspend`: it
+    /// is `qsig -s suspend`/`resume` (operators and managers only), whose SIGSTOP pauses and
+    /// SIGCONT resumes the mom's walltime clock; a plain signal (the owner's `-s STOP`) never
+    /// touches the clock.
+    SignalJob {
+        job_id: String,
+        signal: i32,
+        #[serde(default)]
+        suspend: bool,
+    },
     /// qalter of a running job's walltime (managers): the new limit in seconds from the job's
     /// start (`None`: no limit); a limit already passed ends the job at once (-29).
     SetWalltime { job_id: String, walltime: Option<u64> },

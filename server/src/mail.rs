@@ -2,7 +2,13 @@
 //! `svr_mailowner` sends it: mail points `a` (aborted), `b` (begun), `e` (ended), `n` (none),
 //! default `a`, subjobs only with `j`; undeliverable output (`MAIL_OTHER`) always; recipients the `-M` list, else the owner (`user@submit_host`); the message
 //! (`To:`, `Subject: PBS JOB <id>`, `PBS Job Id:`, `Job Name:`, the standard text, details)
-//! goes to `sendmail -f adm <recipients>` on its stdin.
+//! goes to `sendmail -f adm -- <recipients>` on its stdin.
+//!
+//! Security (issue 12, item 1): sendmail runs as root, so a recipient must never read as one of
+//! its options. Recipients were checked against `job::mail`'s grammar at submission and qalter;
+//! here they are checked again (a row stored before that check is dropped, logged), `--`
+//! always ends sendmail's options, and sendmail runs directly (never through a shell) with an
+//! empty environment but `PATH`, in `/`.
 //!
 //! Owns: which notice gets which mail and its text ([`mail_for`], pure, snapshot-tested), and
 //! the mail thread ([`Mailer`]) that runs sendmail. Must not: run sendmail on the store thread,
@@ -68,6 +74,10 @@ pub fn mail_for(notice: &Notice) -> Option<Mail> {
     }
     let recipients = recipients(job);
     let id = job.id.to_string();
+    if recipients.is_empty() {
+        tracing::warn!(job_id = %id, %point, "mail not sent: no valid recipient");
+        return None;
+    }
     let text = format!(
         "To: {}\nSubject: PBS JOB {id}\n\nPBS Job Id: {id}\nJob Name:   {}\n{body}\n",
         recipients.join(", "),
@@ -82,13 +92,20 @@ fn wants(points: &str, point: char) -> bool {
     !points.contains('n') && points.contains(point)
 }
 
-/// `-M` recipients, else the owner as `user@submit_host`.
+/// `-M` recipients, else the owner as `user@submit_host`; only those of `job::mail`'s
+/// grammar (the others are logged and dropped).
 fn recipients(job: &Job) -> Vec<String> {
-    if job.spec.mail_users.is_empty() {
+    let given = if job.spec.mail_users.is_empty() {
         vec![format!("{}@{}", job.owner, job.spec.submit_host)]
     } else {
         job.spec.mail_users.clone()
+    };
+    let (valid, invalid): (Vec<String>, Vec<String>) =
+        given.into_iter().partition(|address| job::mail::check_address(address).is_ok());
+    if !invalid.is_empty() {
+        tracing::warn!(job_id = %job.id, ?invalid, "mail recipients dropped: not user or user@host");
     }
+    valid
 }
 
 /// Why a job ended with a negative status: the mom killed it for a limit (OpenPBS
@@ -150,12 +167,24 @@ impl Mailer {
     }
 }
 
-/// Runs `sendmail -f adm <recipients>` with the message on stdin; logs a failure.
-fn send(sendmail: &std::path::Path, mail: &Mail) {
-    let result = Command::new(sendmail)
+/// The command line `sendmail -f adm -- <recipients>`: no shell, `--` before the recipients,
+/// an empty environment but `PATH`, run in `/`.
+fn sendmail_command(sendmail: &std::path::Path, recipients: &[String]) -> Command {
+    let mut command = Command::new(sendmail);
+    command
         .arg("-f")
         .arg(MAIL_FROM)
-        .args(&mail.recipients)
+        .arg("--")
+        .args(recipients)
+        .env_clear()
+        .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
+        .current_dir("/");
+    command
+}
+
+/// Runs `sendmail -f adm -- <recipients>` with the message on stdin; logs a failure.
+fn send(sendmail: &std::path::Path, mail: &Mail) {
+    let result = sendmail_command(sendmail, &mail.recipients)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -176,5 +205,21 @@ fn send(sendmail: &std::path::Path, mail: &Mail) {
         Err(error) => {
             tracing::warn!(job_id = %mail.job_id, %error, "mail could not be sent: cannot run {}", sendmail.display())
         }
+    }
+}
+
+#[cfg(test)]
+mod command_tests {
+    use super::sendmail_command;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn recipients_come_after_the_end_of_options_and_the_environment_is_minimal() {
+        let recipients = vec!["x@example.org".to_string(), "-be".to_string()];
+        let command = sendmail_command(std::path::Path::new("/usr/sbin/sendmail"), &recipients);
+        let args: Vec<&OsStr> = command.get_args().collect();
+        assert_eq!(args, ["-f", "adm", "--", "x@example.org", "-be"]);
+        let envs: Vec<_> = command.get_envs().collect();
+        assert_eq!(envs, [(OsStr::new("PATH"), Some(OsStr::new("/usr/sbin:/usr/bin:/sbin:/bin")))]);
     }
 }

@@ -279,3 +279,19 @@ fn undelivered_output_is_logged_commented_and_mailed_whatever_the_mail_points() 
     ];
     assert_snapshot!(texts.join("\n"));
 }
+
+#[test]
+fn recipients_stored_before_the_grammar_are_dropped_never_mailed() {
+    // A job stored before `-M` was checked (or by a hand-written row) reaches no sendmail option.
+    let mut job = ended(-1);
+    std::sync::Arc::make_mut(&mut job.spec).mail_users = vec!["x@example.org".into(), "-be".into(), "-X/tmp/f".into()];
+    let mail = mail_for(&notice(NoticeKind::Ended, job.clone(), 0)).expect("abort mail");
+    assert_eq!(mail.recipients, ["x@example.org"]);
+    assert!(!mail.text.contains("-be"), "{}", mail.text);
+    std::sync::Arc::make_mut(&mut job.spec).mail_users = vec!["-be".into()];
+    assert_eq!(mail_for(&notice(NoticeKind::Ended, job.clone(), 0)), None, "no valid recipient: no mail");
+    let spec = std::sync::Arc::make_mut(&mut job.spec);
+    spec.mail_users = vec![];
+    spec.submit_host = "h\nBcc: x@evil".into();
+    assert_eq!(mail_for(&notice(NoticeKind::Ended, job, 0)), None, "a bad submit host makes no owner address");
+}

@@ -1,5 +1,6 @@
 //! A job's walltime clock: the time it has run, not counting the time it was suspended
-//! (`qsig -s suspend` stops it, `resume` continues it), and the deadline its walltime limit sets.
+//! (`qsig -s suspend` stops it, `resume` continues it; a plain `qsig -s STOP` does not), and
+//! the deadline its walltime limit sets.
 //!
 //! Owns: that arithmetic. Must not: sleep, signal or read the real clock (callers pass `now`).
 

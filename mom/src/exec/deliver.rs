@@ -16,6 +16,9 @@
 //! The directory is mode 0711 (others may reach a file they know the name of, not list it);
 //! each kept file is owned by the user, mode 0600.
 //!
+//! A root job's output is copied by the root mom itself: it follows no symbolic link at the
+//! destination's last component and writes no file with other hard links ([`open_directly`]).
+//!
 //! Owns: destination paths, the copy and the undelivered directory. Must not: delete spool
 //! files (the caller does, after a successful copy) or follow a destination as root.
 
@@ -73,21 +76,35 @@ pub fn deliver(spool: &Path, dest: &Path, user: &JobUser, as_child: bool) -> Res
     let io_error = |source| DeliverError::Io { spool: spool.to_path_buf(), dest: dest.to_path_buf(), source };
     let mut source = File::open(spool).map_err(io_error)?;
     if !as_child {
-        // Non-blocking open and a type check: a FIFO or device as `-o` must not hang the mom.
-        let mut target = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(dest)
-            .map_err(io_error)?;
-        if !target.metadata().map_err(io_error)?.is_file() {
-            return Err(io_error(io::Error::other("destination is not a regular file")));
-        }
+        let mut target = open_directly(dest, user.uid == 0).map_err(io_error)?;
         return io::copy(&mut source, &mut target).map(drop).map_err(io_error);
     }
     copy_as_user(source, dest, user)
+}
+
+/// Opens `dest` for the copy with the mom's own identity, emptied. Non-blocking and a type
+/// check: a FIFO or device as `-o` must not hang the mom. As root (`root`: the job's user is
+/// root, so is the mom) it follows no symbolic link at the last component (`O_NOFOLLOW`) and
+/// refuses a file with other hard links: a link planted there must not make root write a
+/// file of someone else's choosing (issue 12, item 9).
+fn open_directly(dest: &Path, root: bool) -> io::Result<File> {
+    use std::os::unix::fs::MetadataExt;
+    let no_follow = if root { libc::O_NOFOLLOW } else { 0 };
+    let target = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NONBLOCK | no_follow)
+        .open(dest)?;
+    let meta = target.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::other("destination is not a regular file"));
+    }
+    if root && meta.nlink() > 1 {
+        return Err(io::Error::other("destination has other hard links"));
+    }
+    target.set_len(0)?;
+    Ok(target)
 }
 
 /// The copy run as the user: refuses a destination that exists and is not a regular file (a
@@ -223,6 +240,29 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&kept[1]).unwrap(), "second\n");
         assert_eq!(std::fs::metadata(&kept[1]).unwrap().mode() & 0o777, 0o600);
         assert_eq!(std::fs::metadata(&dir).unwrap().mode() & 0o7777, 0o711, "not listable by others");
+    }
+
+    /// Issue 12, item 9: a root job's output (copied by the root mom itself) never follows a
+    /// link planted at its destination, nor truncates a file linked from elsewhere.
+    #[test]
+    fn a_root_jobs_output_follows_no_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let spool = dir.path().join("1.OU");
+        std::fs::write(&spool, "output\n").unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "root's file\n").unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let hard = dir.path().join("hard");
+        std::fs::hard_link(&victim, &hard).unwrap();
+        let root = JobUser { uid: 0, ..super::super::user::resolve("root", None).unwrap() };
+        assert!(deliver(&spool, &link, &root, false).is_err(), "followed a symbolic link");
+        assert!(deliver(&spool, &hard, &root, false).is_err(), "wrote through a hard link");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "root's file\n");
+        deliver(&spool, &dir.path().join("fresh"), &root, false).unwrap();
+        std::fs::write(dir.path().join("old"), "a much longer earlier output\n").unwrap();
+        deliver(&spool, &dir.path().join("old"), &root, false).unwrap();
+        assert_eq!(std::fs::read_to_string(dir.path().join("old")).unwrap(), "output\n", "replaced whole");
     }
 
     #[test]

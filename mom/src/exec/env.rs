@@ -4,10 +4,10 @@
 //! Owns: which variables a job sees and their precedence: `JobLaunch.variables` first, then
 //! the mom's own variables, which the user cannot override (every `PBS_*` but the submit-side
 //! `PBS_O_*`, `HOME`, `LOGNAME`, `USER`, `SHELL`, `TMPDIR`, ...; `PATH` is the user's, as in
-//! OpenPBS). A job that runs as root gets none of the variables the dynamic loader and the C
-//! library obey (`LD_PRELOAD`, `LD_LIBRARY_PATH`, `LD_AUDIT`, ..., glibc's list of variables it
-//! ignores for set-uid programs): whoever may set a root job's `Variable_List` (`qalter -v` by
-//! an operator) must not get code run as root. A user's own job keeps them: it runs only with
+//! OpenPBS). A job that runs as root takes from its list only an allow-list
+//! ([`root_may_take`]: `PBS_O_*`, locale, terminal, time zone) and gets root's own `PATH`:
+//! whoever may set a root job's `Variable_List` (`qsub -V` from a tainted environment,
+//! `qalter -v`) must not get code run as root. A user's own job keeps them all: it runs only with
 //! the user's rights, and nothing the mom runs as root sees a job's variables. Must not: read the mom's own
 //! environment, touch files, or log values (they may hold secrets).
 
@@ -22,6 +22,9 @@ pub const MOM_PORT: u16 = 15003;
 
 /// PATH given to jobs whose variables carry none (login shells usually reset it anyway).
 pub const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// PATH of every job that runs as root (never the job's own).
+pub const ROOT_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// What the environment is computed from, besides the launch itself.
 #[derive(Debug, Clone, Copy)]
@@ -55,10 +58,11 @@ pub fn job_environment(input: &EnvInput<'_>) -> Vec<(String, String)> {
         .variables
         .iter()
         .filter(|(name, _)| !mom_owned(name))
-        .filter(|(name, _)| input.user.uid != 0 || !loader_variable(name))
+        .filter(|(name, value)| input.user.uid != 0 || root_may_take(name, value))
         .map(|(name, value)| (name.to_string(), value.to_string()))
         .collect();
-    env.entry("PATH".into()).or_insert_with(|| DEFAULT_PATH.into());
+    let path = if input.user.uid == 0 { ROOT_PATH } else { DEFAULT_PATH };
+    env.entry("PATH".into()).or_insert_with(|| path.into());
     for (name, value) in input.defaults {
         env.entry(name.clone()).or_insert_with(|| value.clone());
     }
@@ -126,6 +130,25 @@ fn mom_owned(name: &str) -> bool {
     (name.starts_with("PBS_") && !name.starts_with("PBS_O_"))
         || name.starts_with("CUDA_")
         || matches!(name, "TMPDIR" | "NCPUS" | "OMP_NUM_THREADS" | "ENVIRONMENT")
+}
+
+/// The variables a job that runs as root takes from its `Variable_List` (issue 12, item 9): an
+/// allow-list, because whoever edits a root job's list must not get code run as root, and a
+/// deny-list cannot keep up with every interpreter's hooks (`BASH_ENV`, `ENV`, `BASH_FUNC_*%%`,
+/// `SHELLOPTS`, `PS4`, `PYTHONPATH`, `PERL5OPT`, `PATH`, the loader's `LD_*`, ...). Kept: the
+/// submit-side `PBS_O_*` (data qsub recorded), and the locale and terminal (`LANG`, `LANGUAGE`,
+/// `LC_*`, `TERM`, `TZ`) unless the value names a file (a locale or terminfo path, `TZ=:/file`,
+/// `..`). `PATH` is [`ROOT_PATH`]; `HOME`, `USER`, `LOGNAME`, `SHELL` are the mom's anyway.
+pub fn root_may_take(name: &str, value: &str) -> bool {
+    let names_a_file = value.starts_with('/') || value.starts_with(":/") || value.contains("..");
+    match name {
+        _ if loader_variable(name) => false,
+        _ if name.starts_with("PBS_O_") => true,
+        "TZ" => !names_a_file,
+        "LANG" | "LANGUAGE" | "TERM" => !value.contains('/'),
+        _ if name.starts_with("LC_") => !value.contains('/'),
+        _ => false,
+    }
 }
 
 /// Variables that make the dynamic loader or the C library load or read files of the caller's
@@ -293,7 +316,46 @@ mod tests {
         for name in ["LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "GCONV_PATH"] {
             assert!(!env.contains_key(name), "{name} reached a root job");
         }
-        assert_eq!(env["LDFLAGS"], "-g", "only loader variables are dropped");
+        assert!(!env.contains_key("LDFLAGS"), "not on a root job's allow-list");
+    }
+
+    #[test]
+    fn a_root_job_gets_only_allow_listed_variables_and_roots_path() {
+        let mut launch = launch();
+        let attacks = [
+            ("BASH_ENV", "/tmp/evil"),
+            ("ENV", "/tmp/evil"),
+            ("BASH_FUNC_ls%%", "() { id; }"),
+            ("PATH", "/tmp/evil:/usr/bin"),
+            ("PYTHONPATH", "/tmp/evil"),
+            ("PERL5OPT", "-Mevil"),
+            ("SHELLOPTS", "xtrace"),
+            ("PS4", "$(id)"),
+            ("LC_ALL", "/tmp/locale"),
+            ("TERM", "../../tmp/terminfo"),
+        ];
+        let kept = [("LANG", "en_US.UTF-8"), ("LC_TIME", "C"), ("TZ", "Europe/Paris"), ("PBS_O_HOST", "login1")];
+        for (name, value) in attacks.iter().chain(&kept) {
+            launch.variables.set(name, value);
+        }
+        let root = JobUser { name: "root".into(), uid: 0, gid: 0, groups: vec![0], ..user() };
+        let env = environment_of(&root, &launch, "node1", None);
+        for (name, _) in attacks.iter().filter(|(name, _)| *name != "PATH") {
+            assert!(!env.contains_key(*name), "{name} reached a root job");
+        }
+        assert_eq!(env["MY_VAR"], "node", "the job's own is not on the allow-list: the node's default");
+        for tz in [":/tmp/tz", "/tmp/tz", "../../tmp/tz"] {
+            assert!(!root_may_take("TZ", tz), "{tz}");
+        }
+        assert_eq!(env["PATH"], ROOT_PATH);
+        for (name, value) in kept {
+            assert_eq!(env[name], value, "{name}");
+        }
+        assert_eq!(env["PBS_O_WORKDIR"], "/home/alice/run");
+        assert_eq!(env["MODULEPATH"], "/node/modules", "the node's own defaults still apply");
+        let env = environment(&launch, "node1", None);
+        assert_eq!(env["BASH_ENV"], "/tmp/evil", "a user's own job keeps its variables");
+        assert_eq!(env["PATH"], "/tmp/evil:/usr/bin");
     }
 
     #[test]

@@ -56,8 +56,9 @@ pub enum KillRequest {
     Kill,
     /// Kill it like `Kill` but discard its output (qrerun): it ends with `JOB_EXEC_RERUN`.
     Rerun,
-    /// Send this signal number to every process of its session (qsig).
-    Signal(i32),
+    /// Send this signal number to every process of its session (qsig); `suspend`: the
+    /// server's suspend/resume (SIGSTOP/SIGCONT), which alone pauses/resumes the walltime clock.
+    Signal { number: i32, suspend: bool },
     /// Its walltime limit is now this many seconds from its start (`None`: no limit; qalter).
     Walltime(Option<u64>),
 }
@@ -346,12 +347,14 @@ impl Supervision {
                 self.rerun = true;
                 start_kill(&mut self.killer, self.sid, self.delay, self.hang_up);
             }
-            KillRequest::Signal(number) => {
+            KillRequest::Signal { number, suspend } => {
                 send_signal(self.sid, number);
-                // Suspended time does not count against the walltime.
-                if number == libc::SIGSTOP {
+                // Suspended time does not count against the walltime; a plain SIGSTOP (the
+                // owner's own qsig) is no suspension: the owner could continue the processes
+                // directly and run past the walltime.
+                if suspend && number == libc::SIGSTOP {
                     self.clock.pause(Instant::now());
-                } else if number == libc::SIGCONT {
+                } else if suspend && number == libc::SIGCONT {
                     self.clock.resume(Instant::now());
                 }
             }

@@ -153,7 +153,7 @@ async fn a_signal_reaches_every_process_of_the_session_once() {
     server.run(job).await;
     server.started("13.testserver").await;
     poll_until("the trap to be set", || ready.exists()).await;
-    server.send(ServerToMom::SignalJob { job_id: "13.testserver".into(), signal: libc::SIGUSR1 }).await;
+    server.send(ServerToMom::SignalJob { job_id: "13.testserver".into(), signal: libc::SIGUSR1, suspend: false }).await;
     let obit = server.ended("13.testserver").await;
     assert_eq!(obit.exit_status, 3, "the job went on after its trap: {obit:?}");
     assert_eq!(fs::read_to_string(&got).unwrap(), "USR1\n", "the script's trap ran once");

@@ -5,7 +5,8 @@
 //! mom (walltime) see the new values.
 //!
 //! Rules (OpenPBS `req_modifyjob`): the owner, an operator or a manager (holds as qhold: `o`
-//! an operator, `s` a manager); a running job only by a manager
+//! an operator, `s` a manager); a job that runs as root only by a manager (ours: an operator
+//! must not choose a root job's shell, variables or output path); a running job only by a manager
 //! and only the attributes OpenPBS lets change while running (of the resources only walltime,
 //! which goes to the mother superior as `SetWalltime`; not account, shell or variables), else
 //! `Cannot modify attribute while job running`; an exiting job is in the wrong state; a
@@ -53,7 +54,7 @@ fn alter_one(
     let job = &state.jobs[&key];
     let id = job.id.clone();
     let manager = state.is_manager(requester);
-    if !state.may_modify(requester, job.owner_uid) {
+    if !state.may_alter(requester, job.owner_uid) {
         return Err(RequestError::new(
             ErrorCode::PermissionDenied,
             format!("{}  {id}", ErrorCode::PermissionDenied.text()),
@@ -163,6 +164,9 @@ fn apply(state: &ServerState, job: &mut Job, changes: &JobAlteration, hold_lette
     }
     if let Some(holds) = &changes.hold_types {
         job.hold_types = new_holds(&job.hold_types, holds, hold_letters)?;
+    }
+    if let Some(users) = &changes.mail_users {
+        job::mail::check_list(users).map_err(|error| bad_value(format!("Mail_Users: {error}")))?;
     }
     let spec = std::sync::Arc::make_mut(&mut job.spec);
     for (name, value) in &changes.variables {

@@ -306,9 +306,10 @@ fn suspend_and_resume_stop_and_continue_the_job_for_operators() {
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(job(&state, &id).state, JobState::Suspended);
     assert!(matches!(&out.persist[..], [StoreOp::UpdateJob(job)] if job.state == JobState::Suspended));
-    assert!(
-        matches!(&out.to_moms[..], [(_, proto::ServerToMom::SignalJob { signal, .. })] if *signal == libc::SIGSTOP)
-    );
+    assert!(matches!(
+        &out.to_moms[..],
+        [(_, proto::ServerToMom::SignalJob { signal, suspend: true, .. })] if *signal == libc::SIGSTOP
+    ));
     let kinds = |out: &Outbox| out.notices.iter().map(|notice| notice.kind.clone()).collect::<Vec<_>>();
     assert_eq!(kinds(&out), [crate::outbox::NoticeKind::Suspended], "the z record");
     assert!(signal(&mut state, ALICE, "USR1").1.notices.is_empty(), "plain signals reach a suspended job");
@@ -317,9 +318,17 @@ fn suspend_and_resume_stop_and_continue_the_job_for_operators() {
     let (errors, out) = signal(&mut state, ROOT, "resume");
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(job(&state, &id).state, JobState::Running);
-    assert!(
-        matches!(&out.to_moms[..], [(_, proto::ServerToMom::SignalJob { signal, .. })] if *signal == libc::SIGCONT)
-    );
+    assert!(matches!(
+        &out.to_moms[..],
+        [(_, proto::ServerToMom::SignalJob { signal, suspend: true, .. })] if *signal == libc::SIGCONT
+    ));
+    // The owner's plain STOP and CONT are signals only: the mom's walltime clock keeps running.
+    for name in ["STOP", "CONT"] {
+        let (errors, out) = signal(&mut state, ALICE, name);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert!(matches!(&out.to_moms[..], [(_, proto::ServerToMom::SignalJob { suspend: false, .. })]), "{name}");
+        assert_eq!(job(&state, &id).state, JobState::Running);
+    }
     assert_eq!(kinds(&out), [crate::outbox::NoticeKind::Resumed], "the r record");
 
     // A suspended job can be deleted, and its end report finishes it.

@@ -189,3 +189,27 @@ fn managers_and_operators_are_named_users_never_a_wildcard() {
     assert_eq!(managers.as_deref(), Some("user1003@*"));
     assert!(!state.server_attr_pairs().iter().any(|(name, _)| name == "managers"), "configured ones are not stored");
 }
+
+/// Issue 12, item 9: a job that runs as root may be altered by managers only (its shell,
+/// variables or output path would be an operator's way to root).
+#[test]
+fn only_managers_alter_a_root_job() {
+    let mut state = server();
+    state.configure_acl_roots(&["user0".to_string()]);
+    let root_job = submit(&mut state, 0, &[("ncpus", "1")]);
+    let alices = submit(&mut state, ALICE, &[("ncpus", "1")]);
+    let attacks = [
+        JobAlteration { shell: Some("/tmp/evil".into()), ..Default::default() },
+        JobAlteration { variables: vec![("BASH_ENV".into(), "/tmp/evil".into())], ..Default::default() },
+        JobAlteration { output_path: Some("head:/etc/cron.d/evil".into()), ..Default::default() },
+        JobAlteration { name: Some("renamed".into()), ..Default::default() },
+    ];
+    for changes in &attacks {
+        let before = state.jobs[&state.find_job(&root_job).unwrap()].clone();
+        let reply = alter(&mut state, &requester(OPER), &root_job, changes.clone());
+        assert!(outcome(reply).starts_with("Unauthorized Request"), "{changes:?}");
+        assert_eq!(state.jobs[&state.find_job(&root_job).unwrap()], before, "nothing changed");
+        assert_eq!(outcome(alter(&mut state, &requester(OPER), &alices, changes.clone())), "ok", "a user's job");
+    }
+    assert_eq!(outcome(alter(&mut state, &requester(MGR), &root_job, attacks[3].clone())), "ok", "managers may");
+}

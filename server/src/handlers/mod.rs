@@ -36,6 +36,8 @@ mod interaction_tests;
 #[cfg(test)]
 mod limits_tests;
 #[cfg(test)]
+mod mail_tests;
+#[cfg(test)]
 mod mom_report_tests;
 #[cfg(test)]
 mod queue_tests;

@@ -4,7 +4,8 @@
 //!
 //! OpenPBS's special names `suspend` and `resume` (operators and managers) stop and continue
 //! the session (SIGSTOP / SIGCONT) and move the job between `R` and `S`; the job keeps its
-//! nodes, and its mom does not count the suspended time against the walltime; each move
+//! nodes, and its mom does not count the suspended time against the walltime (only these:
+//! a plain `STOP`, which the owner may send, leaves the walltime clock running); each move
 //! records a `Suspended`/`Resumed` notice (accounting `z`/`r`). Other signals change no state
 //! and persist nothing.
 //!
@@ -180,7 +181,8 @@ fn signal_one(
         let kind = if event == JobEvent::Suspend { NoticeKind::Suspended } else { NoticeKind::Resumed };
         out.notice(kind, &state.jobs[&key], now);
     }
-    out.send(&mother, ServerToMom::SignalJob { job_id: id.to_string(), signal });
+    // Only suspend/resume move the mom's walltime clock: a plain STOP from the owner must not.
+    out.send(&mother, ServerToMom::SignalJob { job_id: id.to_string(), signal, suspend: event.is_some() });
     tracing::info!(job_id = %id, signal, ?request, requestor = %requester.user, "signal sent to job");
     Ok(())
 }

@@ -209,6 +209,16 @@ impl ServerState {
         requester.uid == owner_uid || self.is_operator(requester)
     }
 
+    /// Who may qalter a job owned by `owner_uid`: as [`Self::may_modify`], but a job that runs
+    /// as root (uid 0) only its owner (root) and managers: its shell, variables and output
+    /// path would otherwise be an operator's way to root (issue 12, item 9).
+    pub fn may_alter(&self, requester: &Requester, owner_uid: u32) -> bool {
+        match owner_uid {
+            0 => self.is_manager(requester),
+            _ => self.may_modify(requester, owner_uid),
+        }
+    }
+
     /// Managers: root, the user the server runs as, and the server's `managers`.
     pub fn is_manager(&self, requester: &Requester) -> bool {
         requester.uid == 0

@@ -153,7 +153,7 @@ fn begin_and_end_mail_go_to_the_m_recipients() {
     let _guard = settings.bind_to_scope();
     insta::assert_snapshot!("begin_mail", mails[0]);
     let end = &mails[1];
-    assert!(end.starts_with("argv: -f adm someone@example.com\nTo: someone@example.com\n"), "{end}");
+    assert!(end.starts_with("argv: -f adm -- someone@example.com\nTo: someone@example.com\n"), "{end}");
     assert!(end.contains(&format!("Subject: PBS JOB {id}\n\nPBS Job Id: {id}\nJob Name:   mailed\n")), "{end}");
     assert!(end.contains("\nExecution terminated\nExit_status=0\nresources_used.cpupercent="), "{end}");
 }

@@ -139,6 +139,32 @@ fn suspend_and_resume_stop_and_continue_the_job() {
     assert_eq!(cluster.wait_finished(&id, Duration::from_secs(30)), 271, "a suspended job dies of SIGTERM too");
 }
 
+/// Issue 12, item 6: only `qsig -s suspend` (operators, managers) pauses the mom's walltime
+/// clock. A plain `qsig -s STOP` by the owner, who then continues the processes directly, does
+/// not: the job still ends at its walltime.
+#[test]
+fn a_job_its_owner_stops_and_continues_still_ends_at_its_walltime() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
+    let pid_file = cluster.work.path().join("pid");
+    let text = format!("#PBS -l walltime=00:00:04\necho $$ > {}\nwhile :; do sleep 0.1; done\n", pid_file.display());
+    let script = cluster.script("stopped.sh", &text);
+    let id = cluster.qsub(&script, &[]);
+    let pid: i32 = wait_for(Duration::from_secs(30), "the job's pid", || {
+        std::fs::read_to_string(&pid_file).ok().filter(|text| text.ends_with('\n'))?.trim().parse().ok()
+    });
+    let output = cluster.run("qsig", &["-s", "STOP", &id]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    wait_for(Duration::from_secs(10), "the script to stop", || (process_state(pid)? == 'T').then_some(()));
+    assert_eq!(cluster.job_attr(&id, "job_state").as_deref(), Some("R"), "a plain signal is no suspension");
+    // The owner continues their processes behind the server's back (the job's shell leads its
+    // process group); the job may already be over.
+    let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGCONT);
+    assert_eq!(cluster.wait_finished(&id, Duration::from_secs(60)), -29, "{}", cluster.logs());
+    let seq = id.split('.').next().unwrap();
+    let stderr = std::fs::read_to_string(cluster.work.path().join(format!("stopped.sh.e{seq}"))).unwrap_or_default();
+    assert!(stderr.contains("=>> PBS: job killed: walltime"), "{stderr}");
+}
+
 #[test]
 fn bad_input_gets_the_reference_messages() {
     let cluster = Cluster::up(Shape { nodes: 1, ppn: 2, gpus: 0 });

@@ -17,6 +17,7 @@ mod in_process;
 mod interactions;
 mod interactive;
 mod kill_and_limits;
+mod mail_injection;
 mod modules;
 mod mom_reports;
 mod mom_safety;

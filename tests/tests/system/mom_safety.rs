@@ -73,7 +73,7 @@ fn output_the_user_may_not_write_is_kept_for_them_and_they_are_told() {
     assert!(String::from_utf8_lossy(&seen.stdout).contains(&kept.display().to_string()), "alice sees the comment");
     let mail = wait_for(LIMIT, "the mail", || mails(mailbox.path()).into_iter().next());
     for part in [
-        format!("argv: -f adm {}@", alice.name),
+        format!("argv: -f adm -- {}@", alice.name),
         "An error has occurred processing your job, see below.\nPost job file processing error; job ".to_string(),
         format!("Unable to copy file {}", cluster.state.path().join(format!("mom/node1/{id}.OU")).display()),
         format!(" to {}\n*** error from copy\n", evil.display()),
@@ -99,6 +99,14 @@ fn output_the_user_may_not_write_is_kept_for_them_and_they_are_told() {
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n", "the root file is unchanged");
     assert_eq!(std::fs::metadata(&victim).unwrap().uid(), 0);
     assert_private(&kept, &alice, "secret output\n");
+
+    // A root job's output into that link (issue 12, item 9): the root mom copies it itself and
+    // follows no link; the output is kept.
+    let id = cluster.qsub(&script, &["-o", link.to_str().unwrap()]);
+    assert_eq!(cluster.wait_finished(&id, LIMIT), 0, "{}", cluster.logs());
+    let kept = kept_output(&cluster, &id);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n", "a root job's output followed a link");
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "secret output\n");
 }
 
 #[test]
@@ -155,10 +163,11 @@ fn identity_start_directory_and_environment_are_the_moms_to_set() {
     let text = out(&id, "env.sh");
     let expected = format!("id={id} home=/home/{0} user={0} mine=kept\npreload=/tmp/x.so\n", alice.name);
     assert_eq!(text, expected);
-    // A root job (acl_roots allows root in a personal cluster) never gets them.
+    // A root job (acl_roots allows root in a personal cluster) never gets them, nor any
+    // variable off its allow-list (issue 12, item 9).
     let id = cluster.qsub(&script, &["-v", vars]);
     assert_eq!(cluster.wait_finished(&id, LIMIT), 0, "{}", cluster.logs());
-    assert_eq!(out(&id, "env.sh"), format!("id={id} home=/root user=root mine=kept\npreload=none\n"));
+    assert_eq!(out(&id, "env.sh"), format!("id={id} home=/root user=root mine=\npreload=none\n"));
 }
 
 #[test]
