@@ -4,8 +4,8 @@ use std::io::Write;
 use std::path::Path;
 
 use super::list::{format_list, parse_list};
-use super::string_cmds::glob_match;
-use super::{error, wrong_args, Exception, Interp, TclResult};
+use super::string_cmds::glob_match_counted;
+use super::{error, wrong_args, Exception, Interp, Steps, TclResult};
 
 pub(crate) fn register<C>(i: &mut Interp<C>) {
     i.register("file", cmd_file::<C>);
@@ -169,7 +169,14 @@ fn expand_braces(pat: &str, out: &mut Vec<String>, budget: &mut usize) {
     }
 }
 
-fn glob_one(pattern: &str, dir: Option<&str>, types: Option<&str>, out: &mut Vec<String>) {
+/// Where [`glob_one`] looks and what it keeps.
+struct GlobIn<'a> {
+    dir: Option<&'a str>,
+    types: Option<&'a str>,
+}
+
+fn glob_one(pattern: &str, how: &GlobIn, steps: &mut Steps, out: &mut Vec<String>) -> Result<(), Exception> {
+    let (dir, types) = (how.dir, how.types);
     let abs = pattern.starts_with('/');
     let mut paths: Vec<String> = vec![if abs { "/".into() } else { String::new() }];
     let comps: Vec<&str> = pattern.split('/').filter(|c| !c.is_empty()).collect();
@@ -186,7 +193,7 @@ fn glob_one(pattern: &str, dir: Option<&str>, types: Option<&str>, out: &mut Vec
             let Ok(rd) = std::fs::read_dir(&real) else { continue };
             for e in rd.flatten() {
                 let n = e.file_name().to_string_lossy().into_owned();
-                if (n.starts_with('.') && !comp.starts_with('.')) || !glob_match(comp, &n, false) {
+                if (n.starts_with('.') && !comp.starts_with('.')) || !glob_match_counted(comp, &n, false, steps)? {
                     continue;
                 }
                 let is_dir = e.path().is_dir();
@@ -201,9 +208,10 @@ fn glob_one(pattern: &str, dir: Option<&str>, types: Option<&str>, out: &mut Vec
     if !comps.is_empty() {
         out.extend(paths);
     }
+    Ok(())
 }
 
-fn cmd_glob<C>(_: &mut Interp<C>, a: &[String]) -> TclResult {
+fn cmd_glob<C>(interp: &mut Interp<C>, a: &[String]) -> TclResult {
     let (mut nocomplain, mut tails, mut dir, mut types, mut i) = (false, false, None, None, 1);
     while let Some(o) = a.get(i).filter(|o| o.starts_with('-')) {
         i += 1;
@@ -232,11 +240,13 @@ fn cmd_glob<C>(_: &mut Interp<C>, a: &[String]) -> TclResult {
         return Err(wrong_args("glob ?switches? name ?name ...?"));
     }
     let mut found = Vec::new();
+    let how = GlobIn { dir: dir.as_deref(), types: types.as_deref() };
+    let mut steps = Steps::new(Some(interp.budget()));
     for p in pats {
         let mut expanded = Vec::new();
         expand_braces(p, &mut expanded, &mut 1000);
         for e in expanded {
-            glob_one(&e, dir.as_deref(), types.as_deref(), &mut found);
+            glob_one(&e, &how, &mut steps, &mut found)?;
         }
     }
     if let (Some(d), false) = (&dir, tails) {
@@ -253,8 +263,10 @@ fn cmd_glob<C>(_: &mut Interp<C>, a: &[String]) -> TclResult {
 
 fn cmd_source<C>(interp: &mut Interp<C>, a: &[String]) -> TclResult {
     let [_, name] = a else { return Err(wrong_args("source fileName")) };
-    let text = std::fs::read_to_string(name)
-        .map_err(|_| error(format!("couldn't read file \"{name}\": no such file or directory")))?;
+    let text = super::read_script(Path::new(name)).map_err(|e| match e.kind() {
+        std::io::ErrorKind::InvalidData => error(format!("couldn't read file \"{name}\": {e}")),
+        _ => error(format!("couldn't read file \"{name}\": no such file or directory")),
+    })?;
     interp.eval_file_text(&text, name)
 }
 
