@@ -285,6 +285,8 @@ impl<C> Interp<C> {
         let mut total = 0usize;
         for w in &cmd.words {
             let v = self.subst_parts(&w.parts)?;
+            // Every word is a new string (literal, copy of a variable, command result): counted.
+            self.charge(v.len())?;
             total = total.saturating_add(v.len());
             if total > 2 * MAX_STRING {
                 return Err(error("command words too long (over 128 MiB in all)"));
@@ -444,16 +446,10 @@ impl<C> Interp<C> {
         for p in parts {
             match p {
                 parse::Part::Lit(s) => out.push_str(s),
-                parse::Part::Var { name, index: None } => {
-                    let v = self.get_named(name)?;
-                    self.charge(v.len())?;
-                    out.push_str(&v);
-                }
+                parse::Part::Var { name, index: None } => out.push_str(&self.get_named(name)?),
                 parse::Part::Var { name, index: Some(ix) } => {
                     let key = self.subst_parts(ix)?;
-                    let v = self.get_var(name, Some(&key))?;
-                    self.charge(v.len())?;
-                    out.push_str(&v);
+                    out.push_str(&self.get_var(name, Some(&key))?);
                 }
                 parse::Part::Cmd(s) => out.push_str(&self.eval(s)?),
             }
