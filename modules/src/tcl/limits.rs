@@ -26,10 +26,13 @@ pub const DEFAULT_COMMANDS: u64 = 10_000_000;
 /// The limit an evaluation reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Limit {
+    /// More commands (or their equivalent in bytes of work) than allowed.
     #[error("too many commands evaluated (infinite loop?)")]
     Commands,
-    #[error("too much data produced (over 1 GiB in all)")]
-    Memory,
+    /// More bytes than this were produced.
+    #[error("too much data produced (over {} MiB in all)", .0 >> 20)]
+    Memory(u64),
+    /// The deadline, this long after the budget was made, passed.
     #[error("evaluation time limit of {} s exceeded", seconds(.0))]
     Time(Duration),
 }
@@ -50,6 +53,7 @@ pub struct Budget {
     commands: Cell<u64>,
     command_limit: Cell<u64>,
     bytes: Cell<u64>,
+    byte_limit: Cell<u64>,
     time: Option<(Instant, Duration)>,
     hit: Cell<Option<Limit>>,
 }
@@ -67,6 +71,7 @@ impl Budget {
             commands: Cell::new(0),
             command_limit: Cell::new(DEFAULT_COMMANDS),
             bytes: Cell::new(0),
+            byte_limit: Cell::new(MAX_TOTAL_BYTES),
             time: time.map(|d| (Instant::now() + d, d)),
             hit: Cell::new(None),
         }
@@ -75,6 +80,11 @@ impl Budget {
     /// Sets the command limit.
     pub fn set_command_limit(&self, n: u64) {
         self.command_limit.set(n);
+    }
+
+    /// Sets the most bytes that may be produced in all (default [`MAX_TOTAL_BYTES`]).
+    pub fn set_byte_limit(&self, n: u64) {
+        self.byte_limit.set(n);
     }
 
     /// The limit reached, if one was.
@@ -110,8 +120,8 @@ impl Budget {
     /// Counts `n` bytes produced: work, and against the total.
     pub(crate) fn bytes(&self, n: usize) -> Result<(), Exception> {
         self.bytes.set(self.bytes.get().saturating_add(n as u64));
-        if self.bytes.get() > MAX_TOTAL_BYTES && self.hit.get().is_none() {
-            return self.fail(Limit::Memory);
+        if self.bytes.get() > self.byte_limit.get() && self.hit.get().is_none() {
+            return self.fail(Limit::Memory(self.byte_limit.get()));
         }
         self.work(n)
     }
@@ -172,3 +182,7 @@ pub fn read_script(path: &std::path::Path) -> std::io::Result<String> {
     }
     Ok(text)
 }
+
+#[cfg(test)]
+#[path = "limits_tests.rs"]
+mod tests;
