@@ -214,3 +214,27 @@ fn the_profile_d_snippet_defines_module_in_bash_and_sh() {
         assert_eq!(stdout, "0 zlib/1.2.13:netlib/3.0\n", "{shell}: {stderr}");
     }
 }
+
+#[test]
+fn a_modulefile_past_the_time_limit_fails_the_load_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let slow = dir.path().join("slow/1");
+    std::fs::create_dir_all(slow.parent().unwrap()).unwrap();
+    std::fs::write(&slow, "#%Module\nsetenv SLOW 1\nprepend-path PATH /slow/bin\nwhile 1 {}\n").unwrap();
+    let script = format!(
+        "export MODULEPATH={} MODULES_EVAL_TIMEOUT=1\n\
+         module load slow; echo \"load=$? [${{SLOW-unset}}] [$LOADEDMODULES] [$PATH]\"",
+        dir.path().display()
+    );
+    let (stdout, stderr, _) = bash(&script);
+    let bin = Path::new(env!("CARGO_BIN_EXE_modulecmd")).parent().unwrap().display().to_string();
+    assert_eq!(stdout, format!("load=1 [unset] [] [{bin}:/usr/bin:/bin]\n"), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "Loading slow/1\n  Module ERROR: evaluation time limit of 1 s exceeded (MODULES_EVAL_TIMEOUT)\n    \
+             In '{}'\n    Please contact <root@localhost>\n",
+            slow.display()
+        )
+    );
+}
