@@ -48,7 +48,12 @@ impl<C> Interp<C> {
     }
 }
 
-pub(crate) fn glob_match_counted(pattern: &str, text: &str, nocase: bool, steps: &mut Steps) -> Result<bool, Exception> {
+pub(crate) fn glob_match_counted(
+    pattern: &str,
+    text: &str,
+    nocase: bool,
+    steps: &mut Steps,
+) -> Result<bool, Exception> {
     let prep = |s: &str| -> Vec<char> {
         if nocase {
             s.chars().flat_map(char::to_lowercase).collect()
