@@ -33,6 +33,16 @@ fn run_in(shell: &str, init: &str, script: &str) -> (String, String, i32) {
     (text(&output.stdout), text(&output.stderr), output.status.code().unwrap_or(-1))
 }
 
+/// How a test that needs a tool skips (the rule of the system tests' `tests::skip`, this
+/// crate depending on none of the workspace): `SKIPPED: <reason>` and the caller returns,
+/// except under CI (`CI` set and not empty), where a test that cannot run is a failure.
+fn skip(reason: &str) {
+    if std::env::var_os("CI").is_some_and(|value| !value.is_empty()) {
+        panic!("SKIPPED under CI, which is a failure (CI is set): {reason}");
+    }
+    eprintln!("SKIPPED: {reason}");
+}
+
 fn bash(script: &str) -> (String, String, i32) {
     run_in("bash", "bash", script)
 }
@@ -197,7 +207,7 @@ fn child_shells_and_dash_have_module_too() {
 #[test]
 fn zsh_has_module_too() {
     if Command::new("zsh").arg("-fc").arg("true").status().is_err() {
-        eprintln!("SKIPPED: zsh_has_module_too: zsh is not installed (apt-get install zsh)");
+        skip("zsh_has_module_too: zsh is not installed (apt-get install zsh)");
         return;
     }
     let script = "module load netlib 2>/dev/null; echo \"load=$? $LOADEDMODULES ${MODULESHOME:t}\"\n\
