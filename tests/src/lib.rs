@@ -86,9 +86,15 @@ pub fn skip(reason: &str) {
     eprintln!("SKIPPED: {reason}");
 }
 
+/// Whether this process runs as root (effective uid 0).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
 /// Whether this runs as root; when not, skips ([`skip`]) saying that `test` needs root for `what`.
 pub fn root_or_skip(test: &str, what: &str) -> bool {
-    let root = nix::unistd::getuid().is_root();
+    let root = is_root();
     if !root {
         skip(&format!("{test} needs root {what}"));
     }

@@ -59,7 +59,7 @@ impl Net {
     /// (`crate::skip`: `SKIPPED: ...` and `None`, a failure under CI) when this is not root,
     /// `ip netns` does not work or MUNGE is not installed.
     pub fn new(names: &[&str]) -> Option<Net> {
-        if !nix_is_root() {
+        if !crate::is_root() {
             crate::skip("the multi-host tests need root and ip netns (not root)");
             return None;
         }
@@ -261,11 +261,6 @@ fn ip(args: &[&str]) -> Result<(), String> {
     } else {
         Err(format!("ip {}: {}", args.join(" "), String::from_utf8_lossy(&output.stderr).trim()))
     }
-}
-
-fn nix_is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
 }
 
 /// SIGKILLs every process in namespace `ns` (the daemons, jobs they left, munged).

@@ -40,7 +40,7 @@ pub enum Limit {
 /// `d` in seconds as a person writes it (`10`, `0.5`).
 pub fn seconds(d: &Duration) -> String {
     let ms = d.as_millis();
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         (ms / 1000).to_string()
     } else {
         format!("{}", d.as_secs_f64())
