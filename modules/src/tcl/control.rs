@@ -5,7 +5,7 @@ use super::list::{format_list, parse_list};
 use super::list_cmds::concat;
 use super::number::int_arg;
 use super::parse::{backslash, Parser};
-use super::{check_len, error, wrong_args, Exception, Interp, Proc, TclError, TclResult};
+use super::{check_len, error, wrong_args, Exception, Interp, Proc, TclError, TclResult, ELEMENT_COST};
 
 pub(crate) fn register<C>(i: &mut Interp<C>) {
     i.register("if", cmd_if::<C>);
@@ -110,7 +110,7 @@ fn cmd_foreach<C>(interp: &mut Interp<C>, a: &[String]) -> TclResult {
             return Err(error("foreach varlist is empty"));
         }
         let vals = parse_list(&pair[1])?;
-        interp.charge(vals.len().saturating_mul(std::mem::size_of::<String>()))?;
+        interp.charge(vals.len().saturating_mul(ELEMENT_COST))?;
         rounds = rounds.max(vals.len().div_ceil(vars.len()));
         groups.push((vars, vals));
     }
@@ -163,6 +163,7 @@ fn cmd_switch<C>(interp: &mut Interp<C>, a: &[String]) -> TclResult {
         [one] => parse_list(one)?,
         _ => rest.to_vec(),
     };
+    interp.charge(pairs.len().saturating_mul(ELEMENT_COST))?;
     if !pairs.len().is_multiple_of(2) {
         return Err(error("extra switch pattern with no body"));
     }

@@ -16,6 +16,9 @@ use super::{error, Exception};
 pub(crate) const MAX_STRING: usize = 64 << 20;
 /// Most elements a list may be split into.
 pub(crate) const MAX_LIST: usize = 1 << 20;
+/// What one element of a split list costs beyond its text (its `String` and the smallest
+/// allocation), counted as bytes produced for the lists held while a script runs.
+pub(crate) const ELEMENT_COST: usize = 64;
 /// Most bytes the commands of one budget may produce, in all (a bound on the memory held).
 pub const MAX_TOTAL_BYTES: u64 = 1 << 30;
 /// Bytes of work that count as one command.

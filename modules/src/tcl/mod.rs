@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-pub(crate) use limits::{check_len, check_list, Steps, MAX_LIST, MAX_STRING};
+pub(crate) use limits::{check_len, check_list, Steps, ELEMENT_COST, MAX_LIST, MAX_STRING};
 
 mod control;
 mod expr;
@@ -293,7 +293,7 @@ impl<C> Interp<C> {
             }
             if w.expand {
                 let items = parse_list(&v)?;
-                self.charge(items.len().saturating_mul(std::mem::size_of::<String>()))?;
+                self.charge(items.len().saturating_mul(ELEMENT_COST))?;
                 words.extend(items);
                 check_list(words.len())?;
             } else {

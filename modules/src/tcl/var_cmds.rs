@@ -125,6 +125,7 @@ fn cmd_array<C>(interp: &mut Interp<C>, a: &[String]) -> TclResult {
         "set" => {
             let [_, _, _, list] = a else { return Err(wrong_args("array set arrayName list")) };
             let items = parse_list(list)?;
+            interp.charge(items.len().saturating_mul(super::ELEMENT_COST))?;
             if items.len() % 2 != 0 {
                 return Err(error("list must have an even number of elements"));
             }
