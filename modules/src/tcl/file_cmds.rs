@@ -100,6 +100,14 @@ pub(crate) fn normalize(path: &str) -> String {
     format!("/{}", stack.join("/"))
 }
 
+/// Tcl's `file readable`: access(2) with `R_OK`, which opens nothing (a FIFO is not waited on).
+fn readable(p: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(path) = std::ffi::CString::new(p.as_os_str().as_bytes()) else { return false };
+    // SAFETY: `path` is a NUL-terminated string that lives across the call.
+    unsafe { libc::access(path.as_ptr(), libc::R_OK) == 0 }
+}
+
 fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
@@ -127,7 +135,7 @@ fn cmd_file<C>(_: &mut Interp<C>, a: &[String]) -> TclResult {
         "exists" => b(p.exists()),
         "isdirectory" => b(p.is_dir()),
         "isfile" => b(p.is_file()),
-        "readable" => b(if p.is_dir() { std::fs::read_dir(p).is_ok() } else { std::fs::File::open(p).is_ok() }),
+        "readable" => b(readable(p)),
         "executable" => b(is_executable(p)),
         "size" => std::fs::metadata(p)
             .map(|m| m.len().to_string())

@@ -174,12 +174,23 @@ pub(crate) fn check_list(n: usize) -> Result<(), super::TclError> {
     }
 }
 
-/// Reads a script file of at most [`MAX_STRING`] bytes (a larger one, or an endless one such
-/// as a device, is refused rather than read into memory).
+/// Opens `path` for reading if it is a regular file, without blocking: a FIFO (whose open
+/// waits for a writer) or a device (`/dev/zero`, endless) is refused, not waited on.
+pub fn open_regular(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "not a regular file"));
+    }
+    Ok(file)
+}
+
+/// Reads a script file of at most [`MAX_STRING`] bytes (a larger one, or one that is not a
+/// regular file, is refused rather than read into memory or waited on).
 pub fn read_script(path: &std::path::Path) -> std::io::Result<String> {
     use std::io::Read;
     let mut text = String::new();
-    std::fs::File::open(path)?.take(MAX_STRING as u64 + 1).read_to_string(&mut text)?;
+    open_regular(path)?.take(MAX_STRING as u64 + 1).read_to_string(&mut text)?;
     if text.len() > MAX_STRING {
         return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "file larger than 64 MiB"));
     }

@@ -110,3 +110,19 @@ fn string_first_and_last_find_characters_not_bytes() {
         assert_eq!(i.eval(script), Ok(want.to_string()), "{script}");
     }
 }
+
+#[test]
+fn fifos_and_devices_are_refused_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let path = std::ffi::CString::new(fifo.display().to_string()).unwrap();
+    // SAFETY: `path` is a NUL-terminated string that lives across the call.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o644) }, 0);
+    let mut i = interp(u64::MAX, None);
+    for file in [fifo.display().to_string(), "/dev/zero".to_string()] {
+        let r = i.eval(&format!("source {file}"));
+        assert_eq!(message(r), format!("couldn't read file \"{file}\": not a regular file"));
+    }
+    assert_eq!(i.eval(&format!("file readable {}", fifo.display())), Ok("1".into()));
+    assert!(!crate::find::is_modulefile(&fifo));
+}

@@ -23,7 +23,7 @@ pub mod string_cmds;
 mod var_cmds;
 mod vars;
 
-pub use limits::{read_script, seconds, Budget, Limit, DEFAULT_COMMANDS, MAX_TOTAL_BYTES};
+pub use limits::{open_regular, read_script, seconds, Budget, Limit, DEFAULT_COMMANDS, MAX_TOTAL_BYTES};
 pub use list::{dictionary_cmp, format_list, parse_list};
 pub use string_cmds::glob_match;
 
