@@ -5,7 +5,9 @@
 //!
 //! Owns: the evaluation context ([`Ctx`]) and turning interpreter outcomes into
 //! [`ModError`]s. The session is moved into the interpreter for the evaluation and back out,
-//! so nested loads (`module load` inside a modulefile) evaluate with the same session.
+//! so nested loads (`module load` inside a modulefile) evaluate with the same session; every
+//! interpreter counts against the session's budget, and one that reaches a limit is reported
+//! as [`ModError::Limit`] naming its file.
 
 use crate::session::{ModError, Session};
 use crate::tcl::{Exception, Interp};
@@ -74,11 +76,12 @@ pub struct Target<'a> {
 
 /// Evaluates `target` in `mode` with `session`'s environment.
 pub fn evaluate(session: &mut Session, mode: Mode, target: Target<'_>) -> Result<Declared, ModError> {
-    let text = match std::fs::read_to_string(target.file) {
+    let text = match crate::tcl::read_script(target.file) {
         Ok(text) if text.starts_with("#%Module") => text,
         Ok(_) => return Err(ModError::Cookie(target.file.to_path_buf())),
         Err(err) => return Err(ModError::Tcl(format!("couldn't read file \"{}\": {err}", target.file.display()))),
     };
+    let budget = session.budget.clone();
     let ctx = Ctx {
         session: std::mem::take(session),
         mode,
@@ -90,6 +93,7 @@ pub fn evaluate(session: &mut Session, mode: Mode, target: Target<'_>) -> Result
         failure: None,
     };
     let mut interp = Interp::new(ctx);
+    interp.set_budget(budget);
     crate::modfile::register(&mut interp);
     let vars: Vec<(String, String)> =
         interp.ctx.session.env.vars().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
@@ -110,8 +114,12 @@ pub fn evaluate(session: &mut Session, mode: Mode, target: Target<'_>) -> Result
             None => interp.ctx.declared.has_help = false,
         }
     }
+    let limit = interp.limit_reached();
     let ctx = interp.ctx;
     *session = ctx.session;
+    if let Some(limit) = limit {
+        return Err(ModError::Limit(target.file.to_path_buf(), limit));
+    }
     if let Some(failure) = ctx.failure {
         return Err(failure);
     }

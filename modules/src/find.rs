@@ -27,11 +27,11 @@ pub struct Found {
     pub alt_names: Vec<String>,
 }
 
-/// Whether `path` is a file starting with `#%Module`.
+/// Whether `path` is a regular file starting with `#%Module` (a FIFO or device is not waited on).
 pub fn is_modulefile(path: &Path) -> bool {
     use std::io::Read;
     let mut head = [0u8; 8];
-    std::fs::File::open(path).and_then(|mut file| file.read_exact(&mut head)).is_ok() && &head == b"#%Module"
+    crate::tcl::open_regular(path).and_then(|mut file| file.read_exact(&mut head)).is_ok() && &head == b"#%Module"
 }
 
 /// The modulepaths in `MODULEPATH` order.

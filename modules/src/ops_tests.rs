@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::env::Env;
+use crate::tcl::Limit;
 
 const TREE: &[(&str, &str)] = &[
     ("zlib/1.2.13", "#%Module\nconflict zlib\nsetenv ZLIB_ROOT /sw/zlib/1.2.13\nprepend-path PATH /sw/zlib/1.2.13/bin\nprepend-path LD_LIBRARY_PATH /sw/shared/lib\n"),
@@ -164,5 +165,34 @@ fn modules_loading_each_other_are_a_clear_error_not_a_hang() {
         session.out.contains(&"  ERROR: loopa/1.0 requires itself through its requirements (loopa/1.0 -> loopb/1.0 -> loopa/1.0); nothing was loaded".to_string()),
         "{:?}",
         session.out
+    );
+}
+
+#[test]
+fn a_load_past_the_time_limit_fails_naming_its_file_and_changes_nothing() {
+    let tree = tree();
+    let slow = tree.dir.path().join("slow/1.0");
+    std::fs::create_dir_all(slow.parent().unwrap()).unwrap();
+    std::fs::write(&slow, "#%Module\nsetenv SLOW 1\nmodule load zlib\nwhile 1 {}\n").unwrap();
+    let mut env = tree.session().env;
+    env.set("MODULES_EVAL_TIMEOUT", "0.2");
+    let mut session = Session::new(env.clone(), 80);
+    assert_eq!(
+        load(&mut session, "slow", false),
+        Err(ModError::Limit(slow.clone(), Limit::Time(std::time::Duration::from_millis(200))))
+    );
+    assert!(session.failed);
+    assert_eq!(session.env, env);
+    assert!(session.loaded.is_empty());
+    let shown = slow.display();
+    assert_eq!(
+        session.out,
+        [
+            "Loading slow/1.0".to_string(),
+            "  Loading requirement: zlib/1.2.13".into(),
+            "  Module ERROR: evaluation time limit of 0.2 s exceeded (MODULES_EVAL_TIMEOUT)".into(),
+            format!("    In '{shown}'"),
+            "    Please contact <root@localhost>".into(),
+        ]
     );
 }

@@ -29,7 +29,7 @@ struct RcCtx {
 
 /// Reads the control file `path` lying in `dir` (relative to its modulepath).
 pub fn read(path: &Path, dir: &str) -> RcInfo {
-    let Ok(text) = std::fs::read_to_string(path) else { return RcInfo::default() };
+    let Ok(text) = crate::tcl::read_script(path) else { return RcInfo::default() };
     if !text.starts_with("#%Module") {
         return RcInfo::default();
     }

@@ -1,13 +1,30 @@
 //! One run of modulecmd: the environment it works on, the loaded modules, the messages for
 //! stderr (with the report blocks of modules.md 4.3-4.6), the raw shell lines for stdout,
-//! and whether the command failed.
+//! whether the command failed, and the evaluation budget every modulefile it evaluates counts
+//! against (a time limit of `MODULES_EVAL_TIMEOUT` seconds, 10 by default, for the whole run).
 //!
 //! Owns: message layout (blocks, error texts of modules.md section 5). Must not: evaluate
 //! modulefiles (eval.rs) or decide loads (ops.rs).
 
 use crate::env::Env;
 use crate::state::{self, Loaded};
+use crate::tcl::{Budget, Limit};
 use std::path::PathBuf;
+use std::rc::Rc;
+use std::time::Duration;
+
+/// How long the modulefiles one command evaluates may take in all, unless
+/// `MODULES_EVAL_TIMEOUT` says otherwise.
+pub const DEFAULT_EVAL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `MODULES_EVAL_TIMEOUT` (seconds, a positive number such as `10` or `0.5`), else the default.
+pub fn eval_timeout(env: &Env) -> Duration {
+    env.get("MODULES_EVAL_TIMEOUT")
+        .and_then(|text| text.trim().parse::<f64>().ok())
+        .filter(|secs| secs.is_finite() && *secs > 0.0)
+        .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
+        .unwrap_or(DEFAULT_EVAL_TIMEOUT)
+}
 
 /// The run's state.
 #[derive(Debug, Default)]
@@ -32,6 +49,8 @@ pub struct Session {
     reports: Vec<Report>,
     /// Blocks printed so far (consecutive blocks are separated by an empty line).
     blocks: usize,
+    /// What the modulefiles this run evaluates may still do (shared by all their interpreters).
+    pub budget: Rc<Budget>,
 }
 
 #[derive(Debug, Default)]
@@ -46,7 +65,8 @@ impl Session {
     /// A session over `env`, with the loaded modules read from it.
     pub fn new(env: Env, width: usize) -> Session {
         let loaded = state::read(&env);
-        Session { env, loaded, width, auto_handling: true, ..Session::default() }
+        let budget = Rc::new(Budget::new(Some(eval_timeout(&env))));
+        Session { env, loaded, width, auto_handling: true, budget, ..Session::default() }
     }
 
     /// The modulepaths now.
@@ -168,6 +188,8 @@ pub enum ModError {
     MissingPrereq(String),
     /// A Tcl error: its errorInfo.
     Tcl(String),
+    /// The evaluation of this file reached a limit (time, commands, memory) and was stopped.
+    Limit(PathBuf, Limit),
     /// The file asked for it (`error` aside): `reportError` already said why.
     Reported,
     /// A requirement could not be loaded.
@@ -205,6 +227,14 @@ impl ModError {
                 lines.push("    Please contact <root@localhost>".into());
                 lines
             }
+            ModError::Limit(path, limit) => vec![
+                match limit {
+                    Limit::Time(_) => format!("  Module ERROR: {limit} (MODULES_EVAL_TIMEOUT)"),
+                    _ => format!("  Module ERROR: {limit}"),
+                },
+                format!("    In '{}'", path.display()),
+                "    Please contact <root@localhost>".into(),
+            ],
             ModError::Requirement(name) => vec![format!("  ERROR: Load of requirement {name} failed")],
             ModError::Loop(chain) => vec![format!(
                 "  ERROR: {} requires itself through its requirements ({}); nothing was loaded",

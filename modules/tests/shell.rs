@@ -33,6 +33,16 @@ fn run_in(shell: &str, init: &str, script: &str) -> (String, String, i32) {
     (text(&output.stdout), text(&output.stderr), output.status.code().unwrap_or(-1))
 }
 
+/// How a test that needs a tool skips (the rule of the system tests' `tests::skip`, this
+/// crate depending on none of the workspace): `SKIPPED: <reason>` and the caller returns,
+/// except under CI (`CI` set and not empty), where a test that cannot run is a failure.
+fn skip(reason: &str) {
+    if std::env::var_os("CI").is_some_and(|value| !value.is_empty()) {
+        panic!("SKIPPED under CI, which is a failure (CI is set): {reason}");
+    }
+    eprintln!("SKIPPED: {reason}");
+}
+
 fn bash(script: &str) -> (String, String, i32) {
     run_in("bash", "bash", script)
 }
@@ -197,7 +207,7 @@ fn child_shells_and_dash_have_module_too() {
 #[test]
 fn zsh_has_module_too() {
     if Command::new("zsh").arg("-fc").arg("true").status().is_err() {
-        eprintln!("SKIPPED: zsh_has_module_too: zsh is not installed (apt-get install zsh)");
+        skip("zsh_has_module_too: zsh is not installed (apt-get install zsh)");
         return;
     }
     let script = "module load netlib 2>/dev/null; echo \"load=$? $LOADEDMODULES ${MODULESHOME:t}\"\n\
@@ -213,4 +223,28 @@ fn the_profile_d_snippet_defines_module_in_bash_and_sh() {
             run_in(shell, "profile.sh", "module load netlib 2>/dev/null; echo \"$? $LOADEDMODULES\"");
         assert_eq!(stdout, "0 zlib/1.2.13:netlib/3.0\n", "{shell}: {stderr}");
     }
+}
+
+#[test]
+fn a_modulefile_past_the_time_limit_fails_the_load_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let slow = dir.path().join("slow/1");
+    std::fs::create_dir_all(slow.parent().unwrap()).unwrap();
+    std::fs::write(&slow, "#%Module\nsetenv SLOW 1\nprepend-path PATH /slow/bin\nwhile 1 {}\n").unwrap();
+    let script = format!(
+        "export MODULEPATH={} MODULES_EVAL_TIMEOUT=1\n\
+         module load slow; echo \"load=$? [${{SLOW-unset}}] [$LOADEDMODULES] [$PATH]\"",
+        dir.path().display()
+    );
+    let (stdout, stderr, _) = bash(&script);
+    let bin = Path::new(env!("CARGO_BIN_EXE_modulecmd")).parent().unwrap().display().to_string();
+    assert_eq!(stdout, format!("load=1 [unset] [] [{bin}:/usr/bin:/bin]\n"), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "Loading slow/1\n  Module ERROR: evaluation time limit of 1 s exceeded (MODULES_EVAL_TIMEOUT)\n    \
+             In '{}'\n    Please contact <root@localhost>\n",
+            slow.display()
+        )
+    );
 }

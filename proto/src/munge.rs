@@ -227,6 +227,17 @@ pub fn decode(socket: &Path, credential: &str) -> Result<Decoded, MungeError> {
     Ok(Decoded { uid, gid, payload })
 }
 
+/// How a test of this crate that needs MUNGE skips (the rule of the system tests'
+/// `tests::skip`): `SKIPPED: <reason>` on stderr and the caller returns, except under CI
+/// (`CI` set and not empty), where a test that cannot run is a failure: a panic.
+#[cfg(test)]
+pub(crate) fn skip_test(reason: &str) {
+    if std::env::var_os("CI").is_some_and(|value| !value.is_empty()) {
+        panic!("SKIPPED under CI, which is a failure (CI is set): {reason}");
+    }
+    eprintln!("SKIPPED: {reason}");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -235,7 +246,7 @@ mod tests {
     fn absent_munged_is_one_clear_line() {
         let socket = Path::new("/nonexistent/munge.socket");
         match encode(socket, b"x") {
-            Err(MungeError::Library(_)) => eprintln!("SKIPPED: libmunge.so.2 is not installed"),
+            Err(MungeError::Library(_)) => skip_test("libmunge.so.2 is not installed"),
             Err(error @ MungeError::Unreachable { .. }) => {
                 let text = error.to_string();
                 assert!(text.starts_with("cannot reach munged at /nonexistent/munge.socket: "), "{text}");

@@ -13,7 +13,7 @@ struct TestMunged {
 impl TestMunged {
     fn start() -> Option<TestMunged> {
         if !Path::new("/usr/sbin/munged").exists() {
-            eprintln!("SKIPPED: /usr/sbin/munged is not installed (apt-get install munge)");
+            munge::skip_test("/usr/sbin/munged is not installed (apt-get install munge)");
             return None;
         }
         let dir = tempfile::tempdir().unwrap();

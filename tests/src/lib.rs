@@ -70,11 +70,42 @@ pub fn transport_args() -> &'static [&'static str] {
     }
 }
 
-/// Whether MUNGE is installed; when not, says so loudly (the caller skips its test).
+/// Whether this runs under CI: the environment variable `CI` is set (to anything but the empty
+/// string), as `.ci/run` and CI services do.
+pub fn under_ci() -> bool {
+    std::env::var_os("CI").is_some_and(|value| !value.is_empty())
+}
+
+/// The one way a test skips when what it needs (root, a tool) is missing: prints
+/// `SKIPPED: <reason>` and the caller returns, except under CI ([`under_ci`]), where a test
+/// that cannot run is a failure: panics with the same reason, so nothing passes untested.
+pub fn skip(reason: &str) {
+    if under_ci() {
+        panic!("SKIPPED under CI, which is a failure (CI is set): {reason}");
+    }
+    eprintln!("SKIPPED: {reason}");
+}
+
+/// Whether this process runs as root (effective uid 0).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Whether this runs as root; when not, skips ([`skip`]) saying that `test` needs root for `what`.
+pub fn root_or_skip(test: &str, what: &str) -> bool {
+    let root = is_root();
+    if !root {
+        skip(&format!("{test} needs root {what}"));
+    }
+    root
+}
+
+/// Whether MUNGE is installed; when not, skips ([`skip`]: the caller returns, or under CI fails).
 pub fn munge_installed() -> bool {
     let installed = Path::new("/usr/sbin/munged").exists() && Path::new("/usr/sbin/mungekey").exists();
     if !installed {
-        eprintln!("SKIPPED: MUNGE is not installed (apt-get install munge)");
+        skip("MUNGE is not installed (apt-get install munge)");
     }
     installed
 }

@@ -41,7 +41,7 @@ pub struct NetCluster {
 
 impl NetCluster {
     /// Hosts `testsrv`, `moms...` (one cpu each) and `login`; waits until every mom is
-    /// `free`. `None` (after a `SKIPPED:` line) when namespaces are not available.
+    /// `free`. `None` (after a `SKIPPED:` line; a failure under CI) when namespaces are not available.
     pub fn up(moms: &[&str]) -> Option<NetCluster> {
         let names: Vec<&str> = std::iter::once(SERVER).chain(moms.iter().copied()).chain([LOGIN]).collect();
         let bin = crate::bin_dir();

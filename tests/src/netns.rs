@@ -55,12 +55,12 @@ pub struct Net {
 }
 
 impl Net {
-    /// Creates the hosts (first one `10.201.0.1`, ...) and their munge daemons, or prints
-    /// `SKIPPED: ...` and returns `None` when this is not root, `ip netns` does not work or
-    /// MUNGE is not installed.
+    /// Creates the hosts (first one `10.201.0.1`, ...) and their munge daemons, or skips
+    /// (`crate::skip`: `SKIPPED: ...` and `None`, a failure under CI) when this is not root,
+    /// `ip netns` does not work or MUNGE is not installed.
     pub fn new(names: &[&str]) -> Option<Net> {
-        if !nix_is_root() {
-            println!("SKIPPED: the multi-host tests need root and ip netns (not root)");
+        if !crate::is_root() {
+            crate::skip("the multi-host tests need root and ip netns (not root)");
             return None;
         }
         if !crate::munge_installed() {
@@ -75,7 +75,7 @@ impl Net {
             ip(&["-n", &switch, "link", "set", "br0", "up"])
         });
         if let Err(error) = bridge {
-            println!("SKIPPED: the multi-host tests need root and ip netns ({error})");
+            crate::skip(&format!("the multi-host tests need root and ip netns ({error})"));
             delete_namespace(&switch);
             return None;
         }
@@ -261,11 +261,6 @@ fn ip(args: &[&str]) -> Result<(), String> {
     } else {
         Err(format!("ip {}: {}", args.join(" "), String::from_utf8_lossy(&output.stderr).trim()))
     }
-}
-
-fn nix_is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
 }
 
 /// SIGKILLs every process in namespace `ns` (the daemons, jobs they left, munged).

@@ -5,8 +5,7 @@ use super::list::{format_list, parse_list};
 use super::list_cmds::concat;
 use super::number::int_arg;
 use super::parse::{backslash, Parser};
-use super::string_cmds::glob_match;
-use super::{check_len, error, wrong_args, Exception, Interp, Proc, TclError, TclResult};
+use super::{check_len, error, wrong_args, Exception, Interp, Proc, TclError, TclResult, ELEMENT_COST};
 
 pub(crate) fn register<C>(i: &mut Interp<C>) {
     i.register("if", cmd_if::<C>);
@@ -111,6 +110,7 @@ fn cmd_foreach<C>(interp: &mut Interp<C>, a: &[String]) -> TclResult {
             return Err(error("foreach varlist is empty"));
         }
         let vals = parse_list(&pair[1])?;
+        interp.charge(vals.len().saturating_mul(ELEMENT_COST))?;
         rounds = rounds.max(vals.len().div_ceil(vars.len()));
         groups.push((vars, vals));
     }
@@ -163,6 +163,7 @@ fn cmd_switch<C>(interp: &mut Interp<C>, a: &[String]) -> TclResult {
         [one] => parse_list(one)?,
         _ => rest.to_vec(),
     };
+    interp.charge(pairs.len().saturating_mul(ELEMENT_COST))?;
     if !pairs.len().is_multiple_of(2) {
         return Err(error("extra switch pattern with no body"));
     }
@@ -173,7 +174,7 @@ fn cmd_switch<C>(interp: &mut Interp<C>, a: &[String]) -> TclResult {
             || match mode {
                 MatchMode::Exact if nocase => pat.to_lowercase() == subject.to_lowercase(),
                 MatchMode::Exact => pat == subject,
-                MatchMode::Glob => glob_match(pat, subject, nocase),
+                MatchMode::Glob => interp.glob(pat, subject, nocase)?,
                 MatchMode::Regexp => super::regexp_cmds::compile(pat, nocase)?.is_match(subject),
             };
         if hit {
@@ -191,7 +192,12 @@ fn cmd_catch<C>(interp: &mut Interp<C>, a: &[String]) -> TclResult {
     if !(2..=4).contains(&a.len()) {
         return Err(wrong_args("catch script ?resultVarName? ?optionVarName?"));
     }
-    let (code, value, info) = match interp.eval(&a[1]) {
+    let result = interp.eval(&a[1]);
+    if interp.limit_reached().is_some() {
+        // A limit is not the script's to handle: the evaluation ends.
+        return result;
+    }
+    let (code, value, info) = match result {
         Ok(v) => (0, v, None),
         Err(Exception::Error(e)) => (1, e.message, Some(e.info)),
         Err(Exception::Return(v)) => {

@@ -101,6 +101,7 @@ impl<C> Interp<C> {
         if text.trim().is_empty() {
             return Err(error("empty expression"));
         }
+        self.budget().work(text.len())?;
         let mut ex = Ex { it: self, p: Parser::new(text), text, depth: 0 };
         let v = ex.ternary(false)?;
         ex.ws();

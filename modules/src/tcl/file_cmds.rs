@@ -4,8 +4,8 @@ use std::io::Write;
 use std::path::Path;
 
 use super::list::{format_list, parse_list};
-use super::string_cmds::glob_match;
-use super::{error, wrong_args, Exception, Interp, TclResult};
+use super::string_cmds::glob_match_counted;
+use super::{error, wrong_args, Exception, Interp, Steps, TclResult};
 
 pub(crate) fn register<C>(i: &mut Interp<C>) {
     i.register("file", cmd_file::<C>);
@@ -100,6 +100,14 @@ pub(crate) fn normalize(path: &str) -> String {
     format!("/{}", stack.join("/"))
 }
 
+/// Tcl's `file readable`: access(2) with `R_OK`, which opens nothing (a FIFO is not waited on).
+fn readable(p: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(path) = std::ffi::CString::new(p.as_os_str().as_bytes()) else { return false };
+    // SAFETY: `path` is a NUL-terminated string that lives across the call.
+    unsafe { libc::access(path.as_ptr(), libc::R_OK) == 0 }
+}
+
 fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
@@ -127,7 +135,7 @@ fn cmd_file<C>(_: &mut Interp<C>, a: &[String]) -> TclResult {
         "exists" => b(p.exists()),
         "isdirectory" => b(p.is_dir()),
         "isfile" => b(p.is_file()),
-        "readable" => b(if p.is_dir() { std::fs::read_dir(p).is_ok() } else { std::fs::File::open(p).is_ok() }),
+        "readable" => b(readable(p)),
         "executable" => b(is_executable(p)),
         "size" => std::fs::metadata(p)
             .map(|m| m.len().to_string())
@@ -169,7 +177,14 @@ fn expand_braces(pat: &str, out: &mut Vec<String>, budget: &mut usize) {
     }
 }
 
-fn glob_one(pattern: &str, dir: Option<&str>, types: Option<&str>, out: &mut Vec<String>) {
+/// Where [`glob_one`] looks and what it keeps.
+struct GlobIn<'a> {
+    dir: Option<&'a str>,
+    types: Option<&'a str>,
+}
+
+fn glob_one(pattern: &str, how: &GlobIn, steps: &mut Steps, out: &mut Vec<String>) -> Result<(), Exception> {
+    let (dir, types) = (how.dir, how.types);
     let abs = pattern.starts_with('/');
     let mut paths: Vec<String> = vec![if abs { "/".into() } else { String::new() }];
     let comps: Vec<&str> = pattern.split('/').filter(|c| !c.is_empty()).collect();
@@ -186,7 +201,7 @@ fn glob_one(pattern: &str, dir: Option<&str>, types: Option<&str>, out: &mut Vec
             let Ok(rd) = std::fs::read_dir(&real) else { continue };
             for e in rd.flatten() {
                 let n = e.file_name().to_string_lossy().into_owned();
-                if (n.starts_with('.') && !comp.starts_with('.')) || !glob_match(comp, &n, false) {
+                if (n.starts_with('.') && !comp.starts_with('.')) || !glob_match_counted(comp, &n, false, steps)? {
                     continue;
                 }
                 let is_dir = e.path().is_dir();
@@ -201,9 +216,10 @@ fn glob_one(pattern: &str, dir: Option<&str>, types: Option<&str>, out: &mut Vec
     if !comps.is_empty() {
         out.extend(paths);
     }
+    Ok(())
 }
 
-fn cmd_glob<C>(_: &mut Interp<C>, a: &[String]) -> TclResult {
+fn cmd_glob<C>(interp: &mut Interp<C>, a: &[String]) -> TclResult {
     let (mut nocomplain, mut tails, mut dir, mut types, mut i) = (false, false, None, None, 1);
     while let Some(o) = a.get(i).filter(|o| o.starts_with('-')) {
         i += 1;
@@ -232,11 +248,13 @@ fn cmd_glob<C>(_: &mut Interp<C>, a: &[String]) -> TclResult {
         return Err(wrong_args("glob ?switches? name ?name ...?"));
     }
     let mut found = Vec::new();
+    let how = GlobIn { dir: dir.as_deref(), types: types.as_deref() };
+    let mut steps = Steps::new(Some(interp.budget()));
     for p in pats {
         let mut expanded = Vec::new();
         expand_braces(p, &mut expanded, &mut 1000);
         for e in expanded {
-            glob_one(&e, dir.as_deref(), types.as_deref(), &mut found);
+            glob_one(&e, &how, &mut steps, &mut found)?;
         }
     }
     if let (Some(d), false) = (&dir, tails) {
@@ -253,8 +271,10 @@ fn cmd_glob<C>(_: &mut Interp<C>, a: &[String]) -> TclResult {
 
 fn cmd_source<C>(interp: &mut Interp<C>, a: &[String]) -> TclResult {
     let [_, name] = a else { return Err(wrong_args("source fileName")) };
-    let text = std::fs::read_to_string(name)
-        .map_err(|_| error(format!("couldn't read file \"{name}\": no such file or directory")))?;
+    let text = super::read_script(Path::new(name)).map_err(|e| match e.kind() {
+        std::io::ErrorKind::InvalidData => error(format!("couldn't read file \"{name}\": {e}")),
+        _ => error(format!("couldn't read file \"{name}\": no such file or directory")),
+    })?;
     interp.eval_file_text(&text, name)
 }
 

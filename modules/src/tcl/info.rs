@@ -3,16 +3,20 @@
 
 use super::list::format_list;
 use super::parse::Parser;
-use super::string_cmds::glob_match;
 use super::{error, wrong_args, Interp, TclResult};
 
 pub(crate) fn register<C>(i: &mut Interp<C>) {
     i.register("info", cmd_info::<C>);
 }
 
-fn filtered(names: Vec<String>, pattern: Option<&String>) -> String {
-    let kept: Vec<String> = names.into_iter().filter(|n| pattern.is_none_or(|p| glob_match(p, n, false))).collect();
-    format_list(&kept)
+fn filtered<C>(interp: &Interp<C>, names: Vec<String>, pattern: Option<&String>) -> TclResult {
+    let mut kept = Vec::new();
+    for n in names {
+        if pattern.map_or(Ok(true), |p| interp.glob(p, &n, false))? {
+            kept.push(n);
+        }
+    }
+    Ok(format_list(&kept))
 }
 
 fn cmd_info<C>(interp: &mut Interp<C>, a: &[String]) -> TclResult {
@@ -23,10 +27,10 @@ fn cmd_info<C>(interp: &mut Interp<C>, a: &[String]) -> TclResult {
             Some(v) if a.len() == 3 => Ok(u8::from(interp.var_exists(v)).to_string()),
             _ => Err(wrong_args("info exists varName")),
         },
-        "commands" => Ok(filtered(interp.command_names(false), arg)),
-        "procs" => Ok(filtered(interp.command_names(true), arg)),
-        "vars" | "locals" => Ok(filtered(interp.var_names(interp.cur), arg)),
-        "globals" => Ok(filtered(interp.var_names(0), arg)),
+        "commands" => filtered(interp, interp.command_names(false), arg),
+        "procs" => filtered(interp, interp.command_names(true), arg),
+        "vars" | "locals" => filtered(interp, interp.var_names(interp.cur), arg),
+        "globals" => filtered(interp, interp.var_names(0), arg),
         "level" => info_level(interp, arg),
         "body" | "args" => {
             let Some(name) = arg else { return Err(wrong_args(&format!("info {sub} procname"))) };

@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 
 use super::parse::backslash;
-use super::{error, Exception, TclError};
+use super::{check_list, error, Exception, TclError};
 
 fn is_list_space(c: u8) -> bool {
     matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
@@ -26,6 +26,7 @@ pub fn parse_list(text: &str) -> Result<Vec<String>, TclError> {
             _ => bare_elem(text, pos),
         };
         out.push(word);
+        check_list(out.len())?;
         pos = next;
     }
 }

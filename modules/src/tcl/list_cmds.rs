@@ -5,8 +5,7 @@ use std::cmp::Ordering;
 
 use super::list::{clamp, dictionary_cmp, format_list, parse_index, parse_list};
 use super::number::{double_arg, int_arg};
-use super::string_cmds::glob_match;
-use super::{check_len, error, wrong_args, Exception, Interp, TclResult};
+use super::{check_len, check_list, error, wrong_args, Exception, Interp, TclResult, MAX_LIST};
 
 pub(crate) fn register<C>(i: &mut Interp<C>) {
     i.register("list", cmd_list::<C>);
@@ -157,7 +156,7 @@ enum Mode {
     Regexp,
 }
 
-fn cmd_lsearch<C>(_: &mut Interp<C>, a: &[String]) -> TclResult {
+fn cmd_lsearch<C>(interp: &mut Interp<C>, a: &[String]) -> TclResult {
     let usage = "lsearch ?-option value ...? list pattern";
     if a.len() < 3 {
         return Err(wrong_args(usage));
@@ -179,16 +178,21 @@ fn cmd_lsearch<C>(_: &mut Interp<C>, a: &[String]) -> TclResult {
     let items = parse_list(&a[a.len() - 2])?;
     let pat = &a[a.len() - 1];
     let re = if mode == Mode::Regexp { Some(super::regexp_cmds::compile(pat, nocase)?) } else { None };
-    let matches = |s: &String| -> bool {
+    let matches = |s: &String| -> Result<bool, Exception> {
         let m = match mode {
             Mode::Exact if nocase => s.to_lowercase() == pat.to_lowercase(),
             Mode::Exact => s == pat,
-            Mode::Glob => glob_match(pat, s, nocase),
+            Mode::Glob => interp.glob(pat, s, nocase)?,
             Mode::Regexp => re.as_ref().is_some_and(|r| r.is_match(s)),
         };
-        m != not
+        Ok(m != not)
     };
-    let hits: Vec<usize> = items.iter().enumerate().filter(|(_, s)| matches(s)).map(|(i, _)| i).collect();
+    let mut hits: Vec<usize> = Vec::new();
+    for (i, s) in items.iter().enumerate() {
+        if matches(s)? {
+            hits.push(i);
+        }
+    }
     let shown: Vec<String> = if inline {
         hits.iter().filter_map(|&i| items.get(i).cloned()).collect()
     } else {
@@ -324,10 +328,11 @@ fn cmd_split<C>(_: &mut Interp<C>, a: &[String]) -> TclResult {
         return Ok(String::new());
     }
     let parts: Vec<String> = if chars.is_empty() {
-        s.chars().map(String::from).collect()
+        s.chars().take(MAX_LIST + 1).map(String::from).collect()
     } else {
-        s.split(|c| chars.contains(c)).map(String::from).collect()
+        s.split(|c| chars.contains(c)).take(MAX_LIST + 1).map(String::from).collect()
     };
+    check_list(parts.len())?;
     Ok(format_list(&parts))
 }
 

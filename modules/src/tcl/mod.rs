@@ -1,14 +1,18 @@
 //! Tcl-subset interpreter core: `Interp`, `Exception`/`TclError`, the command table, the evaluation loop
-//! with Tcl-style error tracebacks (errorInfo), proc invocation and the evaluation limits.
+//! with Tcl-style error tracebacks (errorInfo), proc invocation, and where the evaluation limits
+//! (limits.rs) are counted: each command, its result's size, each word built and each script parsed.
 
 use std::collections::HashMap;
 use std::rc::Rc;
+
+pub(crate) use limits::{check_len, check_list, Steps, ELEMENT_COST, MAX_LIST, MAX_STRING};
 
 mod control;
 mod expr;
 mod file_cmds;
 mod format;
 mod info;
+mod limits;
 pub mod list;
 mod list_cmds;
 mod mathfunc;
@@ -19,6 +23,7 @@ pub mod string_cmds;
 mod var_cmds;
 mod vars;
 
+pub use limits::{open_regular, read_script, seconds, Budget, Limit, DEFAULT_COMMANDS, MAX_TOTAL_BYTES};
 pub use list::{dictionary_cmp, format_list, parse_list};
 pub use string_cmds::glob_match;
 
@@ -88,17 +93,6 @@ pub(crate) fn wrong_args(usage: &str) -> Exception {
 
 /// Deepest nesting of evaluations (and of bracket parsing).
 pub(crate) const MAX_DEPTH: usize = 1000;
-/// Largest string a command may produce.
-pub(crate) const MAX_STRING: usize = 64 << 20;
-
-/// Errors when a result of `n` bytes would exceed [`MAX_STRING`].
-pub(crate) fn check_len(n: usize) -> Result<(), Exception> {
-    if n > MAX_STRING {
-        Err(error("result string too long (over 64 MiB)"))
-    } else {
-        Ok(())
-    }
-}
 
 /// A procedure defined with `proc`.
 pub(crate) struct Proc {
@@ -128,8 +122,7 @@ pub struct Interp<C> {
     pub(crate) frames: Vec<Frame>,
     pub(crate) cur: usize,
     depth: usize,
-    cmd_count: u64,
-    cmd_limit: u64,
+    budget: Rc<Budget>,
     err_line: usize,
     pub(crate) script_file: String,
     /// The completion a `return -code X` asks the enclosing proc (or sourced file) to produce.
@@ -160,8 +153,7 @@ impl<C> Interp<C> {
             frames: vec![Frame::new(0, 0, Vec::new())],
             cur: 0,
             depth: 0,
-            cmd_count: 0,
-            cmd_limit: 10_000_000,
+            budget: Rc::new(Budget::default()),
             err_line: 0,
             script_file: String::new(),
             return_code: None,
@@ -187,9 +179,24 @@ impl<C> Interp<C> {
         self.commands.contains_key(name.strip_prefix("::").unwrap_or(name))
     }
 
-    /// Sets the maximum number of commands this interpreter may evaluate (default 10,000,000).
+    /// Sets the maximum number of commands this interpreter's budget allows (default 10,000,000).
     pub fn set_command_limit(&mut self, n: u64) {
-        self.cmd_limit = n;
+        self.budget.set_command_limit(n);
+    }
+
+    /// Makes this interpreter count against `budget` (shared with others, a deadline, ...).
+    pub fn set_budget(&mut self, budget: Rc<Budget>) {
+        self.budget = budget;
+    }
+
+    /// The limit this interpreter's budget reached, if one was.
+    pub fn limit_reached(&self) -> Option<Limit> {
+        self.budget.exceeded()
+    }
+
+    /// The budget, for native loops that count their steps.
+    pub(crate) fn budget(&self) -> &Budget {
+        &self.budget
     }
 
     /// Evaluates a script in the current frame.
@@ -240,6 +247,7 @@ impl<C> Interp<C> {
     }
 
     fn eval_inner(&mut self, script: &str) -> TclResult {
+        self.budget.work(script.len())?;
         let mut parser = Parser::new(script);
         let mut result = String::new();
         let (mut line, mut line_pos) = (1, 0);
@@ -274,10 +282,20 @@ impl<C> Interp<C> {
 
     fn eval_command(&mut self, cmd: &Command) -> TclResult {
         let mut words = Vec::with_capacity(cmd.words.len());
+        let mut total = 0usize;
         for w in &cmd.words {
             let v = self.subst_parts(&w.parts)?;
+            // Every word is a new string (literal, copy of a variable, command result): counted.
+            self.charge(v.len())?;
+            total = total.saturating_add(v.len());
+            if total > 2 * MAX_STRING {
+                return Err(error("command words too long (over 128 MiB in all)"));
+            }
             if w.expand {
-                words.extend(parse_list(&v)?);
+                let items = parse_list(&v)?;
+                self.charge(items.len().saturating_mul(ELEMENT_COST))?;
+                words.extend(items);
+                check_list(words.len())?;
             } else {
                 words.push(v);
             }
@@ -288,13 +306,14 @@ impl<C> Interp<C> {
         self.invoke(&words)
     }
 
-    /// Counts one command (or loop iteration) against the command limit.
+    /// Counts one command (or loop iteration) against the budget.
     pub(crate) fn tick(&mut self) -> Result<(), Exception> {
-        self.cmd_count += 1;
-        if self.cmd_count > self.cmd_limit {
-            return Err(error("too many commands evaluated (infinite loop?)"));
-        }
-        Ok(())
+        self.budget.count(1)
+    }
+
+    /// Counts `n` bytes produced (a result, a copy) against the budget.
+    pub(crate) fn charge(&mut self, n: usize) -> Result<(), Exception> {
+        self.budget.bytes(n)
     }
 
     /// Invokes a command given its substituted words; nesting deeper than [`MAX_DEPTH`] is an error.
@@ -315,6 +334,7 @@ impl<C> Interp<C> {
         self.depth -= 1;
         if let Ok(s) = &r {
             check_len(s.len())?;
+            self.charge(s.len())?;
         }
         r
     }

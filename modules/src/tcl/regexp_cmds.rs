@@ -4,7 +4,7 @@
 use regex::{Captures, Regex, RegexBuilder};
 
 use super::list::format_list;
-use super::{check_len, error, wrong_args, Exception, Interp, TclResult};
+use super::{check_len, check_list, error, wrong_args, Exception, Interp, Steps, TclResult, MAX_LIST};
 
 pub(crate) fn register<C>(i: &mut Interp<C>) {
     i.register("regexp", cmd_regexp::<C>);
@@ -69,10 +69,20 @@ fn cmd_regexp<C>(interp: &mut Interp<C>, a: &[String]) -> TclResult {
         return Err(error("regexp match variables not allowed when using -inline"));
     }
     let re = compile(pat, f.nocase)?;
-    let caps: Vec<Captures> =
-        if f.all { re.captures_iter(text).collect() } else { re.captures(text).into_iter().collect() };
+    let mut caps: Vec<Captures> = Vec::new();
+    let mut steps = Steps::new(Some(interp.budget()));
+    for c in re.captures_iter(text).take(if f.all { MAX_LIST + 1 } else { 1 }) {
+        steps.add(c.get(0).map_or(0, |m| m.len()) + 64 * c.len())?;
+        caps.push(c);
+    }
+    check_list(caps.len())?;
     if f.inline {
-        let all: Vec<String> = caps.iter().flat_map(|c| group_texts(c, text, f.indices)).collect();
+        let mut all: Vec<String> = Vec::new();
+        for c in &caps {
+            all.extend(group_texts(c, text, f.indices));
+            check_list(all.len())?;
+            steps.add(c.len() * 64)?;
+        }
         return Ok(format_list(&all));
     }
     if let Some(last) = caps.last() {
@@ -122,8 +132,10 @@ fn cmd_regsub<C>(interp: &mut Interp<C>, a: &[String]) -> TclResult {
     let mut out = String::new();
     let mut last = 0;
     let mut count = 0usize;
+    let mut steps = Steps::new(Some(interp.budget()));
     for c in re.captures_iter(text) {
         let Some(m) = c.get(0) else { continue };
+        steps.add(m.len() + spec.len() + 64)?;
         out.push_str(text.get(last..m.start()).unwrap_or(""));
         expand(spec, &c, &mut out);
         check_len(out.len())?;

@@ -3,7 +3,7 @@
 
 use super::list::{clamp, parse_index, parse_list};
 use super::number::{int_arg, parse_bool, parse_int, parse_number};
-use super::{check_len, error, wrong_args, Exception, Interp, TclResult};
+use super::{check_len, error, wrong_args, Exception, Interp, Steps, TclResult};
 
 pub(crate) fn register<C>(i: &mut Interp<C>) {
     i.register("string", cmd_string::<C>);
@@ -38,6 +38,22 @@ fn class_match(p: &[char], pi: usize, c: char) -> Option<(bool, usize)> {
 
 /// Tcl `string match` glob matching (`*`, `?`, `[chars]`, `\x`), with a nocase flag.
 pub fn glob_match(pattern: &str, text: &str, nocase: bool) -> bool {
+    glob_match_counted(pattern, text, nocase, &mut Steps::new(None)).unwrap_or(false)
+}
+
+impl<C> Interp<C> {
+    /// [`glob_match`] with its steps (up to pattern length x text length) counted against the budget.
+    pub(crate) fn glob(&self, pattern: &str, text: &str, nocase: bool) -> Result<bool, Exception> {
+        glob_match_counted(pattern, text, nocase, &mut Steps::new(Some(self.budget())))
+    }
+}
+
+pub(crate) fn glob_match_counted(
+    pattern: &str,
+    text: &str,
+    nocase: bool,
+    steps: &mut Steps,
+) -> Result<bool, Exception> {
     let prep = |s: &str| -> Vec<char> {
         if nocase {
             s.chars().flat_map(char::to_lowercase).collect()
@@ -45,10 +61,12 @@ pub fn glob_match(pattern: &str, text: &str, nocase: bool) -> bool {
             s.chars().collect()
         }
     };
+    steps.add(pattern.len() + text.len())?;
     let (p, t) = (prep(pattern), prep(text));
     let (mut pi, mut ti) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
     while let Some(&tc) = t.get(ti) {
+        steps.add(1)?;
         let step = match p.get(pi) {
             Some('*') => {
                 star = Some((pi, ti));
@@ -75,10 +93,10 @@ pub fn glob_match(pattern: &str, text: &str, nocase: bool) -> bool {
                 ti = st + 1;
                 star = Some((sp, st + 1));
             }
-            (None, None) => return false,
+            (None, None) => return Ok(false),
         }
     }
-    p.get(pi..).is_some_and(|rest| rest.iter().all(|&c| c == '*'))
+    Ok(p.get(pi..).is_some_and(|rest| rest.iter().all(|&c| c == '*')))
 }
 
 const SUBCOMMANDS: &str = "cat, compare, equal, first, index, is, last, length, map, match, range, repeat, \
@@ -92,7 +110,7 @@ fn cmd_string<C>(interp: &mut Interp<C>, a: &[String]) -> TclResult {
     let Some(sub) = a.get(1) else { return Err(wrong_args("string subcommand ?arg ...?")) };
     let args = &a[2..];
     match sub.as_str() {
-        "match" => str_match(args),
+        "match" => str_match(interp, args),
         "equal" | "compare" => str_compare(sub == "equal", args),
         "first" | "last" => str_find(sub == "first", args),
         "index" => str_index(args),
@@ -107,7 +125,7 @@ fn cmd_string<C>(interp: &mut Interp<C>, a: &[String]) -> TclResult {
         },
         "tolower" | "toupper" | "totitle" => str_case(sub, args),
         "trim" | "trimleft" | "trimright" => str_trim(sub, args),
-        "map" => str_map(args),
+        "map" => str_map(interp, args),
         "replace" => str_replace(args),
         "repeat" => str_repeat(args),
         "reverse" => match args {
@@ -120,10 +138,10 @@ fn cmd_string<C>(interp: &mut Interp<C>, a: &[String]) -> TclResult {
     }
 }
 
-fn str_match(args: &[String]) -> TclResult {
+fn str_match<C>(interp: &Interp<C>, args: &[String]) -> TclResult {
     match args {
-        [p, s] => Ok(u8::from(glob_match(p, s, false)).to_string()),
-        [o, p, s] if o == "-nocase" => Ok(u8::from(glob_match(p, s, true)).to_string()),
+        [p, s] => Ok(u8::from(interp.glob(p, s, false)?).to_string()),
+        [o, p, s] if o == "-nocase" => Ok(u8::from(interp.glob(p, s, true)?).to_string()),
         _ => Err(wrong_args("string match ?-nocase? pattern string")),
     }
 }
@@ -175,21 +193,25 @@ fn str_find(first: bool, args: &[String]) -> TclResult {
             }))
         }
     };
-    let (n, h) = (chars(needle), chars(hay));
-    if n.is_empty() || n.len() > h.len() {
+    // Byte offsets of every character (and of the end), so that the search is the standard
+    // library's, linear in the haystack's length whatever the needle.
+    let offsets: Vec<usize> = hay.char_indices().map(|(i, _)| i).chain([hay.len()]).collect();
+    let (n_len, h_len) = (needle.chars().count(), offsets.len() - 1);
+    if n_len == 0 || n_len > h_len {
         return Ok("-1".into());
     }
-    let last_start = h.len() - n.len();
+    let last_start = h_len - n_len;
+    let at = |byte: usize| offsets.binary_search(&byte).unwrap_or(0);
     let found = if first {
         let from = match start {
-            Some(s) => clamp(parse_index(s, h.len())?, h.len()),
+            Some(s) => clamp(parse_index(s, h_len)?, h_len),
             None => 0,
         };
-        (from..=last_start).find(|&i| h.get(i..i + n.len()) == Some(&n[..]))
+        hay.get(offsets[from]..).and_then(|rest| rest.find(needle.as_str())).map(|i| at(offsets[from] + i))
     } else {
         let upto = match start {
             Some(s) => {
-                let i = parse_index(s, h.len())?;
+                let i = parse_index(s, h_len)?;
                 if i < 0 {
                     return Ok("-1".into());
                 }
@@ -197,7 +219,7 @@ fn str_find(first: bool, args: &[String]) -> TclResult {
             }
             None => last_start,
         };
-        (0..=upto).rev().find(|&i| h.get(i..i + n.len()) == Some(&n[..]))
+        hay.get(..offsets[upto + n_len]).and_then(|head| head.rfind(needle.as_str())).map(at)
     };
     Ok(found.map_or("-1".into(), |i| i.to_string()))
 }
@@ -260,7 +282,7 @@ fn str_trim(sub: &str, args: &[String]) -> TclResult {
     .to_string())
 }
 
-fn str_map(args: &[String]) -> TclResult {
+fn str_map<C>(interp: &Interp<C>, args: &[String]) -> TclResult {
     let (nocase, map, s) = match args {
         [m, s] => (false, m, s),
         [o, m, s] if o == "-nocase" => (true, m, s),
@@ -278,10 +300,13 @@ fn str_map(args: &[String]) -> TclResult {
         }
     };
     let keys: Vec<(Vec<char>, &String)> = pairs.chunks(2).map(|p| (low(&p[0]), &p[1])).collect();
+    let key_chars: usize = keys.iter().map(|(k, _)| k.len()).sum();
     let (text, orig) = (low(s), chars(s));
     let mut out = String::new();
     let mut i = 0;
+    let mut steps = Steps::new(Some(interp.budget()));
     while i < text.len() {
+        steps.add(key_chars.max(1))?;
         let hit = keys.iter().find(|(k, _)| !k.is_empty() && text.get(i..i + k.len()) == Some(&k[..]));
         match hit {
             Some((k, v)) => {

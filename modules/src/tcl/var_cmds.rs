@@ -2,7 +2,6 @@
 
 use super::list::{format_list, parse_list};
 use super::number::int_arg;
-use super::string_cmds::glob_match;
 use super::{check_len, error, wrong_args, Interp, TclResult};
 
 pub(crate) fn register<C>(i: &mut Interp<C>) {
@@ -98,18 +97,25 @@ fn cmd_array<C>(interp: &mut Interp<C>, a: &[String]) -> TclResult {
         return Err(wrong_args("array subcommand ?arg ...?"));
     };
     let pattern = a.get(3);
-    let matches = |k: &str| pattern.is_none_or(|p| glob_match(p, k, false));
+    let matches = |interp: &Interp<C>, k: &str| -> Result<bool, super::Exception> {
+        pattern.map_or(Ok(true), |p| interp.glob(p, k, false))
+    };
     match sub.as_str() {
         "exists" => Ok(u8::from(interp.array_ref(name).is_some()).to_string()),
         "size" => Ok(interp.array_ref(name).map_or(0, |m| m.len()).to_string()),
         "names" => {
-            let keys: Vec<String> = interp.array_ref(name).into_iter().flatten().map(|(k, _)| k.clone()).collect();
-            Ok(format_list(&keys.into_iter().filter(|k| matches(k)).collect::<Vec<_>>()))
+            let mut keys = Vec::new();
+            for (k, _) in interp.array_ref(name).into_iter().flatten() {
+                if matches(interp, k)? {
+                    keys.push(k.clone());
+                }
+            }
+            Ok(format_list(&keys))
         }
         "get" => {
             let mut out = Vec::new();
             for (k, v) in interp.array_ref(name).into_iter().flatten() {
-                if matches(k) {
+                if matches(interp, k)? {
                     out.push(k.clone());
                     out.push(v.clone());
                 }
@@ -119,6 +125,7 @@ fn cmd_array<C>(interp: &mut Interp<C>, a: &[String]) -> TclResult {
         "set" => {
             let [_, _, _, list] = a else { return Err(wrong_args("array set arrayName list")) };
             let items = parse_list(list)?;
+            interp.charge(items.len().saturating_mul(super::ELEMENT_COST))?;
             if items.len() % 2 != 0 {
                 return Err(error("list must have an even number of elements"));
             }
@@ -136,9 +143,15 @@ fn cmd_array<C>(interp: &mut Interp<C>, a: &[String]) -> TclResult {
                         interp.unset_named(name)?;
                     }
                 }
-                Some(p) => {
+                Some(_) => {
+                    let mut doomed = std::collections::BTreeSet::new();
+                    for (k, _) in interp.array_ref(name).into_iter().flatten() {
+                        if matches(interp, k)? {
+                            doomed.insert(k.clone());
+                        }
+                    }
                     if let Some(arr) = interp.array_mut(name, false)? {
-                        arr.retain(|k, _| !glob_match(p, k, false));
+                        arr.retain(|k, _| !doomed.contains(k));
                     }
                 }
             }

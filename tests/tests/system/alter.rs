@@ -205,8 +205,7 @@ fn bad_input_gets_the_reference_messages() {
 
 #[test]
 fn another_users_job_is_refused() {
-    if !nix::unistd::getuid().is_root() {
-        eprintln!("SKIPPED: another_users_job_is_refused needs root to act as another user");
+    if !tests::root_or_skip("another_users_job_is_refused", "to act as another user") {
         return;
     }
     let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });

@@ -77,8 +77,7 @@ fn sees_private(cluster: &Cluster, who: &Who, id: &str) -> bool {
 
 #[test]
 fn operators_and_managers_and_what_others_see_of_a_job() {
-    if !nix::unistd::getuid().is_root() {
-        eprintln!("SKIPPED: operators_and_managers_and_what_others_see_of_a_job needs root to create users");
+    if !tests::root_or_skip("operators_and_managers_and_what_others_see_of_a_job", "to create users") {
         return;
     }
     let (alice_user, oper_user, mgr_user) = (TestUser::create("al"), TestUser::create("op"), TestUser::create("mg"));

@@ -193,8 +193,7 @@ const MALFORMED: &[Case] = &[
 
 #[test]
 fn unknown_foreign_and_malformed_input() {
-    if !nix::unistd::getuid().is_root() {
-        eprintln!("SKIPPED: unknown_foreign_and_malformed_input needs root to act as another user");
+    if !tests::root_or_skip("unknown_foreign_and_malformed_input", "to act as another user") {
         return;
     }
     let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });

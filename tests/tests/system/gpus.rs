@@ -233,8 +233,7 @@ fn a_two_node_gpu_job_gets_two_gpus_on_each_node_listed_in_the_gpufile() {
 
 #[test]
 fn four_quarter_mps_shares_run_together_and_another_user_waits() {
-    if !nix::unistd::getuid().is_root() {
-        eprintln!("SKIPPED: four_quarter_mps_shares_run_together_and_another_user_waits needs root to create a user");
+    if !tests::root_or_skip("four_quarter_mps_shares_run_together_and_another_user_waits", "to create a user") {
         return;
     }
     let cluster = gpu_cluster(1, 8, 1);
@@ -293,7 +292,7 @@ fn gpus_auto_without_nvml_starts_the_mom_with_no_gpus_and_says_why() {
         .iter()
         .any(|dir| Path::new(dir).join("libnvidia-ml.so.1").exists());
     if nvml_present {
-        eprintln!("SKIPPED: gpus_auto_without_nvml...: this machine has libnvidia-ml.so.1");
+        tests::skip("gpus_auto_without_nvml...: this machine has libnvidia-ml.so.1");
         return;
     }
     let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });

@@ -17,11 +17,7 @@ use tests::{wait_for, Cluster, Shape};
 const LIMIT: Duration = Duration::from_secs(30);
 
 fn needs_root(test: &str) -> bool {
-    if nix::unistd::getuid().is_root() {
-        return true;
-    }
-    eprintln!("SKIPPED: {test} needs root to create users");
-    false
+    tests::root_or_skip(test, "to create users")
 }
 
 /// Submits `script` as `user` with `args`; returns the job id.

@@ -4,7 +4,8 @@
 //! peer's address, at the server and at a mom's port; a killed mom, or one cut off the network,
 //! is marked down within 30 s and comes back. `qsub -I` from the login host gets a terminal on a
 //! mom that cannot resolve the login host's name.
-//! Every test prints `SKIPPED: ...` and passes when it is not root or `ip netns` is missing.
+//! Every test skips (`tests::skip`: prints `SKIPPED: ...` and passes, but fails under CI) when
+//! it is not root or `ip netns` is missing.
 
 use crate::users::TestUser;
 use proto::frame;

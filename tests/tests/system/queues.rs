@@ -122,10 +122,7 @@ fn queue_priority_decides_which_job_runs_first_on_a_full_cluster() {
 
 #[test]
 fn a_sweep_under_a_per_user_run_limit_does_not_starve_another_user() {
-    if !nix::unistd::getuid().is_root() {
-        eprintln!(
-            "SKIPPED: a_sweep_under_a_per_user_run_limit_does_not_starve_another_user needs root to create users"
-        );
+    if !tests::root_or_skip("a_sweep_under_a_per_user_run_limit_does_not_starve_another_user", "to create users") {
         return;
     }
     let other = TestUser::create("q");

@@ -41,8 +41,7 @@ pub(crate) fn as_user(cluster: &Cluster, user: &TestUser, program: &str) -> std:
 
 #[test]
 fn job_runs_as_its_owner_and_others_cannot_delete_it() {
-    if !nix::unistd::getuid().is_root() {
-        eprintln!("SKIPPED: job_runs_as_its_owner_and_others_cannot_delete_it needs root to create users");
+    if !tests::root_or_skip("job_runs_as_its_owner_and_others_cannot_delete_it", "to create users") {
         return;
     }
     let alice = TestUser::create("a");
@@ -85,8 +84,7 @@ fn job_runs_as_its_owner_and_others_cannot_delete_it() {
 
 #[test]
 fn a_spool_directory_someone_else_controls_is_refused() {
-    if !nix::unistd::getuid().is_root() {
-        eprintln!("SKIPPED: a_spool_directory_someone_else_controls_is_refused needs root to create users");
+    if !tests::root_or_skip("a_spool_directory_someone_else_controls_is_refused", "to create users") {
         return;
     }
     let mallory = TestUser::create("m");
@@ -115,8 +113,7 @@ fn a_spool_directory_someone_else_controls_is_refused() {
 
 #[test]
 fn interactive_job_runs_as_its_owner_on_a_terminal_they_own() {
-    if !nix::unistd::getuid().is_root() {
-        eprintln!("SKIPPED: interactive_job_runs_as_its_owner_on_a_terminal_they_own needs root to create users");
+    if !tests::root_or_skip("interactive_job_runs_as_its_owner_on_a_terminal_they_own", "to create users") {
         return;
     }
     let alice = TestUser::create("i");
