@@ -16,6 +16,21 @@ use tokio::task::JoinHandle;
 /// How long any single wait in a test may take before the test fails.
 pub const DEADLINE: Duration = Duration::from_secs(30);
 
+/// Whether this test may run: it needs root (useradd, setuid). When not root it says
+/// `SKIPPED: <test> needs root ...` and the caller returns, except under CI (`CI` set and not
+/// empty), where a skip is a failure (the rule of `tests::skip`, which this crate cannot use).
+pub fn root_or_skip(test: &str) -> bool {
+    if nix::unistd::geteuid().is_root() {
+        return true;
+    }
+    let reason = format!("{test} needs root (useradd, setuid)");
+    if std::env::var("CI").is_ok_and(|value| !value.is_empty()) {
+        panic!("SKIPPED under CI, which is a failure (CI is set): {reason}");
+    }
+    println!("SKIPPED: {reason}");
+    false
+}
+
 /// Installs a log subscriber once (`RUST_LOG=debug cargo test -p mom` shows the mom's logs).
 pub fn init_logs() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()

@@ -1,6 +1,6 @@
 //! Jobs run as their user: a real user created with `useradd -m` (root only).
 
-use crate::support::{launch, Harness};
+use crate::support::{launch, root_or_skip, Harness};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
@@ -43,8 +43,7 @@ impl Drop for TestUser {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn job_runs_as_the_user_and_output_is_theirs() {
-    if !nix::unistd::geteuid().is_root() {
-        println!("skipped: job_runs_as_the_user_and_output_is_theirs needs root (useradd, setuid)");
+    if !root_or_skip("job_runs_as_the_user_and_output_is_theirs") {
         return;
     }
     let user = TestUser::create();
@@ -131,8 +130,7 @@ fn spawn_retrying_busy(command: &mut Command) -> Child {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn non_root_mom_runs_only_its_own_users_jobs() {
-    if !nix::unistd::geteuid().is_root() {
-        println!("skipped: non_root_mom_runs_only_its_own_users_jobs needs root (useradd, setuid)");
+    if !root_or_skip("non_root_mom_runs_only_its_own_users_jobs") {
         return;
     }
     let user = TestUser::create();
