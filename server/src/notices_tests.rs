@@ -71,6 +71,7 @@ fn queued() -> Job {
         error_path: "login1:/home/alice/myjob.e123".to_string(),
         delete_requested: false,
         rerun_requested: false,
+        script_bytes: 0,
     }
 }
 

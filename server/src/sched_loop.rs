@@ -200,7 +200,8 @@ pub fn job_launch(job: &Job, kill_delay: u64) -> JobLaunch {
         queue: job.queue.clone(),
         user: job.owner.clone(),
         group: Some(job.group.clone()),
-        script: job.spec.script.clone(),
+        // Filled from the store just before sending (`shared.rs`): the state keeps no scripts.
+        script: String::new(),
         variables: job.spec.variables.clone(),
         hosts: job
             .exec

@@ -12,7 +12,7 @@
 use crate::config::ServerConfig;
 use crate::outbox::{Notice, Outbox};
 use crate::state::ServerState;
-use crate::store::{AfterCommit, StoreHandle};
+use crate::store::{AfterCommit, Store, StoreHandle};
 use proto::ServerToMom;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -91,8 +91,8 @@ impl Shared {
                 let sink = Arc::clone(&self.notice_sink);
                 // The flavor of the moment (qmgr may change it): records follow the displays.
                 let flavor = state.flavor;
-                let after: AfterCommit = Box::new(move || {
-                    send_to_moms(&moms, messages);
+                let after: AfterCommit = Box::new(move |store| {
+                    send_to_moms(&moms, messages, store);
                     if !notices.is_empty() {
                         sink(notices, flavor);
                     }
@@ -148,19 +148,49 @@ pub(crate) fn run_handler<R>(
 }
 
 /// Sends messages to the mom connections they were addressed to; a message whose connection
-/// is gone is dropped (the mom reconciles when it registers again).
-fn send_to_moms(moms: &Mutex<HashMap<String, MomLink>>, messages: Vec<(String, Option<u64>, ServerToMom)>) {
+/// is gone is dropped (the mom reconciles when it registers again). A `RunJob` leaves the
+/// handler without its script (the state keeps none): it is read from `store` here, on the
+/// store thread, just before sending; one whose script cannot be read is dropped and logged
+/// (the mom does not know the job, so its registration ends it as lost).
+fn send_to_moms(
+    moms: &Mutex<HashMap<String, MomLink>>,
+    messages: Vec<(String, Option<u64>, ServerToMom)>,
+    store: &mut Store,
+) {
     if messages.is_empty() {
         return;
     }
+    let mut ready = Vec::with_capacity(messages.len());
+    for (node, link_id, mut message) in messages {
+        if let ServerToMom::RunJob(launch) = &mut message {
+            match read_script(store, &launch.job_id) {
+                Ok(script) => launch.script = script,
+                Err(error) => {
+                    tracing::error!(job_id = %launch.job_id, node = %node, %error, "cannot read the job's script; RunJob not sent");
+                    continue;
+                }
+            }
+        }
+        ready.push((node, link_id, message));
+    }
     let moms = moms.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    for (node, link_id, message) in messages {
+    for (node, link_id, message) in ready {
         match moms.get(&node) {
             Some(link) if Some(link.link_id) == link_id => {
                 let _ = link.sender.send(message);
             }
             _ => tracing::warn!(node = %node, message = %summary(&message), "mom connection gone; message dropped"),
         }
+    }
+}
+
+/// The stored script of the job `job_id` (a launch's id, which names the job's key).
+fn read_script(store: &mut Store, job_id: &str) -> Result<String, String> {
+    let id = job::JobId::parse(job_id, "").map_err(|error| error.to_string())?;
+    match store.script(id.key()) {
+        Ok(Some(script)) => Ok(script),
+        Ok(None) => Err("no stored script".to_string()),
+        Err(error) => Err(error.report()),
     }
 }
 

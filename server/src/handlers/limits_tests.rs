@@ -108,3 +108,21 @@ fn qmove_of_an_array_counts_its_subjobs_in_the_destination() {
     assert_eq!(moved(&mut state, &fits), []);
     assert_eq!(state.jobs.values().filter(|job| job.queue == "small").count(), 6, "the parent and its five subjobs");
 }
+
+#[test]
+fn a_submitted_script_goes_to_the_store_and_not_into_the_state() {
+    let mut state = cluster(1);
+    let mut job = spec(&[]);
+    job.script = "#!/bin/sh\necho big\n".repeat(1000);
+    let mut out = Outbox::default();
+    let reply = submit_job::submit_job(&mut state, &mut out, &requester(ALICE), 10, job.clone());
+    assert!(matches!(reply, ServerReply::JobSubmitted { .. }), "{reply:?}");
+    let kept = state.jobs.values().next().unwrap();
+    assert_eq!(kept.spec.script, "", "the state keeps no script");
+    assert_eq!(kept.script_bytes, job.script.len() as u64);
+    let stored = out.persist.iter().find_map(|op| match op {
+        crate::store::StoreOp::InsertJob(stored) => Some(stored),
+        _ => None,
+    });
+    assert_eq!(stored.unwrap().spec.script, job.script, "the store gets it");
+}

@@ -30,11 +30,12 @@ pub fn submit_job(
         Ok((job, admission, indices))
     });
     match admitted {
-        Ok((job, admission, indices)) => {
+        Ok((mut job, admission, indices)) => {
             let id = job.id.to_string();
             let key = job.id.key();
             state.next_seq = job.id.seq + 1;
-            out.persist(StoreOp::InsertJob(Box::new(job.clone())));
+            // The script stays in the store only (read back when the job starts).
+            out.persist(StoreOp::InsertJob(Box::new(take_script(&mut job))));
             out.persist(StoreOp::SetNextSeq(state.next_seq));
             out.notice(NoticeKind::Queued, &job, now);
             let subjobs: Vec<Job> = indices.iter().map(|index| subjob(&job, *index)).collect();
@@ -72,7 +73,19 @@ pub(crate) fn subjob(parent: &Job, index: u32) -> Job {
     job.id = JobId::sub(parent.id.seq, index, parent.id.server.clone());
     job.output_path = parent.output_path.replace(ARRAY_INDEX_PLACEHOLDER, &index.to_string());
     job.error_path = parent.error_path.replace(ARRAY_INDEX_PLACEHOLDER, &index.to_string());
+    // Its script is the parent's, counted once there.
+    job.script_bytes = 0;
     job
+}
+
+/// Splits a new job in two: the copy returned (for the store) has the script, `job` (for the
+/// state) keeps an empty one and only its size, `script_bytes`. The script is moved, never
+/// copied.
+fn take_script(job: &mut Job) -> Job {
+    let script = std::mem::take(&mut std::sync::Arc::make_mut(&mut job.spec).script);
+    let mut stored = job.clone();
+    stored.spec = JobSpec { script, ..(*job.spec).clone() }.into();
+    stored
 }
 
 fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: JobSpec) -> Result<Job, RequestError> {
@@ -148,6 +161,7 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
         error_path,
         delete_requested: false,
         rerun_requested: false,
+        script_bytes: spec.script.len() as u64,
         spec: spec.into(),
     })
 }

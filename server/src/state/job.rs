@@ -72,6 +72,10 @@ pub struct Job {
     pub delete_requested: bool,
     /// A qrerun is pending: the end report of the killed run queues the job again.
     pub rerun_requested: bool,
+    /// Size of the script this job keeps in the store (0 for a subjob, which runs its
+    /// parent's). The script itself is not in memory: `spec.script` is empty once the job is
+    /// stored, and the store reads it when the job starts (`shared.rs`).
+    pub script_bytes: u64,
 }
 
 impl Job {

@@ -34,6 +34,8 @@ diesel::table! {
         delete_requested -> Bool,
         rerun_requested -> Bool,
         spec_json -> Text,
+        script -> Nullable<Text>,
+        script_bytes -> BigInt,
     }
 }
 

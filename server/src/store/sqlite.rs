@@ -172,6 +172,22 @@ impl Store {
             })
     }
 
+    /// The script the job keyed `key` runs: its own row's, else (a subjob) its array
+    /// parent's. `None` if neither row has one (the job is not stored).
+    pub fn script(&mut self, key: u64) -> Result<Option<String>, StoreError> {
+        let own = i64::try_from(key).map_err(|_| StoreError::NoSuchJob { seq: job::JobId::seq_of_key(key) })?;
+        let parent = i64::try_from(job::JobId::parent_key(key)).unwrap_or(own);
+        jobs::table
+            .filter(jobs::seq.eq_any([own, parent]))
+            .filter(jobs::script.is_not_null())
+            .order(jobs::seq.desc())
+            .select(jobs::script)
+            .first::<Option<String>>(&mut self.connection)
+            .optional()
+            .map(Option::flatten)
+            .map_err(|err| StoreError::database(format!("reading the script of job key {key}"), err))
+    }
+
     /// The raw connection, for tests that plant rows the store would never write.
     #[cfg(test)]
     pub(super) fn connection(&mut self) -> &mut SqliteConnection {
@@ -184,8 +200,10 @@ fn apply(connection: &mut SqliteConnection, op: &StoreOp) -> Result<(), Transact
     match op {
         StoreOp::InsertJob(job) => {
             let row = JobRow::from_job(job)?;
+            // A subjob runs its parent's script: its row has none.
+            let script = (!row.spec_json.is_empty()).then_some(job.spec.script.as_str());
             diesel::insert_into(jobs::table)
-                .values(&row)
+                .values((&row, jobs::script.eq(script)))
                 .execute(connection)
                 .map_err(|err| StoreError::database(format!("insert of job {}", job.id.seq), err))?;
         }

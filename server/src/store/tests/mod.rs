@@ -11,6 +11,7 @@ mod jobs;
 mod migrations;
 mod next_seq;
 mod queues;
+mod scripts;
 
 use std::path::PathBuf;
 
@@ -80,7 +81,8 @@ fn load(store: &mut Store) -> Loaded {
 fn sample_spec(seq: u64) -> JobSpec {
     JobSpec {
         name: format!("job{seq}"),
-        script: "#!/bin/sh\n#PBS -l nodes=2:ppn=2\necho 'hello | world; 1,2'\n".to_string(),
+        // As the state holds it: the script lives in its own column (`scripts.rs`).
+        script: String::new(),
         queue: Some("batch".to_string()),
         resources: vec![
             ("nodes".to_string(), "2:ppn=2:gpus=1:fast".to_string()),
@@ -138,6 +140,7 @@ fn queued_job(seq: u64) -> Job {
         error_path: format!("login:/home/alice/job{seq}.e{seq}"),
         delete_requested: false,
         rerun_requested: false,
+        script_bytes: 0,
     }
 }
 
