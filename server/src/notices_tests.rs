@@ -233,21 +233,6 @@ fn server_log_texts() {
 }
 
 #[test]
-fn the_accountant_appends_to_the_file_of_the_day() {
-    let dir = tempfile::tempdir().unwrap();
-    let accountant = crate::accounting::Accountant::spawn(dir.path().join("accounting")).unwrap();
-    for notice in life() {
-        accountant.record(&notice, Flavor::OpenPbs);
-    }
-    accountant.flush(std::time::Duration::from_secs(10));
-    let path = dir.path().join("accounting").join(Tm::local(1_700_605_560).file_day());
-    let text = std::fs::read_to_string(&path).expect("the day's file");
-    let kinds: Vec<&str> = text.lines().map(|line| line.split(';').nth(1).unwrap()).collect();
-    assert_eq!(kinds, ["Q", "S", "E", "D"]);
-    assert!(text.lines().all(|line| line.starts_with(&Tm::local(1_700_605_560).pbs_date()[..10])), "{text}");
-}
-
-#[test]
 fn undelivered_output_is_logged_commented_and_mailed_whatever_the_mail_points() {
     use crate::handlers::job_ended::{copy_failure_text, undelivered_comment};
     use proto::mom::Undelivered;

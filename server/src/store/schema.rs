@@ -40,6 +40,14 @@ diesel::table! {
 }
 
 diesel::table! {
+    accounting (id) {
+        id -> BigInt,
+        time -> BigInt,
+        line -> Text,
+    }
+}
+
+diesel::table! {
     meta (key) {
         key -> Text,
         value -> Text,
@@ -61,4 +69,4 @@ diesel::table! {
     }
 }
 
-diesel::allow_tables_to_appear_in_same_query!(jobs, meta, queue_attrs, server_attrs,);
+diesel::allow_tables_to_appear_in_same_query!(accounting, jobs, meta, queue_attrs, server_attrs,);

@@ -4,6 +4,7 @@
 //! Loading goes through `Store::load_with` and [`fake_parser`] unless a test is about the real
 //! resource parser, so these tests do not depend on `ResourceRequest::from_list`.
 
+mod accounting;
 mod arrays;
 mod crash;
 mod group_commit;
