@@ -38,6 +38,8 @@ mod limits_tests;
 #[cfg(test)]
 mod queue_tests;
 #[cfg(test)]
+mod quota_tests;
+#[cfg(test)]
 mod subjob_signal_tests;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -127,6 +127,7 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
         None => 1,
     };
     state.check_admission_of(&queue, requester, &requester.user, &request, None, count as u32)?;
+    state.check_user_quota(&requester.user, count as u32, spec.script.len() as u64)?;
     let seq = state.next_seq;
     let hold_types = if spec.user_hold { "u" } else { "n" }.to_string();
     let job_state = if spec.user_hold { JobState::Held } else { JobState::Queued };
