@@ -3,7 +3,7 @@
 //! flags and calls it, so tests run servers in-process.
 //!
 //! Layout: `handlers/` (one file per request, pure), `state/` (jobs and nodes in memory),
-//! `status.rs` (attribute lists), `notices.rs` + `accounting.rs` + `mail.rs` (what happens after
+//! `status.rs` (attribute lists), `notices.rs` + `accounting.rs` + `accounting_writer.rs` + `mail.rs` (what happens after
 //! a job event: log line, accounting record, mail), `sched_loop.rs` (state <-> crate `sched`), `store/` (diesel,
 //! the only database code), `shared.rs` + `listener.rs` + `client_conn.rs` + `mom_conn.rs`
 //! (async glue).
