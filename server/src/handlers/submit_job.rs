@@ -2,7 +2,9 @@
 //! can never run, assign the next id and record the job. The reply goes out only after the
 //! job's row is committed (the connection code commits the outbox before replying). An array
 //! (`-J`/`-t`) is stored as its parent `12[]` (never scheduled itself) and one job per subjob
-//! `12[4]`, all sharing the parent's spec, in the same commit.
+//! `12[4]`, all sharing the parent's spec, in the same commit. The script goes to the store
+//! only: the state keeps its size (`Job::script_bytes`), checked against the server's
+//! per-user bounds (`ServerState::check_user_quota`) with `max_queued`.
 
 use crate::outbox::{NoticeKind, Outbox};
 use crate::state::{Job, JobTimes, Requester, ServerState};

@@ -8,7 +8,9 @@
 //!
 //! Invariants: this is the only module that imports diesel, and no diesel type appears in its
 //! public API (errors carry causes as `dyn Error`). A job's request is not stored: it is
-//! recomputed from the spec on load. The job id's server part is not stored per row: `load`
+//! recomputed from the spec on load. A job's script is stored in a column of its own and never
+//! loaded: [`Store::script`] reads it when the job starts. `accounting.rs`: committed
+//! accounting records until the writer has them in the files. The job id's server part is not stored per row: `load`
 //! takes it. Whatever a commit returns `Ok` for is on disk.
 
 mod accounting;

@@ -1,5 +1,6 @@
 //! Rows of the `jobs` table and their hand-written mapping to and from `state::Job`.
-//! These types never leave `store/`: the rest of the server sees only `Job`.
+//! These types never leave `store/`: the rest of the server sees only `Job`. `spec_json` holds
+//! the spec with an empty script (the `script` column has it, written at insert only).
 //!
 //! Invariant: every conversion is checked. Unsigned numbers that do not fit `i64` are refused
 //! on the way in (`Unstorable`), and negative or oversized numbers, unknown state letters,
