@@ -132,6 +132,7 @@ fn a_restart_with_many_large_scripts_keeps_the_server_small_and_the_scripts_run(
     let listing = String::from_utf8_lossy(&cluster.run("qstat", &[]).stdout).into_owned();
     assert_eq!(listing.lines().filter(|line| line.contains(" H ")).count(), JOBS, "{listing}");
     let rss = rss_kib(cluster.server_pid());
+    eprintln!("server VmRSS after a restart with {JOBS} scripts of 4 MiB: {rss} KiB");
     assert!(rss < 64 << 10, "the restarted server holds {rss} KiB with {JOBS} scripts of 4 MiB queued");
     let output = cluster.run("qrls", &[&ids[0]]);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
