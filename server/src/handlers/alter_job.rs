@@ -171,6 +171,10 @@ fn apply(state: &ServerState, job: &mut Job, changes: &JobAlteration, hold_lette
         }
         spec.variables.set(name, value);
     }
+    // The same bounds as at qsub: repeated `qalter -v` cannot grow a job without limit.
+    if !changes.variables.is_empty() {
+        job::limits::check(spec).map_err(|error| bad_value(error.to_string()))?;
+    }
     macro_rules! copy {
         ($($field:ident),*) => { $( if let Some(value) = &changes.$field { spec.$field = value.clone().into(); } )* };
     }
