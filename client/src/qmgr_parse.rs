@@ -102,7 +102,7 @@ const ATTRIBUTES: [&str; 37] = [
     "node_fail_requeue",
     "keep_completed",
     "flavor",
-    "max_user_script_bytes",
+    "max_user_kept_bytes",
     "state",
     "np",
     "properties",

@@ -72,6 +72,7 @@ fn queued() -> Job {
         delete_requested: false,
         rerun_requested: false,
         script_bytes: 0,
+        spec_bytes: 0,
     }
 }
 

@@ -202,6 +202,7 @@ fn apply(state: &ServerState, job: &mut Job, changes: &JobAlteration, hold_lette
             job.error_path = resolved;
         }
     }
+    job.spec_bytes = Job::spec_size(&job.spec);
     Ok(())
 }
 

@@ -136,7 +136,7 @@ fn qalter_cannot_grow_a_variable_list_past_the_qsub_limits() {
     let alter = |state: &mut ServerState, name: &str| {
         let changes = proto::JobAlteration { variables: vec![(name.to_string(), big.clone())], ..Default::default() };
         let mut out = Outbox::default();
-        let reply = alter_job::alter_job(state, &mut out, &requester(ALICE), 20, &[id.clone()], &changes);
+        let reply = alter_job::alter_job(state, &mut out, &requester(ALICE), 20, std::slice::from_ref(&id), &changes);
         match reply {
             ServerReply::Done { errors } => (errors.into_iter().map(|error| error.code).collect::<Vec<_>>(), out),
             other => panic!("{other:?}"),

@@ -1,11 +1,11 @@
 //! Handler tests of the server-wide per-user bounds at qsub (issue 12 item 8): the server's
-//! `max_queued` (a default per user) and `max_user_script_bytes` (the scripts one user keeps,
-//! history included). Each refusal has its code and text and stores nothing.
+//! `max_queued` (a default per user) and `max_user_kept_bytes` (the scripts and specs one user
+//! keeps, history included). Each refusal has its code and text and stores nothing.
 
 use super::tests::{cluster, requester, spec, ALICE};
 use super::*;
 use crate::outbox::Outbox;
-use crate::state::server_attrs::{MAX_QUEUED_PER_USER, MAX_USER_SCRIPT_BYTES};
+use crate::state::server_attrs::{MAX_QUEUED_PER_USER, MAX_USER_KEPT_BYTES};
 use crate::state::ServerState;
 use job::{JobSpec, JobState};
 use proto::error::ErrorCode;
@@ -47,7 +47,7 @@ fn the_server_has_a_default_per_user_max_queued_and_script_quota() {
     let state = cluster(1);
     assert_eq!(state.attrs.max_queued.per_user, Some(MAX_QUEUED_PER_USER));
     assert_eq!(state.attrs.max_queued.total, None);
-    assert_eq!(state.attrs.max_user_script_bytes, MAX_USER_SCRIPT_BYTES);
+    assert_eq!(state.attrs.max_user_kept_bytes, MAX_USER_KEPT_BYTES);
     assert_eq!(shown(&state, "max_queued"), None, "defaults are not listed");
 }
 
@@ -77,32 +77,46 @@ fn the_servers_per_user_max_queued_counts_every_queue_and_arrays_as_subjobs() {
 }
 
 #[test]
-fn the_script_quota_counts_what_the_store_keeps_history_included() {
+fn the_quota_counts_the_scripts_kept_history_included() {
     let mut state = cluster(1);
-    let reply = qmgr_server(&mut state, ManageOp::Set, "max_user_script_bytes", "1kb");
+    let reply = qmgr_server(&mut state, ManageOp::Set, "max_user_kept_bytes", "64kb");
     assert!(matches!(reply, ServerReply::Done { ref errors } if errors.is_empty()), "{reply:?}");
-    assert_eq!(shown(&state, "max_user_script_bytes").as_deref(), Some("1024b"));
-    try_submit(&mut state, ALICE, with_script(600)).unwrap();
+    assert_eq!(shown(&state, "max_user_kept_bytes").as_deref(), Some("65536b"));
+    try_submit(&mut state, ALICE, with_script(40_000)).unwrap();
     // Finished, in history: its script is still kept.
     state.jobs.values_mut().next().unwrap().state = JobState::Finished;
-    let (code, message) = try_submit(&mut state, ALICE, with_script(600)).unwrap_err();
+    let (code, message) = try_submit(&mut state, ALICE, with_script(40_000)).unwrap_err();
     assert_eq!(code, ErrorCode::UserLimit);
-    assert!(message.starts_with("would exceed complex's per-user limit of kept job script bytes"), "{message}");
-    assert!(message.contains("max_user_script_bytes = 1024b"), "{message}");
-    try_submit(&mut state, ALICE, with_script(400)).expect("what fits is accepted");
-    try_submit(&mut state, BOB, with_script(1000)).expect("another user has a quota of his own");
-    // An array's subjobs share the parent's script: counted once.
+    assert!(message.starts_with("would exceed complex's per-user limit of kept job bytes"), "{message}");
+    assert!(message.contains("max_user_kept_bytes = 65536b"), "{message}");
+    try_submit(&mut state, ALICE, with_script(20_000)).expect("what fits is accepted");
+    try_submit(&mut state, BOB, with_script(60_000)).expect("another user has a quota of his own");
+    // An array's subjobs share the parent's script and spec: counted once.
     let mut array = with_script(10);
     array.array = Some(job::array::parse_openpbs("1-50").unwrap());
     try_submit(&mut state, BOB, array).unwrap();
 }
 
 #[test]
+fn the_quota_counts_the_environment_the_state_keeps_history_included() {
+    let mut state = cluster(1);
+    qmgr_server(&mut state, ManageOp::Set, "max_user_kept_bytes", "64kb");
+    let mut job = spec(&[]);
+    job.variables.push("BIG", &"x".repeat(40_000));
+    try_submit(&mut state, ALICE, job.clone()).unwrap();
+    let kept = state.jobs.values_mut().next().unwrap();
+    assert!(kept.spec_bytes > 40_000, "{}", kept.spec_bytes);
+    kept.state = JobState::Finished;
+    let (code, _) = try_submit(&mut state, ALICE, job).unwrap_err();
+    assert_eq!(code, ErrorCode::UserLimit, "a finished job's environment is still in memory");
+}
+
+#[test]
 fn a_bad_quota_value_is_refused() {
     let mut state = cluster(1);
-    let reply = qmgr_server(&mut state, ManageOp::Set, "max_user_script_bytes", "lots");
+    let reply = qmgr_server(&mut state, ManageOp::Set, "max_user_kept_bytes", "lots");
     let ServerReply::Error(error) = reply else { panic!("{reply:?}") };
     assert_eq!(error.code, ErrorCode::BadAttributeValue);
-    assert!(error.message.contains("max_user_script_bytes"), "{}", error.message);
-    assert_eq!(state.attrs.max_user_script_bytes, MAX_USER_SCRIPT_BYTES);
+    assert!(error.message.contains("max_user_kept_bytes"), "{}", error.message);
+    assert_eq!(state.attrs.max_user_kept_bytes, MAX_USER_KEPT_BYTES);
 }

@@ -77,6 +77,7 @@ pub(crate) fn subjob(parent: &Job, index: u32) -> Job {
     job.error_path = parent.error_path.replace(ARRAY_INDEX_PLACEHOLDER, &index.to_string());
     // Its script is the parent's, counted once there.
     job.script_bytes = 0;
+    job.spec_bytes = 0;
     job
 }
 
@@ -129,7 +130,10 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
         None => 1,
     };
     state.check_admission_of(&queue, requester, &requester.user, &request, None, count as u32)?;
-    state.check_user_quota(&requester.user, count as u32, spec.script.len() as u64)?;
+    let script = std::mem::take(&mut spec.script);
+    let (spec_bytes, script_bytes) = (Job::spec_size(&spec), script.len() as u64);
+    spec.script = script;
+    state.check_user_quota(&requester.user, count as u32, script_bytes.saturating_add(spec_bytes))?;
     let seq = state.next_seq;
     let hold_types = if spec.user_hold { "u" } else { "n" }.to_string();
     let job_state = if spec.user_hold { JobState::Held } else { JobState::Queued };
@@ -164,7 +168,8 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
         error_path,
         delete_requested: false,
         rerun_requested: false,
-        script_bytes: spec.script.len() as u64,
+        script_bytes,
+        spec_bytes,
         spec: spec.into(),
     })
 }

@@ -259,15 +259,16 @@ impl ServerState {
     }
 
     /// The server-wide bounds on what one user keeps, for `count` new jobs whose script has
-    /// `script_bytes` (qsub): the server's `max_queued` (jobs queued or running, in total and
-    /// per user; an array counts as its subjobs) and `max_user_script_bytes` (the scripts of
-    /// every job of the user the store keeps, history included).
-    pub fn check_user_quota(&self, owner: &str, count: u32, script_bytes: u64) -> Result<(), RequestError> {
+    /// `new_bytes` (qsub: its script and the rest of its spec): the server's `max_queued` (jobs
+    /// queued or running, in total and per user; an array counts as its subjobs) and
+    /// `max_user_kept_bytes` (`Job::kept_bytes` of every job of the user the server keeps,
+    /// history included).
+    pub fn check_user_quota(&self, owner: &str, count: u32, new_bytes: u64) -> Result<(), RequestError> {
         let (mut total, mut mine, mut kept) = (0u32, 0u32, 0u64);
         for job in self.jobs.values() {
             let mine_too = job.owner == owner;
             if mine_too {
-                kept = kept.saturating_add(job.script_bytes);
+                kept = kept.saturating_add(job.kept_bytes());
             }
             if !job.state.is_finished() && !is_array_parent(job) {
                 total = total.saturating_add(1);
@@ -281,10 +282,10 @@ impl ServerState {
         if limits.per_user.is_some_and(|max| mine.saturating_add(count) > max) {
             return Err(RequestError::new(ErrorCode::UserLimit, "would exceed complex's per-user limit"));
         }
-        let max_bytes = self.attrs.max_user_script_bytes;
-        if kept.saturating_add(script_bytes) > max_bytes {
+        let max_bytes = self.attrs.max_user_kept_bytes;
+        if kept.saturating_add(new_bytes) > max_bytes {
             let message = format!(
-                "would exceed complex's per-user limit of kept job script bytes (max_user_script_bytes = {max_bytes}b, kept {kept}b, this script {script_bytes}b)"
+                "would exceed complex's per-user limit of kept job bytes (max_user_kept_bytes = {max_bytes}b, kept {kept}b, this job {new_bytes}b)"
             );
             return Err(RequestError::new(ErrorCode::UserLimit, message));
         }

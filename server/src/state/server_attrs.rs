@@ -1,8 +1,8 @@
 //! The server's settable attributes (`qmgr set server ...`, OpenPBS
 //! `pbs_server_attributes(7B)`): managers, operators, acl_roots, query_other_jobs, scheduling,
 //! job_history_duration, node_fail_requeue, keep_completed (TORQUE), flavor, default_queue,
-//! `max_queued` (server-wide, default one per user) and `max_user_script_bytes` (a minipbs
-//! extension: the job script bytes one user may keep). Owns their text
+//! `max_queued` (server-wide, default one per user) and `max_user_kept_bytes` (a minipbs
+//! extension: the bytes of jobs, scripts included, one user may keep). Owns their text
 //! form (`pairs`, which `qmgr print server` and the store share) and which ones were set
 //! explicitly. `default_queue` and `flavor` live on `ServerState` itself (older code reads
 //! them there); [`ServerState::apply_server_attr`](super::ServerState::apply_server_attr) keeps
@@ -41,9 +41,10 @@ pub struct ServerAttrs {
     /// `max_queued` of the whole server (OpenPBS): jobs queued or running in all queues, in
     /// total and per user; [`default_max_queued`] unless set.
     pub max_queued: Limits,
-    /// minipbs extension: the bytes of job scripts one user may keep in the store (queued,
-    /// running and in history); [`MAX_USER_SCRIPT_BYTES`] unless set.
-    pub max_user_script_bytes: u64,
+    /// minipbs extension: the bytes of jobs one user may keep (scripts in the store, the rest
+    /// of the specs in memory; queued, running and in history); [`MAX_USER_KEPT_BYTES`]
+    /// unless set.
+    pub max_user_kept_bytes: u64,
     /// What a fresh server has, for `unset`.
     pub defaults: Defaults,
     /// Names set explicitly (printed by `qmgr print server` and stored).
@@ -69,8 +70,8 @@ pub struct Defaults {
 /// with jobs (twice the largest array, so one array always fits).
 pub const MAX_QUEUED_PER_USER: u32 = 20_000;
 
-/// The default `max_user_script_bytes`: 1 GiB of scripts per user in the store.
-pub const MAX_USER_SCRIPT_BYTES: u64 = 1 << 30;
+/// The default `max_user_kept_bytes`: 1 GiB of jobs per user.
+pub const MAX_USER_KEPT_BYTES: u64 = 1 << 30;
 
 /// The server's `max_queued` when not set: `[u:PBS_GENERIC=20000]`.
 pub fn default_max_queued() -> Limits {
@@ -78,7 +79,7 @@ pub fn default_max_queued() -> Limits {
 }
 
 /// Attributes `qstat -Bf` shows only when set explicitly (their defaults are documented).
-pub const SHOWN_WHEN_SET: [&str; 2] = ["max_queued", "max_user_script_bytes"];
+pub const SHOWN_WHEN_SET: [&str; 2] = ["max_queued", "max_user_kept_bytes"];
 
 /// OpenPBS's default `node_fail_requeue`, seconds.
 pub const NODE_FAIL_REQUEUE: i64 = 310;
@@ -96,7 +97,7 @@ pub const NAMES: [&str; 12] = [
     "keep_completed",
     "flavor",
     "max_queued",
-    "max_user_script_bytes",
+    "max_user_kept_bytes",
 ];
 
 impl ServerAttrs {
@@ -113,7 +114,7 @@ impl ServerAttrs {
             node_fail_requeue: NODE_FAIL_REQUEUE,
             keep_completed: 300,
             max_queued: default_max_queued(),
-            max_user_script_bytes: MAX_USER_SCRIPT_BYTES,
+            max_user_kept_bytes: MAX_USER_KEPT_BYTES,
             defaults,
             set: ["scheduling", "default_queue", "query_other_jobs"].into_iter().collect(),
         }
@@ -172,9 +173,9 @@ impl ServerAttrs {
             }
             "max_queued" if unset => self.max_queued = default_max_queued(),
             "max_queued" => self.max_queued.apply_entlim(attr, false)?,
-            "max_user_script_bytes" => {
-                self.max_user_script_bytes = if unset {
-                    MAX_USER_SCRIPT_BYTES
+            "max_user_kept_bytes" => {
+                self.max_user_kept_bytes = if unset {
+                    MAX_USER_KEPT_BYTES
                 } else {
                     job::size::Size::parse(value).map_err(|reason| bad_value(attr, &reason))?.bytes()
                 }
@@ -228,7 +229,7 @@ impl ServerAttrs {
             "keep_completed" => self.keep_completed.to_string(),
             "flavor" => flavor_name(flavor).to_string(),
             "max_queued" => self.max_queued.entlim().unwrap_or_default(),
-            "max_user_script_bytes" => format!("{}b", self.max_user_script_bytes),
+            "max_user_kept_bytes" => format!("{}b", self.max_user_kept_bytes),
             _ => String::new(),
         }
     }

@@ -132,6 +132,7 @@ impl JobRow {
             id.array = Some(ArrayPart::Parent);
         }
         let mut job = self.columns.into_job(row_seq, id, Arc::new(spec))?;
+        job.spec_bytes = self.spec_json.len() as u64;
         job.request = match parse(&job.spec.resources) {
             Ok(request) => request,
             Err(err) => {
@@ -222,6 +223,7 @@ impl JobColumns {
             delete_requested: self.delete_requested,
             rerun_requested: self.rerun_requested,
             script_bytes: from_column(row_seq, "script_bytes", self.script_bytes)?,
+            spec_bytes: 0,
         })
     }
 }

@@ -140,13 +140,13 @@ fn a_restart_with_many_large_scripts_keeps_the_server_small_and_the_scripts_run(
     assert_eq!(std::fs::read_to_string(&done).unwrap(), "ran\n", "the script read from the store ran");
 }
 
-/// Issue 12 item 8: `max_user_script_bytes` refuses a submission whose script would take the
+/// Issue 12 item 8: `max_user_kept_bytes` refuses a submission whose script would take the
 /// user's kept scripts (history included) over the quota, with an OpenPBS-style error and a
 /// non-zero exit, and stores nothing.
 #[test]
 fn the_script_quota_refuses_a_submission_over_it() {
     let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
-    let output = cluster.run("qmgr", &["-c", "set server max_user_script_bytes = 1mb"]);
+    let output = cluster.run("qmgr", &["-c", "set server max_user_kept_bytes = 1mb"]);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let script = cluster.script("half.sh", &format!("true\n# {}\n", "x".repeat(600 << 10)));
     let first = cluster.qsub(&script, &[]);
@@ -154,9 +154,9 @@ fn the_script_quota_refuses_a_submission_over_it() {
     let output = cluster.command("qsub").arg(&script).output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(38), "{stderr}");
-    assert!(stderr.starts_with("qsub: would exceed complex's per-user limit of kept job script bytes"), "{stderr}");
+    assert!(stderr.starts_with("qsub: would exceed complex's per-user limit of kept job bytes"), "{stderr}");
     let listing = String::from_utf8_lossy(&cluster.run("qstat", &["-x"]).stdout).into_owned();
     assert_eq!(listing.lines().skip(2).count(), 1, "only the first job is kept: {listing}");
     let output = cluster.run("qmgr", &["-c", "print server"]);
-    assert!(String::from_utf8_lossy(&output.stdout).contains("set server max_user_script_bytes = 1048576b"));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("set server max_user_kept_bytes = 1048576b"));
 }

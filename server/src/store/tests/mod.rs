@@ -73,9 +73,19 @@ fn fake_parser(_pairs: &[(String, String)]) -> Result<ResourceRequest, ResourceE
     Ok(sample_request())
 }
 
-/// Loads with [`fake_parser`] and server name [`SERVER`].
+/// Loads with [`fake_parser`] and server name [`SERVER`]. Checks each job's `spec_bytes` (its
+/// spec's size, 0 for a subjob sharing its parent's) and then zeroes it, as the test jobs have it.
 fn load(store: &mut Store) -> Loaded {
-    store.load_with(SERVER, &fake_parser).expect("load")
+    let mut loaded = store.load_with(SERVER, &fake_parser).expect("load");
+    let mut earlier: Vec<std::sync::Arc<JobSpec>> = Vec::new();
+    for job in &mut loaded.jobs {
+        let shared = earlier.iter().any(|spec| std::sync::Arc::ptr_eq(spec, &job.spec));
+        let expected = if shared { 0 } else { Job::spec_size(&job.spec) };
+        assert_eq!(job.spec_bytes, expected, "spec_bytes of {}", job.id);
+        job.spec_bytes = 0;
+        earlier.push(std::sync::Arc::clone(&job.spec));
+    }
+    loaded
 }
 
 /// A spec with every field set, distinct per seq.
@@ -142,6 +152,7 @@ fn queued_job(seq: u64) -> Job {
         delete_requested: false,
         rerun_requested: false,
         script_bytes: 0,
+        spec_bytes: 0,
     }
 }
 
