@@ -14,7 +14,7 @@
 
 use crate::store::AccountingRecord;
 use pbslog::Tm;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -150,15 +150,20 @@ fn append_durably(path: &Path, text: &str) -> std::io::Result<()> {
     outcome
 }
 
-/// The records whose line is not yet in its day's file (each file read once).
+/// The records whose line is not yet in its day's file. Only a file's tail can hold them (they
+/// were appended after every record forgotten before), so only as many bytes as they take
+/// are read from the end of each day's file.
 fn not_yet_written(dir: &Path, records: Vec<AccountingRecord>) -> Vec<AccountingRecord> {
     if records.is_empty() {
         return records;
     }
-    let days: HashSet<String> = records.iter().map(|record| Tm::local(record.time).file_day()).collect();
+    let mut tails: HashMap<String, u64> = HashMap::new();
+    for record in &records {
+        *tails.entry(Tm::local(record.time).file_day()).or_default() += record.line.len() as u64 + 1;
+    }
     let mut present: HashSet<String> = HashSet::new();
-    for day in days {
-        if let Ok(text) = std::fs::read_to_string(dir.join(&day)) {
+    for (day, length) in tails {
+        if let Ok(text) = read_tail(&dir.join(&day), length) {
             present.extend(text.lines().map(str::to_string));
         }
     }
@@ -166,6 +171,17 @@ fn not_yet_written(dir: &Path, records: Vec<AccountingRecord>) -> Vec<Accounting
     let missing: Vec<AccountingRecord> = records.into_iter().filter(|record| !present.contains(&record.line)).collect();
     tracing::info!(pending = before, missing = missing.len(), "accounting records from before the start");
     missing
+}
+
+/// The last `length` bytes of a file (all of it if shorter), as text.
+fn read_tail(path: &Path, length: u64) -> std::io::Result<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(path)?;
+    let size = file.metadata()?.len();
+    file.seek(SeekFrom::Start(size.saturating_sub(length)))?;
+    let mut bytes = Vec::new();
+    file.take(length).read_to_end(&mut bytes)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 #[cfg(test)]

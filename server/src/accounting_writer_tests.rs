@@ -38,12 +38,14 @@ fn records_are_appended_in_order_to_the_file_of_their_day_then_forgotten() {
 #[test]
 fn records_left_by_a_crash_are_written_once_at_start() {
     let dir = tempfile::tempdir().unwrap();
-    // "a" reached the file before the crash, "b" and "c" did not.
-    std::fs::write(day_file(dir.path(), MONDAY), "a\n").unwrap();
+    // "a" reached the file (after older, forgotten records) before the crash, "b" and "c" did
+    // not; only the file's tail is searched.
+    let older = "old record\n".repeat(1000);
+    std::fs::write(day_file(dir.path(), MONDAY), format!("{older}a\n")).unwrap();
     let pending = vec![record(7, MONDAY, "a"), record(8, MONDAY, "b"), record(9, MONDAY, "c")];
     let (accountant, forgotten) = writer(dir.path(), pending);
     accountant.flush(Duration::from_secs(10));
-    assert_eq!(std::fs::read_to_string(day_file(dir.path(), MONDAY)).unwrap(), "a\nb\nc\n");
+    assert_eq!(std::fs::read_to_string(day_file(dir.path(), MONDAY)).unwrap(), format!("{older}a\nb\nc\n"));
     assert_eq!(forgotten.lock().unwrap().last(), Some(&9));
 }
 
