@@ -203,6 +203,11 @@ fn apply(state: &ServerState, job: &mut Job, changes: &JobAlteration, hold_lette
         }
     }
     job.spec_bytes = Job::spec_size(&job.spec);
+    // A spec grown by qalter counts against its owner's `max_user_kept_bytes` as a new one would.
+    let before = state.jobs.get(&job.id.key()).map_or(0, |old| old.spec_bytes);
+    if job.spec_bytes > before {
+        state.check_kept_bytes(&job.owner, job.spec_bytes - before)?;
+    }
     Ok(())
 }
 

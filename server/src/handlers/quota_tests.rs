@@ -120,3 +120,27 @@ fn a_bad_quota_value_is_refused() {
     assert!(error.message.contains("max_user_kept_bytes"), "{}", error.message);
     assert_eq!(state.attrs.max_user_kept_bytes, MAX_USER_KEPT_BYTES);
 }
+
+#[test]
+fn qalter_cannot_grow_a_spec_past_the_quota() {
+    let mut state = cluster(1);
+    qmgr_server(&mut state, ManageOp::Set, "max_user_kept_bytes", "64kb");
+    let id = try_submit(&mut state, ALICE, spec(&[])).unwrap();
+    let alter = |state: &mut ServerState, account: String| {
+        let changes = proto::JobAlteration { account: Some(account), ..Default::default() };
+        let mut out = Outbox::default();
+        match alter_job::alter_job(state, &mut out, &requester(ALICE), 20, std::slice::from_ref(&id), &changes) {
+            ServerReply::Done { errors } => (errors.into_iter().map(|error| error.code).collect::<Vec<_>>(), out),
+            other => panic!("{other:?}"),
+        }
+    };
+    let (errors, _) = alter(&mut state, "a".repeat(30_000));
+    assert!(errors.is_empty(), "{errors:?}");
+    let (errors, out) = alter(&mut state, "a".repeat(100_000));
+    assert_eq!(errors, [ErrorCode::UserLimit]);
+    assert!(out.persist.is_empty(), "nothing stored");
+    let kept = state.jobs.values().next().unwrap();
+    assert_eq!(kept.spec.account.as_ref().map(String::len), Some(30_000));
+    let (errors, _) = alter(&mut state, "short".to_string());
+    assert!(errors.is_empty(), "a spec that shrinks is always accepted: {errors:?}");
+}

@@ -258,18 +258,15 @@ impl ServerState {
         Ok(())
     }
 
-    /// The server-wide bounds on what one user keeps, for `count` new jobs whose script has
-    /// `new_bytes` (qsub: its script and the rest of its spec): the server's `max_queued` (jobs
+    /// The server-wide bounds on what one user keeps, for `count` new jobs that take
+    /// `new_bytes` (qsub: the script and the rest of the spec): the server's `max_queued` (jobs
     /// queued or running, in total and per user; an array counts as its subjobs) and
     /// `max_user_kept_bytes` (`Job::kept_bytes` of every job of the user the server keeps,
     /// history included).
     pub fn check_user_quota(&self, owner: &str, count: u32, new_bytes: u64) -> Result<(), RequestError> {
-        let (mut total, mut mine, mut kept) = (0u32, 0u32, 0u64);
+        let (mut total, mut mine) = (0u32, 0u32);
         for job in self.jobs.values() {
             let mine_too = job.owner == owner;
-            if mine_too {
-                kept = kept.saturating_add(job.kept_bytes());
-            }
             if !job.state.is_finished() && !is_array_parent(job) {
                 total = total.saturating_add(1);
                 mine += u32::from(mine_too);
@@ -282,6 +279,17 @@ impl ServerState {
         if limits.per_user.is_some_and(|max| mine.saturating_add(count) > max) {
             return Err(RequestError::new(ErrorCode::UserLimit, "would exceed complex's per-user limit"));
         }
+        self.check_kept_bytes(owner, new_bytes)
+    }
+
+    /// `max_user_kept_bytes`: refuses `new_bytes` more for `owner` (a new job at qsub, a spec
+    /// grown by qalter) over the bytes all the owner's jobs keep, history included.
+    pub fn check_kept_bytes(&self, owner: &str, new_bytes: u64) -> Result<(), RequestError> {
+        let kept = self
+            .jobs
+            .values()
+            .filter(|job| job.owner == owner)
+            .fold(0u64, |kept, job| kept.saturating_add(job.kept_bytes()));
         let max_bytes = self.attrs.max_user_kept_bytes;
         if kept.saturating_add(new_bytes) > max_bytes {
             let message = format!(
