@@ -75,7 +75,7 @@ const VERBS: [&str; 13] =
     ["create", "delete", "set", "unset", "list", "print", "active", "import", "export", "help", "?", "quit", "exit"];
 
 /// Attribute names that may follow the object type without a name in between.
-const ATTRIBUTES: [&str; 36] = [
+const ATTRIBUTES: [&str; 37] = [
     "queue_type",
     "enabled",
     "started",
@@ -102,6 +102,7 @@ const ATTRIBUTES: [&str; 36] = [
     "node_fail_requeue",
     "keep_completed",
     "flavor",
+    "max_user_kept_bytes",
     "state",
     "np",
     "properties",

@@ -3,9 +3,10 @@
 //! (local time, one file per day, as OpenPBS does).
 //!
 //! Owns: the record texts ([`record`], pure, snapshot-tested: the fields and their order of
-//! OpenPBS's `acct_job`/`account_jobend`, TORQUE's in the torque flavor) and the writer thread ([`Accountant`]), which appends
-//! whatever the notice sink hands it. Must not: block the store thread (the sink only sends on
-//! an unbounded channel), read or change server state.
+//! OpenPBS's `acct_job`/`account_jobend`, TORQUE's in the torque flavor) and [`records`], the
+//! records of one commit's notices, which `Shared::apply` stores in the same transaction as
+//! the change they record (so a crash cannot lose them); `accounting_writer.rs` appends them
+//! to the files. Must not: read or change server state.
 
 use crate::config::Flavor;
 use crate::notices::format_used;
@@ -13,9 +14,7 @@ use crate::outbox::{Notice, NoticeKind};
 use crate::state::Job;
 use pbslog::line::AccountingLine;
 use pbslog::Tm;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
 
 /// The record type letter of a notice.
 pub fn record_type(kind: &NoticeKind) -> char {
@@ -182,116 +181,17 @@ fn quoted(value: &str) -> String {
     }
 }
 
+/// The records of a commit's notices in `flavor`, as (time, line) in notice order; nothing
+/// for the notices `flavor` does not record.
+pub fn records(notices: &[Notice], flavor: Flavor) -> Vec<(i64, String)> {
+    notices
+        .iter()
+        .filter(|notice| is_recorded(&notice.kind, flavor))
+        .map(|notice| (notice.time, record(notice, flavor, Tm::local)))
+        .collect()
+}
+
 /// The accounting directory under a server's state directory.
 pub fn accounting_dir(state_dir: &Path) -> PathBuf {
     state_dir.join("server_priv").join("accounting")
-}
-
-/// What the writer thread is asked to do.
-enum Work {
-    Append {
-        time: i64,
-        line: String,
-    },
-    /// Answer once everything queued before is written.
-    Flush(mpsc::Sender<()>),
-}
-
-/// Appends records on its own thread. Clones share the thread.
-#[derive(Clone)]
-pub struct Accountant {
-    sender: mpsc::Sender<Work>,
-}
-
-impl Accountant {
-    /// Starts the writer thread for `dir` (created if missing).
-    pub fn spawn(dir: PathBuf) -> std::io::Result<Accountant> {
-        std::fs::create_dir_all(&dir)?;
-        let (sender, receiver) = mpsc::channel::<Work>();
-        std::thread::Builder::new().name("accounting".to_string()).spawn(move || {
-            // Whatever has queued up meanwhile is written together: one open and one write
-            // per file day, not per record.
-            let mut pending: Vec<(i64, String)> = Vec::new();
-            while let Ok(first) = receiver.recv() {
-                for work in std::iter::once(first).chain(receiver.try_iter()) {
-                    match work {
-                        Work::Append { time, line } => pending.push((time, line)),
-                        Work::Flush(done) => {
-                            append_all(&dir, &mut pending);
-                            let _ = done.send(());
-                        }
-                    }
-                }
-                append_all(&dir, &mut pending);
-            }
-        })?;
-        Ok(Accountant { sender })
-    }
-
-    /// Queues the record of a notice (never blocks); nothing for a notice `flavor` does not record.
-    pub fn record(&self, notice: &Notice, flavor: Flavor) {
-        if !is_recorded(&notice.kind, flavor) {
-            return;
-        }
-        let _ = self.sender.send(Work::Append { time: notice.time, line: record(notice, flavor, Tm::local) });
-    }
-
-    /// Waits (at most `limit`) until every record queued so far is written: at shutdown.
-    pub fn flush(&self, limit: std::time::Duration) {
-        let (done, written) = mpsc::channel();
-        if self.sender.send(Work::Flush(done)).is_ok() {
-            let _ = written.recv_timeout(limit);
-        }
-    }
-}
-
-/// Appends the records (in order) to the files of their (local) days and empties `pending`:
-/// one open and one write for each run of records of the same day.
-fn append_all(dir: &Path, pending: &mut Vec<(i64, String)>) {
-    let mut records = pending.drain(..).peekable();
-    while let Some((time, line)) = records.next() {
-        let day = Tm::local(time).file_day();
-        let mut text = format!("{line}\n");
-        while let Some((next_time, next_line)) = records.peek() {
-            if Tm::local(*next_time).file_day() != day {
-                break;
-            }
-            text.push_str(next_line);
-            text.push('\n');
-            records.next();
-        }
-        append(&dir.join(day), &text);
-    }
-}
-
-/// Appends records (newline-terminated) to one day's file.
-fn append(path: &Path, text: &str) {
-    let written = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .and_then(|mut file| file.write_all(text.as_bytes()));
-    if let Err(error) = written {
-        tracing::error!(path = %path.display(), %error, "cannot write the accounting records: {}", text.trim_end());
-    }
-}
-
-#[cfg(test)]
-mod writer_tests {
-    use super::*;
-
-    #[test]
-    fn records_are_appended_in_order_to_the_file_of_their_day() {
-        let dir = tempfile::tempdir().unwrap();
-        let monday = 1_700_000_000;
-        let wednesday = monday + 2 * 86_400;
-        let mut pending: Vec<(i64, String)> =
-            [(monday, "a"), (monday, "b"), (wednesday, "c"), (monday, "d")].map(|(t, l)| (t, l.to_string())).into();
-        append_all(dir.path(), &mut pending);
-        assert!(pending.is_empty());
-        append_all(dir.path(), &mut vec![(monday, "e".to_string())]);
-        let read = |time: i64| std::fs::read_to_string(dir.path().join(Tm::local(time).file_day())).unwrap();
-        assert_eq!(read(monday), "a\nb\nd\ne\n");
-        assert_eq!(read(wednesday), "c\n");
-    }
 }

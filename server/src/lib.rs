@@ -3,12 +3,13 @@
 //! flags and calls it, so tests run servers in-process.
 //!
 //! Layout: `handlers/` (one file per request, pure), `state/` (jobs and nodes in memory),
-//! `status.rs` (attribute lists), `notices.rs` + `accounting.rs` + `mail.rs` (what happens after
+//! `status.rs` (attribute lists), `notices.rs` + `accounting.rs` + `accounting_writer.rs` + `mail.rs` (what happens after
 //! a job event: log line, accounting record, mail), `sched_loop.rs` (state <-> crate `sched`), `store/` (diesel,
 //! the only database code), `shared.rs` + `listener.rs` + `client_conn.rs` + `mom_conn.rs`
 //! (async glue).
 
 pub mod accounting;
+pub mod accounting_writer;
 pub mod client_conn;
 pub mod config;
 pub mod depend;
@@ -86,11 +87,23 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
 
     let tcp = listen_tcp(&config).await?;
 
-    let accountant = accounting::Accountant::spawn(accounting::accounting_dir(&config.state_dir))
-        .context("cannot start the accounting log")?;
+    let store = store::StoreHandle::spawn(store);
+    // Records committed before a crash or a failed write are written first.
+    let next_record = loaded.accounting.last().map_or(1, |record| record.id + 1);
+    let forgetter = store.clone();
+    let forget: accounting_writer::Forget = Box::new(move |last| {
+        // Not awaited: the store thread commits it; a failure only means the records are
+        // found again (and not written twice) at the next start.
+        drop(forgetter.enqueue(vec![store::StoreOp::ForgetAccounting(last)]));
+    });
+    let accountant =
+        accounting_writer::Accountant::spawn(accounting::accounting_dir(&config.state_dir), loaded.accounting, forget)
+            .context("cannot start the accounting log")?;
     let mailer = mail::Mailer::spawn(config.sendmail.clone()).context("cannot start the mail thread")?;
-    let sink = notices::sink(config.server_name.clone(), accountant.clone(), mailer);
-    let shared = Arc::new(Shared::new(config, state, store::StoreHandle::spawn(store)).with_notice_sink(sink));
+    let sink = notices::sink(config.server_name.clone(), mailer);
+    let shared = Arc::new(
+        Shared::new(config, state, store).with_notice_sink(sink).with_accountant(accountant.clone(), next_record),
+    );
     let accept = tokio::spawn(listener::accept_loop(shared.clone(), listener));
     let accept_tcp = tcp.map(|tcp| tokio::spawn(listener::accept_tcp(shared.clone(), tcp)));
     let scheduler = tokio::spawn(scheduler_loop(shared.clone()));

@@ -1,11 +1,10 @@
 //! Where a commit's notices go (the notice sink `Shared` calls on the store thread): one
-//! server log line per job event in OpenPBS's words (what `tracejob` shows), a record for the
-//! accounting log, and a mail if the job asked for one.
+//! server log line per job event in OpenPBS's words (what `tracejob` shows) and a mail if the
+//! job asked for one (accounting records are committed with the change: `shared.rs`).
 //!
 //! Owns: the log texts ([`log_text`], pure) and the wiring ([`sink`]). Must not: block (the
 //! accounting and mail threads do the slow work) or touch server state.
 
-use crate::accounting::Accountant;
 use crate::config::Flavor;
 use crate::mail::{mail_for, Mailer};
 use crate::outbox::{Notice, NoticeKind};
@@ -67,13 +66,12 @@ pub fn copy_failed(job: &crate::state::Job) -> String {
     format!("Post job file processing error; job {} on host {}", job.id, job.exec_host().unwrap_or_default())
 }
 
-/// The notice sink of a running server: log line, accounting record, mail.
-/// The accounting records follow the server's flavor at the time of each commit.
-pub fn sink(server_name: String, accountant: Accountant, mailer: Mailer) -> NoticeSink {
-    Arc::new(move |notices: Vec<Notice>, flavor: Flavor| {
+/// The notice sink of a running server: log line and mail. (The accounting records are
+/// committed with the change, `Shared::apply`, and written by `accounting_writer.rs`.)
+pub fn sink(server_name: String, mailer: Mailer) -> NoticeSink {
+    Arc::new(move |notices: Vec<Notice>, _flavor: Flavor| {
         for notice in notices {
             tracing::info!(job_id = %notice.job.id, "{}", log_text(&notice, &server_name));
-            accountant.record(&notice, flavor);
             if let Some(mail) = mail_for(&notice) {
                 mailer.send(mail);
             }

@@ -71,6 +71,8 @@ fn queued() -> Job {
         error_path: "login1:/home/alice/myjob.e123".to_string(),
         delete_requested: false,
         rerun_requested: false,
+        script_bytes: 0,
+        spec_bytes: 0,
     }
 }
 
@@ -229,21 +231,6 @@ fn mail_points_choose_the_mails() {
 fn server_log_texts() {
     let texts: Vec<String> = life().iter().map(|notice| log_text(notice, "head")).collect();
     assert_snapshot!(texts.join("\n"));
-}
-
-#[test]
-fn the_accountant_appends_to_the_file_of_the_day() {
-    let dir = tempfile::tempdir().unwrap();
-    let accountant = crate::accounting::Accountant::spawn(dir.path().join("accounting")).unwrap();
-    for notice in life() {
-        accountant.record(&notice, Flavor::OpenPbs);
-    }
-    accountant.flush(std::time::Duration::from_secs(10));
-    let path = dir.path().join("accounting").join(Tm::local(1_700_605_560).file_day());
-    let text = std::fs::read_to_string(&path).expect("the day's file");
-    let kinds: Vec<&str> = text.lines().map(|line| line.split(';').nth(1).unwrap()).collect();
-    assert_eq!(kinds, ["Q", "S", "E", "D"]);
-    assert!(text.lines().all(|line| line.starts_with(&Tm::local(1_700_605_560).pbs_date()[..10])), "{text}");
 }
 
 #[test]

@@ -1,7 +1,9 @@
 //! Glue between the server state and the pure policy in crate `sched`: build a `ClusterView`
 //! from the state, run `sched::schedule`, and apply its decisions (allocate node shares, mark
 //! jobs running, tell the moms). The async loop wakes on a `Notify` after events, coalesces
-//! them for a few milliseconds, and has a slow safety-net timer. No policy lives here.
+//! them for a few milliseconds, and has a slow safety-net timer. No policy lives here. A
+//! `RunJob` is built without its script (the state keeps none): the store thread fills it in
+//! just before sending (`shared.rs`).
 
 use crate::outbox::{NoticeKind, Outbox};
 use crate::state::{Job, Node, NodeShare, ServerState};
@@ -200,7 +202,8 @@ pub fn job_launch(job: &Job, kill_delay: u64) -> JobLaunch {
         queue: job.queue.clone(),
         user: job.owner.clone(),
         group: Some(job.group.clone()),
-        script: job.spec.script.clone(),
+        // Filled from the store just before sending (`shared.rs`): the state keeps no scripts.
+        script: String::new(),
         variables: job.spec.variables.clone(),
         hosts: job
             .exec

@@ -7,14 +7,17 @@
 //! batch's mom messages right after its commit, in that same order (a `KillJob` never overtakes
 //! the `RunJob` it follows). The caller awaits the commit without the lock, then replies. A
 //! failed commit is fatal: memory would no longer match the store, so the server exits and a
-//! restart recovers from the store.
+//! restart recovers from the store. A handler's accounting records are committed with its rows
+//! and handed to the accounting writer after the commit (`accounting_writer.rs`).
 
+use crate::accounting_writer::Accountant;
 use crate::config::ServerConfig;
 use crate::outbox::{Notice, Outbox};
 use crate::state::ServerState;
-use crate::store::{AfterCommit, StoreHandle};
+use crate::store::{AccountingRecord, AfterCommit, Store, StoreHandle, StoreOp};
 use proto::ServerToMom;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::{mpsc, Notify};
 
@@ -40,6 +43,9 @@ pub struct Shared {
     pub moms: Arc<Mutex<HashMap<String, MomLink>>>,
     pub sched_wakeup: Notify,
     notice_sink: NoticeSink,
+    /// The accounting writer, and the id of the next record (assigned under the state lock,
+    /// so ids follow the commit order). `None`: no accounting (tests).
+    accounting: Option<(Accountant, AtomicU64)>,
 }
 
 /// Current time in epoch seconds.
@@ -61,7 +67,15 @@ impl Shared {
             moms: Arc::new(Mutex::new(HashMap::new())),
             sched_wakeup: Notify::new(),
             notice_sink: Arc::new(log_notices),
+            accounting: None,
         }
+    }
+
+    /// Records job events in the accounting log through `accountant`; `next_id` is above every
+    /// record id still stored.
+    pub fn with_accountant(mut self, accountant: Accountant, next_id: u64) -> Shared {
+        self.accounting = Some((accountant, AtomicU64::new(next_id)));
+        self
     }
 
     /// Replaces where notices go (the accounting log and the mailer).
@@ -82,6 +96,11 @@ impl Shared {
         let (result, commit, schedule) = {
             let mut state = self.state();
             let (result, mut out) = run_handler(&mut state, now(), handler);
+            // The accounting records go into the same commit as the change they record.
+            let records = self.accounting_records(&out.notices, state.flavor);
+            if !records.is_empty() {
+                out.persist.push(StoreOp::AddAccounting(records.clone()));
+            }
             let commit = if out.persist.is_empty() && out.to_moms.is_empty() && out.notices.is_empty() {
                 None
             } else {
@@ -91,8 +110,12 @@ impl Shared {
                 let sink = Arc::clone(&self.notice_sink);
                 // The flavor of the moment (qmgr may change it): records follow the displays.
                 let flavor = state.flavor;
-                let after: AfterCommit = Box::new(move || {
-                    send_to_moms(&moms, messages);
+                let accountant = self.accounting.as_ref().map(|(accountant, _)| accountant.clone());
+                let after: AfterCommit = Box::new(move |store| {
+                    send_to_moms(&moms, messages, store);
+                    if let Some(accountant) = accountant {
+                        accountant.append(records);
+                    }
                     if !notices.is_empty() {
                         sink(notices, flavor);
                     }
@@ -118,6 +141,16 @@ impl Shared {
 }
 
 impl Shared {
+    /// The accounting records of a handler's notices, with their ids (call under the state
+    /// lock); none without an accountant.
+    fn accounting_records(&self, notices: &[Notice], flavor: crate::config::Flavor) -> Vec<AccountingRecord> {
+        let Some((_, next_id)) = &self.accounting else { return Vec::new() };
+        crate::accounting::records(notices, flavor)
+            .into_iter()
+            .map(|(time, line)| AccountingRecord { id: next_id.fetch_add(1, Ordering::Relaxed), time, line })
+            .collect()
+    }
+
     /// Pins each message to the mom connection current now, while the state lock is held: a
     /// message decided for one connection must not reach the next one, whose registration has
     /// already reconciled the jobs.
@@ -148,19 +181,49 @@ pub(crate) fn run_handler<R>(
 }
 
 /// Sends messages to the mom connections they were addressed to; a message whose connection
-/// is gone is dropped (the mom reconciles when it registers again).
-fn send_to_moms(moms: &Mutex<HashMap<String, MomLink>>, messages: Vec<(String, Option<u64>, ServerToMom)>) {
+/// is gone is dropped (the mom reconciles when it registers again). A `RunJob` leaves the
+/// handler without its script (the state keeps none): it is read from `store` here, on the
+/// store thread, just before sending; one whose script cannot be read is dropped and logged
+/// (the mom does not know the job, so its registration ends it as lost).
+fn send_to_moms(
+    moms: &Mutex<HashMap<String, MomLink>>,
+    messages: Vec<(String, Option<u64>, ServerToMom)>,
+    store: &mut Store,
+) {
     if messages.is_empty() {
         return;
     }
+    let mut ready = Vec::with_capacity(messages.len());
+    for (node, link_id, mut message) in messages {
+        if let ServerToMom::RunJob(launch) = &mut message {
+            match read_script(store, &launch.job_id) {
+                Ok(script) => launch.script = script,
+                Err(error) => {
+                    tracing::error!(job_id = %launch.job_id, node = %node, %error, "cannot read the job's script; RunJob not sent");
+                    continue;
+                }
+            }
+        }
+        ready.push((node, link_id, message));
+    }
     let moms = moms.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    for (node, link_id, message) in messages {
+    for (node, link_id, message) in ready {
         match moms.get(&node) {
             Some(link) if Some(link.link_id) == link_id => {
                 let _ = link.sender.send(message);
             }
             _ => tracing::warn!(node = %node, message = %summary(&message), "mom connection gone; message dropped"),
         }
+    }
+}
+
+/// The stored script of the job `job_id` (a launch's id, which names the job's key).
+fn read_script(store: &mut Store, job_id: &str) -> Result<String, String> {
+    let id = job::JobId::parse(job_id, "").map_err(|error| error.to_string())?;
+    match store.script(id.key()) {
+        Ok(Some(script)) => Ok(script),
+        Ok(None) => Err("no stored script".to_string()),
+        Err(error) => Err(error.report()),
     }
 }
 

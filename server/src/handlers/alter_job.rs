@@ -175,6 +175,10 @@ fn apply(state: &ServerState, job: &mut Job, changes: &JobAlteration, hold_lette
         }
         spec.variables.set(name, value);
     }
+    // The same bounds as at qsub: repeated `qalter -v` cannot grow a job without limit.
+    if !changes.variables.is_empty() {
+        job::limits::check(spec).map_err(|error| bad_value(error.to_string()))?;
+    }
     macro_rules! copy {
         ($($field:ident),*) => { $( if let Some(value) = &changes.$field { spec.$field = value.clone().into(); } )* };
     }
@@ -201,6 +205,12 @@ fn apply(state: &ServerState, job: &mut Job, changes: &JobAlteration, hold_lette
             std::sync::Arc::make_mut(&mut job.spec).error_path = Some(path.clone());
             job.error_path = resolved;
         }
+    }
+    job.spec_bytes = Job::spec_size(&job.spec);
+    // A spec grown by qalter counts against its owner's `max_user_kept_bytes` as a new one would.
+    let before = state.jobs.get(&job.id.key()).map_or(0, |old| old.spec_bytes);
+    if job.spec_bytes > before {
+        state.check_kept_bytes(&job.owner, job.spec_bytes - before)?;
     }
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! Handler tests of the per-job limits at qsub (`job::limits`: script size, `Variable_List`)
-//! and of `max_queued` against arrays: each refusal has its code and text, and stores nothing.
+//! and of `max_queued` against arrays, and of qalter -v against the same variable limits: each
+//! refusal has its code and text, and stores nothing.
 
 use super::tests::{cluster, requester, spec};
 use super::*;
@@ -107,4 +108,47 @@ fn qmove_of_an_array_counts_its_subjobs_in_the_destination() {
     assert_eq!(moved(&mut state, &big), [ErrorCode::UserLimit]);
     assert_eq!(moved(&mut state, &fits), []);
     assert_eq!(state.jobs.values().filter(|job| job.queue == "small").count(), 6, "the parent and its five subjobs");
+}
+
+#[test]
+fn a_submitted_script_goes_to_the_store_and_not_into_the_state() {
+    let mut state = cluster(1);
+    let mut job = spec(&[]);
+    job.script = "#!/bin/sh\necho big\n".repeat(1000);
+    let mut out = Outbox::default();
+    let reply = submit_job::submit_job(&mut state, &mut out, &requester(ALICE), 10, job.clone());
+    assert!(matches!(reply, ServerReply::JobSubmitted { .. }), "{reply:?}");
+    let kept = state.jobs.values().next().unwrap();
+    assert_eq!(kept.spec.script, "", "the state keeps no script");
+    assert_eq!(kept.script_bytes, job.script.len() as u64);
+    let stored = out.persist.iter().find_map(|op| match op {
+        crate::store::StoreOp::InsertJob(stored) => Some(stored),
+        _ => None,
+    });
+    assert_eq!(stored.unwrap().spec.script, job.script, "the store gets it");
+}
+
+#[test]
+fn qalter_cannot_grow_a_variable_list_past_the_qsub_limits() {
+    let mut state = cluster(1);
+    let id = try_submit(&mut state, spec(&[])).unwrap();
+    let big = "x".repeat(job::limits::MAX_VARIABLE_BYTES / 4);
+    let alter = |state: &mut ServerState, name: &str| {
+        let changes = proto::JobAlteration { variables: vec![(name.to_string(), big.clone())], ..Default::default() };
+        let mut out = Outbox::default();
+        let reply = alter_job::alter_job(state, &mut out, &requester(ALICE), 20, std::slice::from_ref(&id), &changes);
+        match reply {
+            ServerReply::Done { errors } => (errors.into_iter().map(|error| error.code).collect::<Vec<_>>(), out),
+            other => panic!("{other:?}"),
+        }
+    };
+    for name in ["A", "B", "C"] {
+        let (errors, _) = alter(&mut state, name);
+        assert!(errors.is_empty(), "{errors:?}");
+    }
+    let (errors, out) = alter(&mut state, "D");
+    assert_eq!(errors, [ErrorCode::BadAttributeValue], "a fourth quarter of the limit is over it");
+    assert!(out.persist.is_empty(), "nothing stored");
+    let kept = state.jobs.values().next().unwrap();
+    assert!(kept.spec.variables.get("D").is_none());
 }

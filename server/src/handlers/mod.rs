@@ -42,6 +42,8 @@ mod mom_report_tests;
 #[cfg(test)]
 mod queue_tests;
 #[cfg(test)]
+mod quota_tests;
+#[cfg(test)]
 mod subjob_signal_tests;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -2,7 +2,9 @@
 //! can never run, assign the next id and record the job. The reply goes out only after the
 //! job's row is committed (the connection code commits the outbox before replying). An array
 //! (`-J`/`-t`) is stored as its parent `12[]` (never scheduled itself) and one job per subjob
-//! `12[4]`, all sharing the parent's spec, in the same commit.
+//! `12[4]`, all sharing the parent's spec, in the same commit. The script goes to the store
+//! only: the state keeps its size (`Job::script_bytes`), checked against the server's
+//! per-user bounds (`ServerState::check_user_quota`) with `max_queued`.
 
 use crate::outbox::{NoticeKind, Outbox};
 use crate::state::{Job, JobTimes, Requester, ServerState};
@@ -30,11 +32,12 @@ pub fn submit_job(
         Ok((job, admission, indices))
     });
     match admitted {
-        Ok((job, admission, indices)) => {
+        Ok((mut job, admission, indices)) => {
             let id = job.id.to_string();
             let key = job.id.key();
             state.next_seq = job.id.seq + 1;
-            out.persist(StoreOp::InsertJob(Box::new(job.clone())));
+            // The script stays in the store only (read back when the job starts).
+            out.persist(StoreOp::InsertJob(Box::new(take_script(&mut job))));
             out.persist(StoreOp::SetNextSeq(state.next_seq));
             out.notice(NoticeKind::Queued, &job, now);
             let subjobs: Vec<Job> = indices.iter().map(|index| subjob(&job, *index)).collect();
@@ -72,7 +75,20 @@ pub(crate) fn subjob(parent: &Job, index: u32) -> Job {
     job.id = JobId::sub(parent.id.seq, index, parent.id.server.clone());
     job.output_path = parent.output_path.replace(ARRAY_INDEX_PLACEHOLDER, &index.to_string());
     job.error_path = parent.error_path.replace(ARRAY_INDEX_PLACEHOLDER, &index.to_string());
+    // Its script is the parent's, counted once there.
+    job.script_bytes = 0;
+    job.spec_bytes = 0;
     job
+}
+
+/// Splits a new job in two: the copy returned (for the store) has the script, `job` (for the
+/// state) keeps an empty one and only its size, `script_bytes`. The script is moved, never
+/// copied.
+fn take_script(job: &mut Job) -> Job {
+    let script = std::mem::take(&mut std::sync::Arc::make_mut(&mut job.spec).script);
+    let mut stored = job.clone();
+    stored.spec = JobSpec { script, ..(*job.spec).clone() }.into();
+    stored
 }
 
 fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: JobSpec) -> Result<Job, RequestError> {
@@ -115,6 +131,10 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
         None => 1,
     };
     state.check_admission_of(&queue, requester, &requester.user, &request, None, count as u32)?;
+    let script = std::mem::take(&mut spec.script);
+    let (spec_bytes, script_bytes) = (Job::spec_size(&spec), script.len() as u64);
+    spec.script = script;
+    state.check_user_quota(&requester.user, count as u32, script_bytes.saturating_add(spec_bytes))?;
     let seq = state.next_seq;
     let hold_types = if spec.user_hold { "u" } else { "n" }.to_string();
     let job_state = if spec.user_hold { JobState::Held } else { JobState::Queued };
@@ -149,6 +169,8 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
         error_path,
         delete_requested: false,
         rerun_requested: false,
+        script_bytes,
+        spec_bytes,
         spec: spec.into(),
     })
 }

@@ -6,7 +6,7 @@
 //! Must not know: sockets, the store's tables (it sees `StoredQueue` and pairs only).
 
 use super::queue::QueueCounts;
-use super::server_attrs::{flavor_name, parse_flavor, NAMES};
+use super::server_attrs::{flavor_name, parse_flavor, NAMES, SHOWN_WHEN_SET};
 use super::values::unknown_attribute;
 use super::{Queue, Requester, ServerState};
 use crate::config::Flavor;
@@ -155,7 +155,8 @@ impl ServerState {
         ];
         for name in &NAMES[1..] {
             let value = self.attrs.shown_value(name, &self.default_queue, self.flavor);
-            if !value.is_empty() {
+            let hidden = SHOWN_WHEN_SET.contains(name) && !self.attrs.set.contains(name);
+            if !value.is_empty() && !hidden {
                 attrs.push(Attr::new(*name, value));
             }
         }
@@ -253,6 +254,48 @@ impl ServerState {
         }
         if queue.queued.per_user.is_some_and(|max| over(mine, max)) {
             return Err(RequestError::new(ErrorCode::UserLimit, ErrorCode::UserLimit.text()));
+        }
+        Ok(())
+    }
+
+    /// The server-wide bounds on what one user keeps, for `count` new jobs that take
+    /// `new_bytes` (qsub: the script and the rest of the spec): the server's `max_queued` (jobs
+    /// queued or running, in total and per user; an array counts as its subjobs) and
+    /// `max_user_kept_bytes` (`Job::kept_bytes` of every job of the user the server keeps,
+    /// history included).
+    pub fn check_user_quota(&self, owner: &str, count: u32, new_bytes: u64) -> Result<(), RequestError> {
+        let (mut total, mut mine) = (0u32, 0u32);
+        for job in self.jobs.values() {
+            let mine_too = job.owner == owner;
+            if !job.state.is_finished() && !is_array_parent(job) {
+                total = total.saturating_add(1);
+                mine += u32::from(mine_too);
+            }
+        }
+        let limits = &self.attrs.max_queued;
+        if limits.total.is_some_and(|max| total.saturating_add(count) > max) {
+            return Err(RequestError::new(ErrorCode::MaxQueued, "Maximum number of jobs already in complex"));
+        }
+        if limits.per_user.is_some_and(|max| mine.saturating_add(count) > max) {
+            return Err(RequestError::new(ErrorCode::UserLimit, "would exceed complex's per-user limit"));
+        }
+        self.check_kept_bytes(owner, new_bytes)
+    }
+
+    /// `max_user_kept_bytes`: refuses `new_bytes` more for `owner` (a new job at qsub, a spec
+    /// grown by qalter) over the bytes all the owner's jobs keep, history included.
+    pub fn check_kept_bytes(&self, owner: &str, new_bytes: u64) -> Result<(), RequestError> {
+        let kept = self
+            .jobs
+            .values()
+            .filter(|job| job.owner == owner)
+            .fold(0u64, |kept, job| kept.saturating_add(job.kept_bytes()));
+        let max_bytes = self.attrs.max_user_kept_bytes;
+        if kept.saturating_add(new_bytes) > max_bytes {
+            let message = format!(
+                "would exceed complex's per-user limit of kept job bytes (max_user_kept_bytes = {max_bytes}b, kept {kept}b, this job {new_bytes}b)"
+            );
+            return Err(RequestError::new(ErrorCode::UserLimit, message));
         }
         Ok(())
     }

@@ -72,9 +72,27 @@ pub struct Job {
     pub delete_requested: bool,
     /// A qrerun is pending: the end report of the killed run queues the job again.
     pub rerun_requested: bool,
+    /// Size of the script this job keeps in the store (0 for a subjob, which runs its
+    /// parent's). The script itself is not in memory: `spec.script` is empty once the job is
+    /// stored, and the store reads it when the job starts (`shared.rs`).
+    pub script_bytes: u64,
+    /// Size of the rest of the spec (its stored JSON), which the state keeps in memory; 0 for
+    /// a subjob sharing its parent's. Not stored: recomputed at load and after qalter.
+    pub spec_bytes: u64,
 }
 
 impl Job {
+    /// What the job costs its owner against `max_user_kept_bytes`: its script (in the store)
+    /// and the rest of its spec (in memory).
+    pub fn kept_bytes(&self) -> u64 {
+        self.script_bytes.saturating_add(self.spec_bytes)
+    }
+
+    /// The size of a spec as the state keeps it, without its script (the caller takes the
+    /// script out first): the length of its JSON, an upper bound of what it holds.
+    pub fn spec_size(spec: &JobSpec) -> u64 {
+        serde_json::to_vec(spec).map_or(u64::MAX, |text| text.len() as u64)
+    }
     /// Forgets the run a requeue ended (after its notice): no allocation, no start.
     pub fn forget_run(&mut self) {
         self.exec.clear();

@@ -1,6 +1,8 @@
 //! The server's settable attributes (`qmgr set server ...`, OpenPBS
 //! `pbs_server_attributes(7B)`): managers, operators, acl_roots, query_other_jobs, scheduling,
-//! job_history_duration, node_fail_requeue, keep_completed (TORQUE), flavor and default_queue. Owns their text
+//! job_history_duration, node_fail_requeue, keep_completed (TORQUE), flavor, default_queue,
+//! `max_queued` (server-wide, default one per user) and `max_user_kept_bytes` (a minipbs
+//! extension: the bytes of jobs, scripts included, one user may keep). Owns their text
 //! form (`pairs`, which `qmgr print server` and the store share) and which ones were set
 //! explicitly. `default_queue` and `flavor` live on `ServerState` itself (older code reads
 //! them there); [`ServerState::apply_server_attr`](super::ServerState::apply_server_attr) keeps
@@ -8,7 +10,7 @@
 //!
 //! Must not know: jobs, queues' contents, the store's tables.
 
-use super::values::{bad_value, list_op, parse_bool, show_bool, unknown_attribute};
+use super::values::{bad_value, list_op, parse_bool, show_bool, unknown_attribute, Limits};
 use crate::config::Flavor;
 use proto::error::RequestError;
 use proto::manage::{AttrOp, SetOp};
@@ -36,6 +38,13 @@ pub struct ServerAttrs {
     pub node_fail_requeue: i64,
     /// TORQUE: seconds a completed job is shown as `C` (default 300).
     pub keep_completed: i64,
+    /// `max_queued` of the whole server (OpenPBS): jobs queued or running in all queues, in
+    /// total and per user; [`default_max_queued`] unless set.
+    pub max_queued: Limits,
+    /// minipbs extension: the bytes of jobs one user may keep (scripts in the store, the rest
+    /// of the specs in memory; queued, running and in history); [`MAX_USER_KEPT_BYTES`]
+    /// unless set.
+    pub max_user_kept_bytes: u64,
     /// What a fresh server has, for `unset`.
     pub defaults: Defaults,
     /// Names set explicitly (printed by `qmgr print server` and stored).
@@ -57,11 +66,26 @@ pub struct Defaults {
     pub acl_roots: Vec<String>,
 }
 
+/// The default per-user `max_queued` of the server: one user cannot fill the server's memory
+/// with jobs (twice the largest array, so one array always fits).
+pub const MAX_QUEUED_PER_USER: u32 = 20_000;
+
+/// The default `max_user_kept_bytes`: 1 GiB of jobs per user.
+pub const MAX_USER_KEPT_BYTES: u64 = 1 << 30;
+
+/// The server's `max_queued` when not set: `[u:PBS_GENERIC=20000]`.
+pub fn default_max_queued() -> Limits {
+    Limits { total: None, per_user: Some(MAX_QUEUED_PER_USER) }
+}
+
+/// Attributes `qstat -Bf` shows only when set explicitly (their defaults are documented).
+pub const SHOWN_WHEN_SET: [&str; 2] = ["max_queued", "max_user_kept_bytes"];
+
 /// OpenPBS's default `node_fail_requeue`, seconds.
 pub const NODE_FAIL_REQUEUE: i64 = 310;
 
 /// The server attribute names, in the order `qstat -Bf` and `qmgr print server` use.
-pub const NAMES: [&str; 10] = [
+pub const NAMES: [&str; 12] = [
     "scheduling",
     "managers",
     "operators",
@@ -72,6 +96,8 @@ pub const NAMES: [&str; 10] = [
     "node_fail_requeue",
     "keep_completed",
     "flavor",
+    "max_queued",
+    "max_user_kept_bytes",
 ];
 
 impl ServerAttrs {
@@ -87,6 +113,8 @@ impl ServerAttrs {
             job_history_duration: defaults.job_history_duration,
             node_fail_requeue: NODE_FAIL_REQUEUE,
             keep_completed: 300,
+            max_queued: default_max_queued(),
+            max_user_kept_bytes: MAX_USER_KEPT_BYTES,
             defaults,
             set: ["scheduling", "default_queue", "query_other_jobs"].into_iter().collect(),
         }
@@ -103,7 +131,7 @@ impl ServerAttrs {
             return Err(unknown_attribute(attr));
         };
         let value = attr.value.trim();
-        if !unset && attr.op != SetOp::Set && !matches!(name, "managers" | "operators" | "acl_roots") {
+        if !unset && attr.op != SetOp::Set && !matches!(name, "managers" | "operators" | "acl_roots" | "max_queued") {
             return Err(bad_value(attr, "+= and -= apply to lists only"));
         }
         match name {
@@ -141,6 +169,15 @@ impl ServerAttrs {
                     300
                 } else {
                     value.parse::<u32>().map_err(|_| bad_value(attr, "not a number of seconds"))?.into()
+                }
+            }
+            "max_queued" if unset => self.max_queued = default_max_queued(),
+            "max_queued" => self.max_queued.apply_entlim(attr, false)?,
+            "max_user_kept_bytes" => {
+                self.max_user_kept_bytes = if unset {
+                    MAX_USER_KEPT_BYTES
+                } else {
+                    job::size::Size::parse(value).map_err(|reason| bad_value(attr, &reason))?.bytes()
                 }
             }
             _ => return Ok(None),
@@ -191,6 +228,8 @@ impl ServerAttrs {
             "node_fail_requeue" => self.node_fail_requeue.to_string(),
             "keep_completed" => self.keep_completed.to_string(),
             "flavor" => flavor_name(flavor).to_string(),
+            "max_queued" => self.max_queued.entlim().unwrap_or_default(),
+            "max_user_kept_bytes" => format!("{}b", self.max_user_kept_bytes),
             _ => String::new(),
         }
     }

@@ -3,7 +3,8 @@
 //! and commits them all in one transaction, so N concurrent submits cost a few fsyncs.
 //!
 //! No locks: callers only send on a channel and await a oneshot, so nothing is held across an
-//! `.await`. The thread never touches server state.
+//! `.await`. The thread never touches server state. It also runs each batch's after-commit work,
+//! which may read the store (job scripts, read only when a job starts).
 
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,8 +16,9 @@ use super::error::StoreError;
 use super::sqlite::Store;
 use super::StoreOp;
 
-/// Work to run on the store thread once a batch is committed.
-pub type AfterCommit = Box<dyn FnOnce() + Send>;
+/// Work to run on the store thread once a batch is committed; it may read the store (the
+/// script of a job being started, `shared.rs`).
+pub type AfterCommit = Box<dyn FnOnce(&mut Store) + Send>;
 
 /// One caller's operations, what to run after they are committed, and where to send the
 /// outcome.
@@ -114,7 +116,7 @@ pub(super) fn run(mut store: Store, receiver: &mpsc::Receiver<Batch>, transactio
         }
         if outcome.is_ok() {
             for after in afters {
-                after();
+                after(&mut store);
             }
         }
         for reply in replies {

@@ -8,9 +8,12 @@
 //!
 //! Invariants: this is the only module that imports diesel, and no diesel type appears in its
 //! public API (errors carry causes as `dyn Error`). A job's request is not stored: it is
-//! recomputed from the spec on load. The job id's server part is not stored per row: `load`
+//! recomputed from the spec on load. A job's script is stored in a column of its own and never
+//! loaded: [`Store::script`] reads it when the job starts. `accounting.rs`: committed
+//! accounting records until the writer has them in the files. The job id's server part is not stored per row: `load`
 //! takes it. Whatever a commit returns `Ok` for is on disk.
 
+mod accounting;
 mod error;
 mod exec_hosts;
 mod handle;
@@ -53,6 +56,11 @@ pub enum StoreOp {
     PutQueue(StoredQueue),
     /// Forgets a queue; a missing queue is not an error.
     DeleteQueue(String),
+    /// Stores accounting records (committed with the change they record, written to the
+    /// accounting files later by `accounting_writer.rs`).
+    AddAccounting(Vec<AccountingRecord>),
+    /// Forgets the accounting records with ids up to this one (they are in the files).
+    ForgetAccounting(u64),
     /// Replaces the stored server attributes, and marks the configuration as stored (a
     /// server with a stored configuration no longer creates its default queue at start).
     SetServerAttrs(Vec<(String, String)>),
@@ -88,6 +96,15 @@ pub struct StoredNode {
     pub comment: Option<String>,
 }
 
+/// One accounting record line, with the time that picks its day's file. Ids grow in commit
+/// order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccountingRecord {
+    pub id: u64,
+    pub time: i64,
+    pub line: String,
+}
+
 /// What the server recovers at start-up.
 #[derive(Debug, Clone)]
 pub struct Loaded {
@@ -100,4 +117,6 @@ pub struct Loaded {
     pub nodes: Vec<StoredNode>,
     /// The qmgr configuration, `None` if none was ever stored (a fresh server).
     pub config: Option<StoredConfig>,
+    /// Accounting records committed but not yet known to be in the files, by id.
+    pub accounting: Vec<AccountingRecord>,
 }

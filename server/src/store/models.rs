@@ -1,5 +1,6 @@
 //! Rows of the `jobs` table and their hand-written mapping to and from `state::Job`.
-//! These types never leave `store/`: the rest of the server sees only `Job`.
+//! These types never leave `store/`: the rest of the server sees only `Job`. `spec_json` holds
+//! the spec with an empty script (the `script` column has it, written at insert only).
 //!
 //! Invariant: every conversion is checked. Unsigned numbers that do not fit `i64` are refused
 //! on the way in (`Unstorable`), and negative or oversized numbers, unknown state letters,
@@ -58,6 +59,7 @@ pub(super) struct JobColumns {
     pub error_path: String,
     pub delete_requested: bool,
     pub rerun_requested: bool,
+    pub script_bytes: i64,
 }
 
 /// Parses a job's `-l` pairs into its request; `ResourceRequest::from_list` in production.
@@ -93,7 +95,7 @@ impl JobRow {
         let spec_json = if !with_spec {
             String::new()
         } else {
-            serde_json::to_string(&*job.spec)
+            spec_json_without_script(&job.spec)
                 .map_err(|err| StoreError::Unstorable { seq, message: format!("spec: {err}") })?
         };
         Ok(JobRow { seq: key_column(&job.id)?, columns: JobColumns::from_job(job)?, spec_json })
@@ -130,6 +132,7 @@ impl JobRow {
             id.array = Some(ArrayPart::Parent);
         }
         let mut job = self.columns.into_job(row_seq, id, Arc::new(spec))?;
+        job.spec_bytes = self.spec_json.len() as u64;
         job.request = match parse(&job.spec.resources) {
             Ok(request) => request,
             Err(err) => {
@@ -174,6 +177,7 @@ impl JobColumns {
             error_path: job.error_path.clone(),
             delete_requested: job.delete_requested,
             rerun_requested: job.rerun_requested,
+            script_bytes: to_column(seq, job.script_bytes, "script_bytes")?,
         })
     }
 
@@ -218,6 +222,8 @@ impl JobColumns {
             error_path: self.error_path,
             delete_requested: self.delete_requested,
             rerun_requested: self.rerun_requested,
+            script_bytes: from_column(row_seq, "script_bytes", self.script_bytes)?,
+            spec_bytes: 0,
         })
     }
 }
@@ -246,6 +252,19 @@ pub(super) fn fallback_request(spec: &JobSpec) -> ResourceRequest {
         first_ppn: 1,
         display: display.into(),
     }
+}
+
+/// A spec as stored in `spec_json`: with an empty script, which has a column of its own
+/// (`script`, written once at insert and read only to start the job).
+fn spec_json_without_script(spec: &JobSpec) -> serde_json::Result<String> {
+    if spec.script.is_empty() {
+        return serde_json::to_string(spec);
+    }
+    let mut value = serde_json::to_value(spec)?;
+    if let Some(script) = value.get_mut("script") {
+        *script = serde_json::Value::String(String::new());
+    }
+    serde_json::to_string(&value)
 }
 
 /// A state column holds exactly one letter from `JobState::letter`.

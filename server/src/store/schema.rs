@@ -34,6 +34,16 @@ diesel::table! {
         delete_requested -> Bool,
         rerun_requested -> Bool,
         spec_json -> Text,
+        script -> Nullable<Text>,
+        script_bytes -> BigInt,
+    }
+}
+
+diesel::table! {
+    accounting (id) {
+        id -> BigInt,
+        time -> BigInt,
+        line -> Text,
     }
 }
 
@@ -59,4 +69,4 @@ diesel::table! {
     }
 }
 
-diesel::allow_tables_to_appear_in_same_query!(jobs, meta, queue_attrs, server_attrs,);
+diesel::allow_tables_to_appear_in_same_query!(accounting, jobs, meta, queue_attrs, server_attrs,);

@@ -113,7 +113,7 @@ impl Store {
 
     /// `load` with the resource-list parser given (tests substitute one).
     pub(super) fn load_with(&mut self, server_name: &str, parse: RequestParser<'_>) -> Result<Loaded, StoreError> {
-        let (rows, stored_next, stored_nodes, config) = self
+        let (rows, stored_next, stored_nodes, config, accounting) = self
             .connection
             .transaction(|connection| {
                 let rows = jobs::table.order(jobs::seq.asc()).select(JobRow::as_select()).load(connection)?;
@@ -122,7 +122,8 @@ impl Store {
                 let stored_nodes =
                     meta::table.find(NODES_KEY).select(meta::value).first::<String>(connection).optional()?;
                 let config = super::queues::load(connection)?;
-                Ok::<_, diesel::result::Error>((rows, stored_next, stored_nodes, config))
+                let accounting = super::accounting::load(connection)?;
+                Ok::<_, diesel::result::Error>((rows, stored_next, stored_nodes, config, accounting))
             })
             .map_err(|err| StoreError::database("load", err))?;
         let nodes = match stored_nodes {
@@ -148,7 +149,7 @@ impl Store {
         let after_last = jobs.last().map_or(0, |job| job.id.seq.saturating_add(1));
         let next_seq = stored_next.max(after_last).max(1);
         tracing::info!(jobs = jobs.len(), next_seq, "job store loaded");
-        Ok(Loaded { jobs, next_seq, nodes, config })
+        Ok(Loaded { jobs, next_seq, nodes, config, accounting })
     }
 
     /// Applies `ops` in order in one transaction: all of them are durable when this returns
@@ -172,6 +173,22 @@ impl Store {
             })
     }
 
+    /// The script the job keyed `key` runs: its own row's, else (a subjob) its array
+    /// parent's. `None` if neither row has one (the job is not stored).
+    pub fn script(&mut self, key: u64) -> Result<Option<String>, StoreError> {
+        let own = i64::try_from(key).map_err(|_| StoreError::NoSuchJob { seq: job::JobId::seq_of_key(key) })?;
+        let parent = i64::try_from(job::JobId::parent_key(key)).unwrap_or(own);
+        jobs::table
+            .filter(jobs::seq.eq_any([own, parent]))
+            .filter(jobs::script.is_not_null())
+            .order(jobs::seq.desc())
+            .select(jobs::script)
+            .first::<Option<String>>(&mut self.connection)
+            .optional()
+            .map(Option::flatten)
+            .map_err(|err| StoreError::database(format!("reading the script of job key {key}"), err))
+    }
+
     /// The raw connection, for tests that plant rows the store would never write.
     #[cfg(test)]
     pub(super) fn connection(&mut self) -> &mut SqliteConnection {
@@ -184,8 +201,10 @@ fn apply(connection: &mut SqliteConnection, op: &StoreOp) -> Result<(), Transact
     match op {
         StoreOp::InsertJob(job) => {
             let row = JobRow::from_job(job)?;
+            // A subjob runs its parent's script: its row has none.
+            let script = (!row.spec_json.is_empty()).then_some(job.spec.script.as_str());
             diesel::insert_into(jobs::table)
-                .values(&row)
+                .values((&row, jobs::script.eq(script)))
                 .execute(connection)
                 .map_err(|err| StoreError::database(format!("insert of job {}", job.id.seq), err))?;
         }
@@ -231,6 +250,8 @@ fn apply(connection: &mut SqliteConnection, op: &StoreOp) -> Result<(), Transact
         }
         StoreOp::PutQueue(queue) => super::queues::put_queue(connection, queue)?,
         StoreOp::DeleteQueue(name) => super::queues::delete_queue(connection, name)?,
+        StoreOp::AddAccounting(records) => super::accounting::add(connection, records)?,
+        StoreOp::ForgetAccounting(last) => super::accounting::forget(connection, *last)?,
         StoreOp::SetServerAttrs(attrs) => super::queues::set_server_attrs(connection, attrs)?,
         StoreOp::SetNextSeq(next) => {
             let value = next.to_string();

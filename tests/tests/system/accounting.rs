@@ -217,3 +217,48 @@ fn suspend_and_resume_write_z_and_r_records() {
     cluster.run("qdel", &[&id]);
     cluster.wait_finished(&id, LIMIT);
 }
+
+/// `date +%Y%m%d` for now and one day later: the accounting files a test may write to.
+fn accounting_days() -> Vec<String> {
+    ["now", "tomorrow"]
+        .iter()
+        .map(|when| {
+            let output = std::process::Command::new("date").args(["-d", when, "+%Y%m%d"]).output().unwrap();
+            String::from_utf8(output.stdout).unwrap().trim().to_string()
+        })
+        .collect()
+}
+
+/// Issue 12 item 10: the accounting files cannot be written (a directory stands where the
+/// day's file goes, as a full disk would refuse the write), jobs end, and the server is killed
+/// right after their ends are committed. After a restart every end has its `E` record (and
+/// none is written twice).
+#[test]
+fn kill_9_right_after_jobs_end_loses_no_end_record_even_after_a_failed_write() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 4, gpus: 0 });
+    let dir = cluster.state.path().join("server_priv/accounting");
+    std::fs::create_dir_all(&dir).unwrap();
+    let blockers: Vec<PathBuf> = accounting_days().iter().map(|day| dir.join(day)).collect();
+    for blocker in &blockers {
+        std::fs::create_dir(blocker).unwrap();
+    }
+    let script = cluster.script("quick.sh", "true\n");
+    let ids: Vec<String> = (0..4).map(|_| cluster.qsub(&script, &[])).collect();
+    for id in &ids {
+        assert_eq!(cluster.wait_finished(id, LIMIT), 0);
+    }
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(cluster.server_pid()), nix::sys::signal::Signal::SIGKILL);
+    for blocker in &blockers {
+        std::fs::remove_dir(blocker).unwrap();
+    }
+    cluster.start_server();
+    for id in &ids {
+        record(&cluster, 'E', id);
+        record(&cluster, 'Q', id);
+    }
+    let lines = accounting(&cluster);
+    for id in &ids {
+        let ends = lines.iter().filter(|line| line.contains(&format!(";E;{id};"))).count();
+        assert_eq!(ends, 1, "one E record of {id}: {lines:#?}");
+    }
+}

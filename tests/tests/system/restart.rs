@@ -103,3 +103,60 @@ fn a_restarted_mom_ends_what_its_predecessor_left_running() {
     assert_eq!(cluster.job_attr(&id, "run_count").as_deref(), Some("2"));
     assert_eq!(count_runs(), 2, "only the second copy ran on");
 }
+
+/// The server's resident memory, from `/proc/<pid>/status`, in KiB.
+fn rss_kib(pid: i32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|line| line.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// Issue 12 item 8: job scripts are kept in the store, not in the server's memory, so a
+/// restart with many large queued scripts (here 48 of 4 MiB: 192 MiB) does not load them; the
+/// job still runs its script, read from the store when it starts.
+#[test]
+fn a_restart_with_many_large_scripts_keeps_the_server_small_and_the_scripts_run() {
+    const JOBS: usize = 48;
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
+    let done = cluster.work.path().join("done");
+    let mut text = format!("#!/bin/sh\necho ran > {}\nexit 0\n", done.display());
+    let line = format!("# {}\n", "x".repeat(1021));
+    while text.len() + line.len() <= 4 << 20 {
+        text.push_str(&line);
+    }
+    let script = cluster.script("large.sh", &text);
+    let ids: Vec<String> = (0..JOBS).map(|_| cluster.qsub(&script, &["-h"])).collect();
+    kill9(cluster.server_pid());
+    cluster.start_server();
+    wait_server_up(&cluster);
+    let listing = String::from_utf8_lossy(&cluster.run("qstat", &[]).stdout).into_owned();
+    assert_eq!(listing.lines().filter(|line| line.contains(" H ")).count(), JOBS, "{listing}");
+    let rss = rss_kib(cluster.server_pid());
+    eprintln!("server VmRSS after a restart with {JOBS} scripts of 4 MiB: {rss} KiB");
+    assert!(rss < 64 << 10, "the restarted server holds {rss} KiB with {JOBS} scripts of 4 MiB queued");
+    let output = cluster.run("qrls", &[&ids[0]]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(cluster.wait_finished(&ids[0], Duration::from_secs(60)), 0, "{}", cluster.logs());
+    assert_eq!(std::fs::read_to_string(&done).unwrap(), "ran\n", "the script read from the store ran");
+}
+
+/// Issue 12 item 8: `max_user_kept_bytes` refuses a submission whose script would take the
+/// user's kept scripts (history included) over the quota, with an OpenPBS-style error and a
+/// non-zero exit, and stores nothing.
+#[test]
+fn the_script_quota_refuses_a_submission_over_it() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
+    let output = cluster.run("qmgr", &["-c", "set server max_user_kept_bytes = 1mb"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let script = cluster.script("half.sh", &format!("true\n# {}\n", "x".repeat(600 << 10)));
+    let first = cluster.qsub(&script, &[]);
+    assert_eq!(cluster.wait_finished(&first, Duration::from_secs(30)), 0);
+    let output = cluster.command("qsub").arg(&script).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(38), "{stderr}");
+    assert!(stderr.starts_with("qsub: would exceed complex's per-user limit of kept job bytes"), "{stderr}");
+    let listing = String::from_utf8_lossy(&cluster.run("qstat", &["-x"]).stdout).into_owned();
+    assert_eq!(listing.lines().skip(2).count(), 1, "only the first job is kept: {listing}");
+    let output = cluster.run("qmgr", &["-c", "print server"]);
+    assert!(String::from_utf8_lossy(&output.stdout).contains("set server max_user_kept_bytes = 1048576b"));
+}

@@ -128,7 +128,8 @@ async fn after_commit_work_runs_in_order_and_never_after_a_failure() {
     let mut waits = Vec::new();
     for seq in 1..=50u64 {
         let seen = Arc::clone(&seen);
-        let after: crate::store::handle::AfterCommit = Box::new(move || seen.lock().unwrap().push(seq));
+        let after: crate::store::handle::AfterCommit =
+            Box::new(move |_: &mut crate::store::Store| seen.lock().unwrap().push(seq));
         // Even numbers carry no rows: their work must still wait for the batches before them.
         let ops = if seq % 2 == 1 { vec![StoreOp::InsertJob(Box::new(queued_job(seq)))] } else { vec![] };
         waits.push(handle.enqueue_then(ops, Some(after)));
@@ -142,7 +143,10 @@ async fn after_commit_work_runs_in_order_and_never_after_a_failure() {
     let flag = Arc::clone(&seen_after_failure);
     let duplicate = vec![StoreOp::InsertJob(Box::new(queued_job(1)))];
     let result = handle
-        .enqueue_then(duplicate, Some(Box::new(move || flag.store(true, std::sync::atomic::Ordering::SeqCst))))
+        .enqueue_then(
+            duplicate,
+            Some(Box::new(move |_: &mut crate::store::Store| flag.store(true, std::sync::atomic::Ordering::SeqCst))),
+        )
         .await;
     assert!(result.is_err(), "inserting job 1 twice fails");
     assert!(!seen_after_failure.load(std::sync::atomic::Ordering::SeqCst), "no after-commit work for a failed batch");

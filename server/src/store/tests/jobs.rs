@@ -215,6 +215,7 @@ fn a_resource_list_that_no_longer_parses_loads_with_a_fallback_request() {
     let loaded = store.load_with(SERVER, &refuse).unwrap();
     let mut expected = job;
     expected.request = fallback_request(&expected.spec);
+    expected.spec_bytes = crate::state::Job::spec_size(&expected.spec);
     assert_eq!(loaded.jobs, vec![expected]);
     assert_eq!(loaded.jobs[0].request.total_ncpus(), 1);
 }

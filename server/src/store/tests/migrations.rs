@@ -25,7 +25,10 @@ fn tables(store: &mut Store) -> Vec<String> {
 #[test]
 fn open_applies_every_migration_once() {
     let (_dir, path, mut store) = fresh_store();
-    assert_eq!(tables(&mut store), ["__diesel_schema_migrations", "jobs", "meta", "queue_attrs", "server_attrs"]);
+    assert_eq!(
+        tables(&mut store),
+        ["__diesel_schema_migrations", "accounting", "jobs", "meta", "queue_attrs", "server_attrs"]
+    );
     assert!(!store.connection().has_pending_migration(MIGRATIONS).unwrap());
     drop(store);
     let mut store = Store::open(&path).expect("reopening applies nothing twice");
