@@ -1,6 +1,6 @@
-//! The mom's connection to the server: connect to the Unix socket or (cluster transport) the
-//! server's TCP port, every frame then sealed with MUNGE and only the server uid's credentials
-//! obeyed; handshake (`Hello` / `HelloReply`), `Register` with the jobs still held, then
+//! The mom's connection to the server: connect to the Unix socket (served by the server uid, as
+//! `SO_PEERCRED` says, or nothing is sent) or (cluster transport) the server's TCP port, every
+//! frame then sealed with MUNGE and only the server uid's credentials obeyed; handshake (`Hello` / `HelloReply`), `Register` with the jobs still held, then
 //! heartbeats and messages in both directions. When the connection fails (server restart) it reconnects with backoff, registers
 //! again and resends every obit the server has not acknowledged.
 //!
@@ -36,6 +36,8 @@ pub enum LinkError {
     Protocol(String),
     #[error("server did not answer within {0:?}")]
     Timeout(Duration),
+    #[error("{target} is served by uid {uid}, not the server's uid {expected}: not connecting")]
+    NotServer { target: String, uid: u32, expected: u32 },
 }
 
 /// What the link needs to know.
@@ -59,8 +61,9 @@ pub struct LinkSettings {
 /// How the link reaches the server.
 #[derive(Debug, Clone)]
 pub enum LinkTarget {
-    /// Its Unix socket (identity from the kernel).
-    Unix(PathBuf),
+    /// Its Unix socket; only a socket served by `server_uid` (the kernel's `SO_PEERCRED`) is
+    /// trusted.
+    Unix { path: PathBuf, server_uid: u32 },
     /// `HOST:PORT`, frames sealed through munged at `munge_socket`; only credentials of
     /// `server_uid` are obeyed.
     Tcp { addr: String, munge_socket: Arc<Path>, server_uid: u32 },
@@ -69,13 +72,20 @@ pub enum LinkTarget {
 impl LinkTarget {
     async fn connect(&self) -> Result<(FrameReader, FrameWriter), LinkError> {
         match self {
-            LinkTarget::Unix(path) => {
+            LinkTarget::Unix { path, server_uid } => {
+                let target = || path.display().to_string();
                 let stream = UnixStream::connect(path)
                     .await
-                    .map_err(|source| LinkError::Connect { target: path.display().to_string(), source })?;
+                    .map_err(|source| LinkError::Connect { target: target(), source })?;
+                // The kernel vouches for who listens there: anyone could have bound a socket at
+                // this path (a stale one removed, a wrong --socket), so nothing is sent, and
+                // nothing obeyed, unless it is the server's uid.
+                let peer = stream.peer_cred().map_err(|source| LinkError::Connect { target: target(), source })?;
+                if peer.uid() != *server_uid {
+                    return Err(LinkError::NotServer { target: target(), uid: peer.uid(), expected: *server_uid });
+                }
                 let (read, write) = transport::split_unix(stream);
-                // The kernel vouches for the socket's owner; nothing to check per frame.
-                let identity = Identity { uid: 0, gid: 0 };
+                let identity = Identity { uid: peer.uid(), gid: peer.gid() };
                 Ok((FrameReader::plain(read, identity), FrameWriter::new(write, None)))
             }
             LinkTarget::Tcp { addr, munge_socket, server_uid } => {
@@ -139,7 +149,7 @@ pub async fn run(settings: LinkSettings, table: Arc<Mutex<JobTable>>, mut channe
     loop {
         match session(&settings, &table, &mut channels, &mut carry, &mut backoff).await {
             Ok(()) => return,
-            Err(err @ LinkError::Connect { .. }) => {
+            Err(err @ (LinkError::Connect { .. } | LinkError::NotServer { .. })) => {
                 failures += 1;
                 if failures == 1 {
                     tracing::warn!("{err}; retrying");
