@@ -1,6 +1,7 @@
 //! The mom's connection to the server: connect to the Unix socket (served by the server uid, as
 //! `SO_PEERCRED` says, or nothing is sent) or (cluster transport) the server's TCP port, every
-//! frame then sealed with MUNGE and only the server uid's credentials obeyed; handshake (`Hello` / `HelloReply`), `Register` with the jobs still held, then
+//! frame then sealed with MUNGE, bound to the connection (our nonce in `Hello`, the server's
+//! in `Welcome`: `proto::seal::Binding`) and only the server uid's credentials obeyed; handshake (`Hello` / `HelloReply`), `Register` with the jobs still held, then
 //! heartbeats and messages in both directions. When the connection fails (server restart) it reconnects with backoff, registers
 //! again and resends every obit the server has not acknowledged.
 //!
@@ -10,9 +11,9 @@
 
 use crate::jobs::JobTable;
 use proto::mom::{MomToServer, Registration, ServerToMom};
-use proto::seal::{Direction, Identity};
+use proto::seal::{Direction, Identity, Nonce};
 use proto::transport::{self, FrameReader, FrameWriter, Sealing, TransportError};
-use proto::{Hello, HelloReply, Role, PROTOCOL_VERSION};
+use proto::{Hello, HelloReply, Role};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -178,7 +179,8 @@ async fn session(
     backoff: &mut Backoff,
 ) -> Result<(), LinkError> {
     let (mut reader, mut writer) = settings.target.connect().await?;
-    let server_name = with_timeout(handshake(&mut reader, &mut writer)).await?;
+    let sealed = matches!(settings.target, LinkTarget::Tcp { .. });
+    let server_name = with_timeout(handshake(&mut reader, &mut writer, sealed)).await?;
     reader.set_direction(Direction::ServerToMom(settings.registration.node.clone()));
     keep_undelivered_starts(&mut channels.outbound, carry);
     let stale_jobs = with_timeout(register(settings, table, &mut reader, &mut writer)).await?;
@@ -198,11 +200,23 @@ async fn session(
     serve(settings, reader, writer, channels, carry).await
 }
 
-/// Sends `Hello` and returns the server's name from `Welcome`.
-async fn handshake(reader: &mut FrameReader, writer: &mut FrameWriter) -> Result<String, LinkError> {
-    writer.write(&Hello { role: Role::Mom, protocol: PROTOCOL_VERSION }).await?;
-    match reader.read::<HelloReply>().await? {
-        HelloReply::Welcome { server_name, .. } => Ok(server_name),
+/// Sends `Hello` and returns the server's name from `Welcome`. A `sealed` connection is bound
+/// both ways: the server's frames to our nonce, ours to the one its `Welcome` brings.
+async fn handshake(reader: &mut FrameReader, writer: &mut FrameWriter, sealed: bool) -> Result<String, LinkError> {
+    let nonce = if sealed { Some(Nonce::fresh().map_err(TransportError::from)?) } else { None };
+    writer.write(&Hello::new(Role::Mom, nonce)).await?;
+    if let Some(nonce) = nonce {
+        reader.bind(nonce);
+    }
+    match reader.read_hello_reply().await? {
+        HelloReply::Welcome { server_name, nonce: server_nonce, .. } => {
+            match server_nonce {
+                Some(server_nonce) => writer.bind(server_nonce),
+                None if sealed => return Err(LinkError::Protocol("Welcome without the server's nonce".to_string())),
+                None => {}
+            }
+            Ok(server_name)
+        }
         HelloReply::Refused { code, message } => Err(LinkError::Refused(format!("{code:?}: {message}"))),
     }
 }

@@ -120,8 +120,8 @@ impl Harness {
         let listener = self.listener.as_ref().expect("listening");
         let (mut stream, _) = within(listener.accept()).await.expect("accept");
         let hello: Hello = within(read(&mut stream)).await.expect("hello");
-        assert_eq!(hello, Hello { role: Role::Mom, protocol: PROTOCOL_VERSION });
-        let welcome = HelloReply::Welcome { protocol: PROTOCOL_VERSION, server_name: "testserver".into() };
+        assert_eq!(hello, Hello::new(Role::Mom, None), "no nonce on the Unix socket");
+        let welcome = HelloReply::Welcome { protocol: PROTOCOL_VERSION, server_name: "testserver".into(), nonce: None };
         write(&mut stream, &welcome).await.unwrap();
         let registration = match within(read::<MomToServer>(&mut stream)).await.expect("register") {
             MomToServer::Register(registration) => registration,

@@ -3,7 +3,7 @@
 //! is refused and logged with the peer address; a mom registering under a live node's name
 //! from another address is refused. Skipped (loudly) when MUNGE is not installed.
 
-use proto::seal::{self, Direction};
+use proto::seal::{self, Binding, Direction, Nonce};
 use proto::{Hello, HelloReply, MomToServer, Role, ServerToMom};
 use std::time::Duration;
 use tests::{wait_for, Cluster, Munged, Shape};
@@ -104,16 +104,13 @@ fn a_second_mom_under_a_live_nodes_name_from_another_address_is_refused() {
     let port = cluster.server_port().unwrap();
     let munge = cluster.state.path().join("munge/socket");
     let mut stream = connect_from("127.0.0.2", port);
-    seal::write(
-        &mut stream,
-        &munge,
-        &Direction::ToServer,
-        &Hello { role: Role::Mom, protocol: proto::PROTOCOL_VERSION },
-    )
-    .unwrap();
+    let nonce = Nonce::fresh().unwrap();
+    let hello = Hello::new(Role::Mom, Some(nonce));
+    seal::write(&mut stream, &munge, &Direction::ToServer, &Binding::Opening, &hello).unwrap();
     let handshake = Direction::ServerToMom(String::new());
-    let (_, reply): (_, HelloReply) = seal::read(&mut stream, &munge, &handshake).unwrap();
-    assert!(matches!(reply, HelloReply::Welcome { .. }), "{reply:?}");
+    let to_me = |sequence| [Binding::Bound { nonce, sequence }];
+    let (_, _, reply): (_, _, HelloReply) = seal::read(&mut stream, &munge, &handshake, &to_me(0)).unwrap();
+    let HelloReply::Welcome { nonce: Some(server_nonce), .. } = reply else { panic!("{reply:?}") };
     let registration = proto::mom::Registration {
         node: "node1".into(),
         np: 8,
@@ -126,9 +123,10 @@ fn a_second_mom_under_a_live_nodes_name_from_another_address_is_refused() {
         gpus: Vec::new(),
         gpu_states: Vec::new(),
     };
-    seal::write(&mut stream, &munge, &Direction::ToServer, &MomToServer::Register(registration)).unwrap();
+    let to_server = Binding::Bound { nonce: server_nonce, sequence: 1 };
+    seal::write(&mut stream, &munge, &Direction::ToServer, &to_server, &MomToServer::Register(registration)).unwrap();
     let to_node1 = Direction::ServerToMom("node1".into());
-    let (_, answer): (_, ServerToMom) = seal::read(&mut stream, &munge, &to_node1).unwrap();
+    let (_, _, answer): (_, _, ServerToMom) = seal::read(&mut stream, &munge, &to_node1, &to_me(1)).unwrap();
     let ServerToMom::Refused { message } = answer else { panic!("expected Refused, got {answer:?}") };
     assert!(message.starts_with("node node1 is connected from 127.0.0.1:"), "{message}");
     let log = server_log(&cluster);
@@ -209,17 +207,23 @@ fn the_mom_port_refuses_what_the_server_did_not_seal_for_this_node() {
     let port: u16 = nodes.lines().find_map(|line| line.trim().strip_prefix("Port = ")).unwrap().parse().unwrap();
     let munge = cluster.state.path().join("munge/socket");
     let kill = ServerToMom::KillJob { job_id: "1.testsrv".into() };
-    // Unsealed, then sealed by the server's uid but for another node.
-    let unsealed = proto::frame::encode(&kill).unwrap();
-    let mut for_node2 = Vec::new();
-    seal::write(&mut for_node2, &munge, &Direction::ServerToMom("node2".into()), &kill).unwrap();
-    for (attempt, bytes) in [("unsealed", unsealed), ("for node2", for_node2)] {
+    // Unsealed, then sealed by the server's uid for this connection but for another node.
+    let unsealed = |_| proto::frame::encode(&kill).unwrap();
+    let for_node2 = |nonce| {
+        let mut bytes = Vec::new();
+        let binding = Binding::Bound { nonce, sequence: 0 };
+        seal::write(&mut bytes, &munge, &Direction::ServerToMom("node2".into()), &binding, &kill).unwrap();
+        bytes
+    };
+    let attempts: [(&str, &dyn Fn(Nonce) -> Vec<u8>); 2] = [("unsealed", &unsealed), ("for node2", &for_node2)];
+    for (attempt, make) in attempts {
         let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
         stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-        stream.write_all(&bytes).unwrap();
+        let nonce: Nonce = proto::frame::read(&mut stream).expect("the connection's nonce first");
+        stream.write_all(&make(nonce)).unwrap();
         let mut rest = Vec::new();
         let _ = stream.read_to_end(&mut rest);
-        assert!(rest.is_empty(), "{attempt}: the mom port answers nothing");
+        assert!(rest.is_empty(), "{attempt}: the mom port answers nothing but its nonce");
     }
     let refusals = wait_for(Duration::from_secs(10), "two refusals in node1's log", || {
         let log = std::fs::read_to_string(cluster.state.path().join("logs/node1.log")).unwrap();
