@@ -237,3 +237,82 @@ fn the_mom_port_refuses_what_the_server_did_not_seal_for_this_node() {
     assert!(refusals[0].contains("unsealed or malformed message"), "{}", refusals[0]);
     assert!(refusals[1].contains("does not match the message"), "{}", refusals[1]);
 }
+
+/// One length-prefixed frame off `stream`, prefix included.
+fn read_raw_frame(stream: &mut std::net::TcpStream) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut frame = vec![0u8; 4];
+    stream.read_exact(&mut frame)?;
+    let len = u32::from_be_bytes([frame[0], frame[1], frame[2], frame[3]]) as usize;
+    frame.resize(4 + len, 0);
+    stream.read_exact(&mut frame[4..])?;
+    Ok(frame)
+}
+
+/// A proxy in front of the server that lifts a request from one connection into another (what
+/// anyone on the path can do): on its first connection it passes the command's `Hello` and
+/// the server's answer, keeps the next frame (the request, never delivered) and hangs up; on
+/// its second it passes the `Hello` and answer, then sends the kept request in place of that
+/// command's own. Returns its port.
+fn splicing_proxy(server_port: u16) -> u16 {
+    use std::io::Write;
+    use std::net::{Shutdown, TcpListener, TcpStream};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut kept: Option<Vec<u8>> = None;
+        for client in listener.incoming().take(2) {
+            let Ok(mut client) = client else { return };
+            let mut server = TcpStream::connect(("127.0.0.1", server_port)).unwrap();
+            let (mut from_server, mut to_client) = (server.try_clone().unwrap(), client.try_clone().unwrap());
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut from_server, &mut to_client);
+                let _ = to_client.shutdown(Shutdown::Both);
+            });
+            let Ok(hello) = read_raw_frame(&mut client) else { return };
+            server.write_all(&hello).unwrap();
+            let Ok(request) = read_raw_frame(&mut client) else { return };
+            match kept.take() {
+                None => {
+                    kept = Some(request);
+                    let _ = server.shutdown(Shutdown::Both);
+                }
+                Some(lifted) => {
+                    let _ = server.write_all(&lifted);
+                    let _ = std::io::copy(&mut client, &mut server);
+                }
+            }
+        }
+    });
+    port
+}
+
+/// A request lifted from one command's connection before it arrived (qdel, by the same user)
+/// and spliced into another's (a qstat) is refused: it was sealed for the first connection.
+#[test]
+fn a_request_spliced_into_another_connection_is_refused() {
+    if !tests::munge_installed() {
+        return;
+    }
+    let cluster = tcp_cluster(1);
+    let script = cluster.script("held.sh", "#!/bin/sh\ntrue\n");
+    let id = cluster.qsub(&script, &["-h"]);
+    let port = cluster.server_port().unwrap();
+    let proxy = splicing_proxy(port);
+    let conf = std::fs::read_to_string(&cluster.conf).unwrap();
+    let spliced_conf = cluster.work.path().join("spliced.conf");
+    let text = conf.replace(&format!("PBS_BATCH_SERVICE_PORT={port}\n"), &format!("PBS_BATCH_SERVICE_PORT={proxy}\n"));
+    std::fs::write(&spliced_conf, text).unwrap();
+    let qdel = cluster.command("qdel").arg(&id).env("PBS_CONF_FILE", &spliced_conf).output().unwrap();
+    assert!(!qdel.status.success(), "the proxy kept qdel's request: {qdel:?}");
+    let before = server_log(&cluster).lines().count();
+    let qstat = cluster.command("qstat").env("PBS_CONF_FILE", &spliced_conf).output().unwrap();
+    let refusal = wait_for(Duration::from_secs(10), "the spliced request refused in the server log", || {
+        let log = server_log(&cluster);
+        let mut refusals = log.lines().skip(before).filter(|line| line.contains("refused a message from 127.0.0.1:"));
+        refusals.next().map(String::from)
+    });
+    assert!(refusal.contains("does not match"), "{refusal}");
+    assert!(!qstat.status.success(), "qstat got an answer to the spliced request: {qstat:?}");
+    assert_eq!(cluster.job_attr(&id, "job_state").as_deref(), Some("H"), "the spliced qdel ran");
+}
