@@ -191,7 +191,10 @@ fn bind_connection(
             reader.legacy();
             Ok(None)
         }
-        _ => Err(format!("a protocol {} hello sealed {binding:?} without its nonce is not accepted", hello.protocol)),
+        _ => {
+            let with = if hello.nonce.is_some() { "with" } else { "without" };
+            Err(format!("a protocol {} hello sealed {binding:?} {with} a nonce is not accepted", hello.protocol))
+        }
     }
 }
 

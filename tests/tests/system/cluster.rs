@@ -316,3 +316,35 @@ fn a_request_spliced_into_another_connection_is_refused() {
     assert!(!qstat.status.success(), "qstat got an answer to the spliced request: {qstat:?}");
     assert_eq!(cluster.job_attr(&id, "job_state").as_deref(), Some("H"), "the spliced qdel ran");
 }
+
+/// A command of the previous protocol (1: frames not bound to the connection) is still served
+/// over TCP, the old way; a hello that claims protocol 2 but is not sealed for a bound
+/// connection is refused, so a protocol-2 peer's connection is bound or nothing.
+#[test]
+fn a_protocol_1_command_is_served_unbound_and_an_unbound_protocol_2_hello_refused() {
+    if !tests::munge_installed() {
+        return;
+    }
+    use proto::{ClientRequest, ServerReply};
+    let cluster = tcp_cluster(1);
+    let port = cluster.server_port().unwrap();
+    let munge = cluster.state.path().join("munge/socket");
+    let (legacy, to_client) = ([Binding::Legacy], Direction::ServerToClient);
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let old = Hello { role: Role::Client, protocol: proto::PROTOCOL_VERSION - 1, nonce: None };
+    seal::write(&mut stream, &munge, &Direction::ToServer, &Binding::Legacy, &old).unwrap();
+    let (_, _, reply): (_, _, HelloReply) = seal::read(&mut stream, &munge, &to_client, &legacy).unwrap();
+    assert!(matches!(reply, HelloReply::Welcome { nonce: None, .. }), "{reply:?}");
+    let request = ClientRequest::StatusNode { names: Vec::new() };
+    seal::write(&mut stream, &munge, &Direction::ToServer, &Binding::Legacy, &request).unwrap();
+    let (_, _, answer): (_, _, ServerReply) = seal::read(&mut stream, &munge, &to_client, &legacy).unwrap();
+    assert!(matches!(answer, ServerReply::Nodes { ref nodes, .. } if nodes.len() == 1), "{answer:?}");
+
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let unbound = Hello::new(Role::Client, Some(Nonce::fresh().unwrap()));
+    seal::write(&mut stream, &munge, &Direction::ToServer, &Binding::Legacy, &unbound).unwrap();
+    let (_, _, reply): (_, _, HelloReply) = seal::read(&mut stream, &munge, &to_client, &legacy).unwrap();
+    let HelloReply::Refused { message, .. } = reply else { panic!("{reply:?}") };
+    let expected = format!("a protocol {} hello sealed Legacy with a nonce is not accepted", proto::PROTOCOL_VERSION);
+    assert_eq!(message, expected);
+}
