@@ -215,7 +215,8 @@ fn the_mom_port_refuses_what_the_server_did_not_seal_for_this_node() {
         seal::write(&mut bytes, &munge, &Direction::ServerToMom("node2".into()), &binding, &kill).unwrap();
         bytes
     };
-    let attempts: [(&str, &dyn Fn(Nonce) -> Vec<u8>); 2] = [("unsealed", &unsealed), ("for node2", &for_node2)];
+    type Make<'a> = &'a dyn Fn(Nonce) -> Vec<u8>;
+    let attempts: [(&str, Make); 2] = [("unsealed", &unsealed), ("for node2", &for_node2)];
     for (attempt, make) in attempts {
         let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
         stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
