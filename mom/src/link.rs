@@ -1,5 +1,5 @@
-//! The mom's connection to the server: connect to the Unix socket (served by the server uid, as
-//! `SO_PEERCRED` says, or nothing is sent) or (cluster transport) the server's TCP port, every
+//! The mom's connection to the server: connect to the Unix socket (served by the server uid or
+//! root, as `SO_PEERCRED` says, or nothing is sent) or (cluster transport) the server's TCP port, every
 //! frame then sealed with MUNGE, bound to the connection (our nonce in `Hello`, the server's
 //! in `Welcome`: `proto::seal::Binding`) and only the server uid's credentials obeyed; handshake (`Hello` / `HelloReply`), `Register` with the jobs still held, then
 //! heartbeats and messages in both directions. When the connection fails (server restart) it reconnects with backoff, registers
@@ -37,7 +37,7 @@ pub enum LinkError {
     Protocol(String),
     #[error("server did not answer within {0:?}")]
     Timeout(Duration),
-    #[error("{target} is served by uid {uid}, not the server's uid {expected}: not connecting")]
+    #[error("{target} is served by uid {uid}, not the server's uid {expected} or root: not connecting")]
     NotServer { target: String, uid: u32, expected: u32 },
 }
 
@@ -62,8 +62,8 @@ pub struct LinkSettings {
 /// How the link reaches the server.
 #[derive(Debug, Clone)]
 pub enum LinkTarget {
-    /// Its Unix socket; only a socket served by `server_uid` (the kernel's `SO_PEERCRED`) is
-    /// trusted.
+    /// Its Unix socket; only a socket served by `server_uid` or root (the kernel's
+    /// `SO_PEERCRED`) is trusted.
     Unix { path: PathBuf, server_uid: u32 },
     /// `HOST:PORT`, frames sealed through munged at `munge_socket`; only credentials of
     /// `server_uid` are obeyed.
@@ -80,9 +80,10 @@ impl LinkTarget {
                     .map_err(|source| LinkError::Connect { target: target(), source })?;
                 // The kernel vouches for who listens there: anyone could have bound a socket at
                 // this path (a stale one removed, a wrong --socket), so nothing is sent, and
-                // nothing obeyed, unless it is the server's uid.
+                // nothing obeyed, unless it is the server's uid (or root, who could be anyone:
+                // a user's mom may serve a root server).
                 let peer = stream.peer_cred().map_err(|source| LinkError::Connect { target: target(), source })?;
-                if peer.uid() != *server_uid {
+                if peer.uid() != *server_uid && peer.uid() != 0 {
                     return Err(LinkError::NotServer { target: target(), uid: peer.uid(), expected: *server_uid });
                 }
                 let (read, write) = transport::split_unix(stream);
