@@ -263,4 +263,4 @@ pub fn read<T: DeserializeOwned>(
 
 #[cfg(test)]
 #[path = "seal_tests.rs"]
-mod tests;
+pub(crate) mod tests;

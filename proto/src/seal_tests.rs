@@ -5,13 +5,13 @@ use std::path::PathBuf;
 use std::process::{Child, Command};
 
 /// A private munged with its own key, socket and files; killed on drop.
-struct TestMunged {
+pub(crate) struct TestMunged {
     dir: tempfile::TempDir,
     child: Child,
 }
 
 impl TestMunged {
-    fn start() -> Option<TestMunged> {
+    pub(crate) fn start() -> Option<TestMunged> {
         if !Path::new("/usr/sbin/munged").exists() {
             eprintln!("SKIPPED: /usr/sbin/munged is not installed (apt-get install munge)");
             return None;
@@ -43,7 +43,7 @@ impl TestMunged {
         Some(munged)
     }
 
-    fn socket(&self) -> PathBuf {
+    pub(crate) fn socket(&self) -> PathBuf {
         self.dir.path().join("socket")
     }
 }

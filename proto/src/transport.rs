@@ -291,3 +291,7 @@ pub fn split_tcp(stream: tokio::net::TcpStream) -> (BoxRead, BoxWrite) {
     let (read, write) = stream.into_split();
     (Box::new(read), Box::new(write))
 }
+
+#[cfg(test)]
+#[path = "transport_tests.rs"]
+mod tests;
