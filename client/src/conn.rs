@@ -1,10 +1,11 @@
 //! A blocking connection to the server: connect to its Unix socket or its TCP port (every
-//! frame sealed with MUNGE both ways, `proto::seal`), handshake, then request/reply. Commands
-//! are short-lived, so no async runtime is started.
+//! frame sealed with MUNGE both ways and bound to the connection: our nonce in `Hello`, the
+//! server's in `Welcome`, each frame numbered; `proto::seal`), handshake, then request/reply.
+//! Commands are short-lived, so no async runtime is started.
 
 use crate::conf::{PbsConf, ServerAddr};
 use proto::frame;
-use proto::seal::{self, Direction};
+use proto::seal::{self, Binding, Direction, Nonce};
 use proto::{ClientRequest, Hello, HelloReply, Role, ServerReply};
 use serde::{de::DeserializeOwned, Serialize};
 use std::net::TcpStream;
@@ -21,8 +22,20 @@ pub struct Connection {
 
 enum Stream {
     Unix(UnixStream),
-    /// With munged's socket.
-    Tcp(TcpStream, PathBuf),
+    Tcp(Sealed),
+}
+
+/// A TCP connection and how its frames are sealed.
+struct Sealed {
+    stream: TcpStream,
+    /// munged's socket.
+    munge: PathBuf,
+    /// Ours, sent in `Hello`: the server's frames must be sealed for it.
+    nonce: Nonce,
+    /// The server's, from `Welcome`: ours are sealed for it.
+    peer: Option<Nonce>,
+    sent: u64,
+    received: u64,
 }
 
 /// Why a frame could not be sent or read: framing, or a credential (ours or the server's).
@@ -58,7 +71,9 @@ impl Stream {
             ServerAddr::Tcp { host, port, munge_socket } => {
                 let stream = TcpStream::connect((host.as_str(), *port))?;
                 let _ = stream.set_nodelay(true);
-                Ok(Stream::Tcp(stream, munge_socket.clone()))
+                let nonce = Nonce::fresh().map_err(std::io::Error::other)?;
+                let munge = munge_socket.clone();
+                Ok(Stream::Tcp(Sealed { stream, munge, nonce, peer: None, sent: 0, received: 0 }))
             }
         }
     }
@@ -66,28 +81,64 @@ impl Stream {
     fn set_read_timeout(&self, limit: Duration) {
         let _ = match self {
             Stream::Unix(stream) => stream.set_read_timeout(Some(limit)),
-            Stream::Tcp(stream, _) => stream.set_read_timeout(Some(limit)),
+            Stream::Tcp(tcp) => tcp.stream.set_read_timeout(Some(limit)),
         };
+    }
+
+    /// Our nonce, for `Hello` (TCP).
+    fn nonce(&self) -> Option<Nonce> {
+        match self {
+            Stream::Unix(_) => None,
+            Stream::Tcp(tcp) => Some(tcp.nonce),
+        }
+    }
+
+    /// Seals what we send from now on for the server's nonce.
+    fn bind(&mut self, peer: Option<Nonce>) {
+        if let Stream::Tcp(tcp) = self {
+            tcp.peer = peer;
+        }
     }
 
     fn send<T: Serialize>(&mut self, message: &T) -> FrameResult<()> {
         match self {
             Stream::Unix(stream) => Ok(frame::write(stream, message)?),
-            Stream::Tcp(stream, munge) => Ok(seal::write(stream, munge, &Direction::ToServer, message)?),
+            Stream::Tcp(tcp) => {
+                // Unbound until `Welcome` brought the server's nonce (then nothing accepts it).
+                let binding = match tcp.peer {
+                    Some(nonce) if tcp.sent > 0 => Binding::Bound { nonce, sequence: tcp.sent },
+                    _ => Binding::Opening,
+                };
+                seal::write(&mut tcp.stream, &tcp.munge, &Direction::ToServer, &binding, message)?;
+                tcp.sent += 1;
+                Ok(())
+            }
         }
     }
 
     fn receive<T: DeserializeOwned>(&mut self) -> FrameResult<T> {
+        Ok(self.receive_sealed(false)?.1)
+    }
+
+    /// One message and, on TCP, the binding it was sealed under: bound to our nonce, or (the
+    /// answer to `Hello` only, `hello_reply`) sealed the protocol-1 way.
+    fn receive_sealed<T: DeserializeOwned>(&mut self, hello_reply: bool) -> FrameResult<(Option<Binding>, T)> {
         match self {
-            Stream::Unix(stream) => Ok(frame::read(stream)?),
-            Stream::Tcp(stream, munge) => {
+            Stream::Unix(stream) => Ok((None, frame::read(stream)?)),
+            Stream::Tcp(tcp) => {
+                let mut accepted = vec![Binding::Bound { nonce: tcp.nonce, sequence: tcp.received }];
+                if hello_reply {
+                    accepted.push(Binding::Legacy);
+                }
+                let (identity, binding, message) =
+                    seal::read(&mut tcp.stream, &tcp.munge, &Direction::ServerToClient, &accepted)?;
+                tcp.received += 1;
                 // The server runs as root, or as this user in a personal cluster.
-                let (identity, message) = seal::read(stream, munge, &Direction::ServerToClient)?;
                 let uid = nix::unistd::geteuid().as_raw();
                 if identity.uid != 0 && identity.uid != uid {
                     return Err(FrameFailure::NotServer(identity.uid));
                 }
-                Ok(message)
+                Ok((Some(binding), message))
             }
         }
     }
@@ -146,9 +197,16 @@ impl Connection {
         };
         let mut stream = Stream::connect(&conf.server).map_err(|error| unreachable(&error))?;
         stream.set_read_timeout(Duration::from_secs(120));
-        stream.send(&Hello { role: Role::Client, protocol: proto::PROTOCOL_VERSION }).map_err(sealing)?;
-        match stream.receive::<HelloReply>().map_err(sealing)? {
-            HelloReply::Welcome { server_name, .. } => Ok(Connection { stream, server_name }),
+        stream.send(&Hello::new(Role::Client, stream.nonce())).map_err(sealing)?;
+        let reply = match stream.receive_sealed::<HelloReply>(true).map_err(sealing)? {
+            (Some(binding), reply) => reply.as_sealed(binding),
+            (None, reply) => reply,
+        };
+        match reply {
+            HelloReply::Welcome { server_name, nonce, .. } => {
+                stream.bind(nonce);
+                Ok(Connection { stream, server_name })
+            }
             HelloReply::Refused { message, .. } => Err(unreachable(&message)),
         }
     }
@@ -159,7 +217,7 @@ impl Connection {
     pub fn local_addr(&self) -> Option<std::net::SocketAddr> {
         match &self.stream {
             Stream::Unix(_) => None,
-            Stream::Tcp(stream, _) => stream.local_addr().ok(),
+            Stream::Tcp(tcp) => tcp.stream.local_addr().ok(),
         }
     }
 
@@ -167,7 +225,7 @@ impl Connection {
     pub fn munge_socket(&self) -> Option<std::path::PathBuf> {
         match &self.stream {
             Stream::Unix(_) => None,
-            Stream::Tcp(_, munge) => Some(munge.clone()),
+            Stream::Tcp(tcp) => Some(tcp.munge.clone()),
         }
     }
 

@@ -22,7 +22,8 @@ pub struct MomConfig {
     pub listen: Option<std::net::SocketAddr>,
     /// munged's socket (TCP transport).
     pub munge_socket: PathBuf,
-    /// The uid whose credentials the mom obeys on TCP (default: its own).
+    /// The server's uid: the only one whose MUNGE credentials the mom obeys on TCP, and the
+    /// one (with root) it trusts to serve `socket` (default: its own).
     pub server_uid: u32,
     /// This node's name as the server knows it (also the name written into `PBS_NODEFILE`).
     pub node: String,
@@ -118,7 +119,8 @@ pub struct MomArgs {
     /// munged's socket (TCP transport).
     #[arg(long, default_value = proto::munge::DEFAULT_SOCKET)]
     pub munge_socket: PathBuf,
-    /// The uid whose MUNGE credentials the mom obeys (default: the uid it runs as).
+    /// The server's uid: the only one whose MUNGE credentials the mom obeys, and the one (with
+    /// root) whose Unix socket it talks to (default: the uid it runs as).
     #[arg(long)]
     pub server_uid: Option<u32>,
     /// Node name (default: the short host name).

@@ -148,7 +148,7 @@ fn open_gpus(
 fn link_settings(config: &MomConfig, munge_socket: Arc<Path>, port: u16, gpus: &gpu::GpuBoard) -> link::LinkSettings {
     let target = match &config.server {
         Some(addr) => link::LinkTarget::Tcp { addr: addr.clone(), munge_socket, server_uid: config.server_uid },
-        None => link::LinkTarget::Unix(config.socket.clone()),
+        None => link::LinkTarget::Unix { path: config.socket.clone(), server_uid: config.server_uid },
     };
     link::LinkSettings {
         target,

@@ -1,6 +1,7 @@
-//! The mom's connection to the server: connect to the Unix socket or (cluster transport) the
-//! server's TCP port, every frame then sealed with MUNGE and only the server uid's credentials
-//! obeyed; handshake (`Hello` / `HelloReply`), `Register` with the jobs still held, then
+//! The mom's connection to the server: connect to the Unix socket (served by the server uid or
+//! root, as `SO_PEERCRED` says, or nothing is sent) or (cluster transport) the server's TCP port, every
+//! frame then sealed with MUNGE, bound to the connection (our nonce in `Hello`, the server's
+//! in `Welcome`: `proto::seal::Binding`) and only the server uid's credentials obeyed; handshake (`Hello` / `HelloReply`), `Register` with the jobs still held, then
 //! heartbeats and messages in both directions. When the connection fails (server restart) it reconnects with backoff, registers
 //! again and resends every obit the server has not acknowledged.
 //!
@@ -10,9 +11,9 @@
 
 use crate::jobs::JobTable;
 use proto::mom::{MomToServer, Registration, ServerToMom};
-use proto::seal::{Direction, Identity};
+use proto::seal::{Direction, Identity, Nonce};
 use proto::transport::{self, FrameReader, FrameWriter, Sealing, TransportError};
-use proto::{Hello, HelloReply, Role, PROTOCOL_VERSION};
+use proto::{Hello, HelloReply, Role};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -36,6 +37,8 @@ pub enum LinkError {
     Protocol(String),
     #[error("server did not answer within {0:?}")]
     Timeout(Duration),
+    #[error("{target} is served by uid {uid}, not the server's uid {expected} or root: not connecting")]
+    NotServer { target: String, uid: u32, expected: u32 },
 }
 
 /// What the link needs to know.
@@ -59,8 +62,9 @@ pub struct LinkSettings {
 /// How the link reaches the server.
 #[derive(Debug, Clone)]
 pub enum LinkTarget {
-    /// Its Unix socket (identity from the kernel).
-    Unix(PathBuf),
+    /// Its Unix socket; only a socket served by `server_uid` or root (the kernel's
+    /// `SO_PEERCRED`) is trusted.
+    Unix { path: PathBuf, server_uid: u32 },
     /// `HOST:PORT`, frames sealed through munged at `munge_socket`; only credentials of
     /// `server_uid` are obeyed.
     Tcp { addr: String, munge_socket: Arc<Path>, server_uid: u32 },
@@ -69,13 +73,21 @@ pub enum LinkTarget {
 impl LinkTarget {
     async fn connect(&self) -> Result<(FrameReader, FrameWriter), LinkError> {
         match self {
-            LinkTarget::Unix(path) => {
+            LinkTarget::Unix { path, server_uid } => {
+                let target = || path.display().to_string();
                 let stream = UnixStream::connect(path)
                     .await
-                    .map_err(|source| LinkError::Connect { target: path.display().to_string(), source })?;
+                    .map_err(|source| LinkError::Connect { target: target(), source })?;
+                // The kernel vouches for who listens there: anyone could have bound a socket at
+                // this path (a stale one removed, a wrong --socket), so nothing is sent, and
+                // nothing obeyed, unless it is the server's uid (or root, who could be anyone:
+                // a user's mom may serve a root server).
+                let peer = stream.peer_cred().map_err(|source| LinkError::Connect { target: target(), source })?;
+                if peer.uid() != *server_uid && peer.uid() != 0 {
+                    return Err(LinkError::NotServer { target: target(), uid: peer.uid(), expected: *server_uid });
+                }
                 let (read, write) = transport::split_unix(stream);
-                // The kernel vouches for the socket's owner; nothing to check per frame.
-                let identity = Identity { uid: 0, gid: 0 };
+                let identity = Identity { uid: peer.uid(), gid: peer.gid() };
                 Ok((FrameReader::plain(read, identity), FrameWriter::new(write, None)))
             }
             LinkTarget::Tcp { addr, munge_socket, server_uid } => {
@@ -139,7 +151,7 @@ pub async fn run(settings: LinkSettings, table: Arc<Mutex<JobTable>>, mut channe
     loop {
         match session(&settings, &table, &mut channels, &mut carry, &mut backoff).await {
             Ok(()) => return,
-            Err(err @ LinkError::Connect { .. }) => {
+            Err(err @ (LinkError::Connect { .. } | LinkError::NotServer { .. })) => {
                 failures += 1;
                 if failures == 1 {
                     tracing::warn!("{err}; retrying");
@@ -168,7 +180,8 @@ async fn session(
     backoff: &mut Backoff,
 ) -> Result<(), LinkError> {
     let (mut reader, mut writer) = settings.target.connect().await?;
-    let server_name = with_timeout(handshake(&mut reader, &mut writer)).await?;
+    let sealed = matches!(settings.target, LinkTarget::Tcp { .. });
+    let server_name = with_timeout(handshake(&mut reader, &mut writer, sealed)).await?;
     reader.set_direction(Direction::ServerToMom(settings.registration.node.clone()));
     keep_undelivered_starts(&mut channels.outbound, carry);
     let stale_jobs = with_timeout(register(settings, table, &mut reader, &mut writer)).await?;
@@ -188,11 +201,23 @@ async fn session(
     serve(settings, reader, writer, channels, carry).await
 }
 
-/// Sends `Hello` and returns the server's name from `Welcome`.
-async fn handshake(reader: &mut FrameReader, writer: &mut FrameWriter) -> Result<String, LinkError> {
-    writer.write(&Hello { role: Role::Mom, protocol: PROTOCOL_VERSION }).await?;
-    match reader.read::<HelloReply>().await? {
-        HelloReply::Welcome { server_name, .. } => Ok(server_name),
+/// Sends `Hello` and returns the server's name from `Welcome`. A `sealed` connection is bound
+/// both ways: the server's frames to our nonce, ours to the one its `Welcome` brings.
+async fn handshake(reader: &mut FrameReader, writer: &mut FrameWriter, sealed: bool) -> Result<String, LinkError> {
+    let nonce = if sealed { Some(Nonce::fresh().map_err(TransportError::from)?) } else { None };
+    writer.write(&Hello::new(Role::Mom, nonce)).await?;
+    if let Some(nonce) = nonce {
+        reader.bind(nonce);
+    }
+    match reader.read_hello_reply().await? {
+        HelloReply::Welcome { server_name, nonce: server_nonce, .. } => {
+            match server_nonce {
+                Some(server_nonce) => writer.bind(server_nonce),
+                None if sealed => return Err(LinkError::Protocol("Welcome without the server's nonce".to_string())),
+                None => {}
+            }
+            Ok(server_name)
+        }
         HelloReply::Refused { code, message } => Err(LinkError::Refused(format!("{code:?}: {message}"))),
     }
 }

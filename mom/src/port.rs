@@ -1,8 +1,12 @@
 //! The mom port (`pbs_mom --listen`, OpenPBS 15002): the endpoint for server and sister
-//! traffic on TCP (design.md section 8). Every frame must be a `ServerToMom` sealed with MUNGE
-//! by the server uid (`--server-uid`) for this node (`Direction::ServerToMom(node)`); such instructions go to the daemon exactly like the
-//! ones arriving on the link. Anything else (no or another credential, a replay, garbage) is
-//! refused with one warning naming the peer address, and the connection is closed.
+//! traffic on TCP (design.md section 8). On each connection the mom first sends a fresh
+//! `proto::seal::Nonce` (one plain frame, its only words); every frame after must be a
+//! `ServerToMom` sealed with MUNGE by the server uid (`--server-uid`) for this node
+//! (`Direction::ServerToMom(node)`) and bound to that nonce and its place on the connection
+//! (`Binding::Bound`, numbered from 0); such instructions go to the daemon exactly like the
+//! ones arriving on the link. Anything else (no or another credential, a replay, a frame
+//! sealed for another connection, garbage) is refused with one warning naming the peer
+//! address, and the connection is closed.
 //!
 //! Today the server still pushes its instructions over the mom's own link; this port is where
 //! they (and sister traffic) can arrive from elsewhere without opening a door.
@@ -13,8 +17,8 @@
 
 use proto::frame::Limits;
 use proto::mom::ServerToMom;
-use proto::seal::Direction;
-use proto::transport::{self, FrameReader, Sealing};
+use proto::seal::{Direction, Nonce};
+use proto::transport::{self, FrameReader, FrameWriter, Sealing};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -57,10 +61,18 @@ pub async fn serve(
         let mut reader = FrameReader::sealed(read, sealing).only_from(vec![server_uid]).with_limits(Limits::NORMAL);
         let inbound = inbound.clone();
         tokio::spawn(async move {
-            // Nothing is ever answered; the write half lives as long as the connection, so the
-            // peer sees it close only once its message is dealt with.
-            let _write = write;
             let _slot = slot;
+            let nonce = match Nonce::fresh() {
+                Ok(nonce) => nonce,
+                Err(error) => return tracing::error!("mom port: {error}"),
+            };
+            reader.bind(nonce);
+            // Nothing else is ever said; the write half lives as long as the connection, so the
+            // peer sees it close only once its message is dealt with.
+            let mut write = FrameWriter::new(write, None);
+            if write.write(&nonce).await.is_err() {
+                return;
+            }
             loop {
                 match tokio::time::timeout(IDLE_TIMEOUT, reader.read::<ServerToMom>()).await {
                     Ok(Ok(message)) => {

@@ -36,7 +36,9 @@ pub use status::{JobStatus, NodeStatus, ObjectStatus};
 use serde::{Deserialize, Serialize};
 
 /// The protocol version this build speaks. The server also accepts `PROTOCOL_VERSION - 1`.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// Version 2: on TCP every frame is bound to its connection (`seal::Binding`); version 1
+/// peers' frames are not.
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// Who opens a connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,13 +52,52 @@ pub enum Role {
 pub struct Hello {
     pub role: Role,
     pub protocol: u32,
+    /// The nonce the server's frames to this peer must be sealed for (TCP, protocol 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nonce: Option<seal::Nonce>,
+}
+
+impl Hello {
+    /// This build's hello, with the peer's nonce when the connection is sealed.
+    pub fn new(role: Role, nonce: Option<seal::Nonce>) -> Hello {
+        Hello { role, protocol: PROTOCOL_VERSION, nonce }
+    }
 }
 
 /// The server's answer to [`Hello`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum HelloReply {
-    Welcome { protocol: u32, server_name: String },
-    Refused { code: ErrorCode, message: String },
+    Welcome {
+        protocol: u32,
+        server_name: String,
+        /// The nonce the peer's frames must be sealed for from now on (TCP, protocol 2).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        nonce: Option<seal::Nonce>,
+    },
+    Refused {
+        code: ErrorCode,
+        message: String,
+    },
+}
+
+impl HelloReply {
+    /// The answer to our `Hello` on a sealed connection, as far as it can be believed given how
+    /// it was sealed. Bound to our nonce: as it is (a `Welcome` must bring the server's nonce).
+    /// Sealed the protocol-1 way (an older server, or one that refused our credential before it
+    /// could read our nonce): a refusal is shown as one, a `Welcome` is refused.
+    pub fn as_sealed(self, binding: seal::Binding) -> HelloReply {
+        let bound = matches!(binding, seal::Binding::Bound { .. });
+        match self {
+            HelloReply::Welcome { nonce: Some(_), .. } if bound => self,
+            HelloReply::Welcome { protocol, .. } => HelloReply::Refused {
+                code: ErrorCode::ProtocolMismatch,
+                message: format!(
+                    "the server speaks protocol {protocol}, without connection binding; this build needs {PROTOCOL_VERSION}: upgrade pbs_server"
+                ),
+            },
+            refused => refused,
+        }
+    }
 }
 
 /// Whether a peer's protocol version is one this build accepts.

@@ -4,12 +4,17 @@
 //! mom code and the mom's link are written once against [`FrameReader`] / [`FrameWriter`].
 //!
 //! Owns: the rule that every frame of a sealed connection is made by the same uid (the first
-//! frame's, or one of those given to [`FrameReader::only_from`]). MUNGE calls block, so they
+//! frame's, or one of those given to [`FrameReader::only_from`]), and each half's binding
+//! (`seal::Binding`): a sealed reader takes its first frame as `Opening` or `Legacy`, then
+//! nothing until told to [`FrameReader::bind`] to its own nonce (each frame then numbered) or
+//! to accept `Legacy` (a protocol-1 peer); a writer seals its first frame `Opening`, then
+//! nothing until bound to the peer's nonce or set to `Legacy`. MUNGE calls block, so they
 //! run on tokio's blocking pool. The first frame is read under `Limits::HANDSHAKE`, the rest under
 //! `Limits::NORMAL` (`frame.rs`).
 
 use crate::frame::{self, nonblocking, FrameError, Limits};
-use crate::seal::{self, Direction, Identity, SealError};
+use crate::seal::{self, Binding, Direction, Identity, Nonce, SealError};
+use crate::HelloReply;
 use serde::{de::DeserializeOwned, Serialize};
 use std::path::Path;
 use std::sync::Arc;
@@ -34,6 +39,21 @@ pub enum TransportError {
     Seal(#[from] SealError),
     #[error("credential of uid {uid} where uid {expected} was expected")]
     Stranger { uid: u32, expected: String },
+    /// A sealed frame to send before the connection's binding is settled (a bug, not the peer's).
+    #[error("sealed frame before the connection is bound")]
+    Unbound,
+}
+
+/// Which bindings one half of a sealed connection uses next.
+#[derive(Debug, Clone, Copy)]
+enum Mode {
+    /// The connection's first frame: `Opening` (or, read, `Legacy` too).
+    First,
+    /// After the first frame, until [`FrameReader::bind`] or `legacy`: nothing.
+    Unsettled,
+    Legacy,
+    /// Sealed for this nonce (ours when reading, the peer's when writing), numbered.
+    Bound(Nonce),
 }
 
 impl TransportError {
@@ -61,17 +81,49 @@ pub struct FrameReader {
     allowed: Option<Vec<u32>>,
     /// [`Limits::HANDSHAKE`] until the first frame has been read, then [`Limits::NORMAL`].
     limits: Limits,
+    mode: Mode,
+    /// Frames read so far: the next one's number.
+    frames: u64,
 }
 
 impl FrameReader {
     /// Unsealed frames from a peer the kernel identified.
     pub fn plain(inner: BoxRead, identity: Identity) -> FrameReader {
-        FrameReader { inner, sealing: None, identity: Some(identity), allowed: None, limits: Limits::HANDSHAKE }
+        let limits = Limits::HANDSHAKE;
+        FrameReader {
+            inner,
+            sealing: None,
+            identity: Some(identity),
+            allowed: None,
+            limits,
+            mode: Mode::First,
+            frames: 0,
+        }
     }
 
     /// Sealed frames; the first credential's uid is the peer's for the whole connection.
     pub fn sealed(inner: BoxRead, sealing: Sealing) -> FrameReader {
-        FrameReader { inner, sealing: Some(sealing), identity: None, allowed: None, limits: Limits::HANDSHAKE }
+        let limits = Limits::HANDSHAKE;
+        FrameReader {
+            inner,
+            sealing: Some(sealing),
+            identity: None,
+            allowed: None,
+            limits,
+            mode: Mode::First,
+            frames: 0,
+        }
+    }
+
+    /// Accepts from now on only frames sealed for `nonce` (drawn by us, sent to the peer), each
+    /// numbered in turn.
+    pub fn bind(&mut self, nonce: Nonce) {
+        self.mode = Mode::Bound(nonce);
+    }
+
+    /// Accepts from now on frames sealed the protocol-1 way (a peer of the previous version).
+    pub fn legacy(&mut self) {
+        self.mode = Mode::Legacy;
     }
 
     /// Accepts credentials of these uids only.
@@ -101,15 +153,51 @@ impl FrameReader {
 
     /// Reads one message.
     pub async fn read<T: DeserializeOwned>(&mut self) -> Result<T, TransportError> {
+        let accepted = match self.mode {
+            Mode::First => vec![Binding::Opening, Binding::Legacy],
+            Mode::Unsettled => Vec::new(),
+            Mode::Legacy => vec![Binding::Legacy],
+            Mode::Bound(nonce) => vec![Binding::Bound { nonce, sequence: self.frames }],
+        };
+        Ok(self.read_under(accepted).await?.1)
+    }
+
+    /// Reads the first binding a sealed `Hello` came under (`Opening` or `Legacy`) with it.
+    pub async fn read_hello<T: DeserializeOwned>(&mut self) -> Result<(Option<Binding>, T), TransportError> {
+        self.read_under(vec![Binding::Opening, Binding::Legacy]).await
+    }
+
+    /// Reads the answer to our `Hello` after [`FrameReader::bind`]: bound to our nonce, or
+    /// sealed the protocol-1 way, then believed only as far as [`HelloReply::as_sealed`] says.
+    pub async fn read_hello_reply(&mut self) -> Result<HelloReply, TransportError> {
+        let mut accepted = vec![Binding::Legacy];
+        if let Mode::Bound(nonce) = self.mode {
+            accepted.insert(0, Binding::Bound { nonce, sequence: self.frames });
+        }
+        match self.read_under(accepted).await? {
+            (Some(binding), reply) => Ok(HelloReply::as_sealed(reply, binding)),
+            (None, reply) => Ok(reply),
+        }
+    }
+
+    /// One frame sealed under one of `accepted` (when sealed), and the binding it came under.
+    async fn read_under<T: DeserializeOwned>(
+        &mut self,
+        accepted: Vec<Binding>,
+    ) -> Result<(Option<Binding>, T), TransportError> {
         let body = nonblocking::read_body(&mut self.inner, self.limits).await?;
         self.limits = Limits::NORMAL;
-        let Some(sealing) = self.sealing.clone() else { return Ok(frame::decode(&body)?) };
-        let (identity, body) =
-            tokio::task::spawn_blocking(move || seal::open(&sealing.socket, &sealing.direction, body))
+        self.frames += 1;
+        if matches!(self.mode, Mode::First) {
+            self.mode = Mode::Unsettled;
+        }
+        let Some(sealing) = self.sealing.clone() else { return Ok((None, frame::decode(&body)?)) };
+        let opened =
+            tokio::task::spawn_blocking(move || seal::open(&sealing.socket, &sealing.direction, &accepted, body))
                 .await
                 .map_err(|error| FrameError::Io(std::io::Error::other(error)))??;
-        self.check(identity)?;
-        Ok(frame::decode(&body)?)
+        self.check(opened.identity)?;
+        Ok((Some(opened.binding), frame::decode(&opened.body)?))
     }
 
     fn check(&mut self, identity: Identity) -> Result<(), TransportError> {
@@ -134,11 +222,25 @@ impl FrameReader {
 pub struct FrameWriter {
     inner: BoxWrite,
     sealing: Option<Sealing>,
+    mode: Mode,
+    /// Frames written so far: the next one's number.
+    frames: u64,
 }
 
 impl FrameWriter {
     pub fn new(inner: BoxWrite, sealing: Option<Sealing>) -> FrameWriter {
-        FrameWriter { inner, sealing }
+        FrameWriter { inner, sealing, mode: Mode::First, frames: 0 }
+    }
+
+    /// Seals from now on for the peer's `nonce`, each frame numbered in turn.
+    pub fn bind(&mut self, nonce: Nonce) {
+        self.mode = Mode::Bound(nonce);
+    }
+
+    /// Seals from now on the protocol-1 way (a peer of the previous version, or a refusal to
+    /// a peer whose nonce is unknown).
+    pub fn legacy(&mut self) {
+        self.mode = Mode::Legacy;
     }
 
     /// Seals for `direction` from now on (no effect when unsealed).
@@ -153,14 +255,25 @@ impl FrameWriter {
         let bytes = match self.sealing.clone() {
             None => frame::encode(message)?,
             Some(sealing) => {
+                let binding = match self.mode {
+                    Mode::First => Binding::Opening,
+                    Mode::Unsettled => return Err(TransportError::Unbound),
+                    Mode::Legacy => Binding::Legacy,
+                    Mode::Bound(nonce) => Binding::Bound { nonce, sequence: self.frames },
+                };
                 let body = serde_json::to_vec(message).map_err(FrameError::from)?;
-                let envelope =
-                    tokio::task::spawn_blocking(move || seal::seal(&sealing.socket, &sealing.direction, &body))
-                        .await
-                        .map_err(|error| FrameError::Io(std::io::Error::other(error)))??;
+                let envelope = tokio::task::spawn_blocking(move || {
+                    seal::seal(&sealing.socket, &sealing.direction, &binding, &body)
+                })
+                .await
+                .map_err(|error| FrameError::Io(std::io::Error::other(error)))??;
                 frame::prefixed(&envelope)?
             }
         };
+        self.frames += 1;
+        if matches!(self.mode, Mode::First) {
+            self.mode = Mode::Unsettled;
+        }
         self.inner.write_all(&bytes).await.map_err(FrameError::from)?;
         self.inner.flush().await.map_err(FrameError::from)?;
         Ok(())
@@ -178,3 +291,7 @@ pub fn split_tcp(stream: tokio::net::TcpStream) -> (BoxRead, BoxWrite) {
     let (read, write) = stream.into_split();
     (Box::new(read), Box::new(write))
 }
+
+#[cfg(test)]
+#[path = "transport_tests.rs"]
+mod tests;

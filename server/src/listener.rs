@@ -1,14 +1,16 @@
 //! Accepts connections on the server's Unix socket (the peer's identity from the kernel,
 //! `SO_PEERCRED`) and, in cluster mode, on its TCP port (every frame sealed with MUNGE, the
-//! peer's identity from the credentials: `proto::transport`), reads the handshake and hands the
-//! connection to the client or mom code, which are the same for both transports.
+//! peer's identity from the credentials: `proto::transport`), reads the handshake, binds a
+//! sealed connection's frames to it (protocol 2: the peer's nonce from `Hello`, ours in
+//! `Welcome`; `proto::seal::Binding`) and hands the connection to the client or mom code, which
+//! are the same for both transports.
 //! A refused credential is one warning line naming the peer address (up to 50 per 10 s, then
 //! counted: `limits.rs`); the connection is closed. Every connection holds a slot of the cap.
 
 use crate::shared::Shared;
 use crate::state::Requester;
 use proto::error::ErrorCode;
-use proto::seal::{Direction, Identity};
+use proto::seal::{Binding, Direction, Identity, Nonce};
 use proto::transport::{self, FrameReader, FrameWriter, Sealing, TransportError};
 use proto::{Hello, HelloReply, Role};
 use std::net::SocketAddr;
@@ -103,7 +105,7 @@ pub fn log_bad_frame(peer: Peer, error: &TransportError) {
 
 async fn handle_connection(shared: Arc<Shared>, accepted: Accepted) {
     let Accepted { mut reader, writer, peer, slot: _slot } = accepted;
-    let hello: Hello = match tokio::time::timeout(HELLO_TIMEOUT, reader.read()).await {
+    let (binding, hello): (_, Hello) = match tokio::time::timeout(HELLO_TIMEOUT, reader.read_hello()).await {
         Ok(Ok(hello)) => hello,
         Ok(Err(error)) => {
             log_bad_frame(peer, &error);
@@ -112,7 +114,9 @@ async fn handle_connection(shared: Arc<Shared>, accepted: Accepted) {
                 let sealing = Sealing { socket: shared.munge_socket(), direction: Direction::ServerToClient };
                 let message = format!("credential refused: {error}");
                 let refused = HelloReply::Refused { code: ErrorCode::PermissionDenied, message };
-                let _ = FrameWriter::new(writer, Some(sealing)).write(&refused).await;
+                let mut writer = FrameWriter::new(writer, Some(sealing));
+                writer.legacy();
+                let _ = writer.write(&refused).await;
             }
             return;
         }
@@ -128,12 +132,13 @@ async fn handle_connection(shared: Arc<Shared>, accepted: Accepted) {
         }
     };
     let mut writer = FrameWriter::new(writer, sealing);
-    if !proto::protocol_accepted(hello.protocol) {
-        let message =
-            format!("protocol version {} not supported (server speaks {})", hello.protocol, proto::PROTOCOL_VERSION);
-        let _ = writer.write(&HelloReply::Refused { code: ErrorCode::ProtocolMismatch, message }).await;
-        return;
-    }
+    let nonce = match bind_connection(&hello, binding, &mut reader, &mut writer) {
+        Ok(nonce) => nonce,
+        Err(message) => {
+            let _ = writer.write(&HelloReply::Refused { code: ErrorCode::ProtocolMismatch, message }).await;
+            return;
+        }
+    };
     let Some(identity) = reader.identity() else { return };
     let requester = requester(identity.uid, identity.gid);
     if hello.role == Role::Mom && requester.uid != 0 && requester.uid != nix::unistd::getuid().as_raw() {
@@ -142,14 +147,54 @@ async fn handle_connection(shared: Arc<Shared>, accepted: Accepted) {
         let _ = writer.write(&HelloReply::Refused { code: ErrorCode::PermissionDenied, message }).await;
         return;
     }
-    let welcome =
-        HelloReply::Welcome { protocol: proto::PROTOCOL_VERSION, server_name: shared.config.server_name.clone() };
+    let server_name = shared.config.server_name.clone();
+    let welcome = HelloReply::Welcome { protocol: proto::PROTOCOL_VERSION, server_name, nonce };
     if writer.write(&welcome).await.is_err() {
         return;
     }
     match hello.role {
         Role::Client => crate::client_conn::serve(shared, reader, writer, requester, peer).await,
         Role::Mom => crate::mom_conn::serve(shared, reader, writer, peer).await,
+    }
+}
+
+/// Checks the protocol and settles how the rest of the connection is sealed, from how its
+/// `Hello` was (`binding`; `None` on the Unix socket): a protocol-2 hello sealed `Opening` with
+/// the peer's nonce binds both halves (our fresh nonce, returned, goes back in `Welcome`); a
+/// protocol-1 hello sealed `Legacy` stays unbound. Anything else is refused (the message).
+fn bind_connection(
+    hello: &Hello,
+    binding: Option<Binding>,
+    reader: &mut FrameReader,
+    writer: &mut FrameWriter,
+) -> Result<Option<Nonce>, String> {
+    let peer_nonce = hello.nonce.filter(|_| binding == Some(Binding::Opening));
+    match peer_nonce {
+        Some(peer_nonce) => writer.bind(peer_nonce),
+        None => writer.legacy(),
+    }
+    if !proto::protocol_accepted(hello.protocol) {
+        return Err(format!(
+            "protocol version {} not supported (server speaks {})",
+            hello.protocol,
+            proto::PROTOCOL_VERSION
+        ));
+    }
+    let Some(binding) = binding else { return Ok(None) };
+    match (hello.protocol >= 2, peer_nonce, binding) {
+        (true, Some(_), _) => {
+            let nonce = Nonce::fresh().map_err(|error| error.to_string())?;
+            reader.bind(nonce);
+            Ok(Some(nonce))
+        }
+        (false, None, Binding::Legacy) => {
+            reader.legacy();
+            Ok(None)
+        }
+        _ => {
+            let with = if hello.nonce.is_some() { "with" } else { "without" };
+            Err(format!("a protocol {} hello sealed {binding:?} {with} a nonce is not accepted", hello.protocol))
+        }
     }
 }
 

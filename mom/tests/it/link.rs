@@ -4,6 +4,7 @@
 use crate::support::{launch, live_session_members, Harness};
 use proto::mom::{MomToServer, ServerToMom};
 use std::fs;
+use tokio::io::AsyncReadExt;
 
 /// A script that runs until `go` exists, then exits 7.
 fn wait_for_go(go: &std::path::Path) -> String {
@@ -102,5 +103,29 @@ async fn stale_jobs_are_killed_after_registration() {
     let obit = server.ended("24.testserver").await;
     assert_eq!(obit.exit_status, 271);
     assert_eq!(live_session_members(sid), Vec::<i32>::new());
+    harness.stop().await;
+}
+
+/// Anyone can bind a socket where the server's should be (a stale one removed, a wrong
+/// `--socket`): the mom checks who serves it (`SO_PEERCRED`) and sends such a socket nothing,
+/// not even its `Hello` or its job list, so it cannot be told to run anything either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_socket_served_by_another_uid_gets_nothing() {
+    if !nix::unistd::geteuid().is_root() {
+        assert!(std::env::var_os("CI").is_none(), "a_server_socket_served_by_another_uid_gets_nothing needs root");
+        println!("SKIPPED: a_server_socket_served_by_another_uid_gets_nothing needs root (another uid's socket)");
+        return;
+    }
+    let nobody = nix::unistd::User::from_name("nobody").unwrap().expect("user nobody");
+    let mut harness = Harness::without_server();
+    harness.listen_as(nobody.uid.as_raw(), nobody.gid.as_raw());
+    harness.start_mom();
+    // Twice: the mom hangs up at once, and again when it retries.
+    for attempt in 0..2 {
+        let mut stream = harness.accept_raw().await;
+        let mut received = Vec::new();
+        crate::support::within(stream.read_to_end(&mut received)).await.expect("read");
+        assert!(received.is_empty(), "attempt {attempt}: the mom sent {} bytes to uid nobody", received.len());
+    }
     harness.stop().await;
 }

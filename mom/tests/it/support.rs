@@ -72,6 +72,31 @@ impl Harness {
         self.listener = Some(UnixListener::bind(&self.socket).expect("bind server socket"));
     }
 
+    /// Binds the server socket as a process of `uid` would serve it: `SO_PEERCRED` reports the
+    /// credentials of whoever called `listen`, here a thread that switched to `uid` and `gid`
+    /// with raw syscalls (they change that thread only; the test stays root). Root only.
+    pub fn listen_as(&mut self, uid: u32, gid: u32) {
+        let socket = tokio::net::UnixSocket::new_stream().expect("socket");
+        socket.bind(&self.socket).expect("bind server socket");
+        let runtime = tokio::runtime::Handle::current();
+        let listener = std::thread::spawn(move || {
+            let _runtime = runtime.enter();
+            // SAFETY: plain syscalls with integer arguments; the thread ends right after.
+            unsafe {
+                assert_eq!(libc::syscall(libc::SYS_setresgid, gid, gid, 0), 0, "setresgid");
+                assert_eq!(libc::syscall(libc::SYS_setresuid, uid, uid, 0), 0, "setresuid");
+            }
+            socket.listen(16)
+        });
+        self.listener = Some(listener.join().expect("listening thread").expect("listen"));
+    }
+
+    /// Accepts the mom's next connection and hands it over as it is.
+    pub async fn accept_raw(&self) -> UnixStream {
+        let listener = self.listener.as_ref().expect("listening");
+        within(listener.accept()).await.expect("accept").0
+    }
+
     /// The configuration the harness gives its mom.
     pub fn config(&self) -> MomConfig {
         let mut config = MomConfig::new(&self.socket, "node1");
@@ -110,8 +135,8 @@ impl Harness {
         let listener = self.listener.as_ref().expect("listening");
         let (mut stream, _) = within(listener.accept()).await.expect("accept");
         let hello: Hello = within(read(&mut stream)).await.expect("hello");
-        assert_eq!(hello, Hello { role: Role::Mom, protocol: PROTOCOL_VERSION });
-        let welcome = HelloReply::Welcome { protocol: PROTOCOL_VERSION, server_name: "testserver".into() };
+        assert_eq!(hello, Hello::new(Role::Mom, None), "no nonce on the Unix socket");
+        let welcome = HelloReply::Welcome { protocol: PROTOCOL_VERSION, server_name: "testserver".into(), nonce: None };
         write(&mut stream, &welcome).await.unwrap();
         let registration = match within(read::<MomToServer>(&mut stream)).await.expect("register") {
             MomToServer::Register(registration) => registration,

@@ -3,7 +3,7 @@
 //! is refused and logged with the peer address; a mom registering under a live node's name
 //! from another address is refused. Skipped (loudly) when MUNGE is not installed.
 
-use proto::seal::{self, Direction};
+use proto::seal::{self, Binding, Direction, Nonce};
 use proto::{Hello, HelloReply, MomToServer, Role, ServerToMom};
 use std::time::Duration;
 use tests::{wait_for, Cluster, Munged, Shape};
@@ -104,16 +104,13 @@ fn a_second_mom_under_a_live_nodes_name_from_another_address_is_refused() {
     let port = cluster.server_port().unwrap();
     let munge = cluster.state.path().join("munge/socket");
     let mut stream = connect_from("127.0.0.2", port);
-    seal::write(
-        &mut stream,
-        &munge,
-        &Direction::ToServer,
-        &Hello { role: Role::Mom, protocol: proto::PROTOCOL_VERSION },
-    )
-    .unwrap();
+    let nonce = Nonce::fresh().unwrap();
+    let hello = Hello::new(Role::Mom, Some(nonce));
+    seal::write(&mut stream, &munge, &Direction::ToServer, &Binding::Opening, &hello).unwrap();
     let handshake = Direction::ServerToMom(String::new());
-    let (_, reply): (_, HelloReply) = seal::read(&mut stream, &munge, &handshake).unwrap();
-    assert!(matches!(reply, HelloReply::Welcome { .. }), "{reply:?}");
+    let to_me = |sequence| [Binding::Bound { nonce, sequence }];
+    let (_, _, reply): (_, _, HelloReply) = seal::read(&mut stream, &munge, &handshake, &to_me(0)).unwrap();
+    let HelloReply::Welcome { nonce: Some(server_nonce), .. } = reply else { panic!("{reply:?}") };
     let registration = proto::mom::Registration {
         node: "node1".into(),
         np: 8,
@@ -126,9 +123,10 @@ fn a_second_mom_under_a_live_nodes_name_from_another_address_is_refused() {
         gpus: Vec::new(),
         gpu_states: Vec::new(),
     };
-    seal::write(&mut stream, &munge, &Direction::ToServer, &MomToServer::Register(registration)).unwrap();
+    let to_server = Binding::Bound { nonce: server_nonce, sequence: 1 };
+    seal::write(&mut stream, &munge, &Direction::ToServer, &to_server, &MomToServer::Register(registration)).unwrap();
     let to_node1 = Direction::ServerToMom("node1".into());
-    let (_, answer): (_, ServerToMom) = seal::read(&mut stream, &munge, &to_node1).unwrap();
+    let (_, _, answer): (_, _, ServerToMom) = seal::read(&mut stream, &munge, &to_node1, &to_me(1)).unwrap();
     let ServerToMom::Refused { message } = answer else { panic!("expected Refused, got {answer:?}") };
     assert!(message.starts_with("node node1 is connected from 127.0.0.1:"), "{message}");
     let log = server_log(&cluster);
@@ -209,17 +207,24 @@ fn the_mom_port_refuses_what_the_server_did_not_seal_for_this_node() {
     let port: u16 = nodes.lines().find_map(|line| line.trim().strip_prefix("Port = ")).unwrap().parse().unwrap();
     let munge = cluster.state.path().join("munge/socket");
     let kill = ServerToMom::KillJob { job_id: "1.testsrv".into() };
-    // Unsealed, then sealed by the server's uid but for another node.
-    let unsealed = proto::frame::encode(&kill).unwrap();
-    let mut for_node2 = Vec::new();
-    seal::write(&mut for_node2, &munge, &Direction::ServerToMom("node2".into()), &kill).unwrap();
-    for (attempt, bytes) in [("unsealed", unsealed), ("for node2", for_node2)] {
+    // Unsealed, then sealed by the server's uid for this connection but for another node.
+    let unsealed = |_| proto::frame::encode(&kill).unwrap();
+    let for_node2 = |nonce| {
+        let mut bytes = Vec::new();
+        let binding = Binding::Bound { nonce, sequence: 0 };
+        seal::write(&mut bytes, &munge, &Direction::ServerToMom("node2".into()), &binding, &kill).unwrap();
+        bytes
+    };
+    type Make<'a> = &'a dyn Fn(Nonce) -> Vec<u8>;
+    let attempts: [(&str, Make); 2] = [("unsealed", &unsealed), ("for node2", &for_node2)];
+    for (attempt, make) in attempts {
         let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
         stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-        stream.write_all(&bytes).unwrap();
+        let nonce: Nonce = proto::frame::read(&mut stream).expect("the connection's nonce first");
+        stream.write_all(&make(nonce)).unwrap();
         let mut rest = Vec::new();
         let _ = stream.read_to_end(&mut rest);
-        assert!(rest.is_empty(), "{attempt}: the mom port answers nothing");
+        assert!(rest.is_empty(), "{attempt}: the mom port answers nothing but its nonce");
     }
     let refusals = wait_for(Duration::from_secs(10), "two refusals in node1's log", || {
         let log = std::fs::read_to_string(cluster.state.path().join("logs/node1.log")).unwrap();
@@ -232,4 +237,115 @@ fn the_mom_port_refuses_what_the_server_did_not_seal_for_this_node() {
     });
     assert!(refusals[0].contains("unsealed or malformed message"), "{}", refusals[0]);
     assert!(refusals[1].contains("does not match the message"), "{}", refusals[1]);
+}
+
+/// One length-prefixed frame off `stream`, prefix included.
+fn read_raw_frame(stream: &mut std::net::TcpStream) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut frame = vec![0u8; 4];
+    stream.read_exact(&mut frame)?;
+    let len = u32::from_be_bytes([frame[0], frame[1], frame[2], frame[3]]) as usize;
+    frame.resize(4 + len, 0);
+    stream.read_exact(&mut frame[4..])?;
+    Ok(frame)
+}
+
+/// A proxy in front of the server that lifts a request from one connection into another (what
+/// anyone on the path can do): on its first connection it passes the command's `Hello` and
+/// the server's answer, keeps the next frame (the request, never delivered) and hangs up; on
+/// its second it passes the `Hello` and answer, then sends the kept request in place of that
+/// command's own. Returns its port.
+fn splicing_proxy(server_port: u16) -> u16 {
+    use std::io::Write;
+    use std::net::{Shutdown, TcpListener, TcpStream};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut kept: Option<Vec<u8>> = None;
+        for client in listener.incoming().take(2) {
+            let Ok(mut client) = client else { return };
+            let mut server = TcpStream::connect(("127.0.0.1", server_port)).unwrap();
+            let (mut from_server, mut to_client) = (server.try_clone().unwrap(), client.try_clone().unwrap());
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut from_server, &mut to_client);
+                let _ = to_client.shutdown(Shutdown::Both);
+            });
+            let Ok(hello) = read_raw_frame(&mut client) else { return };
+            server.write_all(&hello).unwrap();
+            let Ok(request) = read_raw_frame(&mut client) else { return };
+            match kept.take() {
+                None => {
+                    kept = Some(request);
+                    let _ = server.shutdown(Shutdown::Both);
+                }
+                Some(lifted) => {
+                    let _ = server.write_all(&lifted);
+                    let _ = std::io::copy(&mut client, &mut server);
+                }
+            }
+        }
+    });
+    port
+}
+
+/// A request lifted from one command's connection before it arrived (qdel, by the same user)
+/// and spliced into another's (a qstat) is refused: it was sealed for the first connection.
+#[test]
+fn a_request_spliced_into_another_connection_is_refused() {
+    if !tests::munge_installed() {
+        return;
+    }
+    let cluster = tcp_cluster(1);
+    let script = cluster.script("held.sh", "#!/bin/sh\ntrue\n");
+    let id = cluster.qsub(&script, &["-h"]);
+    let port = cluster.server_port().unwrap();
+    let proxy = splicing_proxy(port);
+    let conf = std::fs::read_to_string(&cluster.conf).unwrap();
+    let spliced_conf = cluster.work.path().join("spliced.conf");
+    let text = conf.replace(&format!("PBS_BATCH_SERVICE_PORT={port}\n"), &format!("PBS_BATCH_SERVICE_PORT={proxy}\n"));
+    std::fs::write(&spliced_conf, text).unwrap();
+    let qdel = cluster.command("qdel").arg(&id).env("PBS_CONF_FILE", &spliced_conf).output().unwrap();
+    assert!(!qdel.status.success(), "the proxy kept qdel's request: {qdel:?}");
+    let before = server_log(&cluster).lines().count();
+    let qstat = cluster.command("qstat").env("PBS_CONF_FILE", &spliced_conf).output().unwrap();
+    let refusal = wait_for(Duration::from_secs(10), "the spliced request refused in the server log", || {
+        let log = server_log(&cluster);
+        let mut refusals = log.lines().skip(before).filter(|line| line.contains("refused a message from 127.0.0.1:"));
+        refusals.next().map(String::from)
+    });
+    assert!(refusal.contains("does not match"), "{refusal}");
+    assert!(!qstat.status.success(), "qstat got an answer to the spliced request: {qstat:?}");
+    assert_eq!(cluster.job_attr(&id, "job_state").as_deref(), Some("H"), "the spliced qdel ran");
+}
+
+/// A command of the previous protocol (1: frames not bound to the connection) is still served
+/// over TCP, the old way; a hello that claims protocol 2 but is not sealed for a bound
+/// connection is refused, so a protocol-2 peer's connection is bound or nothing.
+#[test]
+fn a_protocol_1_command_is_served_unbound_and_an_unbound_protocol_2_hello_refused() {
+    if !tests::munge_installed() {
+        return;
+    }
+    use proto::{ClientRequest, ServerReply};
+    let cluster = tcp_cluster(1);
+    let port = cluster.server_port().unwrap();
+    let munge = cluster.state.path().join("munge/socket");
+    let (legacy, to_client) = ([Binding::Legacy], Direction::ServerToClient);
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let old = Hello { role: Role::Client, protocol: proto::PROTOCOL_VERSION - 1, nonce: None };
+    seal::write(&mut stream, &munge, &Direction::ToServer, &Binding::Legacy, &old).unwrap();
+    let (_, _, reply): (_, _, HelloReply) = seal::read(&mut stream, &munge, &to_client, &legacy).unwrap();
+    assert!(matches!(reply, HelloReply::Welcome { nonce: None, .. }), "{reply:?}");
+    let request = ClientRequest::StatusNode { names: Vec::new() };
+    seal::write(&mut stream, &munge, &Direction::ToServer, &Binding::Legacy, &request).unwrap();
+    let (_, _, answer): (_, _, ServerReply) = seal::read(&mut stream, &munge, &to_client, &legacy).unwrap();
+    assert!(matches!(answer, ServerReply::Nodes { ref nodes, .. } if nodes.len() == 1), "{answer:?}");
+
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let unbound = Hello::new(Role::Client, Some(Nonce::fresh().unwrap()));
+    seal::write(&mut stream, &munge, &Direction::ToServer, &Binding::Legacy, &unbound).unwrap();
+    let (_, _, reply): (_, _, HelloReply) = seal::read(&mut stream, &munge, &to_client, &legacy).unwrap();
+    let HelloReply::Refused { message, .. } = reply else { panic!("{reply:?}") };
+    let expected = format!("a protocol {} hello sealed Legacy with a nonce is not accepted", proto::PROTOCOL_VERSION);
+    assert_eq!(message, expected);
 }

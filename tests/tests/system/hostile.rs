@@ -70,7 +70,7 @@ fn frame(body: &[u8]) -> Vec<u8> {
 }
 
 fn hello() -> Vec<u8> {
-    proto::frame::encode(&proto::Hello { role: proto::Role::Client, protocol: proto::PROTOCOL_VERSION }).unwrap()
+    proto::frame::encode(&proto::Hello::new(proto::Role::Client, None)).unwrap()
 }
 
 /// Sends the `n`th kind of garbage on a fresh connection, then closes it. Write and read errors
@@ -260,8 +260,7 @@ fn jobs_over_the_limits_are_refused_by_qsub_and_by_the_server() {
     spec.variables.push("PBS_O_WORKDIR", "/tmp");
     // Unsealed frames: the server's own check, over its Unix socket whatever the transport.
     let mut peer = connect_unix(&cluster);
-    proto::frame::write(&mut peer, &proto::Hello { role: proto::Role::Client, protocol: proto::PROTOCOL_VERSION })
-        .unwrap();
+    proto::frame::write(&mut peer, &proto::Hello::new(proto::Role::Client, None)).unwrap();
     let _: proto::HelloReply = proto::frame::read(&mut peer).unwrap();
     proto::frame::write(&mut peer, &proto::ClientRequest::SubmitJob(Box::new(spec))).unwrap();
     match proto::frame::read::<proto::ServerReply>(&mut peer).unwrap() {

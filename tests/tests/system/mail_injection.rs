@@ -40,7 +40,7 @@ fn argvs(dir: &Path) -> Vec<Vec<String>> {
 fn raw_request(cluster: &Cluster, request: proto::ClientRequest) -> proto::ServerReply {
     let mut peer = std::os::unix::net::UnixStream::connect(cluster.state.path().join("server.sock")).expect("connect");
     peer.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    let hello = proto::Hello { role: proto::Role::Client, protocol: proto::PROTOCOL_VERSION };
+    let hello = proto::Hello::new(proto::Role::Client, None);
     proto::frame::write(&mut peer, &hello).unwrap();
     let _: proto::HelloReply = proto::frame::read(&mut peer).unwrap();
     proto::frame::write(&mut peer, &request).unwrap();

@@ -10,7 +10,7 @@
 use crate::users::TestUser;
 use proto::frame;
 use proto::mom::{HostAlloc, JobLaunch, ServerToMom};
-use proto::seal::{self, Direction};
+use proto::seal::{self, Binding, Direction, Nonce};
 use proto::{ErrorCode, HelloReply};
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -260,9 +260,8 @@ fn replayed_forged_and_other_key_requests_are_refused_and_logged_with_the_peer()
     assert!(!String::from_utf8_lossy(&answer).contains("hosta"), "the replay was answered: {answer:?}");
 
     // A fresh credential over a changed body: the hash does not match.
-    let hello =
-        serde_json::to_vec(&proto::Hello { role: proto::Role::Client, protocol: proto::PROTOCOL_VERSION }).unwrap();
-    let mut envelope = seal::seal(&login.munge_socket, &Direction::ToServer, &hello).unwrap();
+    let hello = serde_json::to_vec(&proto::Hello::new(proto::Role::Client, None)).unwrap();
+    let mut envelope = seal::seal(&login.munge_socket, &Direction::ToServer, &Binding::Opening, &hello).unwrap();
     let last = envelope.len() - 2;
     envelope[last] ^= 0x01;
     let before = log_lines(&cluster);
@@ -327,14 +326,18 @@ fn forged_run_job(cluster: &NetCluster, tag: &str, marker: &Path) -> Vec<u8> {
     serde_json::to_vec(&ServerToMom::RunJob(Box::new(launch))).unwrap()
 }
 
-/// Connects from the login host to hosta's mom port, sends one frame, and waits until the mom
-/// closes the connection or 5 s pass.
-fn send_to_mom(cluster: &NetCluster, frame: &[u8]) {
+/// Connects from the login host to hosta's mom port, reads the connection's nonce, sends the
+/// frame `make` builds for it (returned), and waits until the mom closes the connection or 5 s
+/// pass.
+fn send_to_mom(cluster: &NetCluster, make: impl FnOnce(Nonce) -> Vec<u8>) -> Vec<u8> {
     let mom = SocketAddr::from((cluster.host("hosta").addr, MOM_PORT));
     let mut stream = cluster.net.in_host(cluster.host(LOGIN), || TcpStream::connect(mom).unwrap());
     stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    stream.write_all(frame).unwrap();
+    let nonce: Nonce = frame::read(&mut stream).expect("the mom port's nonce");
+    let frame = make(nonce);
+    stream.write_all(&frame).unwrap();
     let _ = stream.read_to_end(&mut Vec::new());
+    frame
 }
 
 /// hosta's mom log lines refusing a message from the login host for `reason`.
@@ -349,37 +352,69 @@ fn a_run_job_at_the_mom_port_runs_only_with_the_server_uids_credential() {
     let login = cluster.host(LOGIN).clone();
     let nobody = uzers::get_user_by_name("nobody").expect("user nobody");
     let marker = |tag: &str| cluster.work.join(format!("{tag}.ran"));
-    let sealed = |tag: &str, socket: &Path, ids: Option<(u32, u32)>, direction: Direction| {
+    let sealed = |tag: &str, socket: &Path, ids: Option<(u32, u32)>, direction: Direction, binding: Binding| {
         let body = forged_run_job(&cluster, tag, &marker(tag));
-        let envelope = cluster.net.in_host_as(&login, ids, || seal::seal(socket, &direction, &body));
+        let envelope = cluster.net.in_host_as(&login, ids, || seal::seal(socket, &direction, &binding, &body));
         frame::prefixed(&envelope.unwrap()).unwrap()
     };
     let nobody_ids = Some((nobody.uid(), nobody.primary_group_id()));
     let to_hosta = || Direction::ServerToMom("hosta".to_string());
-    let attempts = [
-        ("unsealed", "unsealed", frame::prefixed(&forged_run_job(&cluster, "unsealed", &marker("unsealed"))).unwrap()),
-        ("nobody", "credential of uid", sealed("nobody", &login.munge_socket, nobody_ids, to_hosta())),
-        ("otherkey", "credential invalid", sealed("otherkey", &cluster.net.other_key_socket, None, to_hosta())),
+    let first = |nonce: Nonce| Binding::Bound { nonce, sequence: 0 };
+    type Attempt<'a> = (&'a str, &'a str, Box<dyn Fn(Nonce) -> Vec<u8> + 'a>);
+    let attempts: [Attempt; 6] = [
+        (
+            "unsealed",
+            "unsealed",
+            Box::new(|_| frame::prefixed(&forged_run_job(&cluster, "unsealed", &marker("unsealed"))).unwrap()),
+        ),
+        (
+            "nobody",
+            "credential of uid",
+            Box::new(|nonce| sealed("nobody", &login.munge_socket, nobody_ids, to_hosta(), first(nonce))),
+        ),
+        (
+            "otherkey",
+            "credential invalid",
+            Box::new(|nonce| sealed("otherkey", &cluster.net.other_key_socket, None, to_hosta(), first(nonce))),
+        ),
         // Root's credential, but made for a message to the server (a lifted credential).
-        ("lifted", "does not match", sealed("lifted", &login.munge_socket, None, Direction::ToServer)),
+        (
+            "lifted",
+            "does not match",
+            Box::new(|nonce| sealed("lifted", &login.munge_socket, None, Direction::ToServer, first(nonce))),
+        ),
         // Root's credential for another node's mom.
         (
             "elsewhere",
             "does not match",
-            sealed("elsewhere", &login.munge_socket, None, Direction::ServerToMom("hostb".to_string())),
+            Box::new(|nonce| {
+                sealed(
+                    "elsewhere",
+                    &login.munge_socket,
+                    None,
+                    Direction::ServerToMom("hostb".to_string()),
+                    first(nonce),
+                )
+            }),
+        ),
+        // Root's credential for this mom, but made on another connection (another nonce):
+        // spliced into this one.
+        (
+            "spliced",
+            "does not match",
+            Box::new(|_| sealed("spliced", &login.munge_socket, None, to_hosta(), first(Nonce::fresh().unwrap()))),
         ),
     ];
-    for (tag, reason, frame) in &attempts {
+    for (tag, reason, make) in &attempts {
         let before = mom_refusals(&cluster, reason);
-        send_to_mom(&cluster, frame);
+        send_to_mom(&cluster, make);
         tests::wait_for(Duration::from_secs(10), &format!("the mom to log refusing the {tag} RunJob"), || {
             (mom_refusals(&cluster, reason) > before).then_some(())
         });
     }
     // The same instruction with the server uid's credential runs (so the refusals above are
     // the credential's doing), and by then none of the refused ones has run.
-    let genuine = sealed("genuine", &login.munge_socket, None, to_hosta());
-    send_to_mom(&cluster, &genuine);
+    let genuine = send_to_mom(&cluster, |nonce| sealed("genuine", &login.munge_socket, None, to_hosta(), first(nonce)));
     tests::wait_for(Duration::from_secs(30), "the genuine RunJob's marker", || {
         marker("genuine").exists().then_some(())
     });
@@ -388,7 +423,7 @@ fn a_run_job_at_the_mom_port_runs_only_with_the_server_uids_credential() {
     }
     // The genuine frame once more: MUNGE refuses the replay.
     let before = mom_refusals(&cluster, "replayed");
-    send_to_mom(&cluster, &genuine);
+    send_to_mom(&cluster, |_| genuine.clone());
     tests::wait_for(Duration::from_secs(10), "the mom to log refusing the replayed RunJob", || {
         (mom_refusals(&cluster, "replayed") > before).then_some(())
     });
@@ -416,7 +451,7 @@ fn a_command_does_not_believe_a_reply_sealed_by_another_user() {
         let (mut stream, _) = listener.accept().unwrap();
         frame::read_body(&mut stream, frame::Limits::NORMAL).unwrap();
         let reply = HelloReply::Refused { code: ErrorCode::System, message: "words of a fake server".to_string() };
-        seal::write(&mut stream, &login.munge_socket, &Direction::ServerToClient, &reply).unwrap();
+        seal::write(&mut stream, &login.munge_socket, &Direction::ServerToClient, &Binding::Legacy, &reply).unwrap();
     });
     let output = qstat.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
