@@ -33,10 +33,13 @@ fn a_node_back_after_node_fail_requeue_does_not_end_the_job_running_elsewhere() 
     resumed.unwrap_or_else(|_| panic!("not requeued: {}", cluster.logs()));
     // The mom reconnects, is told its run is stale, kills it and reports its end.
     let ignored = "end report of a run that is not the job's current one";
-    wait_for(Duration::from_secs(60), "the stale end report", || {
-        let state = cluster.job_attr(&id, "job_state")?;
-        (state != "R" || all_logs(&cluster).contains(ignored)).then_some(())
+    let reported = std::panic::catch_unwind(|| {
+        wait_for(Duration::from_secs(60), "the stale end report", || {
+            let state = cluster.job_attr(&id, "job_state")?;
+            (state != "R" || all_logs(&cluster).contains(ignored)).then_some(())
+        })
     });
+    reported.unwrap_or_else(|_| panic!("no stale end report: {}", all_logs(&cluster)));
     assert_eq!(cluster.job_attr(&id, "job_state").as_deref(), Some("R"), "{}", cluster.logs());
     assert!(cluster.job_attr(&id, "exec_host").unwrap().starts_with(&format!("{other}/")));
     assert!(cluster.run("qdel", &[&id]).status.success());
