@@ -1,7 +1,9 @@
 //! One command's connection (Unix or sealed TCP, the same code): read requests, run their
 //! handlers, reply. Reads are bounded in time (idle timeout here, per-frame deadline in
 //! `proto::frame`) and memory (`MAX_FRAME`, read as it arrives), so a silent or garbling client
-//! cannot hold a task or memory forever.
+//! cannot hold a task or memory forever. Every list a request names is deduplicated and capped
+//! first (`bounds.rs`), and writes are bounded in time ([`WRITE_TIMEOUT`]): a client that stops
+//! reading its reply is dropped, and the reply's memory with it.
 //! The one thing the transport changes: an interactive job submitted over TCP names the
 //! address its qsub connected from, not the host qsub named ([`interactive_from_peer`]).
 
@@ -17,6 +19,9 @@ use std::time::Duration;
 
 /// A client idle this long is disconnected.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A client that takes longer than this to take one reply frame is disconnected.
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Serves requests until the client closes the connection.
 pub async fn serve(
@@ -42,13 +47,22 @@ pub async fn serve(
                 return;
             }
         };
-        let reply = dispatch(&shared, &requester, peer, request).await;
+        let mut request = request;
+        let reply = match crate::bounds::bound(&mut request) {
+            Ok(()) => dispatch(&shared, &requester, peer, request).await,
+            Err(error) => ServerReply::Error(error),
+        };
         let reply = crate::flavor::localize_reply(shared.state().flavor, reply);
         let parts = split_reply(reply);
         let large = parts.len() > 1;
         for part in parts {
-            if writer.write(&part).await.is_err() {
-                return;
+            match tokio::time::timeout(WRITE_TIMEOUT, writer.write(&part)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) => return,
+                Err(_) => {
+                    tracing::warn!(user = %requester.user, %peer, "client not reading its reply; connection dropped");
+                    return;
+                }
             }
         }
         if large {

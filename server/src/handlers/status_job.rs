@@ -7,6 +7,8 @@
 //! (`arrays_only`) keeps only arrays. What carries a job's environment or command line
 //! (`Variable_List`, `Submit_arguments`, TORQUE's `submit_args` and `init_work_dir`) is shown
 //! only to its owner, operators and managers ([`Reader`]).
+//! A job or queue named several times (or by several spellings) is listed once, so the reply
+//! is bounded by the state whatever the request repeats.
 
 use crate::config::Flavor;
 use crate::flavor::recently_completed;
@@ -16,6 +18,7 @@ use job::id::ArrayPart;
 use job::JobState;
 use proto::error::{ErrorCode, RequestError};
 use proto::{JobStatus, ServerReply};
+use std::collections::HashSet;
 
 /// How arrays are listed (qstat `-t`, `-J`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -89,7 +92,8 @@ pub fn status_job(state: &ServerState, flavor: Flavor, now: i64, query: Query) -
         }
         crate::status::with_depend(status, wanted.as_ref(), || crate::depend::depend_value(state, job))
     };
-    let user_ok = |owner: &str| query.users.is_empty() || query.users.iter().any(|user| user == owner);
+    let users: HashSet<&str> = query.users.iter().map(String::as_str).collect();
+    let user_ok = |owner: &str| users.is_empty() || users.contains(owner);
     // Finished jobs show with -x, and in TORQUE for keep_completed seconds.
     let shown = |job: &Job| {
         query.history || !job.state.is_finished() || recently_completed(flavor, job, now, state.keep_completed)
@@ -107,6 +111,10 @@ pub fn status_job(state: &ServerState, flavor: Flavor, now: i64, query: Query) -
     if query.selectors.is_empty() {
         jobs.extend(state.jobs.values().map(|job| &**job).filter(|job| listed(job)).map(job_status));
     }
+    // What the selectors resolve to, each listed once however many spellings name it (`1`,
+    // `1.server`; `workq`, `workq@server`): the listing is bounded by the state, not the request.
+    let mut named_jobs = HashSet::new();
+    let mut named_queues = HashSet::new();
     for selector in state.expand_ranges(query.selectors) {
         let selector = match selector {
             Ok(selector) => selector,
@@ -117,6 +125,7 @@ pub fn status_job(state: &ServerState, flavor: Flavor, now: i64, query: Query) -
         };
         if selector.starts_with(|c: char| c.is_ascii_digit()) {
             match state.find_job(&selector) {
+                Ok(key) if !named_jobs.insert(key) => {}
                 Ok(key) => {
                     let job = &state.jobs[&key];
                     // A subjob that is over (X) is still shown; a finished job needs -x.
@@ -134,14 +143,18 @@ pub fn status_job(state: &ServerState, flavor: Flavor, now: i64, query: Query) -
         } else {
             // A destination: `queue`, `@server` (every job) or `queue@server`.
             match state.resolve_destination(&selector) {
-                Ok(queue) => jobs.extend(
-                    state
-                        .jobs
-                        .values()
-                        .map(|job| &**job)
-                        .filter(|job| job.queue == queue && listed(job))
-                        .map(job_status),
-                ),
+                Ok(queue) if named_queues.contains(&queue) => {}
+                Ok(queue) => {
+                    jobs.extend(
+                        state
+                            .jobs
+                            .values()
+                            .map(|job| &**job)
+                            .filter(|job| job.queue == queue && listed(job))
+                            .map(job_status),
+                    );
+                    named_queues.insert(queue);
+                }
                 Err(_) => errors.push(RequestError::new(
                     ErrorCode::UnknownQueue,
                     format!("{} {selector}", ErrorCode::UnknownQueue.text()),

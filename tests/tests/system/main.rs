@@ -12,6 +12,7 @@ mod flavors;
 mod gpus;
 mod gpus_and_nodes;
 mod hostile;
+mod hostile_requests;
 mod in_process;
 mod interactions;
 mod interactive;
