@@ -7,7 +7,11 @@
 //! idle connections also go to the TCP port when the cluster runs over TCP.
 
 use proto::{ClientRequest, ServerReply};
+use std::io::Read;
 use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Receiver;
+use std::sync::Arc;
 use std::time::Duration;
 use tests::{wait_for, Cluster, Shape};
 
@@ -142,7 +146,7 @@ fn a_client_that_stops_reading_is_dropped() {
     // What the server had written is still there, then the end of the stream.
     stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let mut rest = Vec::new();
-    let read = std::io::Read::read_to_end(&mut stream, &mut rest);
+    let read = stream.read_to_end(&mut rest);
     assert!(read.is_ok(), "connection not closed: {read:?} after {} bytes", rest.len());
     let output = cluster.run("qstat", &[]);
     assert!(output.status.success(), "{output:?}");
@@ -150,4 +154,166 @@ fn a_client_that_stops_reading_is_dropped() {
 
 fn server_log(cluster: &Cluster) -> String {
     std::fs::read_to_string(cluster.state.path().join("logs/server.log")).unwrap_or_default()
+}
+
+/// Idle connections the attacker holds: half of them to the Unix socket (of those, half say
+/// hello and then nothing), and as many to the TCP port when the cluster has one.
+const IDLE: usize = 2000;
+
+/// An open connection of the attacker's, or the address to open it again.
+enum Target {
+    Unix(std::path::PathBuf, bool),
+    Tcp(u16),
+}
+
+impl Target {
+    fn open(&self) -> Option<Box<dyn ReadWrite>> {
+        match self {
+            Target::Unix(path, hello) => {
+                let mut stream = UnixStream::connect(path).ok()?;
+                if *hello {
+                    let hello = proto::Hello { role: proto::Role::Client, protocol: proto::PROTOCOL_VERSION };
+                    proto::frame::write(&mut stream, &hello).ok()?;
+                }
+                stream.set_nonblocking(true).ok()?;
+                Some(Box::new(stream))
+            }
+            Target::Tcp(port) => {
+                let stream = tcp_from(std::net::Ipv4Addr::new(127, 0, 0, 2), *port)?;
+                stream.set_nonblocking(true).ok()?;
+                Some(Box::new(stream))
+            }
+        }
+    }
+}
+
+trait ReadWrite: std::io::Read + Send {}
+impl<T: std::io::Read + Send> ReadWrite for T {}
+
+/// A TCP connection to the server's port on 127.0.0.1 from `source` (another loopback address:
+/// another host, as far as the server's per-address cap can tell).
+fn tcp_from(source: std::net::Ipv4Addr, port: u16) -> Option<std::net::TcpStream> {
+    use std::os::fd::FromRawFd;
+    let address = |ip: std::net::Ipv4Addr, port: u16| libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: port.to_be(),
+        sin_addr: libc::in_addr { s_addr: u32::from(ip).to_be() },
+        sin_zero: [0; 8],
+    };
+    let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+    // SAFETY: plain socket calls on a descriptor this function owns; the addresses outlive them.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return None;
+        }
+        let stream = std::net::TcpStream::from_raw_fd(fd);
+        let local = address(source, 0);
+        let remote = address(std::net::Ipv4Addr::LOCALHOST, port);
+        let bound = libc::bind(fd, (&local as *const libc::sockaddr_in).cast(), len) == 0;
+        let connected = bound && libc::connect(fd, (&remote as *const libc::sockaddr_in).cast(), len) == 0;
+        connected.then_some(stream)
+    }
+}
+
+/// Whether a non-blocking connection is still open (what the server sent is read and dropped).
+fn still_open(stream: &mut Box<dyn ReadWrite>) -> bool {
+    let mut sink = [0u8; 4096];
+    loop {
+        match stream.read(&mut sink) {
+            Ok(0) => return false,
+            Ok(_) => continue,
+            Err(error) => return error.kind() == std::io::ErrorKind::WouldBlock,
+        }
+    }
+}
+
+/// Holds [`IDLE`] connections (per transport) as `nobody` on a thread of its own, opening again
+/// every one the server closes, until `stop`; returns how many it opened in all.
+fn hold_idle_connections(cluster: &Cluster, stop: Arc<AtomicBool>) -> (std::thread::JoinHandle<usize>, Receiver<()>) {
+    let socket = cluster.state.path().join("server.sock");
+    let mut targets: Vec<Target> = (0..IDLE).map(|n| Target::Unix(socket.clone(), n % 2 == 1)).collect();
+    if let Some(port) = cluster.server_port() {
+        targets.extend((0..IDLE).map(|_| Target::Tcp(port)));
+    }
+    let (ready, is_ready) = std::sync::mpsc::channel();
+    let thread = std::thread::spawn(move || {
+        // This thread only (the raw system calls, not libc's process-wide wrappers): the
+        // connections carry nobody's credentials, as another user's would.
+        // SAFETY: changes this thread's credentials; it keeps root as its saved uid.
+        unsafe {
+            assert_eq!(libc::syscall(libc::SYS_setresgid, 65534, 65534, 0), 0);
+            assert_eq!(libc::syscall(libc::SYS_setresuid, 65534, 65534, 0), 0);
+        }
+        let mut open: Vec<Option<Box<dyn ReadWrite>>> = targets.iter().map(Target::open).collect();
+        let mut opened = open.iter().filter(|stream| stream.is_some()).count();
+        let _ = ready.send(());
+        while !stop.load(Ordering::Relaxed) {
+            for (stream, target) in open.iter_mut().zip(&targets) {
+                if !stream.as_mut().is_some_and(still_open) {
+                    *stream = target.open();
+                    opened += usize::from(stream.is_some());
+                }
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        opened
+    });
+    (thread, is_ready)
+}
+
+/// Raises this process's descriptor limit to its hard limit (the attacker's connections).
+fn raise_fd_limit() {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit/setrlimit only read and write the struct passed.
+    unsafe {
+        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit), 0);
+        limit.rlim_cur = limit.rlim_max;
+        assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &limit), 0);
+    }
+    assert!(limit.rlim_cur >= 2 * IDLE as u64 + 512, "descriptor limit {} too low for the test", limit.rlim_cur);
+}
+
+#[test]
+fn idle_connections_keep_neither_qstat_nor_a_mom_out() {
+    if !nix::unistd::getuid().is_root() {
+        assert!(std::env::var_os("CI").is_none(), "needs root (to hold connections as another user)");
+        eprintln!("skipped: needs root");
+        return;
+    }
+    raise_fd_limit();
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
+    let registrations = || server_log(&cluster).matches("mom registered").count();
+    let registered = registrations();
+    let stop = Arc::new(AtomicBool::new(false));
+    let (holder, ready) = hold_idle_connections(&cluster, stop.clone());
+    ready.recv().unwrap();
+
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        for _ in 0..5 {
+            let started = std::time::Instant::now();
+            let output = cluster.run("qstat", &["-B"]);
+            eprintln!("qstat -B under attack: {:?}", started.elapsed());
+            assert!(output.status.success(), "qstat kept out by idle connections: {output:?}");
+        }
+        let argv = cluster.daemon_argv("node1");
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(cluster.daemon_pid("node1")),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        cluster.spawn_daemon("node1", &argv);
+        wait_for(Duration::from_secs(30), "the restarted mom to register", || {
+            (registrations() > registered).then_some(())
+        });
+        eprintln!("mom registered again");
+        let script = cluster.script("quick.sh", "#!/bin/sh\ntrue\n");
+        let id = cluster.qsub(&script, &[]);
+        assert_eq!(cluster.wait_finished(&id, Duration::from_secs(60)), 0, "{}", cluster.logs());
+    }));
+    stop.store(true, Ordering::Relaxed);
+    let opened = holder.join().unwrap();
+    if let Err(panic) = result {
+        std::panic::resume_unwind(panic);
+    }
+    assert!(opened >= IDLE, "the attacker opened only {opened} connections");
 }
