@@ -82,7 +82,7 @@ pub enum ServerReply {
     JobSubmitted { id: String },
     /// Status of the matched jobs, plus one error per selector that matched nothing. A long
     /// list comes in several frames: every frame but the last has `more = true`, and errors
-    /// come in the last.
+    /// come after the jobs (in the last frames).
     Jobs {
         server: String,
         jobs: Vec<JobStatus>,

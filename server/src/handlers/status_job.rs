@@ -82,8 +82,25 @@ impl Reader {
 /// variable are in `Variable_List`).
 pub const PRIVATE: [&str; 4] = ["Variable_List", "Submit_arguments", "submit_args", "init_work_dir"];
 
-/// Handles qstat at time `now`.
+/// Handles qstat at time `now`: [`select`], then [`statuses`] of everything selected.
 pub fn status_job(state: &ServerState, flavor: Flavor, now: i64, query: Query) -> ServerReply {
+    let Selection { keys, errors } = select(state, flavor, now, &query);
+    let jobs = statuses(state, flavor, now, &query, &keys);
+    ServerReply::Jobs { server: state.server_name.clone(), jobs, errors, more: false, flavor }
+}
+
+/// What a listing selects: job keys in listing order, and one error per selector that matched
+/// nothing. Cheap to hold (a key per job), so a long listing's statuses can be built and sent
+/// a piece at a time ([`statuses`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    pub keys: Vec<u64>,
+    pub errors: Vec<RequestError>,
+}
+
+/// The status records of the jobs `keys` names, as `query` asks for them; a job gone since it
+/// was selected is left out.
+pub fn statuses(state: &ServerState, flavor: Flavor, now: i64, query: &Query, keys: &[u64]) -> Vec<JobStatus> {
     let wanted = query.wanted.map(Wanted::new);
     let job_status = |job: &Job| {
         let mut status = status_of(state, job, flavor, now, wanted.as_ref());
@@ -92,6 +109,11 @@ pub fn status_job(state: &ServerState, flavor: Flavor, now: i64, query: Query) -
         }
         crate::status::with_depend(status, wanted.as_ref(), || crate::depend::depend_value(state, job))
     };
+    keys.iter().filter_map(|key| state.jobs.get(key)).map(|job| job_status(job)).collect()
+}
+
+/// The jobs a qstat at time `now` lists, in order (see the module's header).
+pub fn select(state: &ServerState, flavor: Flavor, now: i64, query: &Query) -> Selection {
     let users: HashSet<&str> = query.users.iter().map(String::as_str).collect();
     let user_ok = |owner: &str| users.is_empty() || users.contains(owner);
     // Finished jobs show with -x, and in TORQUE for keep_completed seconds.
@@ -109,7 +131,7 @@ pub fn status_job(state: &ServerState, flavor: Flavor, now: i64, query: Query) -
     let mut jobs = Vec::new();
     let mut errors = Vec::new();
     if query.selectors.is_empty() {
-        jobs.extend(state.jobs.values().map(|job| &**job).filter(|job| listed(job)).map(job_status));
+        jobs.extend(state.jobs.iter().filter(|(_, job)| listed(job)).map(|(key, _)| *key));
     }
     // What the selectors resolve to, each listed once however many spellings name it (`1`,
     // `1.server`; `workq`, `workq@server`): the listing is bounded by the state, not the request.
@@ -132,9 +154,9 @@ pub fn status_job(state: &ServerState, flavor: Flavor, now: i64, query: Query) -
                     if job.state == JobState::Finished && !shown(job) {
                         errors.push(finished_error(flavor, job));
                     } else if user_ok(&job.owner) {
-                        jobs.push(job_status(job));
+                        jobs.push(key);
                         if arrays.subjobs && job.id.array == Some(ArrayPart::Parent) {
-                            jobs.extend(state.subjob_keys(key).iter().map(|sub| job_status(&state.jobs[sub])));
+                            jobs.extend(state.subjob_keys(key));
                         }
                     }
                 }
@@ -146,12 +168,7 @@ pub fn status_job(state: &ServerState, flavor: Flavor, now: i64, query: Query) -
                 Ok(queue) if named_queues.contains(&queue) => {}
                 Ok(queue) => {
                     jobs.extend(
-                        state
-                            .jobs
-                            .values()
-                            .map(|job| &**job)
-                            .filter(|job| job.queue == queue && listed(job))
-                            .map(job_status),
+                        state.jobs.iter().filter(|(_, job)| job.queue == queue && listed(job)).map(|(key, _)| *key),
                     );
                     named_queues.insert(queue);
                 }
@@ -162,7 +179,7 @@ pub fn status_job(state: &ServerState, flavor: Flavor, now: i64, query: Query) -
             }
         }
     }
-    ServerReply::Jobs { server: state.server_name.clone(), jobs, errors, more: false, flavor }
+    Selection { keys: jobs, errors }
 }
 
 /// The error for a finished job asked for by id without history.
