@@ -6,15 +6,17 @@
 //! makes the server do is bounded by the state it names (the handlers deduplicate what the names
 //! resolve to: a job named by two ids, a queue by two spellings, `state::array`'s ranges).
 //!
-//! Pure: no state, no I/O.
+//! The decoder already keeps each name once (`proto::names`); this is the check, and the same
+//! rule for requests built in process. Pure: no state, no I/O.
 
 use proto::error::{ErrorCode, RequestError};
 use proto::ClientRequest;
 use std::collections::HashSet;
 
 /// Most distinct names one list of a request may hold (far above any command line: the
-/// kernel passes a command at most 2 MiB of arguments).
-pub const MAX_NAMES: usize = 100_000;
+/// kernel passes a command at most 2 MiB of arguments). A frame keeps at most one more when it
+/// is decoded (`proto::names`), so a long list costs its reading, not its keeping.
+pub use proto::names::MAX_NAMES;
 
 /// Deduplicates every list of `request` (first occurrence kept, order kept), or refuses it when
 /// a list holds more than [`MAX_NAMES`] distinct names.
