@@ -7,7 +7,8 @@
 //! Connections are counted in three pools ([`Caps`]), so no kind of peer can starve another:
 //! - *pending*, from accept until the handshake is done (`listener.rs`: 2 s at most): at most
 //!   [`MAX_PENDING`], and [`PENDING_PER_PEER`] from one peer ([`PeerKey`]: a TCP address, or on
-//!   the Unix socket the uid the kernel reports, `SO_PEERCRED`); the excess is closed at once;
+//!   the Unix socket the uid the kernel reports, `SO_PEERCRED`, except root's and the server's
+//!   own, which local moms and admins use); the excess is closed at once;
 //! - *clients*, authenticated commands: at most [`MAX_CONNECTIONS`], [`CONNECTIONS_PER_UID`]
 //!   of one uid (the credential's); the excess is refused with a message;
 //! - *moms*, registered by root or the server's uid: their own [`MAX_MOMS`], which commands
@@ -33,7 +34,7 @@ pub const CONNECTIONS_PER_UID: usize = 128;
 pub const MAX_PENDING: usize = 1024;
 
 /// Connections before their handshake from one peer (address or local uid), at once.
-pub const PENDING_PER_PEER: usize = 64;
+pub const PENDING_PER_PEER: usize = 128;
 
 /// Mom connections held at once (beside the commands').
 pub const MAX_MOMS: usize = 1024;
@@ -149,9 +150,10 @@ impl Caps {
         }
     }
 
-    /// A slot for a new connection from `peer` until its handshake is done.
-    pub fn pending(&self, peer: PeerKey) -> Result<Slot, Refused> {
-        self.pending.take(Some(peer))
+    /// A slot for a new connection from `peer` (`None`: a peer not charged per peer) until its
+    /// handshake is done.
+    pub fn pending(&self, peer: Option<PeerKey>) -> Result<Slot, Refused> {
+        self.pending.take(peer)
     }
 
     /// A slot for an authenticated command connection of `uid`.
@@ -182,9 +184,10 @@ pub fn caps() -> &'static Caps {
     })
 }
 
-/// Takes a pending slot for a new connection from `peer`, or `None` (logged, rate-limited): the
-/// caller closes the connection.
-pub fn admit(peer: PeerKey) -> Option<Slot> {
+/// Takes a pending slot for a new connection from `peer` (`None`: root or the server's own uid
+/// on the Unix socket, charged to no peer), or `None` (logged, rate-limited): the caller closes
+/// the connection.
+pub fn admit(peer: Option<PeerKey>) -> Option<Slot> {
     match caps().pending(peer) {
         Ok(slot) => Some(slot),
         Err(refused) => {
@@ -311,14 +314,14 @@ mod tests {
         let caps = Caps::new(4, 2, 3, 2, 1);
         let local = PeerKey::Uid(1000);
         let remote = PeerKey::Addr("10.0.0.9".parse().unwrap());
-        let first = caps.pending(local).unwrap();
-        let _second = caps.pending(local).unwrap();
-        assert_eq!(caps.pending(local).unwrap_err(), Refused::Peer(local, 2));
-        let _third = caps.pending(remote).unwrap();
-        let _fourth = caps.pending(PeerKey::Uid(1001)).unwrap();
-        assert_eq!(caps.pending(PeerKey::Uid(1002)).unwrap_err(), Refused::Full(4));
+        let first = caps.pending(Some(local)).unwrap();
+        let _second = caps.pending(Some(local)).unwrap();
+        assert_eq!(caps.pending(Some(local)).unwrap_err(), Refused::Peer(local, 2));
+        let _third = caps.pending(Some(remote)).unwrap();
+        let _fourth = caps.pending(Some(PeerKey::Uid(1001))).unwrap();
+        assert_eq!(caps.pending(Some(PeerKey::Uid(1002))).unwrap_err(), Refused::Full(4));
         drop(first);
-        let _again = caps.pending(local).unwrap();
+        let _again = caps.pending(Some(local)).unwrap();
 
         let _clients = [caps.client(1000).unwrap(), caps.client(1000).unwrap()];
         assert_eq!(caps.client(1000).unwrap_err(), Refused::Peer(PeerKey::Uid(1000), 2));
@@ -336,6 +339,7 @@ mod tests {
         let caps = caps();
         assert!((16..=MAX_CONNECTIONS).contains(&caps.clients.size));
         assert!(caps.pending.per_peer <= caps.pending.size);
-        assert!(admit(PeerKey::Uid(4242)).is_some());
+        assert!(admit(Some(PeerKey::Uid(4242))).is_some());
+        assert!(admit(None).is_some());
     }
 }

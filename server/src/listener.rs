@@ -5,7 +5,8 @@
 //! A refused credential is one warning line naming the peer address (up to 50 per 10 s, then
 //! counted: `limits.rs`); the connection is closed.
 //! Every connection holds a slot (`limits.rs`): from accept a pending one, charged to its peer
-//! (a TCP address, or the Unix-socket uid from `SO_PEERCRED`), for at most [`HELLO_TIMEOUT`];
+//! (a TCP address, or the Unix-socket uid from `SO_PEERCRED`; root's and the server's own uid
+//! only to the whole pool), for at most [`HELLO_TIMEOUT`];
 //! after the handshake a mom's or a command's (charged to its uid), which a refusal names.
 
 use crate::limits::PeerKey;
@@ -57,7 +58,10 @@ pub async fn accept_loop(shared: Arc<Shared>, listener: UnixListener) {
                     tracing::warn!("no peer credentials; connection dropped");
                     continue;
                 };
-                let Some(slot) = crate::limits::admit(PeerKey::Uid(credentials.uid())) else { continue };
+                // Root and the server's own uid (local moms, admins) are charged to no peer.
+                let uid = credentials.uid();
+                let trusted = uid == 0 || uid == nix::unistd::getuid().as_raw();
+                let Some(slot) = crate::limits::admit((!trusted).then_some(PeerKey::Uid(uid))) else { continue };
                 let identity = Identity { uid: credentials.uid(), gid: credentials.gid() };
                 let (read, writer) = transport::split_unix(stream);
                 let accepted = Accepted { reader: FrameReader::plain(read, identity), writer, peer: Peer::Local, slot };
@@ -76,7 +80,7 @@ pub async fn accept_tcp(shared: Arc<Shared>, listener: TcpListener) {
     loop {
         match listener.accept().await {
             Ok((stream, addr)) => {
-                let Some(slot) = crate::limits::admit(PeerKey::Addr(addr.ip())) else { continue };
+                let Some(slot) = crate::limits::admit(Some(PeerKey::Addr(addr.ip()))) else { continue };
                 let _ = stream.set_nodelay(true);
                 let (read, writer) = transport::split_tcp(stream);
                 let sealing = Sealing { socket: shared.munge_socket(), direction: Direction::ToServer };
