@@ -122,10 +122,10 @@ fn parse_item(item: &str) -> Result<(u32, u32, u32), ArrayError> {
 }
 
 impl ArraySpec {
-    /// The subjob indices, sorted and without duplicates. Refuses an empty text, garbage,
-    /// reversed ranges, zero steps, a zero slot limit and more than [`MAX_ARRAY_SIZE`] subjobs
-    /// (counted before anything is allocated).
-    pub fn expand(&self) -> Result<Vec<u32>, ArrayError> {
+    /// How many indices the text names (overlaps counted twice), read item by item without
+    /// allocating: refuses what [`Self::expand`] refuses, and stops at the first item past
+    /// [`MAX_ARRAY_SIZE`], so a long text costs no more than reading it.
+    pub fn count(&self) -> Result<u64, ArrayError> {
         if self.limit == Some(0) {
             return Err(ArrayError::BadLimit("0".to_string()));
         }
@@ -133,13 +133,25 @@ impl ArraySpec {
         if text.is_empty() {
             return Err(ArrayError::Empty);
         }
-        let items = text.split(',').map(|item| parse_item(item.trim())).collect::<Result<Vec<_>, _>>()?;
-        let count: u64 = items.iter().map(|(start, end, step)| u64::from((end - start) / step) + 1).sum();
-        if count > MAX_ARRAY_SIZE as u64 {
-            return Err(ArrayError::TooMany(count));
+        let mut count = 0u64;
+        for item in text.split(',') {
+            let (start, end, step) = parse_item(item.trim())?;
+            count += u64::from((end - start) / step) + 1;
+            if count > MAX_ARRAY_SIZE as u64 {
+                return Err(ArrayError::TooMany(count));
+            }
         }
-        let mut indices: Vec<u32> =
-            items.iter().flat_map(|(start, end, step)| (*start..=*end).step_by(*step as usize)).collect();
+        Ok(count)
+    }
+
+    /// The subjob indices, sorted and without duplicates. Refuses an empty text, garbage,
+    /// reversed ranges, zero steps, a zero slot limit and more than [`MAX_ARRAY_SIZE`] subjobs
+    /// (counted before anything is allocated: [`Self::count`]).
+    pub fn expand(&self) -> Result<Vec<u32>, ArrayError> {
+        let count = self.count()?;
+        let items = self.indices.trim().split(',').filter_map(|item| parse_item(item.trim()).ok());
+        let mut indices = Vec::with_capacity(count as usize);
+        indices.extend(items.flat_map(|(start, end, step)| (start..=end).step_by(step as usize)));
         indices.sort_unstable();
         indices.dedup();
         Ok(indices)
@@ -183,14 +195,25 @@ pub fn format_indices(indices: &[u32], step: u32) -> String {
 pub struct RangeId {
     /// The array parent's id text: `123[]` or `123[].head`.
     pub parent: String,
-    /// The selected indices, sorted and distinct.
-    pub indices: Vec<u32>,
+    /// The range between the brackets.
+    pub spec: ArraySpec,
+    /// How many indices it names ([`ArraySpec::count`]: overlaps counted twice), at most
+    /// [`MAX_ARRAY_SIZE`].
+    pub count: u64,
+}
+
+impl RangeId {
+    /// The selected indices, sorted and distinct (at most [`Self::count`]).
+    pub fn indices(&self) -> Vec<u32> {
+        self.spec.expand().unwrap_or_default()
+    }
 }
 
 /// Reads `text` as a subjob range id: `seq[range]` with an optional `.server`, where `range` is
 /// OpenPBS's `X-Y[:Z]` or a TORQUE-style list `1-3,7`. `None` when `text` is not a range id
 /// (a plain job, a parent `123[]`, a subjob `123[4]`); `Some(Err)` when the brackets hold a
-/// range that does not parse.
+/// range that does not parse. Nothing is expanded: the indices are counted
+/// ([`RangeId::count`]) so a caller can bound its work before asking for them.
 pub fn parse_range_id(text: &str) -> Option<Result<RangeId, ArrayError>> {
     let (seq, rest) = text.split_once('[')?;
     let (range, server) = rest.split_once(']')?;
@@ -198,7 +221,7 @@ pub fn parse_range_id(text: &str) -> Option<Result<RangeId, ArrayError>> {
         return None;
     }
     let spec = ArraySpec { indices: range.to_string(), limit: None };
-    Some(spec.expand().map(|indices| RangeId { parent: format!("{seq}[]{server}"), indices }))
+    Some(spec.count().map(|count| RangeId { parent: format!("{seq}[]{server}"), spec, count }))
 }
 
 /// The id TORQUE's `-t range` names with `id`: `123[]` (or `123`) with `-t 1-3` is `123[1-3]`.
@@ -288,7 +311,7 @@ mod tests {
 
     #[test]
     fn range_ids_in_either_form() {
-        let range = |text: &str| parse_range_id(text).map(|result| result.map(|id| (id.parent, id.indices)));
+        let range = |text: &str| parse_range_id(text).map(|result| result.map(|id| (id.parent.clone(), id.indices())));
         assert_eq!(range("12[1-3]"), Some(Ok(("12[]".to_string(), vec![1, 2, 3]))));
         assert_eq!(range("12[1-9:4].head"), Some(Ok(("12[].head".to_string(), vec![1, 5, 9]))));
         assert_eq!(range("12[7,2-3].h.x"), Some(Ok(("12[].h.x".to_string(), vec![2, 3, 7]))));
@@ -302,6 +325,15 @@ mod tests {
         assert_eq!(with_range("12[].head", "2"), "12[2].head");
         assert_eq!(with_range("12.head", "1,4"), "12[1,4].head");
         assert_eq!(with_range("12", "1-2"), "12[1-2]");
+    }
+
+    #[test]
+    fn ranges_are_counted_before_they_are_expanded() {
+        let id = parse_range_id("12[1-9:4,1-2]").unwrap().unwrap();
+        assert_eq!((id.count, id.indices()), (5, vec![1, 2, 5, 9]), "overlaps count twice, list once");
+        // A million one-index items: refused at the first past the limit, nothing kept.
+        let many = format!("12[{}]", "0,".repeat(1_000_000));
+        assert_eq!(parse_range_id(&many).unwrap().unwrap_err(), ArrayError::TooMany(MAX_ARRAY_SIZE as u64 + 1));
     }
 
     #[test]

@@ -9,21 +9,24 @@ use job::JobSpec;
 use serde::{Deserialize, Serialize};
 
 /// A command's request. The requester's identity comes from the transport, never from here.
+/// Every list of names is read with [`crate::names::distinct`]: each name once, in order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ClientRequest {
     /// qsub. Replied to with `JobSubmitted` only after the job is committed to the store.
     SubmitJob(Box<JobSpec>),
     /// qstat. `selectors` are job ids (`12`, `12.head`) or queue names; empty = all jobs.
     StatusJob {
+        #[serde(deserialize_with = "crate::names::distinct")]
         selectors: Vec<String>,
         /// Include finished jobs (`-x`).
         history: bool,
         /// Only these owners' jobs (`-u`); empty = everyone's.
+        #[serde(deserialize_with = "crate::names::distinct")]
         users: Vec<String>,
         /// Only these attributes (`job_state`, `Resource_List.walltime`, or a group such as
         /// `Resource_List`); `None` = all. The default display needs a handful, so a queue of
         /// 10,000 jobs stays cheap to list.
-        #[serde(default)]
+        #[serde(default, deserialize_with = "crate::names::distinct_option")]
         attrs: Option<Vec<String>>,
         /// `-t`: list arrays' subjobs after their parents.
         #[serde(default)]
@@ -34,6 +37,7 @@ pub enum ClientRequest {
     },
     /// qdel.
     DeleteJob {
+        #[serde(deserialize_with = "crate::names::distinct")]
         ids: Vec<String>,
         /// `-W force` (managers): a running job ends at once (Exit_status 265), without
         /// waiting for its mom, e.g. when the mom is gone for good.
@@ -44,14 +48,26 @@ pub enum ClientRequest {
         history: bool,
     },
     /// qhold: `hold_types` is `u`, `o`, `s` or a combination.
-    HoldJob { ids: Vec<String>, hold_types: String },
+    HoldJob {
+        #[serde(deserialize_with = "crate::names::distinct")]
+        ids: Vec<String>,
+        hold_types: String,
+    },
     /// qrls.
-    ReleaseJob { ids: Vec<String>, hold_types: String },
+    ReleaseJob {
+        #[serde(deserialize_with = "crate::names::distinct")]
+        ids: Vec<String>,
+        hold_types: String,
+    },
     /// pbsnodes; empty `names` = all nodes.
-    StatusNode { names: Vec<String> },
+    StatusNode {
+        #[serde(deserialize_with = "crate::names::distinct")]
+        names: Vec<String>,
+    },
     /// pbsnodes `-o`, `-r`/`-c`, `-C`/`-N` (managers): take nodes out of service or back,
     /// and set or clear (empty text) the operator's comment.
     ManageNode {
+        #[serde(deserialize_with = "crate::names::distinct")]
         names: Vec<String>,
         /// `Some(true)` marks the nodes offline, `Some(false)` clears offline.
         #[serde(default)]
@@ -60,19 +76,37 @@ pub enum ClientRequest {
         comment: Option<String>,
     },
     /// qalter: change attributes of each job (all of them or none); handled by `alter_job.rs`.
-    AlterJob { ids: Vec<String>, changes: Box<crate::JobAlteration> },
+    AlterJob {
+        #[serde(deserialize_with = "crate::names::distinct")]
+        ids: Vec<String>,
+        changes: Box<crate::JobAlteration>,
+    },
     /// qrerun: kill each running job and queue it again (operators and managers).
-    RerunJob { ids: Vec<String> },
+    RerunJob {
+        #[serde(deserialize_with = "crate::names::distinct")]
+        ids: Vec<String>,
+    },
     /// qsig: send `signal` (`SIGUSR1`, `USR1`, `10`) to each running job's session.
-    SignalJob { ids: Vec<String>, signal: String },
+    SignalJob {
+        #[serde(deserialize_with = "crate::names::distinct")]
+        ids: Vec<String>,
+        signal: String,
+    },
     /// qmgr create/delete/set/unset (managers only; node state and comment also operators).
     Manage { op: ManageOp, kind: ObjectKind, name: String, attrs: Vec<AttrOp> },
     /// qstat -Q / -q, qmgr list/print queue; empty `names` = all queues.
-    StatusQueue { names: Vec<String> },
+    StatusQueue {
+        #[serde(deserialize_with = "crate::names::distinct")]
+        names: Vec<String>,
+    },
     /// qstat -B, qmgr list/print server.
     StatusServer,
     /// qmove: move queued jobs to the queue `destination`.
-    MoveJob { destination: String, ids: Vec<String> },
+    MoveJob {
+        destination: String,
+        #[serde(deserialize_with = "crate::names::distinct")]
+        ids: Vec<String>,
+    },
 }
 
 /// The server's answer.
@@ -82,7 +116,7 @@ pub enum ServerReply {
     JobSubmitted { id: String },
     /// Status of the matched jobs, plus one error per selector that matched nothing. A long
     /// list comes in several frames: every frame but the last has `more = true`, and errors
-    /// come in the last.
+    /// come after the jobs (in the last frames).
     Jobs {
         server: String,
         jobs: Vec<JobStatus>,

@@ -20,6 +20,7 @@ pub mod keepalive;
 pub mod manage;
 pub mod mom;
 pub mod munge;
+pub mod names;
 pub mod seal;
 pub mod status;
 #[cfg(feature = "tokio")]

@@ -1,7 +1,11 @@
 //! One command's connection (Unix or sealed TCP, the same code): read requests, run their
 //! handlers, reply. Reads are bounded in time (idle timeout here, per-frame deadline in
 //! `proto::frame`) and memory (`MAX_FRAME`, read as it arrives), so a silent or garbling client
-//! cannot hold a task or memory forever.
+//! cannot hold a task or memory forever. Every list a request names is deduplicated and capped
+//! first (`bounds.rs`), and writes are bounded in time ([`WRITE_TIMEOUT`]): a client that stops
+//! reading its reply is dropped, and the reply's memory with it. A job listing is selected
+//! (keys only) under the state lock, then built and sent a frame at a time, each frame's
+//! statuses under a short lock of their own: it never exists whole in memory.
 //! The one thing the transport changes: an interactive job submitted over TCP names the
 //! address its qsub connected from, not the host qsub named ([`interactive_from_peer`]).
 
@@ -17,6 +21,9 @@ use std::time::Duration;
 
 /// A client idle this long is disconnected.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A client that takes longer than this to take one reply frame is disconnected.
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Serves requests until the client closes the connection.
 pub async fn serve(
@@ -42,13 +49,23 @@ pub async fn serve(
                 return;
             }
         };
-        let reply = dispatch(&shared, &requester, peer, request).await;
-        let reply = crate::flavor::localize_reply(shared.state().flavor, reply);
-        let parts = split_reply(reply);
+        let mut request = request;
+        let parts = match crate::bounds::bound(&mut request) {
+            Ok(()) => dispatch(&shared, &requester, peer, request).await,
+            Err(error) => vec![Part::Ready(ServerReply::Error(error))],
+        };
         let large = parts.len() > 1;
         for part in parts {
-            if writer.write(&part).await.is_err() {
-                return;
+            let part = part.build(&shared);
+            let flavor = shared.state().flavor;
+            let part = crate::flavor::localize_reply(flavor, part);
+            match tokio::time::timeout(WRITE_TIMEOUT, writer.write(&part)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) => return,
+                Err(_) => {
+                    tracing::warn!(user = %requester.user, %peer, "client not reading its reply; connection dropped");
+                    return;
+                }
             }
         }
         if large {
@@ -57,28 +74,16 @@ pub async fn serve(
     }
 }
 
-async fn dispatch(shared: &Shared, requester: &Requester, peer: Peer, request: ClientRequest) -> ServerReply {
-    match request {
+/// Runs a request: its reply, in the frames it is sent in.
+async fn dispatch(shared: &Shared, requester: &Requester, peer: Peer, request: ClientRequest) -> Vec<Part> {
+    let reply = match request {
         ClientRequest::SubmitJob(mut spec) => {
             interactive_from_peer(&mut spec, peer);
             shared.apply(|state, out| handlers::submit_job::submit_job(state, out, requester, now(), *spec)).await
         }
         ClientRequest::StatusJob { selectors, history, users, attrs, subjobs, arrays_only } => {
-            let state = shared.state();
-            let users = match state.query_filter(requester, &selectors, &users) {
-                Ok(users) => users,
-                Err(error) => return ServerReply::Error(error),
-            };
             let arrays = handlers::status_job::ArrayListing { subjobs, arrays_only };
-            let query = handlers::status_job::Query {
-                selectors: &selectors,
-                history,
-                users: &users,
-                wanted: attrs.as_deref(),
-                arrays,
-                reader: handlers::status_job::Reader::of(&state, requester),
-            };
-            handlers::status_job::status_job(&state, state.flavor, now(), query)
+            return list_jobs(shared, requester, Asked { selectors, history, users, attrs, arrays });
         }
         ClientRequest::StatusNode { names } => {
             let state = shared.state();
@@ -131,7 +136,8 @@ async fn dispatch(shared: &Shared, requester: &Requester, peer: Peer, request: C
                 .apply(|state, out| handlers::move_job::move_job(state, out, requester, now(), &destination, &ids))
                 .await
         }
-    }
+    };
+    vec![Part::Ready(reply)]
 }
 
 /// A `qsub -I` over TCP: the mom is to connect to the address the submission came from
@@ -154,27 +160,104 @@ fn release_free_memory() {
     }
 }
 
-/// Jobs per frame of a status reply (keeps every frame far below `MAX_FRAME`).
+/// Jobs per frame of a status reply (keeps every frame far below `MAX_FRAME`, and the state
+/// lock short: a frame's statuses are built under it, one frame at a time).
 const JOBS_PER_FRAME: usize = 500;
 
-/// Splits a long job list into frames; other replies are one frame.
-fn split_reply(reply: ServerReply) -> Vec<ServerReply> {
-    let ServerReply::Jobs { server, mut jobs, errors, flavor, .. } = reply else { return vec![reply] };
-    let mut parts = Vec::new();
-    while jobs.len() > JOBS_PER_FRAME {
-        let rest = jobs.split_off(JOBS_PER_FRAME);
-        parts.push(ServerReply::Jobs { server: server.clone(), jobs, errors: Vec::new(), more: true, flavor });
-        jobs = rest;
+/// Errors per frame of a status reply (after the jobs).
+const ERRORS_PER_FRAME: usize = 5000;
+
+/// What a qstat asked for, owned.
+struct Asked {
+    selectors: Vec<String>,
+    history: bool,
+    users: Vec<String>,
+    attrs: Option<Vec<String>>,
+    arrays: handlers::status_job::ArrayListing,
+}
+
+/// A qstat's request with what was decided when its jobs were selected.
+struct Listing {
+    asked: Asked,
+    /// The owners whose jobs are listed (`query_filter`).
+    users: Vec<String>,
+    reader: handlers::status_job::Reader,
+    now: i64,
+    flavor: crate::config::Flavor,
+}
+
+impl Listing {
+    fn query(&self) -> handlers::status_job::Query<'_> {
+        handlers::status_job::Query {
+            selectors: &self.asked.selectors,
+            history: self.asked.history,
+            users: &self.users,
+            wanted: self.asked.attrs.as_deref(),
+            arrays: self.asked.arrays,
+            reader: self.reader,
+        }
     }
-    parts.push(ServerReply::Jobs { server, jobs, errors, more: false, flavor });
-    parts
+}
+
+/// One frame of a reply: ready, or a piece of a job listing whose statuses are built when it
+/// is sent ([`Part::build`]), so a long listing never exists whole in memory.
+enum Part {
+    Ready(ServerReply),
+    Jobs { listing: Arc<Listing>, keys: Vec<u64>, errors: Vec<RequestError>, more: bool },
+}
+
+impl Part {
+    fn build(self, shared: &Shared) -> ServerReply {
+        match self {
+            Part::Ready(reply) => reply,
+            Part::Jobs { listing, keys, errors, more } => {
+                let state = shared.state();
+                let jobs = handlers::status_job::statuses(&state, listing.flavor, listing.now, &listing.query(), &keys);
+                ServerReply::Jobs { server: state.server_name.clone(), jobs, errors, more, flavor: listing.flavor }
+            }
+        }
+    }
+}
+
+/// Selects the jobs of a qstat (under the state lock, keys only) and cuts the listing into
+/// frames.
+fn list_jobs(shared: &Shared, requester: &Requester, asked: Asked) -> Vec<Part> {
+    let state = shared.state();
+    let users = match state.query_filter(requester, &asked.selectors, &asked.users) {
+        Ok(users) => users,
+        Err(error) => return vec![Part::Ready(ServerReply::Error(error))],
+    };
+    let reader = handlers::status_job::Reader::of(&state, requester);
+    let listing = Listing { asked, users, reader, now: now(), flavor: state.flavor };
+    let selection = handlers::status_job::select(&state, listing.flavor, listing.now, &listing.query());
+    drop(state);
+    let listing = Arc::new(listing);
+    frames(selection.keys, selection.errors)
+        .into_iter()
+        .map(|(keys, errors, more)| Part::Jobs { listing: listing.clone(), keys, errors, more })
+        .collect()
+}
+
+/// Cuts a listing into frames: the jobs [`JOBS_PER_FRAME`] at a time, then the errors
+/// [`ERRORS_PER_FRAME`] at a time; every frame but the last has `more`. At least one frame.
+fn frames(keys: Vec<u64>, errors: Vec<RequestError>) -> Vec<(Vec<u64>, Vec<RequestError>, bool)> {
+    let mut frames: Vec<(Vec<u64>, Vec<RequestError>, bool)> =
+        keys.chunks(JOBS_PER_FRAME).map(|keys| (keys.to_vec(), Vec::new(), true)).collect();
+    let mut errors = errors.into_iter().peekable();
+    while errors.peek().is_some() {
+        frames.push((Vec::new(), errors.by_ref().take(ERRORS_PER_FRAME).collect(), true));
+    }
+    match frames.last_mut() {
+        Some(last) => last.2 = false,
+        None => frames.push((Vec::new(), Vec::new(), false)),
+    }
+    frames
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use job::spec::Interactive;
-    use proto::JobStatus;
 
     #[test]
     fn an_interactive_job_over_tcp_names_the_submitting_address() {
@@ -198,28 +281,16 @@ mod tests {
     }
 
     #[test]
-    fn long_job_lists_are_split_and_errors_come_last() {
-        let jobs: Vec<JobStatus> =
-            (0..1201).map(|seq| JobStatus { id: format!("{seq}.s"), attrs: Vec::new() }).collect();
+    fn long_job_lists_are_cut_into_frames_and_errors_come_last() {
         let error = RequestError::new(ErrorCode::UnknownJobId, "Unknown Job Id 9.s");
-        let reply = ServerReply::Jobs {
-            server: "s".into(),
-            jobs,
-            errors: vec![error.clone()],
-            more: false,
-            flavor: proto::Flavor::Torque,
+        let shapes = |keys: usize, errors: usize| -> Vec<(usize, usize, bool)> {
+            frames((0..keys as u64).collect(), vec![error.clone(); errors])
+                .into_iter()
+                .map(|(keys, errors, more)| (keys.len(), errors.len(), more))
+                .collect()
         };
-        let parts = split_reply(reply);
-        let shapes: Vec<(usize, usize, bool)> = parts
-            .iter()
-            .map(|part| match part {
-                ServerReply::Jobs { jobs, errors, more, flavor, .. } => {
-                    assert_eq!(*flavor, proto::Flavor::Torque, "every frame names the flavor");
-                    (jobs.len(), errors.len(), *more)
-                }
-                other => panic!("{other:?}"),
-            })
-            .collect();
-        assert_eq!(shapes, vec![(500, 0, true), (500, 0, true), (201, 1, false)]);
+        assert_eq!(shapes(1201, 1), vec![(500, 0, true), (500, 0, true), (201, 0, true), (0, 1, false)]);
+        assert_eq!(shapes(0, 0), vec![(0, 0, false)], "an empty listing is one frame");
+        assert_eq!(shapes(3, 12_000), vec![(3, 0, true), (0, 5000, true), (0, 5000, true), (0, 2000, false)]);
     }
 }

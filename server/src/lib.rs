@@ -3,13 +3,14 @@
 //! flags and calls it, so tests run servers in-process.
 //!
 //! Layout: `handlers/` (one file per request, pure), `state/` (jobs and nodes in memory),
-//! `status.rs` (attribute lists), `notices.rs` + `accounting.rs` + `accounting_writer.rs` + `mail.rs` (what happens after
+//! `status.rs` (attribute lists), `bounds.rs` (what one request may name), `notices.rs` + `accounting.rs` + `accounting_writer.rs` + `mail.rs` (what happens after
 //! a job event: log line, accounting record, mail), `sched_loop.rs` (state <-> crate `sched`), `store/` (diesel,
 //! the only database code), `shared.rs` + `listener.rs` + `client_conn.rs` + `mom_conn.rs`
 //! (async glue).
 
 pub mod accounting;
 pub mod accounting_writer;
+pub mod bounds;
 pub mod client_conn;
 pub mod config;
 pub mod depend;

@@ -5,8 +5,13 @@
 //! `Welcome`; `proto::seal::Binding`) and hands the connection to the client or mom code, which
 //! are the same for both transports.
 //! A refused credential is one warning line naming the peer address (up to 50 per 10 s, then
-//! counted: `limits.rs`); the connection is closed. Every connection holds a slot of the cap.
+//! counted: `limits.rs`); the connection is closed.
+//! Every connection holds a slot (`limits.rs`): from accept a pending one, charged to its peer
+//! (a TCP address, or the Unix-socket uid from `SO_PEERCRED`; root's and the server's own uid
+//! only to the whole pool), for at most [`HELLO_TIMEOUT`];
+//! after the handshake a mom's or a command's (charged to its uid), which a refusal names.
 
+use crate::limits::PeerKey;
 use crate::shared::Shared;
 use crate::state::Requester;
 use proto::error::ErrorCode;
@@ -18,8 +23,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::{TcpListener, UnixListener};
 
-/// How long a new connection may take to say hello.
-const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a new connection may take to say hello (and, over TCP, have its credential read).
+pub const HELLO_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Where a connection comes from: the Unix socket, or a TCP address.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,7 +47,7 @@ struct Accepted {
     reader: FrameReader,
     writer: transport::BoxWrite,
     peer: Peer,
-    /// The connection's slot under the server's cap, held as long as the connection.
+    /// The connection's pending slot, held until the handshake is done.
     slot: crate::limits::Slot,
 }
 
@@ -51,11 +56,14 @@ pub async fn accept_loop(shared: Arc<Shared>, listener: UnixListener) {
     loop {
         match listener.accept().await {
             Ok((stream, _)) => {
-                let Some(slot) = crate::limits::admit() else { continue };
                 let Ok(credentials) = stream.peer_cred() else {
                     tracing::warn!("no peer credentials; connection dropped");
                     continue;
                 };
+                // Root and the server's own uid (local moms, admins) are charged to no peer.
+                let uid = credentials.uid();
+                let trusted = uid == 0 || uid == nix::unistd::getuid().as_raw();
+                let Some(slot) = crate::limits::admit((!trusted).then_some(PeerKey::Uid(uid))) else { continue };
                 let identity = Identity { uid: credentials.uid(), gid: credentials.gid() };
                 let (read, writer) = transport::split_unix(stream);
                 let accepted = Accepted { reader: FrameReader::plain(read, identity), writer, peer: Peer::Local, slot };
@@ -74,7 +82,7 @@ pub async fn accept_tcp(shared: Arc<Shared>, listener: TcpListener) {
     loop {
         match listener.accept().await {
             Ok((stream, addr)) => {
-                let Some(slot) = crate::limits::admit() else { continue };
+                let Some(slot) = crate::limits::admit(Some(PeerKey::Addr(addr.ip()))) else { continue };
                 let _ = stream.set_nodelay(true);
                 let (read, writer) = transport::split_tcp(stream);
                 let sealing = Sealing { socket: shared.munge_socket(), direction: Direction::ToServer };
@@ -104,7 +112,7 @@ pub fn log_bad_frame(peer: Peer, error: &TransportError) {
 }
 
 async fn handle_connection(shared: Arc<Shared>, accepted: Accepted) {
-    let Accepted { mut reader, writer, peer, slot: _slot } = accepted;
+    let Accepted { mut reader, writer, peer, slot: pending } = accepted;
     let (binding, hello): (_, Hello) = match tokio::time::timeout(HELLO_TIMEOUT, reader.read_hello()).await {
         Ok(Ok(hello)) => hello,
         Ok(Err(error)) => {
@@ -147,6 +155,15 @@ async fn handle_connection(shared: Arc<Shared>, accepted: Accepted) {
         let _ = writer.write(&HelloReply::Refused { code: ErrorCode::PermissionDenied, message }).await;
         return;
     }
+    let _slot = match crate::limits::admit_authenticated(hello.role == Role::Mom, requester.uid) {
+        Ok(slot) => slot,
+        Err(refused) => {
+            let message = format!("{} {refused}", ErrorCode::System.text());
+            let _ = writer.write(&HelloReply::Refused { code: ErrorCode::System, message }).await;
+            return;
+        }
+    };
+    drop(pending);
     let server_name = shared.config.server_name.clone();
     let welcome = HelloReply::Welcome { protocol: proto::PROTOCOL_VERSION, server_name, nonce };
     if writer.write(&welcome).await.is_err() {

@@ -8,6 +8,7 @@ use crate::state::{Job, Node};
 use job::duration::format_hms;
 use job::Attr;
 use proto::{JobStatus, NodeStatus};
+use std::collections::{HashMap, HashSet};
 
 /// The status record of one job, with every attribute, as shown at `now`.
 pub fn job_status(job: &Job, server_name: &str, flavor: Flavor, now: i64) -> JobStatus {
@@ -220,34 +221,40 @@ fn add_array_attrs(out: &mut Builder<'_>, job: &Job, array: Option<&ArrayView<'_
 }
 
 /// The attributes a status request asks for, split once into name and resource so a listing
-/// of many jobs does not re-parse them per attribute.
+/// of many jobs does not re-parse them per attribute; looked up by name, so a long list costs
+/// no more per attribute than a short one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Wanted {
-    items: Vec<(String, Option<String>)>,
+    /// Group or attribute name -> `None` for all of it, or the resources asked for.
+    groups: HashMap<String, Option<HashSet<String>>>,
 }
 
 impl Wanted {
     /// From full names (`job_state`, `Resource_List.walltime`) or group names (`Resource_List`).
     pub fn new(names: &[String]) -> Wanted {
-        let items = names
-            .iter()
-            .map(|name| match name.split_once('.') {
-                Some((group, resource)) => (group.to_string(), Some(resource.to_string())),
-                None => (name.clone(), None),
-            })
-            .collect();
-        Wanted { items }
+        let mut groups: HashMap<String, Option<HashSet<String>>> = HashMap::new();
+        for name in names {
+            match name.split_once('.') {
+                Some((group, resource)) => {
+                    let entry = groups.entry(group.to_string()).or_insert_with(|| Some(HashSet::new()));
+                    if let Some(resources) = entry {
+                        resources.insert(resource.to_string());
+                    }
+                }
+                None => {
+                    groups.insert(name.clone(), None);
+                }
+            }
+        }
+        Wanted { groups }
     }
 
     fn wants(&self, name: &str, resource: Option<&str>) -> bool {
-        self.items.iter().any(|(group, res)| {
-            group == name
-                && match (res, resource) {
-                    (None, _) => true,
-                    (Some(res), Some(resource)) => res == resource,
-                    (Some(_), None) => false,
-                }
-        })
+        match self.groups.get(name) {
+            None => false,
+            Some(None) => true,
+            Some(Some(resources)) => resource.is_some_and(|resource| resources.contains(resource)),
+        }
     }
 }
 

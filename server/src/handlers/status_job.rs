@@ -7,6 +7,8 @@
 //! (`arrays_only`) keeps only arrays. What carries a job's environment or command line
 //! (`Variable_List`, `Submit_arguments`, TORQUE's `submit_args` and `init_work_dir`) is shown
 //! only to its owner, operators and managers ([`Reader`]).
+//! A job or queue named several times (or by several spellings) is listed once, so the reply
+//! is bounded by the state whatever the request repeats.
 
 use crate::config::Flavor;
 use crate::flavor::recently_completed;
@@ -16,6 +18,7 @@ use job::id::ArrayPart;
 use job::JobState;
 use proto::error::{ErrorCode, RequestError};
 use proto::{JobStatus, ServerReply};
+use std::collections::HashSet;
 
 /// How arrays are listed (qstat `-t`, `-J`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -79,8 +82,25 @@ impl Reader {
 /// variable are in `Variable_List`).
 pub const PRIVATE: [&str; 4] = ["Variable_List", "Submit_arguments", "submit_args", "init_work_dir"];
 
-/// Handles qstat at time `now`.
+/// Handles qstat at time `now`: [`select`], then [`statuses`] of everything selected.
 pub fn status_job(state: &ServerState, flavor: Flavor, now: i64, query: Query) -> ServerReply {
+    let Selection { keys, errors } = select(state, flavor, now, &query);
+    let jobs = statuses(state, flavor, now, &query, &keys);
+    ServerReply::Jobs { server: state.server_name.clone(), jobs, errors, more: false, flavor }
+}
+
+/// What a listing selects: job keys in listing order, and one error per selector that matched
+/// nothing. Cheap to hold (a key per job), so a long listing's statuses can be built and sent
+/// a piece at a time ([`statuses`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    pub keys: Vec<u64>,
+    pub errors: Vec<RequestError>,
+}
+
+/// The status records of the jobs `keys` names, as `query` asks for them; a job gone since it
+/// was selected is left out.
+pub fn statuses(state: &ServerState, flavor: Flavor, now: i64, query: &Query, keys: &[u64]) -> Vec<JobStatus> {
     let wanted = query.wanted.map(Wanted::new);
     let job_status = |job: &Job| {
         let mut status = status_of(state, job, flavor, now, wanted.as_ref());
@@ -89,7 +109,13 @@ pub fn status_job(state: &ServerState, flavor: Flavor, now: i64, query: Query) -
         }
         crate::status::with_depend(status, wanted.as_ref(), || crate::depend::depend_value(state, job))
     };
-    let user_ok = |owner: &str| query.users.is_empty() || query.users.iter().any(|user| user == owner);
+    keys.iter().filter_map(|key| state.jobs.get(key)).map(|job| job_status(job)).collect()
+}
+
+/// The jobs a qstat at time `now` lists, in order (see the module's header).
+pub fn select(state: &ServerState, flavor: Flavor, now: i64, query: &Query) -> Selection {
+    let users: HashSet<&str> = query.users.iter().map(String::as_str).collect();
+    let user_ok = |owner: &str| users.is_empty() || users.contains(owner);
     // Finished jobs show with -x, and in TORQUE for keep_completed seconds.
     let shown = |job: &Job| {
         query.history || !job.state.is_finished() || recently_completed(flavor, job, now, state.keep_completed)
@@ -105,8 +131,12 @@ pub fn status_job(state: &ServerState, flavor: Flavor, now: i64, query: Query) -
     let mut jobs = Vec::new();
     let mut errors = Vec::new();
     if query.selectors.is_empty() {
-        jobs.extend(state.jobs.values().map(|job| &**job).filter(|job| listed(job)).map(job_status));
+        jobs.extend(state.jobs.iter().filter(|(_, job)| listed(job)).map(|(key, _)| *key));
     }
+    // What the selectors resolve to, each listed once however many spellings name it (`1`,
+    // `1.server`; `workq`, `workq@server`): the listing is bounded by the state, not the request.
+    let mut named_jobs = HashSet::new();
+    let mut named_queues = HashSet::new();
     for selector in state.expand_ranges(query.selectors) {
         let selector = match selector {
             Ok(selector) => selector,
@@ -117,15 +147,16 @@ pub fn status_job(state: &ServerState, flavor: Flavor, now: i64, query: Query) -
         };
         if selector.starts_with(|c: char| c.is_ascii_digit()) {
             match state.find_job(&selector) {
+                Ok(key) if !named_jobs.insert(key) => {}
                 Ok(key) => {
                     let job = &state.jobs[&key];
                     // A subjob that is over (X) is still shown; a finished job needs -x.
                     if job.state == JobState::Finished && !shown(job) {
                         errors.push(finished_error(flavor, job));
                     } else if user_ok(&job.owner) {
-                        jobs.push(job_status(job));
+                        jobs.push(key);
                         if arrays.subjobs && job.id.array == Some(ArrayPart::Parent) {
-                            jobs.extend(state.subjob_keys(key).iter().map(|sub| job_status(&state.jobs[sub])));
+                            jobs.extend(state.subjob_keys(key));
                         }
                     }
                 }
@@ -134,14 +165,13 @@ pub fn status_job(state: &ServerState, flavor: Flavor, now: i64, query: Query) -
         } else {
             // A destination: `queue`, `@server` (every job) or `queue@server`.
             match state.resolve_destination(&selector) {
-                Ok(queue) => jobs.extend(
-                    state
-                        .jobs
-                        .values()
-                        .map(|job| &**job)
-                        .filter(|job| job.queue == queue && listed(job))
-                        .map(job_status),
-                ),
+                Ok(queue) if named_queues.contains(&queue) => {}
+                Ok(queue) => {
+                    jobs.extend(
+                        state.jobs.iter().filter(|(_, job)| job.queue == queue && listed(job)).map(|(key, _)| *key),
+                    );
+                    named_queues.insert(queue);
+                }
                 Err(_) => errors.push(RequestError::new(
                     ErrorCode::UnknownQueue,
                     format!("{} {selector}", ErrorCode::UnknownQueue.text()),
@@ -149,7 +179,7 @@ pub fn status_job(state: &ServerState, flavor: Flavor, now: i64, query: Query) -
             }
         }
     }
-    ServerReply::Jobs { server: state.server_name.clone(), jobs, errors, more: false, flavor }
+    Selection { keys: jobs, errors }
 }
 
 /// The error for a finished job asked for by id without history.

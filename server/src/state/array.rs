@@ -3,7 +3,8 @@
 //! F once every subjob is X).
 //!
 //! Owns: [`ArrayCounts`], kept exact by `ServerState::insert_job`, `transition` and
-//! `remove_finished_job`, and [`ServerState::settle_arrays`], which moves parents after their
+//! `remove_finished_job`, [`ServerState::expand_ranges`] (subjob range ids, bounded by the
+//! state), and [`ServerState::settle_arrays`], which moves parents after their
 //! subjobs changed and persists them (handing each parent that moved to `depend::job_changed`),
 //! recording the `Ended` notice of an array that began and is over (its E record and mail; the
 //! subjobs' own S and E records come from their own starts and ends).
@@ -12,9 +13,11 @@
 use super::ServerState;
 use crate::outbox::{NoticeKind, Outbox};
 use crate::store::StoreOp;
+use job::array::{ArrayError, RangeId, MAX_ARRAY_SIZE};
 use job::id::ArrayPart;
 use job::{JobEvent, JobId, JobState};
 use proto::error::{ErrorCode, RequestError};
+use std::collections::HashSet;
 
 /// Subjobs of one array by state, in `array_state_count`'s terms.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -81,31 +84,57 @@ impl ServerState {
     /// The job ids a request names, with each subjob range id (`123[1-3]`, pbs-reference 5.1)
     /// replaced by its subjobs' ids. A range naming an index its array does not have, or not
     /// naming an array, is one `Unknown Job Id` error (and selects nothing).
+    ///
+    /// Bounded by the state, not by the request: a subjob several ranges name is listed once,
+    /// and the ranges together may name at most [`MAX_ARRAY_SIZE`] plus the number of jobs
+    /// (counted before anything is expanded, overlaps counted twice); a range past that is
+    /// refused with `Invalid request` and expands to nothing.
     pub fn expand_ranges(&self, ids: &[String]) -> Vec<Result<String, RequestError>> {
         let mut expanded = Vec::new();
+        let mut budget = (MAX_ARRAY_SIZE + self.jobs.len()) as u64;
+        let mut listed = HashSet::new();
         for text in ids {
             let Some(range) = job::array::parse_range_id(text) else {
                 expanded.push(Ok(text.clone()));
                 continue;
             };
-            let unknown = || RequestError::with_detail(ErrorCode::UnknownJobId, text);
-            let keys = range.map_err(|_| unknown()).and_then(|range| {
-                let parent_key = self.find_job(&range.parent).map_err(|_| unknown())?;
-                if self.jobs[&parent_key].id.array != Some(ArrayPart::Parent) {
-                    return Err(unknown());
-                }
-                let keys: Vec<u64> = range.indices.iter().map(|index| parent_key + u64::from(*index) + 1).collect();
-                match keys.iter().all(|key| self.jobs.contains_key(key)) {
-                    true => Ok(keys),
-                    false => Err(unknown()),
-                }
-            });
-            match keys {
-                Ok(keys) => expanded.extend(keys.iter().map(|key| Ok(self.jobs[key].id.to_string()))),
+            match self.range_keys(text, range, &mut budget) {
+                Ok(keys) => expanded.extend(
+                    keys.into_iter().filter(|key| listed.insert(*key)).map(|key| Ok(self.jobs[&key].id.to_string())),
+                ),
                 Err(error) => expanded.push(Err(error)),
             }
         }
         expanded
+    }
+
+    /// The subjob keys of one range id `text`, taking its count from `budget` first.
+    fn range_keys(
+        &self,
+        text: &str,
+        range: Result<RangeId, ArrayError>,
+        budget: &mut u64,
+    ) -> Result<Vec<u64>, RequestError> {
+        let unknown = || RequestError::with_detail(ErrorCode::UnknownJobId, text);
+        let range = range.map_err(|_| unknown())?;
+        let parent_key = self.find_job(&range.parent).map_err(|_| unknown())?;
+        if self.jobs[&parent_key].id.array != Some(ArrayPart::Parent) {
+            return Err(unknown());
+        }
+        let Some(left) = budget.checked_sub(range.count) else {
+            let message = format!(
+                "{}: the subjob ranges name more than {} subjobs",
+                ErrorCode::InvalidRequest.text(),
+                MAX_ARRAY_SIZE + self.jobs.len()
+            );
+            return Err(RequestError::new(ErrorCode::InvalidRequest, format!("{message} ({text})")));
+        };
+        *budget = left;
+        let keys: Vec<u64> = range.indices().iter().map(|index| parent_key + u64::from(*index) + 1).collect();
+        match keys.iter().all(|key| self.jobs.contains_key(key)) {
+            true => Ok(keys),
+            false => Err(unknown()),
+        }
     }
 
     /// The subjobs a qsig or qrerun naming `text` reaches (OpenPBS `req_signaljob`,

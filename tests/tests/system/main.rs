@@ -13,6 +13,7 @@ mod gpus;
 mod gpus_and_nodes;
 mod hostile;
 mod hostile_chunks;
+mod hostile_requests;
 mod in_process;
 mod interactions;
 mod interactive;

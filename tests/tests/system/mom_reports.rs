@@ -14,7 +14,10 @@ fn a_node_back_after_node_fail_requeue_does_not_end_the_job_running_elsewhere() 
     assert!(set.status.success(), "{}", String::from_utf8_lossy(&set.stderr));
     let script = cluster.script("long.sh", "sleep 600\n");
     let id = cluster.qsub(&script, &[]);
+    // Started by the mom (its session known), not only placed: a mom stopped before it reads
+    // the RunJob never runs the job and has no stale run to report.
     let first = wait_for(Duration::from_secs(20), "the job to run", || {
+        cluster.job_attr(&id, "session_id")?;
         let host = cluster.job_attr(&id, "exec_host")?;
         Some(host.split('/').next()?.to_string())
     });
