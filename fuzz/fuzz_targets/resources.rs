@@ -1,6 +1,7 @@
 //! The resource grammar: `-l` lists (`parse_list`), then the request they make
 //! (`ResourceRequest::from_list`: select/nodes/place, sizes, durations, counts), sizes and
-//! durations alone, array ranges (`-J`/`-t`, expanded) and `-W depend=` lists. The first byte
+//! durations alone, array ranges (`-J`/`-t`, expanded), `-W depend=` lists and `-M` mail
+//! lists (nothing accepted may read as a sendmail option). The first byte
 //! picks the parser, the rest is the text. Never a panic; errors point inside their input.
 #![no_main]
 
@@ -10,7 +11,7 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     let Some((&which, rest)) = data.split_first() else { return };
     let Ok(text) = std::str::from_utf8(rest) else { return };
-    match which % 6 {
+    match which % 7 {
         0 => {
             if let Ok(pairs) = parse_list(text) {
                 if let Ok(request) = ResourceRequest::from_list(&pairs) {
@@ -51,6 +52,18 @@ fuzz_target!(|data: &[u8]| {
         }
         4 => {
             let _ = job::depend::parse(text);
+        }
+        5 => {
+            // `-M` lists reach root's sendmail as arguments: whatever is accepted must never
+            // read as an option or split into more words.
+            if let Ok(addresses) = job::mail::parse_list(text) {
+                assert!(addresses.len() <= job::mail::MAX_RECIPIENTS);
+                for address in addresses {
+                    assert!(!address.is_empty() && !address.starts_with('-'), "{address:?}");
+                    assert!(address.len() <= job::mail::MAX_ADDRESS_LEN);
+                    assert!(!address.chars().any(|c| c.is_whitespace() || c.is_control()), "{address:?}");
+                }
+            }
         }
         _ => {
             let _ = job::JobId::parse(text, "server");
