@@ -26,6 +26,7 @@ pub mod qstat;
 pub mod qstat_queues;
 pub mod qsub;
 pub mod qsub_env;
+pub mod qsub_greet;
 pub mod qsub_interactive;
 pub mod select;
 pub mod terminal;

@@ -15,31 +15,28 @@
 //! the job (`Job <id> is being deleted`, exit 2). Once running, those signals restore the
 //! terminal and end qsub; the mom then hangs up the job.
 //!
-//! Owns: the listener, the connection to the mom, the signal thread. Must not: know the
+//! Owns: the listener, the connection to the mom (greeted by `qsub_greet.rs`), the signal thread. Must not: know the
 //! server's internals or the pty (the mom has it).
 
 use crate::conn::Connection;
 use crate::exit;
 use crate::qsub::{fail, Failure};
+use crate::qsub_greet::{Expected, Greeted, Greeter};
 use crate::terminal;
 use job::spec::Interactive;
 use job::JobSpec;
 use nix::sys::signal::{SigSet, Signal};
 use proto::frame::{self, FrameError};
-use proto::interactive::{self as handshake, MomToQsub, QsubToMom};
-use proto::keepalive::keep_alive;
+use proto::interactive::{MomToQsub, QsubToMom};
 use proto::{ClientRequest, ServerReply};
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 /// How often a waiting qsub asks whether its job still exists.
 const STATUS_POLL: Duration = Duration::from_secs(3);
-/// How long a connecting mom has to prove it holds the secret.
-const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What the main thread and the signal thread share.
 struct Session {
@@ -84,7 +81,9 @@ pub fn run(mut spec: JobSpec) -> Result<u8, Failure> {
     drop(conn);
     let _ = session.job_id.set(job_id.clone());
     println!("qsub: waiting for job {job_id} to start");
-    let stream = wait_for_mom(listener, &Expected { job_id: &job_id, secret: &secret, munge_socket })?;
+    let expected = Expected { job_id: job_id.clone(), secret: secret.clone(), munge_socket };
+    // The port stays open (anyone else is greeted and refused) until the session ends.
+    let (stream, _greeter) = wait_for_mom(listener, expected)?;
     Ok(converse(stream, &session, &job_id))
 }
 
@@ -173,40 +172,22 @@ fn delete_job(job_id: &str) {
     }
 }
 
-/// Who qsub waits for: the mom of this job, holding this secret; over TCP qsub proves itself
-/// with a MUNGE credential from this munged.
-struct Expected<'a> {
-    job_id: &'a str,
-    secret: &'a str,
-    munge_socket: Option<PathBuf>,
-}
-
-/// Accepts connections until one proves it is this job's mom; between connections, asks the
-/// server whether the job still exists.
-fn wait_for_mom(listener: TcpListener, expected: &Expected) -> Result<TcpStream, Failure> {
-    let job_id = expected.job_id;
-    let (sender, receiver) = mpsc::channel();
-    std::thread::Builder::new()
-        .name("accept".into())
-        .spawn(move || {
-            for stream in listener.incoming() {
-                if sender.send(stream).is_err() {
-                    return;
-                }
-            }
-        })
+/// Greets every connection to the port ([`Greeter`]) until one proves it is this job's mom,
+/// and returns it with the greeter (dropping it closes the port); every few seconds meanwhile,
+/// asks the server whether the job still exists.
+fn wait_for_mom(listener: TcpListener, expected: Expected) -> Result<(TcpStream, Greeter), Failure> {
+    let job_id = expected.job_id.clone();
+    let greeter = Greeter::start(listener, expected)
         .map_err(|error| fail(exit::FAILURE, format!("cannot start the accept thread: {error}")))?;
     loop {
-        match receiver.recv_timeout(STATUS_POLL) {
-            Ok(Ok(stream)) => match greet(stream, expected) {
-                Ok(stream) => return Ok(stream),
-                Err(reason) => eprintln!("qsub: warning: refused a connection: {reason}"),
-            },
-            Ok(Err(error)) => {
+        match greeter.next(STATUS_POLL) {
+            Ok(Greeted::Mom(stream)) => return Ok((stream, greeter)),
+            Ok(Greeted::Refused(reason)) => eprintln!("qsub: warning: refused a connection: {reason}"),
+            Ok(Greeted::Closed(error)) => {
                 return Err(fail(exit::FAILURE, format!("accept error from interactive socket: {error}")));
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                if job_gone(job_id) {
+                if job_gone(&job_id) {
                     return Err(fail(exit::FAILURE, format!("job {job_id} apparently deleted")));
                 }
             }
@@ -215,27 +196,6 @@ fn wait_for_mom(listener: TcpListener, expected: &Expected) -> Result<TcpStream,
             }
         }
     }
-}
-
-/// The handshake with a peer at the port (proto/src/interactive.rs): it must prove it is this
-/// job's mom before qsub accepts the job.
-fn greet(mut stream: TcpStream, expected: &Expected) -> Result<TcpStream, String> {
-    let peer = stream.peer_addr().map(|addr| addr.to_string()).unwrap_or_else(|_| "an unknown peer".into());
-    stream.set_read_timeout(Some(HELLO_TIMEOUT)).map_err(|error| error.to_string())?;
-    stream.set_write_timeout(Some(HELLO_TIMEOUT)).map_err(|error| error.to_string())?;
-    let credential = |payload: &[u8]| match &expected.munge_socket {
-        Some(socket) => proto::munge::encode(socket, payload).map(Some).map_err(|error| error.to_string()),
-        None => Ok(None),
-    };
-    handshake::answer_challenge(&mut stream, expected.job_id, expected.secret, credential)
-        .map_err(|error| format!("{peer} {error}"))?;
-    stream.set_read_timeout(None).map_err(|error| error.to_string())?;
-    stream.set_write_timeout(None).map_err(|error| error.to_string())?;
-    let _ = stream.set_nodelay(true);
-    if let Err(error) = keep_alive(&stream) {
-        eprintln!("qsub: warning: no keepalive on the job's connection: {error}");
-    }
-    Ok(stream)
 }
 
 /// Whether the server no longer has the job, or has it finished. An unreachable server is not
@@ -354,7 +314,6 @@ fn random_hex(bytes: usize) -> std::io::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proto::interactive::{Handshake, Prover, INTERACTIVE_VERSION};
 
     #[test]
     fn exit_codes() {
@@ -373,52 +332,5 @@ mod tests {
         assert_eq!(secret.len(), 32);
         assert!(secret.chars().all(|c| c.is_ascii_hexdigit()));
         assert_ne!(secret, random_hex(16).unwrap());
-    }
-
-    /// A mom stand-in: challenges for `job_id`, reads qsub's proof, and answers with a proof
-    /// made with `secret`. Returns qsub's answer, if any.
-    fn mom(
-        address: SocketAddr,
-        job_id: &'static str,
-        secret: &'static str,
-    ) -> std::thread::JoinHandle<Option<QsubToMom>> {
-        std::thread::spawn(move || {
-            let mut stream = TcpStream::connect(address).unwrap();
-            let mom_nonce = handshake::nonce().unwrap();
-            let challenge =
-                MomToQsub::Challenge { version: INTERACTIVE_VERSION, job_id: job_id.into(), nonce: mom_nonce.clone() };
-            frame::write(&mut stream, &challenge).unwrap();
-            let answer: QsubToMom = frame::read(&mut stream).ok()?;
-            let QsubToMom::Proof { nonce, .. } = &answer else { return Some(answer) };
-            let shake = Handshake { job_id, mom_nonce: &mom_nonce, qsub_nonce: nonce };
-            let _ =
-                frame::write(&mut stream, &MomToQsub::Proven { proof: handshake::proof(secret, Prover::Mom, &shake) });
-            Some(answer)
-        })
-    }
-
-    #[test]
-    fn greeting_takes_only_the_mom_that_proves_it_holds_the_secret() {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let address = listener.local_addr().unwrap();
-        let expected = Expected { job_id: "7.s", secret: "5ec75ec75ec75ec7", munge_socket: None };
-        for (job_id, secret, ok) in
-            [("7.s", "5ec75ec75ec75ec7", true), ("7.s", "5ec85ec85ec85ec8", false), ("8.s", "5ec75ec75ec75ec7", false)]
-        {
-            let mom = mom(address, job_id, secret);
-            let (stream, _) = listener.accept().unwrap();
-            let greeted = greet(stream, &expected);
-            assert_eq!(greeted.is_ok(), ok, "{job_id} {secret}: {greeted:?}");
-            if let Ok(stream) = greeted {
-                assert!(proto::keepalive::is_kept_alive(&stream), "a vanished mom host is noticed");
-            }
-            if let Some(QsubToMom::Proof { proof, credential, .. }) = mom.join().unwrap() {
-                assert!(!proof.contains(expected.secret) && credential.is_none());
-            }
-        }
-        let mut stranger = TcpStream::connect(address).unwrap();
-        frame::write(&mut stranger, &MomToQsub::Exit { status: 0 }).unwrap();
-        let (stream, _) = listener.accept().unwrap();
-        assert!(greet(stream, &expected).unwrap_err().contains("did not introduce itself"));
     }
 }
