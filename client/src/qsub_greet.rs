@@ -25,6 +25,9 @@ const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 const GREETERS_PER_ADDRESS: usize = 16;
 /// Connections greeted at once in all.
 const GREETERS: usize = 64;
+/// Outcomes waiting to be read: refusals beyond it are dropped (nobody reads them once the
+/// session runs), so connections to the port cannot grow qsub's memory.
+const PENDING: usize = 64;
 
 /// Who qsub waits for: the mom of this job, holding this secret; over TCP qsub proves itself
 /// with a MUNGE credential from this munged.
@@ -54,7 +57,7 @@ impl Greeter {
     /// Starts accepting on `listener` and greeting every connection.
     pub fn start(listener: TcpListener, expected: Expected) -> std::io::Result<Greeter> {
         let accepting = listener.try_clone()?;
-        let (sender, receiver) = mpsc::channel();
+        let (sender, receiver) = mpsc::sync_channel(PENDING);
         let expected = Arc::new(expected);
         std::thread::Builder::new().name("accept".into()).spawn(move || accept(accepting, expected, sender))?;
         Ok(Greeter { receiver, listener })
@@ -75,7 +78,7 @@ impl Drop for Greeter {
     }
 }
 
-fn accept(listener: TcpListener, expected: Arc<Expected>, sender: mpsc::Sender<Greeted>) {
+fn accept(listener: TcpListener, expected: Arc<Expected>, sender: mpsc::SyncSender<Greeted>) {
     let busy = Arc::new(Mutex::new(HashMap::<IpAddr, usize>::new()));
     for stream in listener.incoming() {
         let stream = match stream {
@@ -88,7 +91,7 @@ fn accept(listener: TcpListener, expected: Arc<Expected>, sender: mpsc::Sender<G
         let Ok(peer) = stream.peer_addr() else { continue };
         let Some(slot) = Slot::take(&busy, peer.ip()) else {
             let refused = format!("{peer}: too many connections being greeted at once");
-            if sender.send(Greeted::Refused(refused)).is_err() {
+            if let Err(mpsc::TrySendError::Disconnected(_)) = sender.try_send(Greeted::Refused(refused)) {
                 return;
             }
             continue;
@@ -96,14 +99,14 @@ fn accept(listener: TcpListener, expected: Arc<Expected>, sender: mpsc::Sender<G
         let (expected, greeted) = (expected.clone(), sender.clone());
         let spawned = std::thread::Builder::new().name("greet".into()).spawn(move || {
             let _slot = slot;
-            let outcome = match greet(stream, &expected) {
-                Ok(stream) => Greeted::Mom(stream),
-                Err(reason) => Greeted::Refused(reason),
-            };
-            let _ = greeted.send(outcome);
+            match greet(stream, &expected) {
+                // Waits for room: the mom must not be lost to a queue full of refusals.
+                Ok(stream) => drop(greeted.send(Greeted::Mom(stream))),
+                Err(reason) => drop(greeted.try_send(Greeted::Refused(reason))),
+            }
         });
         if let Err(error) = spawned {
-            let _ = sender.send(Greeted::Refused(format!("{peer}: cannot start a thread to greet it: {error}")));
+            let _ = sender.try_send(Greeted::Refused(format!("{peer}: cannot start a thread to greet it: {error}")));
         }
     }
 }
