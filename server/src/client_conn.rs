@@ -55,10 +55,9 @@ pub async fn serve(
             Err(error) => vec![Part::Ready(ServerReply::Error(error))],
         };
         let large = parts.len() > 1;
+        let flavor = shared.state().flavor;
         for part in parts {
-            let part = part.build(&shared);
-            let flavor = shared.state().flavor;
-            let part = crate::flavor::localize_reply(flavor, part);
+            let part = crate::flavor::localize_reply(flavor, part.build(&shared));
             match tokio::time::timeout(WRITE_TIMEOUT, writer.write(&part)).await {
                 Ok(Ok(())) => {}
                 Ok(Err(_)) => return,

@@ -5,7 +5,6 @@
 //! Owns: the log texts ([`log_text`], pure) and the wiring ([`sink`]). Must not: block (the
 //! accounting and mail threads do the slow work) or touch server state.
 
-use crate::config::Flavor;
 use crate::mail::{mail_for, Mailer};
 use crate::outbox::{Notice, NoticeKind};
 use crate::shared::NoticeSink;
@@ -69,7 +68,7 @@ pub fn copy_failed(job: &crate::state::Job) -> String {
 /// The notice sink of a running server: log line and mail. (The accounting records are
 /// committed with the change, `Shared::apply`, and written by `accounting_writer.rs`.)
 pub fn sink(server_name: String, mailer: Mailer) -> NoticeSink {
-    Arc::new(move |notices: Vec<Notice>, _flavor: Flavor| {
+    Arc::new(move |notices: Vec<Notice>| {
         for notice in notices {
             tracing::info!(job_id = %notice.job.id, "{}", log_text(&notice, &server_name));
             if let Some(mail) = mail_for(&notice) {

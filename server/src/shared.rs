@@ -33,7 +33,7 @@ pub struct MomLink {
 
 /// Takes the notices of one commit, on the store thread, right after the commit and the mom
 /// messages (so it must not block for long: queue slow work elsewhere).
-pub type NoticeSink = Arc<dyn Fn(Vec<Notice>, crate::config::Flavor) + Send + Sync>;
+pub type NoticeSink = Arc<dyn Fn(Vec<Notice>) + Send + Sync>;
 
 /// Shared by all tasks of one server.
 pub struct Shared {
@@ -96,7 +96,8 @@ impl Shared {
         let (result, commit, schedule) = {
             let mut state = self.state();
             let (result, mut out) = run_handler(&mut state, now(), handler);
-            // The accounting records go into the same commit as the change they record.
+            // The accounting records go into the same commit as the change they record, in the
+            // flavor of the moment (qmgr may change it): records follow the displays.
             let records = self.accounting_records(&out.notices, state.flavor);
             if !records.is_empty() {
                 out.persist.push(StoreOp::AddAccounting(records.clone()));
@@ -108,8 +109,6 @@ impl Shared {
                 let messages = self.address(std::mem::take(&mut out.to_moms));
                 let notices = std::mem::take(&mut out.notices);
                 let sink = Arc::clone(&self.notice_sink);
-                // The flavor of the moment (qmgr may change it): records follow the displays.
-                let flavor = state.flavor;
                 let accountant = self.accounting.as_ref().map(|(accountant, _)| accountant.clone());
                 let after: AfterCommit = Box::new(move |store| {
                     send_to_moms(&moms, messages, store);
@@ -117,7 +116,7 @@ impl Shared {
                         accountant.append(records);
                     }
                     if !notices.is_empty() {
-                        sink(notices, flavor);
+                        sink(notices);
                     }
                 });
                 Some(self.store.enqueue_then(std::mem::take(&mut out.persist), Some(after)))
@@ -238,7 +237,7 @@ fn summary(message: &ServerToMom) -> String {
 }
 
 /// The default notice sink: one debug line per notice.
-fn log_notices(notices: Vec<Notice>, _flavor: crate::config::Flavor) {
+fn log_notices(notices: Vec<Notice>) {
     for notice in notices {
         tracing::debug!(job_id = %notice.job.id, kind = ?notice.kind, "job notice");
     }
