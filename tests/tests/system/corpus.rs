@@ -151,44 +151,62 @@ fn sequence_number(id: &str) -> String {
     id.chars().take_while(char::is_ascii_digit).collect()
 }
 
-/// Checks one script against its entry; `torque` reads the entry's torque tables instead of
-/// `expect`'s openpbs-only differences.
+/// Checks one script against its entry; `torque` adds the entry's torque differences.
 fn check_entry(cluster: &Cluster, context: &Context, entry: &Table, torque: bool, mismatches: &mut Vec<Mismatch>) {
     let file = entry.get("file").and_then(Value::as_str).expect("every entry names its file").to_string();
     let script = std::fs::read_to_string(corpus_dir().join("scripts").join(&file)).expect("the script exists");
     let script = script.replace("@PARENT@", &context.parent).replace("@USER@", &context.user);
     let output = submit(cluster, &file, &script, &strings(entry.get("args")));
-    let mut miss = |field: &str, expected: String, got: String| {
-        mismatches.push(Mismatch { script: file.clone(), field: field.to_string(), expected, got });
-    };
+    let mut found = Vec::new();
+    match entry.get("refused").and_then(Value::as_table) {
+        Some(refused) => check_refusal(&output, refused, &mut found),
+        None => check_fields(cluster, context, entry, torque, &output, &mut found),
+    }
+    mismatches.extend(found.into_iter().map(|(field, expected, got)| Mismatch {
+        script: file.clone(),
+        field,
+        expected,
+        got,
+    }));
+}
+
+/// A mismatch before its script is known: field, expected, got.
+type Found = (String, String, String);
+
+fn check_refusal(output: &Output, refused: &Table, found: &mut Vec<Found>) {
+    let exit = refused.get("exit").and_then(Value::as_integer).unwrap_or(-1);
+    let words = refused.get("stderr").and_then(Value::as_str).unwrap_or_default();
     let stderr = text(&output.stderr).trim().to_string();
-    if let Some(refused) = entry.get("refused").and_then(Value::as_table) {
-        let exit = refused.get("exit").and_then(Value::as_integer).unwrap_or(-1);
-        let words = refused.get("stderr").and_then(Value::as_str).unwrap_or_default();
-        if output.status.success() {
-            miss(
-                "qsub",
-                format!("refused, exit {exit}, stderr with {words:?}"),
-                format!("accepted as {}", text(&output.stdout).trim()),
-            );
-            return;
-        }
-        if output.status.code() != Some(exit as i32) {
-            miss("qsub exit", exit.to_string(), format!("{:?} ({stderr})", output.status.code()));
-        }
-        if !stderr.contains(words) {
-            miss("qsub stderr", format!("contains {words:?}"), stderr);
-        }
+    if output.status.success() {
+        let got = format!("accepted as {}", text(&output.stdout).trim());
+        found.push(("qsub".into(), format!("refused, exit {exit}, stderr with {words:?}"), got));
         return;
     }
+    if output.status.code() != Some(exit as i32) {
+        found.push(("qsub exit".into(), exit.to_string(), format!("{:?} ({stderr})", output.status.code())));
+    }
+    if !stderr.contains(words) {
+        found.push(("qsub stderr".into(), format!("contains {words:?}"), stderr));
+    }
+}
+
+fn check_fields(
+    cluster: &Cluster,
+    context: &Context,
+    entry: &Table,
+    torque: bool,
+    output: &Output,
+    found: &mut Vec<Found>,
+) {
     if !output.status.success() {
-        miss("qsub", "accepted".into(), format!("exit {:?}: {stderr}", output.status.code()));
+        let got = format!("exit {:?}: {}", output.status.code(), text(&output.stderr).trim());
+        found.push(("qsub".into(), "accepted".into(), got));
         return;
     }
     let id = text(&output.stdout).trim().to_string();
     let fields = match job_fields(cluster, &id) {
         Ok(fields) => fields,
-        Err(error) => return miss("qstat", "the job".into(), error),
+        Err(error) => return found.push(("qstat".into(), "the job".into(), error)),
     };
     let seq = sequence_number(&id);
     let mut expect = pairs(entry.get("expect"));
@@ -202,14 +220,14 @@ fn check_entry(cluster: &Cluster, context: &Context, entry: &Table, torque: bool
     for (field, wanted) in expect {
         let wanted = context.expand(&wanted, &seq);
         match fields.get(&field) {
-            None => miss(&field, wanted, "(absent)".into()),
-            Some(got) if wanted != ANY && *got != wanted => miss(&field, wanted, got.clone()),
+            None => found.push((field, wanted, "(absent)".into())),
+            Some(got) if wanted != ANY && *got != wanted => found.push((field, wanted, got.clone())),
             Some(_) => {}
         }
     }
     for field in absent {
         if let Some(got) = fields.get(&field) {
-            miss(&field, "(absent)".into(), got.clone());
+            found.push((field, "(absent)".into(), got.clone()));
         }
     }
 }
