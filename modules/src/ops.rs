@@ -19,11 +19,8 @@ pub fn load(session: &mut Session, designation: &str, auto: bool) -> Result<(), 
     let Some(found) = find::resolve(&paths, designation) else {
         return report(session, ModError::NotFound(designation.to_string()));
     };
-    if let Some(index) = session.loaded.iter().position(|module| module.name == found.name) {
-        if !auto && session.loaded[index].auto {
-            session.loaded[index].auto = false;
-            session.store_state();
-        }
+    // Already loaded: nothing changes, an auto-loaded module keeps its tag (as in 5.2).
+    if session.loaded.iter().any(|module| module.name == found.name) {
         return Ok(());
     }
     if session.stack.contains(&found.name) {
@@ -35,8 +32,8 @@ pub fn load(session: &mut Session, designation: &str, auto: bool) -> Result<(), 
         return report(session, ModError::Cookie(found.file.clone()));
     }
     session.open(format!("Loading {}", found.name));
-    let names: Vec<&str> =
-        std::iter::once(found.name.as_str()).chain(found.alt_names.iter().map(String::as_str)).collect();
+    let alt_names = find::alt_names(&paths, &found);
+    let names: Vec<&str> = std::iter::once(found.name.as_str()).chain(alt_names.iter().map(|alt| alt.name())).collect();
     let against = session.loaded.iter().find_map(|module| {
         module
             .conflicts
@@ -63,7 +60,7 @@ pub fn load(session: &mut Session, designation: &str, auto: bool) -> Result<(), 
                 auto,
                 prereqs: declared.prereqs,
                 conflicts: declared.conflicts,
-                alt_names: found.alt_names.clone(),
+                alt_names,
             });
             session.store_state();
             Ok(())
