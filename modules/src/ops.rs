@@ -83,9 +83,13 @@ fn report(session: &mut Session, error: ModError) -> Result<(), ModError> {
 /// Loads the first of `group` that loads, as a requirement of the module being loaded.
 pub fn load_requirement(session: &mut Session, group: &[String]) -> Result<(), ModError> {
     for designation in group {
+        let before = session.loaded.len();
         if load(session, designation, true).is_ok() {
-            let name = session.loaded.last().map(|module| module.name.clone()).unwrap_or_default();
-            session.line(format!("  Loading requirement: {name}"));
+            // a designation that resolves to a module already loaded loads nothing
+            if session.loaded.len() > before {
+                let name = session.loaded.last().map(|module| module.name.clone()).unwrap_or_default();
+                session.line(format!("  Loading requirement: {name}"));
+            }
             return Ok(());
         }
     }

@@ -80,11 +80,15 @@ impl Loaded {
     }
 }
 
-/// Whether module `name` answers to `designation` by name: the same full name, or a bare name
-/// of which it is a version (`gcc` for `gcc/11.4`).
+/// Whether module `name` answers to `designation` by name: the same full name, a bare name
+/// of which it is a version (`gcc` for `gcc/11.4`), or a partial version (5.2's
+/// `extended_default`: `zlib/1` for `zlib/1.3.1`).
 pub fn name_matches(name: &str, designation: &str) -> bool {
     let designation = designation.trim_end_matches('/');
-    name == designation || name.strip_prefix(designation).is_some_and(|rest| rest.starts_with('/'))
+    name == designation
+        || name
+            .strip_prefix(designation)
+            .is_some_and(|rest| rest.starts_with('/') || (rest.starts_with('.') && designation.contains('/')))
 }
 
 /// The loaded modules in load order, read from `env`.
@@ -209,6 +213,8 @@ mod tests {
         for designation in ["bio/samtools/1.17", "bio/samtools", "bio", "sam", "bio/samtools/latest"] {
             assert!(module.matches(designation), "{designation}");
         }
+        let zlib = Loaded { name: "zlib/1.3.1".into(), ..Loaded::default() };
+        assert!(zlib.matches("zlib/1") && zlib.matches("zlib/1.3") && !zlib.matches("zlib/1.31"));
         for designation in ["bio/sam", "samtools", "bio/samtools/1.1", "al|sam", "bio/samtools/default"] {
             assert!(!module.matches(designation), "{designation}");
         }
