@@ -117,8 +117,18 @@ pub fn alt_names(modulepaths: &[PathBuf], found: &Found) -> Vec<AltName> {
         names.push(AltName::Symbol(parent.to_string()));
     }
     let declared = earlier.iter().chain([&top, &modulerc]).flat_map(|info| info.aliases.iter());
+    // the directories above it an alias may name to lead to it, worked out once
+    let leading: Vec<&str> = ancestors(name)
+        .map(|(dir, _)| dir)
+        .filter(|dir| {
+            explicit_symbol(modulepath, dir, "default", &top).is_none()
+                || default_in(modulepath, dir, &top).is_some_and(|found| found.name == name)
+        })
+        .collect();
     for (alias, target) in declared {
-        if alias_leads_to(modulepath, target, name, &names, &top) {
+        let leads =
+            target == name || leading.contains(&target.as_str()) || names.iter().any(|alt| alt.name() == target);
+        if leads {
             names.push(AltName::Alias(alias.clone()));
         }
     }
@@ -156,20 +166,6 @@ fn ancestors(name: &str) -> impl Iterator<Item = (&str, &str)> {
         let rest = &name[index + 1..];
         (&name[..index], rest.split('/').next().unwrap_or(rest))
     })
-}
-
-/// Whether an alias to `target` leads to module `name` (whose symbols are `symbols`): it
-/// names it or one of its symbols, or a directory above it whose default (explicit) is it
-/// or which declares no default.
-fn alias_leads_to(modulepath: &Path, target: &str, name: &str, symbols: &[AltName], top: &RcInfo) -> bool {
-    if target == name || symbols.iter().any(|symbol| symbol.name() == target) {
-        return true;
-    }
-    if !name.strip_prefix(target).is_some_and(|rest| rest.starts_with('/')) {
-        return false;
-    }
-    explicit_symbol(modulepath, target, "default", top).is_none()
-        || default_in(modulepath, target, top).is_some_and(|found| found.name == name)
 }
 
 /// The entry of directory `dir` that `symbol` names explicitly (`module-version` in the top

@@ -97,6 +97,7 @@ fn a_checkouts_init_files_run_the_newest_built_modulecmd() {
     let repo = dir.path().canonicalize().unwrap();
     let (release, debug) = (repo.join("target/release/modulecmd"), repo.join("target/debug/modulecmd"));
     lay_out(&repo.join("modules/init"), &[release.clone(), debug.clone()]);
+    std::fs::write(repo.join("modules/Cargo.toml"), "[package]\nname = \"modules\"\n").unwrap();
     for (older, newer) in [(&release, &debug), (&debug, &release)] {
         let touched = Command::new("touch").arg("-d").arg("2001-01-01").arg(older).status().unwrap();
         assert!(touched.success());
@@ -107,6 +108,38 @@ fn a_checkouts_init_files_run_the_newest_built_modulecmd() {
             let (stdout, stderr) = source(shell, &repo, &format!("./modules/init/{init}"), "/usr/bin:/bin");
             assert_avail(shell, &stdout, &stderr, newer, &repo.join("modules"));
         }
+    }
+}
+
+/// A planted program that would show it ran.
+fn plant(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, "#!/bin/sh\necho 'echo PLANTED RAN'\n").unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A directory above an installed tree (`/scratch` holding `/scratch/apps/init`) may be
+/// writable by others: a `target/` planted there is never run, newer or not; nor is one
+/// beside an init directory that is not a checkout's (no `Cargo.toml`).
+#[test]
+fn only_the_trees_own_modulecmd_runs_never_one_planted_above_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let prefix = root.join("scratch/apps");
+    let cmd = prefix.join("bin/modulecmd");
+    lay_out(&prefix.join("init"), std::slice::from_ref(&cmd));
+    plant(&root.join("target/release/modulecmd"));
+    let loose = root.join("loose");
+    lay_out(&loose.join("init"), &[]);
+    plant(&root.join("target/debug/modulecmd"));
+    for (shell, init) in shells() {
+        let installed = prefix.join("init").join(init);
+        let (stdout, stderr) = source(shell, &root, installed.to_str().unwrap(), "/usr/bin:/bin");
+        assert_avail(shell, &stdout, &stderr, &cmd, &prefix);
+        let not_a_checkout = loose.join("init").join(init);
+        let (stdout, stderr) = source(shell, &root, not_a_checkout.to_str().unwrap(), "/usr/bin:/bin");
+        assert!(!stdout.contains("PLANTED"), "{shell}: {stdout}{stderr}");
     }
 }
 
