@@ -61,9 +61,10 @@ fn source(shell: &str, cwd: &Path, init: &str, path: &str) -> (String, String) {
     (text(&output.stdout), text(&output.stderr))
 }
 
-/// The shells to try: bash and dash always; zsh when installed (under CI it must be).
+/// The shells to try, with the init file each sources: bash (`init/bash`, and `init/sh` as
+/// bash users of sh scripts do) and dash always; zsh when installed (under CI it must be).
 fn shells() -> Vec<(&'static str, &'static str)> {
-    let mut shells = vec![("bash", "bash"), ("dash", "sh")];
+    let mut shells = vec![("bash", "bash"), ("dash", "sh"), ("bash", "sh")];
     if Command::new("zsh").arg("-fc").arg("true").status().is_ok() {
         shells.push(("zsh", "zsh"));
     } else {
