@@ -67,6 +67,7 @@ pub fn load(session: &mut Session, designation: &str, auto: bool) -> Result<(), 
         }
         Err(error) => {
             (session.env, session.loaded) = snapshot;
+            session.forget_loaded_requirements();
             report(session, error)
         }
     };
@@ -232,8 +233,15 @@ pub fn switch(session: &mut Session, words: &[String]) -> Result<(), ModError> {
         result = load(session, &new, false);
     }
     for dependent in &reloads {
-        if load(session, &dependent.name, dependent.auto).is_ok() {
-            session.line(format!("  Reloading dependent: {}", dependent.name));
+        // reloaded as 5.2 does: no requirement loaded again, a failure reported on its own
+        let blocks = session.detach_blocks();
+        session.reloading = true;
+        let reloaded = load(session, &dependent.name, dependent.auto);
+        session.reloading = false;
+        session.attach_blocks(blocks);
+        match reloaded {
+            Ok(()) => session.line(format!("  Reloading dependent: {}", dependent.name)),
+            Err(_) => session.line(format!("  WARNING: Reload of dependent {} failed", dependent.name)),
         }
     }
     session.close();

@@ -1,7 +1,8 @@
 //! A requirement reached through a `module-alias` (`prereq mpi`, `module load mpi`, with
 //! `module-alias mpi openmpi/4.1.6`) is tagged auto-loaded and unloaded with its dependent like
 //! any other, and `__MODULES_LMALTNAME` names the alias `al|mpi` whatever name loaded the
-//! module (issue 13, item 9). Real bash sources `init/bash`; the transcript is a snapshot,
+//! module (issue 13, item 9); a switch away from it reloads the dependent without loading
+//! the requirement again, so the dependent fails and goes. Real bash sources `init/bash`; the transcript is a snapshot,
 //! identical to what Environment Modules 5.2.0 prints for the same script on the same tree.
 
 use std::path::Path;
@@ -35,6 +36,7 @@ echo '$ module load openmpi/4.1.6 app'; module load openmpi/4.1.6 app 2>&1; show
 echo '$ module unload app'; module unload app 2>&1; show
 echo '$ module load mpi; module load app2'; module purge; module load mpi; module load app2 2>&1; module list 2>&1
 echo '$ module unload app2'; module unload app2 2>&1; show
+echo '$ module load app; module switch openmpi/5.0'; module purge; module load app 2>&1; module switch openmpi/5.0 2>&1; echo "status=$?"; show
 "#;
 
 #[test]
