@@ -97,14 +97,20 @@ fn resolve_in(modulepath: &Path, designation: &str, top: &RcInfo) -> Option<Foun
     }
 }
 
+/// The most other names kept for one loaded module. 5.2 has no limit, but they all go into
+/// `__MODULES_LMALTNAME`, and one environment string over 128 KiB makes every later program
+/// the shell starts fail (E2BIG): a `.modulerc` declaring thousands of aliases of a module
+/// must not break the shells of everyone who loads it. Real trees declare a handful.
+pub const MAX_ALT_NAMES: usize = 128;
+
 /// Every other name `found` answers to, in 5.2's order: its symbols as declared (top
 /// `.modulerc`, then its directory's `.modulerc`, then `.version`) and, when it is its
 /// directory's explicit default, the bare name; the aliases that lead to it or to a directory
 /// above it that has no explicit default (declared in the top `.modulerc` of its modulepath or
 /// of one searched before it in `modulepaths`, or in its directory's `.modulerc`), with those
-/// `found` was reached through; then, for each directory above it
-/// without an explicit `default` (`latest`), `<dir>/default` (`<dir>/latest`) when the
-/// directory's highest entry leads to it.
+/// `found` was reached through; then, for each directory above it without an explicit
+/// `default` (`latest`), `<dir>/default` (`<dir>/latest`) when the directory's highest entry
+/// leads to it. Symbols and aliases: `MAX_ALT_NAMES` at most.
 pub fn alt_names(modulepaths: &[PathBuf], found: &Found) -> Vec<AltName> {
     let (modulepath, name) = (found.modulepath.as_path(), found.name.as_str());
     let (top, _) = dir_rc(modulepath, "");
@@ -125,7 +131,11 @@ pub fn alt_names(modulepaths: &[PathBuf], found: &Found) -> Vec<AltName> {
                 || default_in(modulepath, dir, &top).is_some_and(|found| found.name == name)
         })
         .collect();
+    names.truncate(MAX_ALT_NAMES);
     for (alias, target) in declared {
+        if names.len() >= MAX_ALT_NAMES {
+            break;
+        }
         let leads =
             target == name || leading.contains(&target.as_str()) || names.iter().any(|alt| alt.name() == target);
         if leads {
@@ -147,16 +157,11 @@ pub fn alt_names(modulepaths: &[PathBuf], found: &Found) -> Vec<AltName> {
     names
 }
 
-/// Drops the repeats of `items`, the first of each kept in place.
-fn dedup_in_order<T: PartialEq + Clone>(items: &mut Vec<T>) {
-    let mut seen: Vec<T> = Vec::with_capacity(items.len());
-    items.retain(|item| {
-        let new = !seen.contains(item);
-        if new {
-            seen.push(item.clone());
-        }
-        new
-    });
+/// Drops the repeats of `items`, the first of each kept in place (linear: a control file may
+/// declare a hundred thousand names).
+fn dedup_in_order<T: Eq + std::hash::Hash + Clone>(items: &mut Vec<T>) {
+    let mut seen = std::collections::HashSet::with_capacity(items.len());
+    items.retain(|item| seen.insert(item.clone()));
 }
 
 /// Each directory above module `name` with the entry of it that leads to `name`:

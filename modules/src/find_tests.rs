@@ -146,3 +146,22 @@ fn other_names_are_symbols_then_aliases_then_automatic_symbols() {
     );
     assert_eq!(names("tl"), [alias("tl"), auto("tool/default"), auto("tool/latest")], "the alias it was reached by");
 }
+
+/// A `.modulerc` may declare a hundred thousand aliases of one module: they cost a walk each,
+/// and at most `MAX_ALT_NAMES` of them are kept (one environment string over 128 KiB would
+/// make every program the user's shell starts fail).
+#[test]
+fn thousands_of_aliases_of_one_module_keep_a_bounded_list() {
+    let mut rc = String::from("#%Module\n");
+    for index in 0..20_000 {
+        rc.push_str(&format!("module-alias a{index} x/1\nmodule-version x/1 s{index}\n"));
+    }
+    let a = tree(&[("x/1", M), (".modulerc", &rc)]);
+    let paths = vec![a.path().to_path_buf()];
+    let started = std::time::Instant::now();
+    let names = alt_names(&paths, &resolve(&paths, "a7").unwrap());
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
+    assert_eq!(names.len(), MAX_ALT_NAMES + 1 + 2, "the symbols kept, the alias used, x/default and x/latest");
+    assert_eq!(names[0], symbol("x/s0"));
+    assert!(names.contains(&alias("a7")) && names.contains(&auto("x/latest")));
+}

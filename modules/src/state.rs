@@ -29,7 +29,7 @@ pub struct Loaded {
 }
 
 /// Another name a loaded module answers to.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum AltName {
     /// A symbolic version (`zlib/default`), or the bare name of an explicit default (`zlib`).
     Symbol(String),
