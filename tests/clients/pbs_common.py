@@ -69,10 +69,19 @@ def fill_node(where):
     """Submits a job taking every cpu of the only node and waits until it runs, so the next job
     stays queued. Returns its id; qdel it to let the next one start."""
     spec = f"select=1:ncpus={NODE_CPUS}" if FLAVOR == "openpbs" else f"nodes=1:ppn={NODE_CPUS}"
+    started = os.path.join(where, f"blocker.{time.monotonic_ns()}")
     job_id = sh("qsub", "-N", "blocker", "-l", spec, "-o", f"{where}/blocker.out", "-j", "oe",
-                "--", "/bin/sleep", "600").strip()
-    wait_for(f"blocker {job_id} to run", lambda: state(job_id) == "R")
+                "--", "/bin/sh", "-c", f"touch {started}; exec sleep 600").strip()
+    wait_for_start(job_id, started)
     return job_id
+
+
+def wait_for_start(job_id, started):
+    """Waits until the job's own command has begun (it touches the file `started`): killing it
+    earlier would kill the user's login shell mid-startup (a pyenv rehash in root's .bashrc
+    killed there leaves its lock behind)."""
+    wait_for(f"{job_id} to start its command", lambda: os.path.exists(started), timeout=JOB_END)
+    assert state(job_id) == "R", f"{job_id} runs its command but is {state(job_id)}"
 
 
 def release_node(blocker):

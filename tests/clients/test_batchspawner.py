@@ -18,8 +18,8 @@ from types import SimpleNamespace
 
 from batchspawner import JobStatus, PBSSpawner, TorqueSpawner
 
-from pbs_common import (FINISHED, JOB_END, assert_gone, fill_node, job_id_pattern, release_node, session_of,
-                        state, wait_for, workdir)
+from pbs_common import (FINISHED, JOB_END, assert_gone, fill_node, job_id_pattern, release_node,
+                        session_of, state, wait_for, wait_for_start, workdir)
 
 
 def hubless(base):
@@ -63,6 +63,8 @@ async def submit(sp):
 
 def pending_running_cancel(kind, where):
     sp = spawner(kind, where)
+    started = os.path.join(where, "started")
+    sp.command = f"touch {started}; sleep 600"
     blocker = fill_node(where)
     job_id = asyncio.run(submit(sp))
     assert state(job_id) == "Q", state(job_id)
@@ -72,6 +74,7 @@ def pending_running_cancel(kind, where):
     wait_for(f"batchspawner to see {job_id} running", lambda: query(sp) == JobStatus.RUNNING)
     assert sp.state_gethost() == "node1", f"exec host read as {sp.state_gethost()!r}"
     sid = session_of(job_id)
+    wait_for_start(job_id, started)
     asyncio.run(sp.stop())
     assert_gone(job_id, sid)
     assert query(sp) == JobStatus.NOTFOUND, sp.job_status

@@ -15,7 +15,7 @@ from parsl.launchers import SimpleLauncher
 from parsl.providers import PBSProProvider, TorqueProvider
 
 from pbs_common import (JOB_END, assert_gone, fill_node, full_status, release_node, session_of, sh, state,
-                        wait_for, workdir)
+                        wait_for, wait_for_start, workdir)
 
 
 def provider(kind, where):
@@ -59,9 +59,11 @@ def run_to_completion(kind, prov, where):
     print(f"parsl {kind}: {job_id} pending, running, completed; output delivered")
 
 
-def cancel_running(kind, prov):
-    job_id = prov.submit("sleep 600", 1)
+def cancel_running(kind, prov, where):
+    started = os.path.join(where, "started")
+    job_id = prov.submit(f"touch {started}; sleep 600", 1)
     wait_for(f"parsl to see {job_id} RUNNING", lambda: parsl_state(prov, job_id) == JobState.RUNNING)
+    wait_for_start(job_id, started)
     sid = session_of(job_id)
     assert prov.cancel([job_id]) == [True]
     assert_gone(job_id, sid)
@@ -85,7 +87,7 @@ def main():
     where = workdir(f"parsl-{kind}")
     prov = provider(kind, where)
     run_to_completion(kind, prov, where)
-    cancel_running(kind, prov)
+    cancel_running(kind, prov, where)
     cancel_queued(kind, prov, where)
 
 

@@ -1,7 +1,8 @@
 """snakemake 8+ with snakemake-executor-plugin-cluster-generic, unchanged: a three-rule workflow
 submitted with qsub (one job per rule, `-l select=1:ncpus={threads}`), followed through
-`qstat -f -F json -x` (snakemake/qstat-status) and run to the end; then a workflow whose job
-never ends, interrupted, so snakemake cancels it with qdel and nothing is left behind.
+`qstat -f -F json -x` (snakemake/qstat-status) and run to the end; a failing job seen as
+failed; then a workflow whose job never ends, interrupted, so snakemake cancels it with qdel
+and nothing is left behind.
 
 Usage: python test_snakemake.py (inside the OpenPBS-flavor cluster `run` starts).
 """
@@ -13,7 +14,8 @@ import signal
 import subprocess
 import sys
 
-from pbs_common import JOB_END, assert_gone, session_of, sh, state, wait_for, workdir
+from pbs_common import (JOB_END, assert_gone, full_status, session_of, sh, state, wait_for,
+                        wait_for_start, workdir)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SUBMIT = ("qsub -V -N smk-{rule} -l select=1:ncpus={threads} -l walltime=00:05:00 -j oe "
@@ -50,12 +52,26 @@ def workflow_runs():
     print(f"snakemake: 3 rules ran as {', '.join(ids)}; outputs made")
 
 
+def failure_seen():
+    where = fresh("snakemake-fail")
+    proc = snakemake(where, "broken.txt")
+    out, _ = proc.communicate(timeout=2 * JOB_END)
+    assert proc.returncode != 0, f"snakemake missed the failed job:\n{out}"
+    [job_id] = re.findall(r"external jobid '([^']+)'", out)
+    assert_gone(job_id)
+    exit_status = full_status(job_id).get("Exit_status")
+    assert exit_status not in (None, 0), f"{job_id} ended with Exit_status {exit_status!r}"
+    assert "Error in rule broken" in out, out
+    print(f"snakemake: {job_id} failed (Exit_status {exit_status}), reported as failed")
+
+
 def workflow_cancelled():
     where = fresh("snakemake-cancel")
     proc = snakemake(where, "never.txt", start_new_session=True)
     job_id = wait_for("the forever job to be submitted",
                       lambda: sh("qselect", "-N", "smk-forever", "-s", "R").strip(), timeout=JOB_END)
     sid = session_of(job_id)
+    wait_for_start(job_id, os.path.join(where, "forever.started"))
     os.killpg(proc.pid, signal.SIGINT)
     out, _ = proc.communicate(timeout=60)
     assert_gone(job_id, sid)
@@ -65,6 +81,7 @@ def workflow_cancelled():
 
 def main():
     workflow_runs()
+    failure_seen()
     workflow_cancelled()
 
 
