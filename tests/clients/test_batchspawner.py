@@ -19,7 +19,7 @@ from types import SimpleNamespace
 from batchspawner import JobStatus, PBSSpawner, TorqueSpawner
 
 from pbs_common import (FINISHED, JOB_END, assert_gone, fill_node, job_id_pattern, release_node,
-                        session_of, state, wait_for, wait_for_start, workdir)
+                        session_of, sh, state, wait_for, wait_for_start, workdir)
 
 
 def hubless(base):
@@ -70,6 +70,9 @@ def pending_running_cancel(kind, where):
     assert state(job_id) == "Q", state(job_id)
     assert query(sp) == JobStatus.PENDING, sp.job_status
     assert asyncio.run(sp.poll()) is None
+    sh("qhold", job_id)
+    assert query(sp) == JobStatus.PENDING, f"held job not pending: {sp.job_status}"
+    sh("qrls", job_id)
     release_node(blocker)
     wait_for(f"batchspawner to see {job_id} running", lambda: query(sp) == JobStatus.RUNNING)
     assert sp.state_gethost() == "node1", f"exec host read as {sp.state_gethost()!r}"
@@ -79,7 +82,7 @@ def pending_running_cancel(kind, where):
     assert_gone(job_id, sid)
     assert query(sp) == JobStatus.NOTFOUND, sp.job_status
     assert asyncio.run(sp.poll()) == 1
-    print(f"batchspawner {kind}: {job_id} pending, running on node1, stopped, nothing left")
+    print(f"batchspawner {kind}: {job_id} pending (also held), running on node1, stopped, nothing left")
 
 
 def finishes_alone(kind, where):

@@ -1,8 +1,8 @@
 """parsl's PBSProProvider (OpenPBS flavor) and TorqueProvider (torque flavor), unchanged: their
 own qsub script templates (#PBS -S -N -m -l walltime -l select/nodes -o -e), their qstat parsers
 (`qstat -x -f -F json` for PBSPro, the default table for TORQUE) and their qdel. A job is seen
-PENDING while queued, RUNNING, then COMPLETED with its output delivered; a running and a queued
-job are cancelled and leave nothing behind.
+PENDING while queued, HELD under qhold, RUNNING, then COMPLETED with its output delivered; a
+running and a queued job are cancelled and leave nothing behind.
 
 Usage: python test_parsl.py pbspro|torque (inside the cluster `run` starts).
 """
@@ -46,6 +46,10 @@ def run_to_completion(kind, prov, where):
     assert job_id, "submit returned no job id"
     assert state(job_id) == "Q", f"{job_id} should wait behind the blocker, is {state(job_id)}"
     assert parsl_state(prov, job_id) == JobState.PENDING, parsl_state(prov, job_id)
+    sh("qhold", job_id)
+    assert parsl_state(prov, job_id) == JobState.HELD, parsl_state(prov, job_id)
+    sh("qrls", job_id)
+    assert parsl_state(prov, job_id) == JobState.PENDING, parsl_state(prov, job_id)
     release_node(blocker)
     wait_for(f"parsl to see {job_id} RUNNING", lambda: parsl_state(prov, job_id) == JobState.RUNNING)
     sid = session_of(job_id)
@@ -56,7 +60,7 @@ def run_to_completion(kind, prov, where):
     out = stdout_file(kind, prov, job_id, where)
     text = wait_for(f"output in {out}", lambda: os.path.exists(out) and open(out).read())
     assert "parsl-ran-parsl." in text, f"unexpected job output {text!r}"
-    print(f"parsl {kind}: {job_id} pending, running, completed; output delivered")
+    print(f"parsl {kind}: {job_id} pending, held, pending, running, completed; output delivered")
 
 
 def cancel_running(kind, prov, where):
