@@ -7,7 +7,9 @@ use clap::Parser;
 
 /// qsub's options. Used for the command line and for each directive line.
 #[derive(Parser, Debug, Default, Clone)]
-#[command(name = "qsub", disable_help_flag = true, disable_version_flag = true)]
+// `args_override_self`: an option given twice keeps its last value, as getopt does, inside one
+// directive line as on the command line (pbs-reference 1.4).
+#[command(name = "qsub", disable_help_flag = true, disable_version_flag = true, args_override_self = true)]
 #[command(override_usage = "qsub [-N name] [-q queue] [-l resources] [-o path] [-e path] [-j oe|eo|n] [-v vars] [-V] \
 [-p prio] [-h] [-r y|n] [-S shell] [-d dir] [-C prefix] [-J X-Y[:Z][%max] | -t list[%max]] [-z] [-I] \
 [script | -- command args]")]
@@ -118,4 +120,39 @@ pub fn parse_directive(directive: &job::directives::Directive) -> Result<(Direct
         .then(|| format!("directive at line {}: ignoring trailing words: {}", directive.line, opts.operands.join(" ")));
     opts.operands.clear();
     Ok((DirectiveOpts { line: directive.line, opts }, warning))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn directive(text: &str) -> job::directives::Directive {
+        job::directives::extract(&format!("#PBS {text}\n"), "#PBS").unwrap().remove(0)
+    }
+
+    #[test]
+    fn an_option_twice_in_one_line_keeps_the_last_as_getopt_does() {
+        let (parsed, warning) = parse_directive(&directive("-o a.out -o b.out -N one -N two")).unwrap();
+        assert_eq!(parsed.opts.output.as_deref(), Some("b.out"));
+        assert_eq!(parsed.opts.name.as_deref(), Some("two"));
+        assert_eq!(warning, None);
+        let (parsed, _) = parse_directive(&directive("-h -h -z -z -p 1 -p -3")).unwrap();
+        assert!(parsed.opts.hold && parsed.opts.quiet);
+        assert_eq!(parsed.opts.priority, Some(-3));
+    }
+
+    #[test]
+    fn repeated_list_options_still_accumulate() {
+        let (parsed, _) =
+            parse_directive(&directive("-l walltime=1:00 -l mem=1gb -v A=1 -v B=2 -W x=1 -W y=2")).unwrap();
+        assert_eq!(parsed.opts.resources, ["walltime=1:00", "mem=1gb"]);
+        assert_eq!(parsed.opts.variables, ["A=1", "B=2"]);
+        assert_eq!(parsed.opts.extra, ["x=1", "y=2"]);
+    }
+
+    #[test]
+    fn the_command_line_keeps_the_last_too() {
+        let opts = QsubOpts::try_parse_from(["qsub", "-N", "a", "-N", "b", "-q", "x", "-q", "y"]).unwrap();
+        assert_eq!((opts.name.as_deref(), opts.queue.as_deref()), (Some("b"), Some("y")));
+    }
 }
