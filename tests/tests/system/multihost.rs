@@ -320,6 +320,7 @@ fn forged_run_job(cluster: &NetCluster, tag: &str, marker: &Path) -> Vec<u8> {
         array_index: None,
         array_id: None,
         interactive: None,
+        options: Default::default(),
         root_allowed: false,
         run_count: 1,
     };
