@@ -56,9 +56,42 @@ pub struct QsubOpts {
     pub quiet: bool,
     #[arg(short = 'I')]
     pub interactive: bool,
-    /// `-X` (X11 forwarding): refused, minipbs does not forward X11.
+    /// `-X` (X11 forwarding, only with `-I`): ignored with a warning, minipbs does not forward X11.
     #[arg(short = 'X')]
     pub x11: bool,
+    /// `-P` (OpenPBS project; TORQUE's proxy user `user[:group]` is read as a project name).
+    #[arg(short = 'P')]
+    pub project: Option<String>,
+    /// `-u user[@host][,...]`: `User_List`.
+    #[arg(short = 'u')]
+    pub user_list: Option<String>,
+    /// `-c`: `Checkpoint`.
+    #[arg(short = 'c')]
+    pub checkpoint: Option<String>,
+    /// `-a [[[[CC]YY]MM]DD]hhmm[.SS]`: `Execution_Time`.
+    #[arg(short = 'a')]
+    pub execution_time: Option<String>,
+    /// `-b secs` (TORQUE: how long to retry reaching the server): ignored with a warning.
+    #[arg(short = 'b')]
+    pub retry_secs: Option<String>,
+    /// `-D path` (TORQUE): `PBS_O_ROOTDIR`.
+    #[arg(short = 'D')]
+    pub root_dir: Option<String>,
+    /// `-F "args"` (TORQUE): the script's arguments.
+    #[arg(short = 'F')]
+    pub script_args: Option<String>,
+    /// `-w path` (TORQUE): `PBS_O_WORKDIR` and `init_work_dir`; the start directory is unchanged.
+    #[arg(short = 'w')]
+    pub work_dir: Option<String>,
+    /// `-x` (TORQUE: run the script inside an interactive job): ignored with a warning.
+    #[arg(short = 'x')]
+    pub script_in_interactive: bool,
+    /// `-n` (TORQUE): node-exclusive, as `-l place=excl`.
+    #[arg(short = 'n')]
+    pub node_exclusive: bool,
+    /// `-f` (TORQUE: fault tolerant; OpenPBS: no qsub daemon): ignored with a warning.
+    #[arg(short = 'f')]
+    pub fault_tolerant: bool,
     #[arg(short = 'J')]
     pub array_pbs: Option<String>,
     #[arg(short = 't')]
@@ -91,13 +124,24 @@ pub fn overlay(base: &mut QsubOpts, over: QsubOpts) {
         prefix,
         account,
         array_pbs,
-        array_torque
+        array_torque,
+        project,
+        user_list,
+        checkpoint,
+        execution_time,
+        retry_secs,
+        root_dir,
+        script_args,
+        work_dir
     );
     base.export_all |= over.export_all;
     base.hold |= over.hold;
     base.quiet |= over.quiet;
     base.interactive |= over.interactive;
     base.x11 |= over.x11;
+    base.script_in_interactive |= over.script_in_interactive;
+    base.node_exclusive |= over.node_exclusive;
+    base.fault_tolerant |= over.fault_tolerant;
     base.variables.extend(over.variables);
     base.extra.extend(over.extra);
 }

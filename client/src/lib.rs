@@ -28,6 +28,7 @@ pub mod qsub;
 pub mod qsub_env;
 pub mod qsub_greet;
 pub mod qsub_interactive;
+pub mod qsub_options;
 pub mod select;
 pub mod terminal;
 pub mod tracejob;
