@@ -26,9 +26,9 @@ pub fn launch(job_id: &str, hosts: Vec<HostAlloc>) -> Box<JobLaunch> {
         array_index: None,
         array_id: None,
         interactive: None,
-        options: Default::default(),
         root_allowed: false,
         run_count: 1,
+        script_args: Vec::new(),
     })
 }
 

@@ -238,6 +238,7 @@ pub fn job_launch(job: &Job, kill_delay: u64) -> JobLaunch {
         interactive: job.spec.interactive.clone(),
         root_allowed: false,
         run_count: job.run_count,
+        script_args: job.spec.options.script_args.clone(),
     }
 }
 

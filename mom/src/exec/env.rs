@@ -224,9 +224,9 @@ mod tests {
             array_index: None,
             array_id: None,
             interactive: None,
-            options: Default::default(),
             root_allowed: false,
             run_count: 1,
+            script_args: Vec::new(),
         }
     }
 

@@ -243,9 +243,9 @@ pub fn launch(job_id: &str, script: &str, out: &Path) -> JobLaunch {
         array_index: None,
         array_id: None,
         interactive: None,
-        options: Default::default(),
         root_allowed: true,
         run_count: 1,
+        script_args: Vec::new(),
     }
 }
 

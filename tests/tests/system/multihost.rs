@@ -320,9 +320,9 @@ fn forged_run_job(cluster: &NetCluster, tag: &str, marker: &Path) -> Vec<u8> {
         array_index: None,
         array_id: None,
         interactive: None,
-        options: Default::default(),
         root_allowed: false,
         run_count: 1,
+        script_args: Vec::new(),
     };
     serde_json::to_vec(&ServerToMom::RunJob(Box::new(launch))).unwrap()
 }
