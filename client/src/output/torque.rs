@@ -204,7 +204,7 @@ mod tests {
     use crate::output::samples;
 
     fn opts(nodes: bool, one_line: bool, comment: bool) -> AltOptions {
-        AltOptions { nodes, one_line, comment, server_comment: None }
+        AltOptions { nodes, one_line, comment, ..AltOptions::default() }
     }
 
     #[test]

@@ -91,3 +91,17 @@ fn refused_as_openpbs_refuses_and_ignored_ones_warn() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(stderr.lines().filter(|line| line.starts_with("qsub: warning: ")).count(), 3, "{stderr}");
 }
+
+#[test]
+fn qstat_g_and_m_show_memory_in_gigabytes_and_megawords() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
+    let script = cluster.script("m.sh", "#!/bin/sh\ntrue\n");
+    let id = cluster.qsub(&script, &["-h", "-l", "mem=1536mb"]);
+    for (flag, memory) in [("-a", " 1536mb "), ("-G", "    2gb "), ("-M", "  192mw ")] {
+        let output = cluster.run("qstat", &[flag]);
+        assert!(output.status.success(), "{flag}");
+        let text = String::from_utf8_lossy(&output.stdout);
+        let row = text.lines().find(|line| line.starts_with(id.split('.').next().unwrap())).unwrap_or_default();
+        assert!(row.contains(memory), "{flag}: {text}");
+    }
+}
