@@ -154,3 +154,31 @@ fn a_past_execution_time_queues_at_once() {
     let id = submit_with(&mut state, options, 10).unwrap();
     assert_eq!(state.jobs[&state.find_job(&id).unwrap()].state, JobState::Queued);
 }
+
+#[test]
+fn qalter_sets_execution_time_checkpoint_and_project() {
+    let mut state = cluster(1);
+    let id = submit_with(&mut state, JobOptions::default(), 10).unwrap();
+    let key = state.find_job(&id).unwrap();
+    let alter = |state: &mut ServerState, changes: proto::JobAlteration| {
+        let reply = alter_job::alter_job(state, &mut Outbox::default(), &requester(ALICE), 20, &[id.clone()], &changes);
+        format!("{reply:?}")
+    };
+    let later = proto::JobAlteration {
+        execution_time: Some(100),
+        checkpoint: Some("w".into()),
+        project: Some("p1".into()),
+        ..Default::default()
+    };
+    alter(&mut state, later);
+    assert_eq!(state.jobs[&key].state, JobState::Waiting, "at once, not on the next tick");
+    let attrs = shown(&state, &id, Flavor::OpenPbs);
+    assert_eq!(value(&attrs, "Checkpoint").as_deref(), Some("w"));
+    assert_eq!(value(&attrs, "project").as_deref(), Some("p1"));
+    alter(&mut state, proto::JobAlteration { execution_time: Some(15), ..Default::default() });
+    assert_eq!(state.jobs[&key].state, JobState::Queued);
+    let refused = alter(&mut state, proto::JobAlteration { project: Some("a b".into()), ..Default::default() });
+    assert!(refused.contains("Illegal attribute or resource value"), "{refused}");
+    assert_eq!(value(&shown(&state, &id, Flavor::OpenPbs), "project").as_deref(), Some("p1"), "all or nothing");
+    state.sanity_check();
+}
