@@ -102,3 +102,18 @@ fn the_whole_set_is_checked_and_old_rows_load() {
     let bad = JobOptions { w_attrs: vec![("x".into(), "1".into())], ..JobOptions::default() };
     assert!(bad.check().is_err(), "an unknown -W name is not stored");
 }
+
+#[test]
+fn a_spec_stored_by_the_previous_release_loads_with_default_options() {
+    // A stored spec row as the release before these options wrote it: no `options` key.
+    let stored = serde_json::json!({
+        "name": "STDIN", "script": "", "queue": "workq", "resources": [["walltime", "1:00:00"]],
+        "output_path": null, "error_path": null, "join": "No", "keep": "n", "user_hold": false,
+        "rerunnable": true, "priority": 0, "variables": [["PBS_O_WORKDIR", "/home/a"]], "shell": null,
+        "init_dir": null, "mail_points": "a", "mail_users": [], "account": null, "submit_host": "login",
+        "submit_args": "", "depend": [], "array": null, "interactive": null
+    });
+    let spec: crate::JobSpec = serde_json::from_value(stored).unwrap();
+    assert_eq!(spec.options, JobOptions::default());
+    assert_eq!(spec.options.initial_run_count(), 0);
+}
