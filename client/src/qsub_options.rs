@@ -53,6 +53,8 @@ pub fn job_options(opts: &QsubOpts, now: i64) -> Result<(JobOptions, Vec<String>
     if job.w_attr("block") == Some("True") {
         warnings.push("-W block=true: qsub does not wait for the job to end; it is shown as block = True".to_string());
     }
+    // What the server checks again: a value no single option's check covers (the year past 9999).
+    job.check().map_err(|error| fail(exit::USAGE, format!("illegal value: {error}")))?;
     Ok((job, warnings))
 }
 

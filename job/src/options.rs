@@ -18,6 +18,8 @@ pub const MAX_CHECKPOINT: usize = 64;
 /// Most `-F` arguments, and their total size in bytes.
 pub const MAX_SCRIPT_ARGS: usize = 256;
 pub const MAX_SCRIPT_ARG_BYTES: usize = 64 * 1024;
+/// Latest `Execution_Time`: 9999-12-31 23:59:59 UTC, so every display can show it.
+pub const MAX_EXECUTION_TIME: i64 = 253_402_300_799;
 /// Largest initial `-W run_count`.
 pub const MAX_RUN_COUNT: u32 = 10_000;
 /// The `-W` attributes kept as given (after [`check_w_attr`] made them canonical) and shown by qstat.
@@ -71,8 +73,8 @@ impl JobOptions {
         if let Some(checkpoint) = &self.checkpoint {
             check_checkpoint(checkpoint)?;
         }
-        if self.execution_time.is_some_and(|time| time < 0) {
-            return Err(error("Execution_Time", "before the epoch"));
+        if self.execution_time.is_some_and(|time| !(0..=MAX_EXECUTION_TIME).contains(&time)) {
+            return Err(error("Execution_Time", "before 1970 or after 9999"));
         }
         if self.w_attrs.len() > STORED_W_ATTRS.len() {
             return Err(error("-W", "an attribute is given twice"));

@@ -97,8 +97,12 @@ fn the_whole_set_is_checked_and_old_rows_load() {
     assert_eq!(options.check(), Ok(()));
     let bad = JobOptions { w_attrs: vec![("sandbox".into(), "home".into())], ..JobOptions::default() };
     assert!(bad.check().is_err(), "the server takes canonical values only");
-    let bad = JobOptions { execution_time: Some(-1), ..JobOptions::default() };
-    assert!(bad.check().is_err());
+    for (time, ok) in
+        [(-1, false), (0, true), (MAX_EXECUTION_TIME, true), (MAX_EXECUTION_TIME + 1, false), (i64::MAX, false)]
+    {
+        let options = JobOptions { execution_time: Some(time), ..JobOptions::default() };
+        assert_eq!(options.check().is_ok(), ok, "{time}");
+    }
     let bad = JobOptions { w_attrs: vec![("x".into(), "1".into())], ..JobOptions::default() };
     assert!(bad.check().is_err(), "an unknown -W name is not stored");
 }
