@@ -25,6 +25,7 @@ pub mod qsig;
 pub mod qstat;
 pub mod qstat_queues;
 pub mod qsub;
+pub mod qsub_block;
 pub mod qsub_env;
 pub mod qsub_greet;
 pub mod qsub_interactive;

@@ -42,9 +42,16 @@ pub fn main() -> ExitCode {
         if prepared.interactive {
             return crate::qsub_interactive::run(prepared.spec);
         }
+        let block = prepared.spec.options.w_attr("block") == Some("True");
         let id = submit(prepared.spec)?;
         if !quiet {
             println!("{id}");
+        }
+        if block {
+            use std::io::Write;
+            // The id is out before the wait, for whoever reads it from a pipe.
+            let _ = std::io::stdout().flush();
+            return Ok(crate::qsub_block::wait(&id));
         }
         Ok(exit::SUCCESS)
     });

@@ -1,7 +1,7 @@
 //! qsub's options beyond the core spec (issue 13, pbs-reference 2.2): `-P`, `-u`, `-c`, `-a`,
 //! the `-W` attributes stored as given, TORQUE's `-F`, `-D`, `-w` and `-n`, and the options
-//! accepted but ignored with a warning on stderr (`-b`, `-x`, `-f`, `-X` with `-I`, `-W pwd`,
-//! `-W block`). Errors are OpenPBS's `illegal -<letter> value` with exit 2.
+//! accepted but ignored with a warning on stderr (`-b`, `-x`, `-f`, `-X` with `-I`, `-W pwd`).
+//! `-W block=true` is stored here and waited for by `qsub_block.rs`. Errors are OpenPBS's `illegal -<letter> value` with exit 2.
 
 use crate::directives::QsubOpts;
 use crate::exit;
@@ -49,9 +49,6 @@ pub fn job_options(opts: &QsubOpts, now: i64) -> Result<(JobOptions, Vec<String>
         if let Some(canonical) = options::check_w_attr(name, value).map_err(|error| illegal('W', error))? {
             job.set_w_attr(name, canonical);
         }
-    }
-    if job.w_attr("block") == Some("True") {
-        warnings.push("-W block=true: qsub does not wait for the job to end; it is shown as block = True".to_string());
     }
     // What the server checks again: a value no single option's check covers (the year past 9999).
     job.check().map_err(|error| fail(exit::USAGE, format!("illegal value: {error}")))?;

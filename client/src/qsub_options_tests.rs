@@ -79,7 +79,7 @@ fn names_of_other_handlers_and_passwords_are_not_stored() {
 #[test]
 fn ignored_options_warn() {
     let (_, warnings) = options(&["-b", "10", "-x", "-f", "-W", "block=true"]).unwrap();
-    assert_eq!(warnings.len(), 4, "{warnings:?}");
+    assert_eq!(warnings.len(), 3, "{warnings:?}");
     let (_, warnings) = options(&["-I", "-X"]).unwrap();
     assert_eq!(warnings.len(), 1, "{warnings:?}");
 }

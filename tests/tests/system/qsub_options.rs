@@ -105,3 +105,14 @@ fn qstat_g_and_m_show_memory_in_gigabytes_and_megawords() {
         assert!(row.contains(memory), "{flag}: {text}");
     }
 }
+
+#[test]
+fn block_true_waits_for_the_job_and_exits_with_its_status() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
+    let script = cluster.script("b.sh", "#!/bin/sh\n#PBS -W block=true\nsleep 1\nexit 3\n");
+    let output = cluster.command("qsub").arg(&script).stdin(std::process::Stdio::null()).output().unwrap();
+    let id = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    assert_eq!(output.status.code(), Some(3), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(cluster.job_attr(&id, "job_state").as_deref(), Some("F"), "qsub returned once the job was over");
+    assert_eq!(cluster.job_attr(&id, "block").as_deref(), Some("True"));
+}
