@@ -7,7 +7,9 @@ use clap::Parser;
 
 /// qsub's options. Used for the command line and for each directive line.
 #[derive(Parser, Debug, Default, Clone)]
-#[command(name = "qsub", disable_help_flag = true, disable_version_flag = true)]
+// `args_override_self`: an option given twice keeps its last value, as getopt does, inside one
+// directive line as on the command line (pbs-reference 1.4).
+#[command(name = "qsub", disable_help_flag = true, disable_version_flag = true, args_override_self = true)]
 #[command(override_usage = "qsub [-N name] [-q queue] [-l resources] [-o path] [-e path] [-j oe|eo|n] [-v vars] [-V] \
 [-p prio] [-h] [-r y|n] [-S shell] [-d dir] [-C prefix] [-J X-Y[:Z][%max] | -t list[%max]] [-z] [-I] \
 [script | -- command args]")]
@@ -54,9 +56,42 @@ pub struct QsubOpts {
     pub quiet: bool,
     #[arg(short = 'I')]
     pub interactive: bool,
-    /// `-X` (X11 forwarding): refused, minipbs does not forward X11.
+    /// `-X` (X11 forwarding, only with `-I`): ignored with a warning, minipbs does not forward X11.
     #[arg(short = 'X')]
     pub x11: bool,
+    /// `-P` (OpenPBS project; TORQUE's proxy user `user[:group]` is read as a project name).
+    #[arg(short = 'P')]
+    pub project: Option<String>,
+    /// `-u user[@host][,...]`: `User_List`.
+    #[arg(short = 'u')]
+    pub user_list: Option<String>,
+    /// `-c`: `Checkpoint`.
+    #[arg(short = 'c')]
+    pub checkpoint: Option<String>,
+    /// `-a [[[[CC]YY]MM]DD]hhmm[.SS]`: `Execution_Time`.
+    #[arg(short = 'a')]
+    pub execution_time: Option<String>,
+    /// `-b secs` (TORQUE: how long to retry reaching the server): ignored with a warning.
+    #[arg(short = 'b')]
+    pub retry_secs: Option<String>,
+    /// `-D path` (TORQUE): `PBS_O_ROOTDIR`.
+    #[arg(short = 'D')]
+    pub root_dir: Option<String>,
+    /// `-F "args"` (TORQUE): the script's arguments.
+    #[arg(short = 'F')]
+    pub script_args: Option<String>,
+    /// `-w path` (TORQUE): `PBS_O_WORKDIR` and `init_work_dir`; the start directory is unchanged.
+    #[arg(short = 'w')]
+    pub work_dir: Option<String>,
+    /// `-x` (TORQUE: run the script inside an interactive job): ignored with a warning.
+    #[arg(short = 'x')]
+    pub script_in_interactive: bool,
+    /// `-n` (TORQUE): node-exclusive, as `-l place=excl`.
+    #[arg(short = 'n')]
+    pub node_exclusive: bool,
+    /// `-f` (TORQUE: fault tolerant; OpenPBS: no qsub daemon): ignored with a warning.
+    #[arg(short = 'f')]
+    pub fault_tolerant: bool,
     #[arg(short = 'J')]
     pub array_pbs: Option<String>,
     #[arg(short = 't')]
@@ -89,13 +124,24 @@ pub fn overlay(base: &mut QsubOpts, over: QsubOpts) {
         prefix,
         account,
         array_pbs,
-        array_torque
+        array_torque,
+        project,
+        user_list,
+        checkpoint,
+        execution_time,
+        retry_secs,
+        root_dir,
+        script_args,
+        work_dir
     );
     base.export_all |= over.export_all;
     base.hold |= over.hold;
     base.quiet |= over.quiet;
     base.interactive |= over.interactive;
     base.x11 |= over.x11;
+    base.script_in_interactive |= over.script_in_interactive;
+    base.node_exclusive |= over.node_exclusive;
+    base.fault_tolerant |= over.fault_tolerant;
     base.variables.extend(over.variables);
     base.extra.extend(over.extra);
 }
@@ -118,4 +164,39 @@ pub fn parse_directive(directive: &job::directives::Directive) -> Result<(Direct
         .then(|| format!("directive at line {}: ignoring trailing words: {}", directive.line, opts.operands.join(" ")));
     opts.operands.clear();
     Ok((DirectiveOpts { line: directive.line, opts }, warning))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn directive(text: &str) -> job::directives::Directive {
+        job::directives::extract(&format!("#PBS {text}\n"), "#PBS").unwrap().remove(0)
+    }
+
+    #[test]
+    fn an_option_twice_in_one_line_keeps_the_last_as_getopt_does() {
+        let (parsed, warning) = parse_directive(&directive("-o a.out -o b.out -N one -N two")).unwrap();
+        assert_eq!(parsed.opts.output.as_deref(), Some("b.out"));
+        assert_eq!(parsed.opts.name.as_deref(), Some("two"));
+        assert_eq!(warning, None);
+        let (parsed, _) = parse_directive(&directive("-h -h -z -z -p 1 -p -3")).unwrap();
+        assert!(parsed.opts.hold && parsed.opts.quiet);
+        assert_eq!(parsed.opts.priority, Some(-3));
+    }
+
+    #[test]
+    fn repeated_list_options_still_accumulate() {
+        let (parsed, _) =
+            parse_directive(&directive("-l walltime=1:00 -l mem=1gb -v A=1 -v B=2 -W x=1 -W y=2")).unwrap();
+        assert_eq!(parsed.opts.resources, ["walltime=1:00", "mem=1gb"]);
+        assert_eq!(parsed.opts.variables, ["A=1", "B=2"]);
+        assert_eq!(parsed.opts.extra, ["x=1", "y=2"]);
+    }
+
+    #[test]
+    fn the_command_line_keeps_the_last_too() {
+        let opts = QsubOpts::try_parse_from(["qsub", "-N", "a", "-N", "b", "-q", "x", "-q", "y"]).unwrap();
+        assert_eq!((opts.name.as_deref(), opts.queue.as_deref()), (Some("b"), Some("y")));
+    }
 }

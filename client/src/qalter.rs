@@ -126,6 +126,20 @@ fn alteration(opts: &QalterOpts) -> Result<JobAlteration, UsageError> {
         }
         None => None,
     };
+    let execution_time = match &opts.execution_time {
+        Some(text) => Some(
+            crate::qsub_options::execution_time(text, crate::qsub_options::now())
+                .ok_or_else(|| usage_error("illegal -a value"))?,
+        ),
+        None => None,
+    };
+    if let Some(checkpoint) = &opts.checkpoint {
+        job::options::check_checkpoint(checkpoint)
+            .map_err(|error| usage_error(format!("illegal -c value: {error}")))?;
+    }
+    if let Some(project) = &opts.project {
+        job::options::check_project(project).map_err(|error| usage_error(format!("illegal -P value: {error}")))?;
+    }
     let (cwd, host) = (crate::qsub_env::workdir(), crate::qsub_env::hostname());
     Ok(JobAlteration {
         name: opts.name.clone(),
@@ -146,15 +160,15 @@ fn alteration(opts: &QalterOpts) -> Result<JobAlteration, UsageError> {
         rerunnable: opts.rerunnable.as_deref().map(|value| value == "y"),
         shell: opts.shell.clone(),
         variables,
+        execution_time,
+        checkpoint: opts.checkpoint.clone(),
+        project: opts.project.clone(),
     })
 }
 
 /// OpenPBS options whose attributes minipbs does not have yet.
 fn refuse_unsupported(opts: &QalterOpts) -> Result<(), UsageError> {
     let unsupported = [
-        (opts.execution_time.is_some(), "-a (execution time)"),
-        (opts.checkpoint.is_some(), "-c (checkpoint)"),
-        (opts.project.is_some(), "-P (project)"),
         (opts.remove.is_some(), "-R (remove output)"),
         (opts.user.is_some(), "-u (user list)"),
         (!opts.extra.is_empty(), "-W (additional attributes)"),
@@ -203,7 +217,13 @@ mod tests {
         assert!(parse(&["-N", "bad name", "1"]).unwrap_err().starts_with("illegal -N value"));
         assert!(parse(&["-h", "x", "1"]).unwrap_err().starts_with("illegal -h value"));
         assert!(parse(&["-M", "x@example.org,-be", "1"]).unwrap_err().starts_with("illegal -M value"));
-        assert_eq!(parse(&["-a", "1200", "1"]).unwrap_err(), "-a (execution time) is not supported yet by minipbs");
+        assert_eq!(parse(&["-a", "2460", "1"]).unwrap_err(), "illegal -a value");
+        assert!(parse(&["-c", "often", "1"]).unwrap_err().starts_with("illegal -c value"));
+        assert!(parse(&["-P", "a b", "1"]).unwrap_err().starts_with("illegal -P value"));
+        assert_eq!(parse(&["-R", "oe", "1"]).unwrap_err(), "-R (remove output) is not supported yet by minipbs");
+        let changes = parse(&["-a", "2359", "-c", "n", "-P", "proj", "1"]).unwrap();
+        assert!(changes.execution_time.is_some());
+        assert_eq!((changes.checkpoint.as_deref(), changes.project.as_deref()), (Some("n"), Some("proj")));
         assert!(parse(&["-p", "high", "1"]).is_err());
         assert!(parse(&["-j", "y", "1"]).is_err());
         assert!(parse(&["-N", "x"]).is_err(), "a job id is required");

@@ -64,6 +64,12 @@ struct Args {
     /// Only arrays.
     #[arg(short = 'J')]
     arrays_only: bool,
+    /// Alternate display with the Memory column in gigabytes.
+    #[arg(short = 'G')]
+    gigabytes: bool,
+    /// Alternate display with the Memory column in megawords (8-byte words).
+    #[arg(short = 'M')]
+    megawords: bool,
     /// Queue status (`-Q`, with `-f` full).
     #[arg(short = 'Q')]
     queues: bool,
@@ -145,8 +151,20 @@ fn xml_wanted(args: &Args, flavor: Flavor) -> bool {
     flavor == Flavor::Torque && args.history && !alternate(args)
 }
 
+/// `-G` or `-M` (the last letter wins when both are given, as the last option set in OpenPBS).
+fn size_unit(args: &Args) -> output::columns::SizeUnit {
+    use output::columns::SizeUnit;
+    match (args.gigabytes, args.megawords) {
+        (_, true) => SizeUnit::Megawords,
+        (true, false) => SizeUnit::Gigabytes,
+        _ => SizeUnit::AsGiven,
+    }
+}
+
 fn alternate(args: &Args) -> bool {
     args.alternate
+        || args.gigabytes
+        || args.megawords
         || args.nodes
         || args.comment
         || args.users.is_some()
@@ -240,8 +258,13 @@ fn run(args: &Args) -> u8 {
     } else if args.full {
         output::qstat_full(&jobs, !(args.one_line || args.wide), flavor)
     } else if alternate(args) {
-        let opts =
-            AltOptions { nodes: args.nodes, one_line: args.one_line, comment: args.comment, server_comment: None };
+        let opts = AltOptions {
+            nodes: args.nodes,
+            one_line: args.one_line,
+            comment: args.comment,
+            server_comment: None,
+            sizes: size_unit(args),
+        };
         if torque {
             output::qstat_alternate_torque(&server, &jobs, &opts)
         } else {

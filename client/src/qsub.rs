@@ -42,9 +42,16 @@ pub fn main() -> ExitCode {
         if prepared.interactive {
             return crate::qsub_interactive::run(prepared.spec);
         }
+        let block = prepared.spec.options.w_attr("block") == Some("True");
         let id = submit(prepared.spec)?;
         if !quiet {
             println!("{id}");
+        }
+        if block {
+            use std::io::Write;
+            // The id is out before the wait, for whoever reads it from a pipe.
+            let _ = std::io::stdout().flush();
+            return Ok(crate::qsub_block::wait(&id));
         }
         Ok(exit::SUCCESS)
     });
@@ -131,6 +138,13 @@ pub fn prepare(cli: QsubOpts, command: Option<Vec<String>>, typed_args: &[String
     overlay(&mut opts, cli);
     check_extra(&opts.extra)?;
     check_interactive(&opts)?;
+    let (job_options, warnings) = crate::qsub_options::job_options(&opts, crate::qsub_options::now())?;
+    for warning in warnings {
+        eprintln!("qsub: warning: {warning}");
+    }
+    if opts.node_exclusive {
+        crate::qsub_options::node_exclusive(&mut resources);
+    }
     if opts.interactive && opts.rerunnable.as_deref() == Some("y") {
         eprintln!("qsub (Warning): Interactive jobs will be treated as not rerunnable");
     }
@@ -142,6 +156,7 @@ pub fn prepare(cli: QsubOpts, command: Option<Vec<String>>, typed_args: &[String
     let interactive = opts.interactive;
     let array = array_spec(&opts)?;
     let mut spec = build_spec(opts, resources, &script, typed_args)?;
+    spec.options = job_options;
     if array.is_some() && !spec.rerunnable {
         // OpenPBS's text, two blanks included.
         return Err(fail(exit::USAGE, " cannot submit non-rerunable Array Job"));
@@ -263,9 +278,6 @@ fn check_interactive(opts: &QsubOpts) -> Result<(), Failure> {
     if opts.x11 && !opts.interactive {
         return Err(fail(exit::FAILURE, "X11 Forwarding possible only for interactive jobs"));
     }
-    if opts.x11 {
-        return Err(fail(exit::USAGE, "-X (X11 forwarding) is not supported by minipbs"));
-    }
     if opts.interactive && !crate::terminal::stdio_is_terminal() {
         let mut failure = fail(exit::FAILURE, "\tstandard input and output must be a terminal for");
         failure.detail = Some("\tinteractive job submission".to_string());
@@ -365,8 +377,9 @@ fn build_spec(
         None => Vec::new(),
     };
     let init_dir = opts.init_dir.as_deref().map(|dir| absolute(&cwd, dir).to_string_lossy().into_owned());
-    let variables = crate::qsub_env::variables(&opts, &cwd, &host, init_dir.as_deref())
+    let mut variables = crate::qsub_env::variables(&opts, &cwd, &host, init_dir.as_deref())
         .map_err(|message| fail(exit::FAILURE, message))?;
+    crate::qsub_options::torque_dirs(&opts, &cwd, &mut variables)?;
     Ok(JobSpec {
         name,
         script: script.text.clone(),
@@ -399,10 +412,11 @@ fn build_spec(
             .unwrap_or_default(),
         array: None,
         interactive: None,
+        options: Default::default(),
     })
 }
 
-fn absolute(cwd: &Path, path: &str) -> PathBuf {
+pub(crate) fn absolute(cwd: &Path, path: &str) -> PathBuf {
     if Path::new(path).is_absolute() {
         PathBuf::from(path)
     } else {

@@ -76,6 +76,9 @@ pub struct JobSpec {
     /// `qsub -I`: where the waiting qsub listens for the mother superior. `None` = batch job.
     #[serde(default)]
     pub interactive: Option<Interactive>,
+    /// `-P`, `-u`, `-c`, `-a`, stored `-W` attributes, `-F` (`crate::options`).
+    #[serde(default)]
+    pub options: crate::options::JobOptions,
 }
 
 /// Where a waiting `qsub -I` listens, and the secret the mother superior must present there.

@@ -53,6 +53,10 @@ pub enum JobEvent {
     Suspend,
     /// `qsig -s resume`: the job's processes were continued.
     Resume,
+    /// Its execution time (`-a`) is still ahead: a queued job waits for it.
+    Defer,
+    /// Its execution time came: a waiting job is queued again.
+    Wake,
 }
 
 /// An event that is not allowed in the job's current state.
@@ -124,6 +128,8 @@ impl JobState {
             (St::Running | St::Exiting | St::Suspended, Ev::Requeue) => St::Queued,
             (St::Running, Ev::Suspend) => St::Suspended,
             (St::Suspended, Ev::Resume) => St::Running,
+            (St::Queued | St::Waiting, Ev::Defer) => St::Waiting,
+            (St::Waiting | St::Queued, Ev::Wake) => St::Queued,
             // Array parents: begun when the first subjob starts; holds apply to the subjobs.
             (St::Queued | St::Held | St::Begun, Ev::Begin) => St::Begun,
             (St::Begun, Ev::Hold | Ev::Release) => St::Begun,
@@ -155,7 +161,7 @@ mod tests {
         St::Expired,
         St::Suspended,
     ];
-    const ALL_EVENTS: [Ev; 11] = [
+    const ALL_EVENTS: [Ev; 13] = [
         Ev::Hold,
         Ev::Release,
         Ev::Run,
@@ -167,6 +173,8 @@ mod tests {
         Ev::Expire,
         Ev::Suspend,
         Ev::Resume,
+        Ev::Defer,
+        Ev::Wake,
     ];
 
     #[test]

@@ -28,6 +28,7 @@ pub fn launch(job_id: &str, hosts: Vec<HostAlloc>) -> Box<JobLaunch> {
         interactive: None,
         root_allowed: false,
         run_count: 1,
+        script_args: Vec::new(),
     })
 }
 

@@ -39,6 +39,12 @@ pub struct JobAlteration {
     pub shell: Option<String>,
     /// `-v` (TORQUE): variables set in `Variable_List`.
     pub variables: Vec<(String, String)>,
+    /// `-a`: `Execution_Time`, epoch seconds.
+    pub execution_time: Option<i64>,
+    /// `-c`: `Checkpoint`.
+    pub checkpoint: Option<String>,
+    /// `-P`: `project`.
+    pub project: Option<String>,
 }
 
 impl JobAlteration {
@@ -51,7 +57,9 @@ impl JobAlteration {
             }
         };
         add(self.account.is_some(), "Account_Name");
+        add(self.checkpoint.is_some(), "Checkpoint");
         add(self.error_path.is_some(), "Error_Path");
+        add(self.execution_time.is_some(), "Execution_Time");
         add(self.hold_types.is_some(), "Hold_Types");
         add(self.join.is_some(), "Join_Path");
         add(self.keep.is_some(), "Keep_Files");
@@ -61,6 +69,7 @@ impl JobAlteration {
         add(self.name.is_some(), "Job_Name");
         add(self.output_path.is_some(), "Output_Path");
         add(self.priority.is_some(), "Priority");
+        add(self.project.is_some(), "project");
         add(self.rerunnable.is_some(), "Rerunable");
         add(self.shell.is_some(), "Shell_Path_List");
         add(!self.variables.is_empty(), "Variable_List");

@@ -213,4 +213,7 @@ pub struct JobLaunch {
     /// back after `node_fail_requeue`) from one of the current run. 0 from an older server.
     #[serde(default)]
     pub run_count: u32,
+    /// `qsub -F` (TORQUE): the script's arguments, `$1`... (`job::options::check_script_args`).
+    #[serde(default)]
+    pub script_args: Vec<String>,
 }

@@ -28,6 +28,7 @@ pub mod shared;
 pub mod state;
 pub mod status;
 pub mod status_gpus;
+mod status_options;
 pub mod store;
 
 use anyhow::Context;
@@ -151,6 +152,7 @@ async fn scheduler_loop(shared: Arc<Shared>) {
                 })
                 .await;
             shared.apply(|state, out| handlers::node_fail::requeue_on_failed_nodes(state, out, shared::now())).await;
+            shared.apply(|state, out| handlers::execution_time::settle_waiting(state, out, shared::now())).await;
         }
         tokio::time::sleep(shared.config.sched_delay).await;
         shared.apply(|state, out| sched_loop::schedule_pass(state, out, shared::now())).await;

@@ -71,6 +71,8 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
         let queued: Vec<&Job> = state
             .queued_jobs()
             .filter(|job| crate::run_limits::queue_started(state, &job.queue))
+            // `-a`: never before its execution time, whatever its state letter says.
+            .filter(|job| job.spec.options.execution_time.is_none_or(|at| at <= now))
             .filter(|job| room.admits(state, job))
             .collect();
         let limits = crate::run_limits::run_limits(state, &queued);
@@ -236,6 +238,7 @@ pub fn job_launch(job: &Job, kill_delay: u64) -> JobLaunch {
         interactive: job.spec.interactive.clone(),
         root_allowed: false,
         run_count: job.run_count,
+        script_args: job.spec.options.script_args.clone(),
     }
 }
 

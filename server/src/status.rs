@@ -64,7 +64,7 @@ pub fn job_status_with_array(
     if let Some(account) = &job.spec.account {
         out.add("Account_Name", || account.clone());
     }
-    out.add("Checkpoint", || "u".to_string());
+    out.add("Checkpoint", || crate::status_options::checkpoint(job));
     out.add("ctime", || job.times.ctime.to_string());
     out.add("Error_Path", || job.error_path.clone());
     if !job.exec.is_empty() {
@@ -79,6 +79,7 @@ pub fn job_status_with_array(
             out.add("exec_gpus", || gpus);
         }
     }
+    crate::status_options::add_before_hold(&mut out, job);
     out.add("Hold_Types", || job.hold_types.clone());
     if job.spec.interactive.is_some() {
         // Only the flag: where qsub listens and its secret stay out of every listing.
@@ -101,6 +102,7 @@ pub fn job_status_with_array(
     if let Some(session) = job.session_id {
         out.add("session_id", || session.to_string());
     }
+    crate::status_options::add_before_variables(&mut out, job);
     out.add("Variable_List", || variable_list(&job.spec.variables));
     if let Some(comment) = &job.comment {
         out.add("comment", || comment.clone());
@@ -122,8 +124,9 @@ fn openpbs_tail(out: &mut Builder, job: &Job, array: Option<&ArrayView<'_>>) {
     out.add("run_count", || job.run_count.to_string());
     add_exit_status(out, job, Flavor::OpenPbs);
     out.add("Submit_arguments", || job.spec.submit_args.clone());
-    out.add("project", || "_pbs_project_default".to_string());
+    out.add("project", || crate::status_options::project(job));
     out.add("Submit_Host", || job.spec.submit_host.clone());
+    crate::status_options::add_after_submit_host(out, job);
     add_array_attrs(out, job, array);
     if let Some(obittime) = job.times.obittime {
         out.add("obittime", || obittime.to_string());
@@ -158,6 +161,7 @@ fn torque_tail(out: &mut Builder, job: &Job, now: i64) {
         out.add("total_runtime", || format!("{}.000000", comp_time.saturating_sub(stime).max(0)));
     }
     out.add("submit_host", || job.spec.submit_host.clone());
+    crate::status_options::add_after_submit_host(out, job);
     if let Some(dir) = job.spec.init_dir.as_deref().or(job.spec.workdir()) {
         out.add("init_work_dir", || dir.to_string());
     }
@@ -259,7 +263,7 @@ impl Wanted {
 }
 
 /// Collects the wanted attributes.
-struct Builder<'a> {
+pub(crate) struct Builder<'a> {
     wanted: Option<&'a Wanted>,
     attrs: Vec<Attr>,
 }
@@ -269,7 +273,7 @@ impl Builder<'_> {
         self.wanted.is_none_or(|wanted| wanted.wants(name, resource))
     }
 
-    fn add(&mut self, name: &str, value: impl FnOnce() -> String) {
+    pub(crate) fn add(&mut self, name: &str, value: impl FnOnce() -> String) {
         if self.wants(name, None) {
             self.attrs.push(Attr::new(name, value()));
         }

@@ -7,7 +7,7 @@
 
 use proto::JobStatus;
 
-use super::columns::{before_at, left, right, size_column, truncate};
+use super::columns::{before_at, left, right, size_column_in, truncate, SizeUnit};
 
 /// What OpenPBS prints for a value the job does not have. It is four characters wide on
 /// purpose: right-aligned in a column it leaves a blank after the dashes (`   -- `).
@@ -40,6 +40,8 @@ pub struct AltOptions {
     pub comment: bool,
     /// The server's `comment` attribute, printed after `<server>: ` in the heading.
     pub server_comment: Option<String>,
+    /// `-G` / `-M`: the Memory column in gigabytes or megawords.
+    pub sizes: SizeUnit,
 }
 
 /// The alternate display of one server's jobs, in the order given. Empty when there is no job.
@@ -62,7 +64,7 @@ pub fn qstat_alternate(server: &str, jobs: &[JobStatus], opts: &AltOptions) -> S
 
 /// One job: its row, then its node and comment lines.
 fn push_job(out: &mut String, job: &JobStatus, opts: &AltOptions) {
-    out.push_str(&alt_row(job));
+    out.push_str(&alt_row(job, opts.sizes));
     let same_line = opts.one_line && (opts.nodes || opts.comment);
     out.push(if same_line { ' ' } else { '\n' });
     let mut line_open = same_line;
@@ -84,14 +86,14 @@ fn push_job(out: &mut String, job: &JobStatus, opts: &AltOptions) {
 }
 
 /// The row of one job, without the newline.
-fn alt_row(job: &JobStatus) -> String {
+fn alt_row(job: &JobStatus, sizes: SizeUnit) -> String {
     let cut = |name: &str, width: usize| job.get(name).map_or(BLANK.to_string(), |v| truncate(v, width));
     let user = job.get("Job_Owner").map_or(BLANK.to_string(), |v| truncate(before_at(v), 8));
     let tasks = match job.get("Resource_List.ncpus") {
         Some(ncpus) if ncpus != "0" => truncate(ncpus, 3),
         _ => BLANK.to_string(),
     };
-    let memory = job.get("Resource_List.mem").map_or(BLANK.to_string(), size_column);
+    let memory = job.get("Resource_List.mem").map_or(BLANK.to_string(), |mem| size_column_in(mem, sizes));
     // A cput limit makes both time columns about cpu time instead of wall time.
     let (requested, elapsed) = match job.get("Resource_List.cput") {
         Some(cput) => (cput, job.get("resources_used.cput")),
@@ -167,7 +169,7 @@ mod tests {
     use crate::output::samples;
 
     fn opts(nodes: bool, one_line: bool, comment: bool) -> AltOptions {
-        AltOptions { nodes, one_line, comment, server_comment: None }
+        AltOptions { nodes, one_line, comment, ..AltOptions::default() }
     }
 
     #[test]
@@ -200,8 +202,15 @@ mod tests {
 
     #[test]
     fn long_values_are_cut_with_a_star() {
-        let row = alt_row(&samples::long_names_job());
+        let row = alt_row(&samples::long_names_job(), SizeUnit::AsGiven);
         assert_eq!(row, "1234567[].head* averyve* long_qu* exactly_s* 41943* 10* 10*  118gb 200:0 R 154:1");
+    }
+
+    #[test]
+    fn memory_in_gigabytes_or_megawords() {
+        let row = |sizes| alt_row(&samples::long_names_job(), sizes);
+        assert!(row(SizeUnit::Gigabytes).contains("  118gb "), "{}", row(SizeUnit::Gigabytes));
+        assert!(row(SizeUnit::Megawords).contains("   15gw "), "{}", row(SizeUnit::Megawords));
     }
 
     #[test]

@@ -51,16 +51,32 @@ pub fn right(value: &str, width: usize) -> String {
     format!("{cut:>width$}")
 }
 
+/// The unit the Memory column is shown in: as given (plain `-a`), gigabytes (`-G`) or
+/// megawords of 8 bytes (`-M`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SizeUnit {
+    #[default]
+    AsGiven,
+    Gigabytes,
+    Megawords,
+}
+
 /// The Memory column of `qstat -a` (OpenPBS `cnv_size`): `<number><k|m|g|t><b|w>` kept in its
 /// unit unless the number exceeds 9999, in which case it is divided by 1024 (rounding up) and
 /// the unit raised until it fits: `16384mb` -> `16gb`, `4312kb` -> `4312kb`. A value without
 /// a unit letter is in bytes and, as in OpenPBS, printed with a blank unit letter (`100 b`).
 pub fn size_column(value: &str) -> String {
+    size_column_in(value, SizeUnit::AsGiven)
+}
+
+/// [`size_column`] converted to `unit` first, rounding up (`-G`: `1536mb` -> `2gb`; `-M`:
+/// `8mb` -> `1mw`), as `cnv_size` does for `qstat -G` and `-M` (pbs-reference 6.2).
+pub fn size_column_in(value: &str, unit: SizeUnit) -> String {
     const UNITS: &[u8] = b" kmgtp?";
     let digits_end = value.find(|c: char| !c.is_ascii_digit()).unwrap_or(value.len());
     let mut number: u64 = value[..digits_end].parse().unwrap_or(0);
     let suffix = &value.as_bytes()[digits_end..];
-    let mut unit = match suffix.first() {
+    let given: i32 = match suffix.first() {
         Some(b'k') => 1,
         Some(b'm') => 2,
         Some(b'g') => 3,
@@ -68,12 +84,30 @@ pub fn size_column(value: &str) -> String {
         _ => 0,
     };
     let words = suffix.first() == Some(&b'w') || suffix.get(1) == Some(&b'w');
-    while number > 9999 {
-        number = (number + 1023) >> 10;
-        unit += 1;
+    if words {
+        number = number.saturating_mul(8);
     }
-    let unit_letter = char::from(UNITS[unit.min(UNITS.len() - 1)]);
-    format!("{number}{unit_letter}{}", if words { 'w' } else { 'b' })
+    let (mut shown, in_words) = match unit {
+        SizeUnit::AsGiven => (given, words),
+        SizeUnit::Gigabytes => (3, false),
+        SizeUnit::Megawords => (2, true),
+    };
+    let shift = 10 * (given - shown);
+    if shift < 0 {
+        number = number.div_ceil(1u64 << -shift);
+    } else {
+        number =
+            number.checked_shl(shift as u32).filter(|_| number.leading_zeros() >= shift as u32).unwrap_or(u64::MAX);
+    }
+    if in_words {
+        number = number.div_ceil(8);
+    }
+    while number > 9999 {
+        number = number.div_ceil(1024);
+        shown += 1;
+    }
+    let unit_letter = char::from(UNITS[(shown as usize).min(UNITS.len() - 1)]);
+    format!("{number}{unit_letter}{}", if in_words { 'w' } else { 'b' })
 }
 
 #[cfg(test)]
@@ -121,5 +155,26 @@ mod tests {
         assert_eq!(size_column("1048576b"), "1024kb");
         assert_eq!(size_column("100"), "100 b");
         assert_eq!(size_column("8mw"), "8mw");
+        assert_eq!(size_column("1tb"), "1tb");
+    }
+
+    #[test]
+    fn gigabytes_and_megawords_round_up() {
+        let g = |value| size_column_in(value, SizeUnit::Gigabytes);
+        let m = |value| size_column_in(value, SizeUnit::Megawords);
+        assert_eq!(g("2gb"), "2gb");
+        assert_eq!(g("1536mb"), "2gb");
+        assert_eq!(g("4312kb"), "1gb");
+        assert_eq!(g("1tb"), "1024gb");
+        assert_eq!(g("20tb"), "20tb", "too wide for the column: the unit goes up");
+        assert_eq!(g("100"), "1gb");
+        assert_eq!(g("8gw"), "64gb");
+        assert_eq!(m("8mb"), "1mw");
+        assert_eq!(m("9mb"), "2mw");
+        assert_eq!(m("2gb"), "256mw");
+        assert_eq!(m("3mw"), "3mw");
+        assert_eq!(m("1kb"), "1mw");
+        assert_eq!(g("99999999999999999999tb"), g("0"), "an unreadable number is 0, as strtol's overflow is not ours");
+        assert!(g("18446744073709551615tb").len() <= 7, "no overflow panic");
     }
 }

@@ -17,7 +17,7 @@
 use proto::JobStatus;
 
 use super::alternate::{exec_host_lines, AltOptions};
-use super::columns::{before_at, left, right};
+use super::columns::{before_at, left, right, size_column_in, SizeUnit};
 use super::default::field;
 
 /// TORQUE's default header (`display_statjob`): 25 + 1 columns where the rows use 26 + 1.
@@ -100,7 +100,7 @@ pub fn qstat_alternate_torque(server: &str, jobs: &[JobStatus], opts: &AltOption
     out.push_str("Job ID                  Username    Queue    Jobname          SessID  NDS   TSK   Memory      Time    S   Time\n");
     out.push_str("----------------------- ----------- -------- ---------------- ------ ----- ------ --------- --------- - ---------\n");
     for job in jobs {
-        out.push_str(&alt_row(job));
+        out.push_str(&alt_row(job, opts.sizes));
         if opts.nodes && opts.one_line {
             let nodes = exec_host_lines(job.get("exec_host").unwrap_or(BLANK), true);
             out.push_str(&format!("   {}", if nodes.is_empty() { "\n" } else { &nodes }));
@@ -117,7 +117,7 @@ pub fn qstat_alternate_torque(server: &str, jobs: &[JobStatus], opts: &AltOption
     out
 }
 
-fn alt_row(job: &JobStatus) -> String {
+fn alt_row(job: &JobStatus, sizes: SizeUnit) -> String {
     let get = |name: &str| job.get(name).unwrap_or(BLANK);
     let user = job.get("Job_Owner").map_or(BLANK, before_at);
     let state = get("job_state");
@@ -140,7 +140,7 @@ fn alt_row(job: &JobStatus) -> String {
         right(get("session_id"), 6),
         right(get("Resource_List.nodect"), 5),
         right(&tasks(job), 6),
-        right(&memory(job), 9),
+        right(&memory(job, sizes), 9),
         right(requested, 9),
         right(state, 1),
         right(&elapsed, 9),
@@ -173,13 +173,17 @@ fn nodes_tasks(spec: &str) -> u64 {
         .fold(0, u64::saturating_add)
 }
 
-/// Memory: the last of `mem`, `pmem`, `dmem`, `vmem`, `pvmem` the job requested, as given.
-fn memory(job: &JobStatus) -> String {
-    let sizes = ["mem", "pmem", "dmem", "vmem", "pvmem"];
+/// Memory: the last of `mem`, `pmem`, `dmem`, `vmem`, `pvmem` the job requested, as given, or
+/// in gigabytes (`-G`) or megawords (`-M`).
+fn memory(job: &JobStatus, sizes: SizeUnit) -> String {
+    let names = ["mem", "pmem", "dmem", "vmem", "pvmem"];
     job.attrs
         .iter()
-        .rfind(|attr| attr.name == "Resource_List" && attr.resource.as_deref().is_some_and(|r| sizes.contains(&r)))
-        .map_or(BLANK.to_string(), |attr| attr.value.clone())
+        .rfind(|attr| attr.name == "Resource_List" && attr.resource.as_deref().is_some_and(|r| names.contains(&r)))
+        .map_or(BLANK.to_string(), |attr| match sizes {
+            SizeUnit::AsGiven => attr.value.clone(),
+            _ => size_column_in(&attr.value, sizes),
+        })
 }
 
 /// Seconds of `HH:MM:SS` (TORQUE's `timestring_to_int`; other shapes count as 0).
@@ -204,7 +208,7 @@ mod tests {
     use crate::output::samples;
 
     fn opts(nodes: bool, one_line: bool, comment: bool) -> AltOptions {
-        AltOptions { nodes, one_line, comment, server_comment: None }
+        AltOptions { nodes, one_line, comment, ..AltOptions::default() }
     }
 
     #[test]
@@ -260,6 +264,13 @@ mod tests {
             rows[5],
             "123.head.example.com    alice       batch    myjob             24567     2      4       2gb  01:00:00 R  00:12:31"
         );
+    }
+
+    #[test]
+    fn memory_in_megawords_with_m() {
+        let opts = AltOptions { sizes: SizeUnit::Megawords, ..AltOptions::default() };
+        let text = qstat_alternate_torque("head.example.com", &[samples::torque_running_job()], &opts);
+        assert!(text.lines().nth(5).unwrap().contains("     256mw  01:00:00 R"), "{text}");
     }
 
     #[test]

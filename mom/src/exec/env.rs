@@ -226,6 +226,7 @@ mod tests {
             interactive: None,
             root_allowed: false,
             run_count: 1,
+            script_args: Vec::new(),
         }
     }
 

@@ -160,10 +160,13 @@ impl JobFiles {
 
     /// Opens the streams for the job's top shell (stdout and stderr in append mode, shared
     /// when joined).
-    pub fn open_stdio(&self, script_text: &str) -> io::Result<JobStdio> {
+    /// `args` (`qsub -F`, TORQUE) follow the script on the command the shell reads, each
+    /// single-quoted: the shell passes them as `$1`... and expands nothing in them.
+    pub fn open_stdio(&self, script_text: &str, args: &[String]) -> io::Result<JobStdio> {
         use std::os::fd::AsRawFd;
         let script = memory_file("pbs_script", script_text.as_bytes(), true)?;
-        let stdin = memory_file("pbs_command", format!("/proc/self/fd/{}\n", script.as_raw_fd()).as_bytes(), false)?;
+        let command = script_command(script.as_raw_fd(), args);
+        let stdin = memory_file("pbs_command", command.as_bytes(), false)?;
         let stdout = open_append(&self.stdout)?;
         let stderr = if self.stderr == self.stdout { stdout.try_clone()? } else { open_append(&self.stderr)? };
         Ok(JobStdio { script, stdin, stdout, stderr })
@@ -268,6 +271,16 @@ fn remove_any(path: &Path) {
     }
 }
 
+/// The line the job's shell reads: the script's descriptor path, then `args` single-quoted.
+pub(crate) fn script_command(fd: i32, args: &[String]) -> String {
+    let mut line = format!("/proc/self/fd/{fd}");
+    for arg in args {
+        line.push_str(&format!(" '{}'", arg.replace('\'', "'\\''")));
+    }
+    line.push('\n');
+    line
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -304,6 +317,17 @@ mod tests {
         assert_eq!(local_gpus(&hosts, "node1"), vec![0, 1, 2]);
         assert_eq!(local_gpus(&hosts, "node2"), vec![3]);
         assert!(local_gpus(&hosts, "elsewhere").is_empty(), "never another node's GPUs");
+    }
+
+    #[test]
+    fn script_arguments_reach_the_shell_as_words_and_expand_nothing() {
+        assert_eq!(script_command(7, &[]), "/proc/self/fd/7\n");
+        let args: Vec<String> =
+            ["a b", "it's", "$(id)", "`x`", "*", "\\n", "-e"].iter().map(|a| a.to_string()).collect();
+        let line = script_command(7, &args);
+        let rest = line.trim_end().strip_prefix("/proc/self/fd/7").unwrap();
+        let output = std::process::Command::new("sh").arg("-c").arg(format!("printf '%s|' {rest}")).output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&output.stdout), "a b|it's|$(id)|`x`|*|\\n|-e|");
     }
 
     #[test]

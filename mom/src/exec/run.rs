@@ -206,7 +206,9 @@ fn spawn(
     gpu_variables: &[(String, String)],
 ) -> Result<(i32, Option<Relay>), StartError> {
     let (stdio, accepted) = match &launch.interactive {
-        None => (ShellStdio::Batch(files.open_stdio(&launch.script).map_err(StartError::Stdio)?), None),
+        None => {
+            (ShellStdio::Batch(files.open_stdio(&launch.script, &launch.script_args).map_err(StartError::Stdio)?), None)
+        }
         Some(target) => {
             let peer = interactive::Peer { owner_uid: user.uid, munge_socket: context.munge_socket.as_deref() };
             let accepted = interactive::connect(launch, target, peer)?;

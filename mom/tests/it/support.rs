@@ -245,6 +245,7 @@ pub fn launch(job_id: &str, script: &str, out: &Path) -> JobLaunch {
         interactive: None,
         root_allowed: true,
         run_count: 1,
+        script_args: Vec::new(),
     }
 }
 

@@ -99,6 +99,9 @@ fn alter_one(
     if let Some(event) = event {
         state.transition(key, event, now).expect("checked on the altered copy");
     }
+    if let Some(event) = changes.execution_time.and_then(|at| execution_time_event(state.jobs[&key].state, at, now)) {
+        state.transition(key, event, now).expect("a queued job waits, a waiting one is queued");
+    }
     let job = &state.jobs[&key];
     out.persist(StoreOp::UpdateJobSpec(job.clone()));
     if parent {
@@ -126,6 +129,7 @@ fn check_running(changes: &JobAlteration, manager: bool, id: &job::JobId) -> Res
         (changes.account.is_some(), "Account_Name"),
         (changes.shell.is_some(), "Shell_Path_List"),
         (!changes.variables.is_empty(), "Variable_List"),
+        (changes.execution_time.is_some(), "Execution_Time"),
     ];
     let refused = match not_while_running.iter().find(|(set, _)| *set) {
         Some((_, name)) => Some(*name),
@@ -206,6 +210,7 @@ fn apply(state: &ServerState, job: &mut Job, changes: &JobAlteration, hold_lette
             job.error_path = resolved;
         }
     }
+    apply_options(std::sync::Arc::make_mut(&mut job.spec), changes)?;
     job.spec_bytes = Job::spec_size(&job.spec);
     // A spec grown by qalter counts against its owner's `max_user_kept_bytes` as a new one would.
     let before = state.jobs.get(&job.id.key()).map_or(0, |old| old.spec_bytes);
@@ -213,6 +218,31 @@ fn apply(state: &ServerState, job: &mut Job, changes: &JobAlteration, hold_lette
         state.check_kept_bytes(&job.owner, job.spec_bytes - before)?;
     }
     Ok(())
+}
+
+/// `-a`, `-c`, `-P`, checked as at submission (`job::options`).
+fn apply_options(spec: &mut job::JobSpec, changes: &JobAlteration) -> Result<(), RequestError> {
+    let options = &mut spec.options;
+    if let Some(at) = changes.execution_time {
+        options.execution_time = Some(at);
+    }
+    if let Some(checkpoint) = &changes.checkpoint {
+        options.checkpoint = Some(checkpoint.clone());
+    }
+    if let Some(project) = &changes.project {
+        options.project = Some(project.clone());
+    }
+    options.check().map_err(|error| bad_value(error.to_string()))
+}
+
+/// A new execution time `at` moves a queued job to `W` when it is ahead, a waiting one to `Q`
+/// when it is not; held and running jobs keep their state.
+fn execution_time_event(current: JobState, at: i64, now: i64) -> Option<JobEvent> {
+    match current {
+        JobState::Queued if at > now => Some(JobEvent::Defer),
+        JobState::Waiting if at <= now => Some(JobEvent::Wake),
+        _ => None,
+    }
 }
 
 /// The job's `-l` pairs with the changes merged in, per resource. A new chunk shape (`select`

@@ -5,6 +5,7 @@
 pub mod alter_array;
 pub mod alter_job;
 pub mod delete_job;
+pub mod execution_time;
 pub mod gpu_status;
 pub mod hold_job;
 pub mod job_ended;
@@ -39,6 +40,8 @@ mod limits_tests;
 mod mail_tests;
 #[cfg(test)]
 mod mom_report_tests;
+#[cfg(test)]
+mod options_tests;
 #[cfg(test)]
 mod queue_tests;
 #[cfg(test)]

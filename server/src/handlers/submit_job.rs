@@ -124,6 +124,7 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
     if requester.uid == 0 && !state.root_allowed(&requester.user) {
         return Err(RequestError::new(ErrorCode::BadUser, ErrorCode::BadUser.text()));
     }
+    check_options(requester, &spec)?;
     let request = parse_request(&spec.resources)?;
     check_feasible(state, &request)?;
     let count = match &spec.array {
@@ -137,7 +138,11 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
     state.check_user_quota(&requester.user, count as u32, script_bytes.saturating_add(spec_bytes))?;
     let seq = state.next_seq;
     let hold_types = if spec.user_hold { "u" } else { "n" }.to_string();
-    let job_state = if spec.user_hold { JobState::Held } else { JobState::Queued };
+    let job_state = match spec.options.execution_time {
+        _ if spec.user_hold => JobState::Held,
+        Some(at) if at > now => JobState::Waiting,
+        _ => JobState::Queued,
+    };
     if spec.array.is_some() && !spec.rerunnable {
         return Err(bad_value("Rerunable: an array job cannot be non-rerunnable".to_string()));
     }
@@ -163,7 +168,7 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
         session_id: None,
         exit_status: None,
         used: ResourcesUsed::default(),
-        run_count: 0,
+        run_count: spec.options.initial_run_count(),
         comment: None,
         output_path,
         error_path,
@@ -173,6 +178,17 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
         spec_bytes,
         spec: spec.into(),
     })
+}
+
+/// The options of `job::options` again (the server never trusts qsub), and `-u`: a job runs as
+/// its owner only, so a `User_List` naming anyone else is refused as OpenPBS refuses a user
+/// the server may not run as (`Bad UID for job execution`).
+fn check_options(requester: &Requester, spec: &JobSpec) -> Result<(), RequestError> {
+    spec.options.check().map_err(|error| bad_value(error.to_string()))?;
+    if job::options::users_of(&spec.options.user_list).any(|user| user != requester.user) {
+        return Err(RequestError::new(ErrorCode::BadUser, ErrorCode::BadUser.text()));
+    }
+    Ok(())
 }
 
 /// Parses a job's `-l` pairs as the server accepts them: unknown resources and bad values are

@@ -180,7 +180,7 @@ fn bad_input_gets_the_reference_messages() {
         ("qalter", &["-l", "ncpus=64", &held]),
         ("qalter", &["-l", "frobs=1", &held]),
         ("qalter", &["-l", "ncpus=1", &running]),
-        ("qalter", &["-a", "1200", &held]),
+        ("qalter", &["-a", "2460", &held]),
         ("qalter", &[]),
         ("qrerun", &[&held]),
         ("qrerun", &[&running]),

@@ -146,6 +146,18 @@ fn a_killed_qsub_ends_its_job() {
 }
 
 #[test]
+fn x11_forwarding_is_ignored_with_a_warning_and_the_session_runs() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
+    let mut qsub = qsub_interactive(&cluster, &["-X"]);
+    qsub.exp_string("qsub: warning: -X: minipbs does not forward X11; ignored").expect("the warning");
+    let id = until_ready(&mut qsub);
+    qsub.send_line("exit 4").unwrap();
+    qsub.exp_string(&format!("qsub: job {id} completed")).expect("the completed line");
+    qsub.exp_eof().expect("qsub ends");
+    assert_eq!(exit_code(&qsub), 4);
+}
+
+#[test]
 fn refused_combinations_and_no_terminal() {
     let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
     let cases: [&[&str]; 4] = [&["-I", "-X"], &["-X", "job.sh"], &["-I", "-J", "1-3"], &["-I"]];

@@ -322,6 +322,7 @@ fn forged_run_job(cluster: &NetCluster, tag: &str, marker: &Path) -> Vec<u8> {
         interactive: None,
         root_allowed: false,
         run_count: 1,
+        script_args: Vec::new(),
     };
     serde_json::to_vec(&ServerToMom::RunJob(Box::new(launch))).unwrap()
 }
