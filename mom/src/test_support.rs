@@ -28,6 +28,9 @@ pub fn launch(job_id: &str, hosts: Vec<HostAlloc>) -> Box<JobLaunch> {
         interactive: None,
         root_allowed: false,
         run_count: 1,
+        output_name: String::new(),
+        error_name: String::new(),
+        umask: None,
     })
 }
 

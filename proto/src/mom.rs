@@ -213,4 +213,15 @@ pub struct JobLaunch {
     /// back after `node_fail_requeue`) from one of the current run. 0 from an older server.
     #[serde(default)]
     pub run_count: u32,
+    /// The file names the mom gives stdout and stderr in a directory destination (`-o logs/`,
+    /// or an existing directory): `<jobname>.o<seq>` (a subjob: `.o<seq>.<index>`, TORQUE
+    /// flavor `-<index>`). Empty from an older server: the mom then uses `<jobid>.OU`/`.ER`.
+    #[serde(default)]
+    pub output_name: String,
+    #[serde(default)]
+    pub error_name: String,
+    /// `-W umask`: the job's shell and its delivered output files are created with it (OpenPBS
+    /// `JOB_ATR_umask`); `None`: 077.
+    #[serde(default)]
+    pub umask: Option<u32>,
 }

@@ -44,6 +44,7 @@ fn spec(select: &str, hold: bool) -> job::JobSpec {
         depend: Vec::new(),
         array: None,
         interactive: None,
+        exec: Default::default(),
     }
 }
 

@@ -64,6 +64,7 @@ fn main() {
         depend: Vec::new(),
         array: None,
         interactive: None,
+        exec: Default::default(),
     };
     let before = LIVE.load(Ordering::Relaxed);
     for _ in 0..10_000 {

@@ -42,6 +42,7 @@ fn queued() -> Job {
         depend: Vec::new(),
         array: None,
         interactive: None,
+        exec: Default::default(),
     };
     Job {
         id: JobId::new(123, "head"),

@@ -226,6 +226,9 @@ mod tests {
             interactive: None,
             root_allowed: false,
             run_count: 1,
+            output_name: String::new(),
+            error_name: String::new(),
+            umask: None,
         }
     }
 

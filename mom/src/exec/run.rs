@@ -7,7 +7,7 @@
 //! early without an outcome: a job that cannot start still ends, with a negative status.
 
 use super::clock::WalltimeClock;
-use super::deliver::{deliver, destination, keep_undelivered, undelivered_dir};
+use super::deliver::{deliver, destination, keep_undelivered, undelivered_dir, Delivery};
 use super::env::{job_environment, total_slots, EnvInput};
 use super::files::{job_id_is_safe, JobFiles};
 use super::interactive::{self, Terminal};
@@ -15,7 +15,7 @@ use super::kill::{self, Termination};
 use super::reap::{self, Reaped};
 use super::spawn::{spawn_shell, ShellSpec, ShellStdio};
 use super::user::{self, JobUser};
-use super::{StartError, JOB_EXEC_FAIL1, JOB_EXEC_FAIL2, JOB_EXEC_KILL_WALLTIME, JOB_EXEC_RERUN};
+use super::{StartError, DEFAULT_UMASK, JOB_EXEC_FAIL1, JOB_EXEC_FAIL2, JOB_EXEC_KILL_WALLTIME, JOB_EXEC_RERUN};
 use nix::sys::signal::Signal;
 use proto::mom::{JobLaunch, ResourcesUsed, Undelivered};
 use std::os::unix::fs::PermissionsExt;
@@ -231,8 +231,15 @@ fn spawn(
     });
     // A relative `-d` directory is taken from the home directory.
     let start_dir = launch.init_dir.as_ref().map_or_else(|| user.home.clone(), |dir| user.home.join(dir));
-    let spec =
-        ShellSpec { shell, user, change_identity: context.mom_uid == 0, env: &env, start_dir: &start_dir, stdio };
+    let spec = ShellSpec {
+        shell,
+        user,
+        change_identity: context.mom_uid == 0,
+        env: &env,
+        start_dir: &start_dir,
+        umask: launch.umask.unwrap_or(DEFAULT_UMASK),
+        stdio,
+    };
     let sid = spawn_shell(spec).map_err(|source| StartError::Spawn {
         shell: shell.to_path_buf(),
         dir: start_dir.clone(),
@@ -456,9 +463,10 @@ fn deliver_and_clean(launch: &JobLaunch, context: &ExecContext, user: &JobUser, 
     let as_child = context.mom_uid != user.uid;
     let deliveries = if launch.interactive.is_some() { Vec::new() } else { files.deliveries(launch) };
     let mut undelivered = Vec::new();
-    for (spool, dest) in deliveries {
+    let umask = launch.umask.unwrap_or(DEFAULT_UMASK);
+    for Delivery { spool, dest, file_name } in deliveries {
         let path = destination(&dest, &user.home);
-        let Err(err) = deliver(&spool, &path, user, as_child) else {
+        let Err(err) = deliver(&spool, &path, &file_name, user, as_child, umask) else {
             tracing::debug!(dest = %path.display(), "output delivered");
             continue;
         };

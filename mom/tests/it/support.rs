@@ -245,6 +245,9 @@ pub fn launch(job_id: &str, script: &str, out: &Path) -> JobLaunch {
         interactive: None,
         root_allowed: true,
         run_count: 1,
+        output_name: String::new(),
+        error_name: String::new(),
+        umask: None,
     }
 }
 

@@ -40,6 +40,7 @@ pub(crate) fn spec(resources: &[(&str, &str)]) -> JobSpec {
         depend: Vec::new(),
         array: None,
         interactive: None,
+        exec: Default::default(),
     }
 }
 

@@ -32,6 +32,7 @@ fn spec(script: &str, workdir: &std::path::Path) -> JobSpec {
         depend: Vec::new(),
         array: None,
         interactive: None,
+        exec: Default::default(),
     }
 }
 

@@ -322,6 +322,9 @@ fn forged_run_job(cluster: &NetCluster, tag: &str, marker: &Path) -> Vec<u8> {
         interactive: None,
         root_allowed: false,
         run_count: 1,
+        output_name: String::new(),
+        error_name: String::new(),
+        umask: None,
     };
     serde_json::to_vec(&ServerToMom::RunJob(Box::new(launch))).unwrap()
 }

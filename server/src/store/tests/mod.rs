@@ -118,6 +118,7 @@ fn sample_spec(seq: u64) -> JobSpec {
         depend: Vec::new(),
         array: None,
         interactive: None,
+        exec: Default::default(),
     }
 }
 
