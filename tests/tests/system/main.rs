@@ -25,6 +25,7 @@ mod mom_safety;
 mod multihost;
 mod multihost_interactive;
 mod node_admin;
+mod output_paths;
 mod queues;
 mod restart;
 mod selection;
