@@ -30,7 +30,7 @@ pub fn launch(job_id: &str, hosts: Vec<HostAlloc>) -> Box<JobLaunch> {
         run_count: 1,
         output_name: String::new(),
         error_name: String::new(),
-        umask: None,
+        exec: Default::default(),
     })
 }
 

@@ -220,8 +220,8 @@ pub struct JobLaunch {
     pub output_name: String,
     #[serde(default)]
     pub error_name: String,
-    /// `-W umask`: the job's shell and its delivered output files are created with it (OpenPBS
-    /// `JOB_ATR_umask`); `None`: 077.
+    /// `-W umask` (the job's shell and its delivered output files are created with it; none:
+    /// 077), `sandbox`, `stagein`, `stageout` (the mom's `exec/stage.rs`).
     #[serde(default)]
-    pub umask: Option<u32>,
+    pub exec: job::exec_opts::ExecOptions,
 }

@@ -241,7 +241,7 @@ pub fn job_launch(job: &Job, kill_delay: u64) -> JobLaunch {
         // Named in `launch_job`, where the flavor is known.
         output_name: String::new(),
         error_name: String::new(),
-        umask: job.spec.exec.umask,
+        exec: job.spec.exec.clone(),
     }
 }
 

@@ -228,7 +228,7 @@ mod tests {
             run_count: 1,
             output_name: String::new(),
             error_name: String::new(),
-            umask: None,
+            exec: Default::default(),
         }
     }
 

@@ -22,6 +22,7 @@ pub mod reap;
 pub mod recover;
 pub mod run;
 pub mod spawn;
+pub mod stage;
 pub mod user;
 
 pub use run::{run_job, ExecContext, JobOutcome, KillRequest};
@@ -59,6 +60,8 @@ pub enum StartError {
     ForeignUser { mom_uid: u32, user: String, uid: u32 },
     #[error("user {0} is uid 0 here, and the server's acl_roots did not allow this job to run as root")]
     RootRefused(String),
+    #[error("{0}")]
+    StageIn(String),
     #[error("shell {0} does not exist or is not executable")]
     ShellMissing(PathBuf),
     #[error("cannot set up the job's spool files: {0}")]

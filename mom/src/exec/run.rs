@@ -14,6 +14,7 @@ use super::interactive::{self, Terminal};
 use super::kill::{self, Termination};
 use super::reap::{self, Reaped};
 use super::spawn::{spawn_shell, ShellSpec, ShellStdio};
+use super::stage;
 use super::user::{self, JobUser};
 use super::{StartError, DEFAULT_UMASK, JOB_EXEC_FAIL1, JOB_EXEC_FAIL2, JOB_EXEC_KILL_WALLTIME, JOB_EXEC_RERUN};
 use nix::sys::signal::Signal;
@@ -172,6 +173,12 @@ fn start(launch: &JobLaunch, context: &ExecContext, gpu_variables: &[(String, St
         files.remove();
         return Err(StartError::Files(err).into());
     }
+    if launch.interactive.is_none() {
+        if let Err(reason) = stage::before_job(launch, &context.node, &as_user(launch, context, &user)) {
+            files.remove();
+            return Err(StartError::StageIn(reason).into());
+        }
+    }
     match spawn(launch, context, &user, &shell, &files, gpu_variables) {
         Ok((sid, terminal)) => {
             if let Err(err) = files.record_session(sid) {
@@ -229,15 +236,19 @@ fn spawn(
         gpu_variables,
         defaults: &context.job_defaults,
     });
-    // A relative `-d` directory is taken from the home directory.
-    let start_dir = launch.init_dir.as_ref().map_or_else(|| user.home.clone(), |dir| user.home.join(dir));
+    // A relative `-d` directory is taken from the home directory; without it a job of
+    // `sandbox=PRIVATE` starts in its own directory (`PBS_JOBDIR`), others in the home.
+    let job_dir = stage::job_dir(launch, &user.home).unwrap_or_else(|| user.home.clone());
+    let start_dir = launch.init_dir.as_ref().map_or_else(|| job_dir.clone(), |dir| user.home.join(dir));
+    let mut env = env;
+    env.push(("PBS_JOBDIR".to_string(), job_dir.display().to_string()));
     let spec = ShellSpec {
         shell,
         user,
         change_identity: context.mom_uid == 0,
         env: &env,
         start_dir: &start_dir,
-        umask: launch.umask.unwrap_or(DEFAULT_UMASK),
+        umask: launch.exec.umask.unwrap_or(DEFAULT_UMASK),
         stdio,
     };
     let sid = spawn_shell(spec).map_err(|source| StartError::Spawn {
@@ -439,7 +450,14 @@ async fn finish(
             started.files.remove();
             Vec::new()
         } else {
-            deliver_and_clean(&launch, &context, &started.user, &started.files)
+            let mut undelivered = deliver_and_clean(&launch, &context, &started.user, &started.files);
+            let as_user = as_user(&launch, &context, &started.user);
+            for failure in stage::after_job(&launch, &context.node, &as_user) {
+                tracing::warn!(local = %failure.local.display(), "stageout failed: {}", failure.error);
+                let (spool, kept) = (failure.local.display().to_string(), failure.local.display().to_string());
+                undelivered.push(Undelivered { spool, dest: failure.other, error: failure.error, kept });
+            }
+            undelivered
         }
     });
     let undelivered = cleanup.await.unwrap_or_else(|err| {
@@ -456,6 +474,11 @@ async fn finish(
     }
 }
 
+/// How the stage steps run commands as the job's user.
+fn as_user<'a>(launch: &JobLaunch, context: &ExecContext, user: &'a JobUser) -> stage::AsUser<'a> {
+    stage::AsUser { user, change_identity: context.mom_uid == 0, umask: launch.exec.umask.unwrap_or(DEFAULT_UMASK) }
+}
+
 /// Delivers each spool file as the user (an undeliverable one is kept in the undelivered
 /// directory, deliver.rs), then removes the job's files; returns what could not be delivered.
 /// An interactive job's output went to its terminal: nothing is delivered (as in OpenPBS).
@@ -463,7 +486,7 @@ fn deliver_and_clean(launch: &JobLaunch, context: &ExecContext, user: &JobUser, 
     let as_child = context.mom_uid != user.uid;
     let deliveries = if launch.interactive.is_some() { Vec::new() } else { files.deliveries(launch) };
     let mut undelivered = Vec::new();
-    let umask = launch.umask.unwrap_or(DEFAULT_UMASK);
+    let umask = launch.exec.umask.unwrap_or(DEFAULT_UMASK);
     for Delivery { spool, dest, file_name } in deliveries {
         let path = destination(&dest, &user.home);
         let Err(err) = deliver(&spool, &path, &file_name, user, as_child, umask) else {

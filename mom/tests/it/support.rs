@@ -247,7 +247,7 @@ pub fn launch(job_id: &str, script: &str, out: &Path) -> JobLaunch {
         run_count: 1,
         output_name: String::new(),
         error_name: String::new(),
-        umask: None,
+        exec: Default::default(),
     }
 }
 

@@ -80,7 +80,7 @@ fn exec_options_are_shown_and_sent() {
     assert_eq!(shown(&state, &id, "stagein").as_deref(), Some("in@login:/d/x"));
     assert_eq!(shown(&state, &id, "stageout").as_deref(), Some("out@login:/d/x"));
     assert_eq!(shown(&state, &id, "group_list"), None);
-    assert_eq!(launches(&mut state).remove(0).umask, Some(0o22));
+    assert_eq!(launches(&mut state).remove(0).exec.umask, Some(0o22));
 }
 
 #[test]

@@ -324,7 +324,7 @@ fn forged_run_job(cluster: &NetCluster, tag: &str, marker: &Path) -> Vec<u8> {
         run_count: 1,
         output_name: String::new(),
         error_name: String::new(),
-        umask: None,
+        exec: Default::default(),
     };
     serde_json::to_vec(&ServerToMom::RunJob(Box::new(launch))).unwrap()
 }
