@@ -133,6 +133,61 @@ fn group_list_gives_a_group_only_to_its_members() {
     assert_eq!(text.trim(), gid.to_string(), "the job ran with the group it asked for");
 }
 
+/// `sandbox=PRIVATE` with `stagein`/`stageout` on this host: the job runs in
+/// `$HOME/pbs.<jobid>.x8z` with its input there, its result is copied out and the directory
+/// removed; files the user may not read or write are neither read nor written for them.
+#[test]
+fn sandbox_and_staging_run_as_the_user() {
+    if !tests::root_or_skip("sandbox_and_staging_run_as_the_user", "to create users") {
+        return;
+    }
+    let alice = TestUser::create("s");
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
+    let home = PathBuf::from(format!("/home/{}", alice.name));
+    let data = user_dir(&alice, "data");
+    std::fs::write(data.join("in.txt"), "input\n").unwrap();
+    std::os::unix::fs::chown(data.join("in.txt"), Some(alice.uid), Some(alice.gid)).unwrap();
+    let script =
+        cluster.script("stage.sh", "pwd\necho \"$PBS_JOBDIR\"\ncat in.txt > result.txt\necho more >> result.txt\n");
+    let out = format!("{}/", data.display());
+    let stagein = format!("stagein=in.txt@localhost:{}/in.txt", data.display());
+    let stageout = format!("stageout=result.txt@localhost:{}/result.txt", data.display());
+    let args = ["-N", "st", "-j", "oe", "-o", &out, "-W", "sandbox=PRIVATE", "-W", &stagein, "-W", &stageout];
+    let id = submitted(qsub_as(&cluster, &alice, &script, &args));
+    assert_eq!(cluster.job_attr(&id, "sandbox").as_deref(), Some("PRIVATE"));
+    assert_eq!(cluster.wait_finished(&id, LIMIT), 0, "{}", cluster.logs());
+    let seq = id.split('.').next().unwrap();
+    let text = wait_for(LIMIT, "the output", || std::fs::read_to_string(data.join(format!("st.o{seq}"))).ok());
+    let job_dir = home.join(format!("pbs.{id}.x8z"));
+    assert_eq!(text, format!("{0}\n{0}\n", job_dir.display()), "ran in its own directory");
+    let result = wait_for(LIMIT, "the staged-out file", || std::fs::read_to_string(data.join("result.txt")).ok());
+    assert_eq!(result, "input\nmore\n");
+    assert_eq!(std::fs::metadata(data.join("result.txt")).unwrap().uid(), alice.uid);
+    wait_for(LIMIT, "the job directory removed", || (!job_dir.exists()).then_some(()));
+    assert_eq!(cluster.job_attr(&id, "comment"), None);
+
+    // A root-only file is not staged in for her: the job does not run (exit -1), nothing is read.
+    let secret = tempfile::Builder::new().prefix("minipbs-secret-").tempdir().unwrap();
+    std::fs::write(secret.path().join("s"), "root only\n").unwrap();
+    std::fs::set_permissions(secret.path().join("s"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    let stolen = format!("stagein=stolen@localhost:{}/s", secret.path().display());
+    let id = submitted(qsub_as(&cluster, &alice, &script, &["-W", &stolen, "-o", &out]));
+    assert_eq!(cluster.wait_finished(&id, LIMIT), -1, "{}", cluster.logs());
+    assert!(!home.join("stolen").exists(), "a root file was copied for the user");
+
+    // Staged out where she may not write: nothing written there, the job says so, the file kept.
+    let root_dir = tempfile::Builder::new().prefix("minipbs-rootdir-").tempdir().unwrap();
+    std::fs::set_permissions(root_dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let denied = format!("stageout=result.txt@localhost:{}/r", root_dir.path().display());
+    let args = ["-W", "sandbox=PRIVATE", "-W", &stagein, "-W", &denied, "-o", &out];
+    let id = submitted(qsub_as(&cluster, &alice, &script, &args));
+    assert_eq!(cluster.wait_finished(&id, LIMIT), 0, "{}", cluster.logs());
+    let comment = wait_for(LIMIT, "the comment", || cluster.job_attr(&id, "comment"));
+    assert!(comment.starts_with("Post job file processing error"), "{comment}");
+    assert!(!root_dir.path().join("r").exists());
+    assert!(home.join(format!("pbs.{id}.x8z/result.txt")).exists(), "the file is kept in the job directory");
+}
+
 #[test]
 fn bad_exec_options_are_refused_at_submit() {
     let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
