@@ -190,10 +190,14 @@ fn start(launch: &JobLaunch, context: &ExecContext, gpu_variables: &[(String, St
         Err(error @ StartError::Spawn { .. }) if launch.interactive.is_none() => {
             // The child wrote why (`PBS: chdir to ... failed`) on the job's stderr: deliver it.
             let undelivered = deliver_and_clean(launch, context, &user, &files);
+            stage::discard(launch, &as_user(launch, context, &user));
             Err(NotStarted { error, undelivered })
         }
         Err(err) => {
             files.remove();
+            if launch.interactive.is_none() {
+                stage::discard(launch, &as_user(launch, context, &user));
+            }
             Err(err.into())
         }
     }
@@ -448,6 +452,7 @@ async fn finish(
         if rerun {
             // The aborted run's output is discarded (pbs-reference 10.4).
             started.files.remove();
+            stage::discard(&launch, &as_user(&launch, &context, &started.user));
             Vec::new()
         } else {
             let mut undelivered = deliver_and_clean(&launch, &context, &started.user, &started.files);

@@ -199,6 +199,16 @@ pub fn after_job(launch: &JobLaunch, node: &str, as_user: &AsUser<'_>) -> Vec<St
     failures
 }
 
+/// Removes the job's private directory, if it has one, without staging out (a rerun, a job
+/// whose shell could not start): the next run creates it afresh.
+pub fn discard(launch: &JobLaunch, as_user: &AsUser<'_>) {
+    if let Some(dir) = job_dir(launch, &as_user.user.home) {
+        if let Err(error) = as_user.remove_dir(&dir) {
+            tracing::warn!(dir = %dir.display(), "cannot remove the job directory: {error}");
+        }
+    }
+}
+
 #[cfg(test)]
 #[path = "stage_tests.rs"]
 mod tests;
