@@ -82,6 +82,10 @@ pub struct JobObit {
     /// is the mother superior of the job's current run.
     #[serde(default)]
     pub run_count: u32,
+    /// Why the job's `-W stagein` failed (it did not start): the server queues it again on a
+    /// user hold, with this in its comment.
+    #[serde(default)]
+    pub stagein_failed: Option<String>,
 }
 
 /// One spool file the mom could not copy to its destination as the user, and where it kept

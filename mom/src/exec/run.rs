@@ -75,6 +75,8 @@ pub struct JobOutcome {
     pub used: ResourcesUsed,
     /// Output that could not be delivered, and where it is kept.
     pub undelivered: Vec<Undelivered>,
+    /// Why its `-W stagein` failed (the job did not start).
+    pub stagein_failed: Option<String>,
 }
 
 impl JobOutcome {
@@ -85,6 +87,7 @@ impl JobOutcome {
             session_id: 0,
             used: ResourcesUsed { ncpus, ..Default::default() },
             undelivered: Vec::new(),
+            stagein_failed: None,
         }
     }
 }
@@ -143,7 +146,11 @@ pub async fn run_job(
         Ok(Ok(started)) => started,
         Ok(Err(NotStarted { error, undelivered })) => {
             tracing::error!(exit_status = error.exit_status(), "job cannot start: {error}");
-            return JobOutcome { undelivered, ..JobOutcome::not_started(error.exit_status(), ncpus) };
+            let stagein_failed = match &error {
+                StartError::StageIn(reason) => Some(reason.clone()),
+                _ => None,
+            };
+            return JobOutcome { undelivered, stagein_failed, ..JobOutcome::not_started(error.exit_status(), ncpus) };
         }
         Err(err) => {
             tracing::error!("job set-up crashed: {err}");
@@ -476,6 +483,7 @@ async fn finish(
         session_id: sid,
         used: ResourcesUsed { cput_secs, mem_kb, vmem_kb: 0, walltime_secs, ncpus },
         undelivered,
+        stagein_failed: None,
     }
 }
 

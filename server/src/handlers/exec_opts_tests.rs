@@ -118,3 +118,27 @@ fn group_list_only_a_group_the_user_is_in() {
     assert_eq!(shown(&state, &id, "group_list").as_deref(), Some("other@elsewhere,root"));
     assert_eq!(launches(&mut state).remove(0).group.as_deref(), Some("root"));
 }
+
+/// A failed `-W stagein` does not end the job: it waits on a user hold, the comment says why.
+#[test]
+fn a_failed_stagein_holds_the_job_with_the_reason() {
+    let mut state = cluster(1);
+    let ServerReply::JobSubmitted { id } = submit_as(&mut state, &requester(ALICE), spec(&[("ncpus", "1")])) else {
+        panic!()
+    };
+    let launch = launches(&mut state).remove(0);
+    let obit = proto::mom::JobObit {
+        job_id: id.clone(),
+        exit_status: -1,
+        run_count: launch.run_count,
+        stagein_failed: Some(format!("stagein of x from /d/x failed: {}", "y".repeat(5000))),
+        ..Default::default()
+    };
+    crate::shared::run_handler(&mut state, 30, |state, out| job_ended::job_ended(state, out, "node1", obit, 30));
+    let job = &state.jobs[&state.find_job(&id).unwrap()];
+    assert_eq!((job.state, job.hold_types.as_str()), (job::JobState::Held, "u"));
+    let comment = job.comment.clone().unwrap();
+    assert!(comment.starts_with("Job held: stagein failed on node1: stagein of x from /d/x failed: "), "{comment}");
+    assert!(comment.len() < 1200, "the mom's text is bounded in the comment");
+    assert!(job.exec.is_empty(), "its node is free again");
+}

@@ -166,14 +166,20 @@ fn sandbox_and_staging_run_as_the_user() {
     wait_for(LIMIT, "the job directory removed", || (!job_dir.exists()).then_some(()));
     assert_eq!(cluster.job_attr(&id, "comment"), None);
 
-    // A root-only file is not staged in for her: the job does not run (exit -1), nothing is read.
+    // A root-only file is not staged in for her: the job waits on a user hold, nothing is read.
     let secret = tempfile::Builder::new().prefix("minipbs-secret-").tempdir().unwrap();
     std::fs::write(secret.path().join("s"), "root only\n").unwrap();
     std::fs::set_permissions(secret.path().join("s"), std::fs::Permissions::from_mode(0o600)).unwrap();
     let stolen = format!("stagein=stolen@localhost:{}/s", secret.path().display());
     let id = submitted(qsub_as(&cluster, &alice, &script, &["-W", &stolen, "-o", &out]));
-    assert_eq!(cluster.wait_finished(&id, LIMIT), -1, "{}", cluster.logs());
+    let comment = wait_for(LIMIT, "the stagein comment", || {
+        cluster.job_attr(&id, "comment").filter(|comment| comment.starts_with("Job held: stagein failed on node1"))
+    });
+    assert!(comment.contains("Permission denied"), "{comment}");
+    assert_eq!(cluster.job_attr(&id, "job_state").as_deref(), Some("H"));
+    assert_eq!(cluster.job_attr(&id, "Hold_Types").as_deref(), Some("u"));
     assert!(!home.join("stolen").exists(), "a root file was copied for the user");
+    assert!(as_user(&cluster, &alice, "qdel").arg(&id).status().unwrap().success());
 
     // Staged out where she may not write: nothing written there, the job says so, the file kept.
     let root_dir = tempfile::Builder::new().prefix("minipbs-rootdir-").tempdir().unwrap();
