@@ -154,10 +154,12 @@ fn open_directly(dest: &Path, root: bool, umask: u32) -> io::Result<File> {
 /// The copy run as the user: `$1` the destination, `$2` the file name in it when it is a
 /// directory. Refuses a destination that exists and is neither a regular file nor a character
 /// device (a FIFO would block delivery for ever), and gives up after `timeout` (coreutils)
-/// seconds. The redirection opens the file as the user: the kernel checks their rights.
+/// seconds, the open included (a name swapped for a FIFO after the check, or a device whose
+/// open waits, cannot hold the mom). The redirection opens the file as the user: the kernel
+/// checks their rights.
 const COPY_SCRIPT: &str = "d=\"$1\"; if [ -d \"$d\" ]; then d=\"${d%/}/$2\"; fi; \
 if [ -e \"$d\" ] && [ ! -f \"$d\" ] && [ ! -c \"$d\" ]; then echo \"$d: not a regular file\" >&2; exit 1; fi; \
-exec timeout 300 cat > \"$d\"";
+exec timeout 300 /bin/sh -c 'exec cat > \"$1\"' sh \"$d\"";
 
 /// `sh -c COPY_SCRIPT` with stdin = the spool file, as the user, with `umask`.
 fn copy_as_user(source: File, dest: &Path, file_name: &str, user: &JobUser, umask: u32) -> Result<(), DeliverError> {
@@ -300,6 +302,30 @@ mod tests {
         deliver(&spool, Path::new("/dev/null"), "x.o1", &user, false, 0o077).unwrap();
         let root = JobUser { uid: 0, ..user };
         deliver(&spool, Path::new("/dev/null"), "x.o1", &root, false, 0o077).unwrap();
+    }
+
+    /// The copy in a child (as root here, the identity change is the same system calls):
+    /// a directory gets the named file, `/dev/null` is written, a FIFO is refused.
+    #[test]
+    fn the_child_copy_names_files_in_directories_and_writes_devices() {
+        if !nix::unistd::geteuid().is_root() {
+            assert!(std::env::var_os("CI").is_none(), "needs root under CI");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let spool = dir.path().join("1.OU");
+        std::fs::write(&spool, "hello\n").unwrap();
+        let user = super::super::user::resolve("root", None).unwrap();
+        let with_slash = PathBuf::from(format!("{}/", dir.path().display()));
+        deliver(&spool, &with_slash, "job.o1", &user, true, 0o022).unwrap();
+        assert_eq!(std::fs::read_to_string(dir.path().join("job.o1")).unwrap(), "hello\n");
+        deliver(&spool, dir.path(), "job.e1", &user, true, 0o022).unwrap();
+        assert!(dir.path().join("job.e1").exists());
+        deliver(&spool, Path::new("/dev/null"), "x", &user, true, 0o022).unwrap();
+        let fifo = dir.path().join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let refused = deliver(&spool, &fifo, "x", &user, true, 0o022).unwrap_err();
+        assert!(refused.reason().contains("not a regular file"), "{refused}");
     }
 
     /// `-W umask`: a delivered file is created with the job's umask.

@@ -249,7 +249,8 @@ fn spawn(
     });
     // A relative `-d` directory is taken from the home directory; without it a job of
     // `sandbox=PRIVATE` starts in its own directory (`PBS_JOBDIR`), others in the home.
-    let job_dir = stage::job_dir(launch, &user.home).unwrap_or_else(|| user.home.clone());
+    let private = stage::job_dir(launch, &user.home).filter(|_| launch.interactive.is_none());
+    let job_dir = private.unwrap_or_else(|| user.home.clone());
     let start_dir = launch.init_dir.as_ref().map_or_else(|| job_dir.clone(), |dir| user.home.join(dir));
     let mut env = env;
     env.push(("PBS_JOBDIR".to_string(), job_dir.display().to_string()));
