@@ -3,7 +3,9 @@
 //! could read as an option there (`-be`, `-X/tmp/f`, `-C...`) or break the message's headers
 //! must never be stored (issue 12, item 1).
 //!
-//! A recipient is `user` or `user@host`: `user` of ASCII letters, digits and `. _ + = % ~ -`,
+//! A recipient is `user` or `user@host`: `user` of ASCII letters, digits and `. _ + = % ~ $ -`
+//! (`$` because directives are not shell-expanded: `#PBS -M $USER@example.org`, common in real
+//! scripts, is stored literally as OpenPBS does; no shell ever reads a recipient),
 //! `host` of dot-separated labels of ASCII letters, digits and `-`; neither starts with `-`,
 //! nothing else (no whitespace, no control characters, no quotes, no `|` or `/`), at most
 //! [`MAX_ADDRESS_LEN`] bytes, at most [`MAX_RECIPIENTS`] of them.
@@ -55,7 +57,7 @@ pub fn check_address(address: &str) -> Result<(), MailError> {
         Some((user, host)) => (user, Some(host)),
         None => (address, None),
     };
-    let user_ok = is_word(user, |c| c.is_ascii_alphanumeric() || "._+=%~-".contains(c));
+    let user_ok = is_word(user, |c| c.is_ascii_alphanumeric() || "._+=%~$-".contains(c));
     let host_ok =
         host.is_none_or(|host| host.split('.').all(|label| is_word(label, |c| c.is_ascii_alphanumeric() || c == '-')));
     if user_ok && host_ok {
@@ -76,7 +78,14 @@ mod tests {
 
     #[test]
     fn users_and_addresses_pass() {
-        for good in ["alice", "alice@example.org", "first.last+tag@mail.example-1.org", "a_b=c%d~e@h", "x-y@h"] {
+        for good in [
+            "alice",
+            "alice@example.org",
+            "first.last+tag@mail.example-1.org",
+            "a_b=c%d~e@h",
+            "x-y@h",
+            "$USER@umich.edu",
+        ] {
             assert_eq!(check_address(good), Ok(()), "{good}");
         }
         assert_eq!(parse_list("a@x, b ,c@y.z").unwrap(), ["a@x", "b", "c@y.z"]);

@@ -7,6 +7,7 @@
 //! control files, through rc.rs).
 
 use crate::rc::{self, RcInfo};
+use crate::state::AltName;
 use crate::tcl::list::dictionary_cmp;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -22,9 +23,8 @@ pub struct Found {
     /// `name/version`, relative to the modulepath.
     pub name: String,
     pub file: PathBuf,
-    /// Other names it answers to here: its symbols (`zlib/default`), and the designation used
-    /// when that was not its full name (an alias, a bare name).
-    pub alt_names: Vec<String>,
+    /// The aliases followed to reach it (all its other names: `alt_names`).
+    pub alt_names: Vec<AltName>,
 }
 
 /// Whether `path` is a regular file starting with `#%Module` (a FIFO or device is not waited on).
@@ -66,7 +66,7 @@ fn resolve_depth(modulepaths: &[PathBuf], designation: &str, depth: u32) -> Opti
         let (top, _) = dir_rc(modulepath, "");
         if let Some(target) = top.aliases.get(designation) {
             let mut found = resolve_depth(modulepaths, target, depth + 1)?;
-            found.alt_names.push(designation.to_string());
+            found.alt_names.push(AltName::Alias(designation.to_string()));
             return Some(found);
         }
         if let Some(found) = resolve_in(modulepath, designation, &top) {
@@ -88,20 +88,104 @@ fn resolve_in(modulepath: &Path, designation: &str, top: &RcInfo) -> Option<Foun
     });
     let name = symbol_target.unwrap_or_else(|| designation.to_string());
     let path = modulepath.join(&name);
-    let mut found = if path.is_file() {
+    if path.is_file() {
         Some(found(modulepath, &name))
     } else if path.is_dir() {
         default_in(modulepath, &name, top)
     } else {
         partial_version(modulepath, parent, last, &parent_rc, &parent_version)
-    }?;
-    if found.name != designation {
-        found.alt_names.push(designation.to_string());
     }
-    found.alt_names.extend(symbols_of(modulepath, &found.name, top));
-    found.alt_names.sort();
-    found.alt_names.dedup();
-    Some(found)
+}
+
+/// The most other names kept for one loaded module. 5.2 has no limit, but they all go into
+/// `__MODULES_LMALTNAME`, and one environment string over 128 KiB makes every later program
+/// the shell starts fail (E2BIG): a `.modulerc` declaring thousands of aliases of a module
+/// must not break the shells of everyone who loads it. Real trees declare a handful.
+pub const MAX_ALT_NAMES: usize = 128;
+
+/// Every other name `found` answers to, in 5.2's order: its symbols as declared (top
+/// `.modulerc`, then its directory's `.modulerc`, then `.version`) and, when it is its
+/// directory's explicit default, the bare name; the aliases that lead to it or to a directory
+/// above it that has no explicit default (declared in the top `.modulerc` of its modulepath or
+/// of one searched before it in `modulepaths`, or in its directory's `.modulerc`), with those
+/// `found` was reached through; then, for each directory above it without an explicit
+/// `default` (`latest`), `<dir>/default` (`<dir>/latest`) when the directory's highest entry
+/// leads to it. Symbols and aliases: `MAX_ALT_NAMES` at most.
+pub fn alt_names(modulepaths: &[PathBuf], found: &Found) -> Vec<AltName> {
+    let (modulepath, name) = (found.modulepath.as_path(), found.name.as_str());
+    let (top, _) = dir_rc(modulepath, "");
+    let searched = modulepaths.iter().take_while(|path| path.as_path() != modulepath);
+    let earlier: Vec<RcInfo> = searched.map(|path| dir_rc(path, "").0).collect();
+    let (parent, _) = name.rsplit_once('/').unwrap_or(("", name));
+    let (modulerc, _) = dir_rc(modulepath, parent);
+    let mut names: Vec<AltName> = symbols_of(modulepath, name, &top).into_iter().map(AltName::Symbol).collect();
+    if !parent.is_empty() && names.contains(&AltName::Symbol(format!("{parent}/default"))) {
+        names.push(AltName::Symbol(parent.to_string()));
+    }
+    let declared = earlier.iter().chain([&top, &modulerc]).flat_map(|info| info.aliases.iter());
+    // the directories above it an alias may name to lead to it, worked out once
+    let leading: Vec<&str> = ancestors(name)
+        .map(|(dir, _)| dir)
+        .filter(|dir| {
+            explicit_symbol(modulepath, dir, "default", &top).is_none()
+                || default_in(modulepath, dir, &top).is_some_and(|found| found.name == name)
+        })
+        .collect();
+    names.truncate(MAX_ALT_NAMES);
+    for (alias, target) in declared {
+        if names.len() >= MAX_ALT_NAMES {
+            break;
+        }
+        let leads =
+            target == name || leading.contains(&target.as_str()) || names.iter().any(|alt| alt.name() == target);
+        if leads {
+            names.push(AltName::Alias(alias.clone()));
+        }
+    }
+    names.extend(found.alt_names.iter().cloned());
+    for (dir, child) in ancestors(name) {
+        if highest(&entries(&modulepath.join(dir))).as_deref() != Some(child) {
+            continue;
+        }
+        for symbol in ["default", "latest"] {
+            if explicit_symbol(modulepath, dir, symbol, &top).is_none() {
+                names.push(AltName::Auto(format!("{dir}/{symbol}")));
+            }
+        }
+    }
+    dedup_in_order(&mut names);
+    names
+}
+
+/// Drops the repeats of `items`, the first of each kept in place (linear: a control file may
+/// declare a hundred thousand names).
+fn dedup_in_order<T: Eq + std::hash::Hash + Clone>(items: &mut Vec<T>) {
+    let mut seen = std::collections::HashSet::with_capacity(items.len());
+    items.retain(|item| seen.insert(item.clone()));
+}
+
+/// Each directory above module `name` with the entry of it that leads to `name`:
+/// `bio/samtools/1.17` gives `("bio", "samtools")` and `("bio/samtools", "1.17")`.
+fn ancestors(name: &str) -> impl Iterator<Item = (&str, &str)> {
+    name.match_indices('/').map(move |(index, _)| {
+        let rest = &name[index + 1..];
+        (&name[..index], rest.split('/').next().unwrap_or(rest))
+    })
+}
+
+/// The entry of directory `dir` that `symbol` names explicitly (`module-version` in the top
+/// or the directory's `.modulerc`; for `default`, also `.version`).
+fn explicit_symbol(modulepath: &Path, dir: &str, symbol: &str, top: &RcInfo) -> Option<String> {
+    let (modulerc, version) = dir_rc(modulepath, dir);
+    let declared = [top, &modulerc]
+        .into_iter()
+        .flat_map(|info| info.versions.iter())
+        .find(|(module, declared)| {
+            declared == symbol && module.rsplit_once('/').is_some_and(|(parent, _)| parent == dir)
+        })
+        .map(|(module, _)| module.clone());
+    declared
+        .or_else(|| version.modules_version.filter(|_| symbol == "default").map(|default| format!("{dir}/{default}")))
 }
 
 fn found(modulepath: &Path, name: &str) -> Found {
@@ -122,7 +206,7 @@ fn module_symbol(module: &str, symbol: &str) -> String {
 }
 
 /// The symbols of module `name` (`zlib/default`, ...), from the modulepath's and its
-/// directory's control files.
+/// directory's control files, in the order they are declared.
 pub fn symbols_of(modulepath: &Path, name: &str, top: &RcInfo) -> Vec<String> {
     let parent = name.rsplit_once('/').map_or("", |(parent, _)| parent);
     let (modulerc, version) = dir_rc(modulepath, parent);
@@ -135,8 +219,7 @@ pub fn symbols_of(modulepath: &Path, name: &str, top: &RcInfo) -> Vec<String> {
     if version.modules_version.as_deref().is_some_and(|default| format!("{parent}/{default}") == name) {
         symbols.push(module_symbol(name, "default"));
     }
-    symbols.sort();
-    symbols.dedup();
+    dedup_in_order(&mut symbols);
     symbols
 }
 

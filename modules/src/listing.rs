@@ -8,7 +8,7 @@ use crate::eval::{self, Mode, Target};
 use crate::find;
 use crate::format::{grid, header, whatis_line};
 use crate::session::Session;
-use crate::state::Loaded;
+use crate::state::{AltName, Loaded};
 use crate::tcl::glob_match;
 
 /// Which decorations were shown, for the legend.
@@ -106,11 +106,16 @@ pub fn avail(session: &mut Session, patterns: &[String], terse: bool, all: bool)
     }
 }
 
-/// The symbols a loaded module is shown with (`(default)`), from its other names.
+/// The symbols a loaded module is shown with (`(default:edge)`, in alphabetical order), from
+/// its other names.
 fn symbols(module: &Loaded) -> Vec<String> {
     let Some((bare, _)) = module.name.rsplit_once('/') else { return Vec::new() };
     let prefix = format!("{bare}/");
-    module.alt_names.iter().filter_map(|alt| alt.strip_prefix(&prefix)).map(str::to_string).collect()
+    let symbols = module.alt_names.iter().filter(|alt| matches!(alt, AltName::Symbol(_)));
+    let mut symbols: Vec<String> =
+        symbols.filter_map(|alt| alt.name().strip_prefix(&prefix)).map(str::to_string).collect();
+    symbols.sort();
+    symbols
 }
 
 /// `list [-t] [pattern...]`.

@@ -71,7 +71,9 @@ fn require(interp: &mut Interp<Ctx>, group: Vec<String>) -> std::result::Result<
     let session = &mut interp.ctx.session;
     let satisfied = group.iter().any(|designation| session.find_loaded(designation).is_some());
     if !satisfied {
-        if !session.auto_handling {
+        if session.reloading && !session.force {
+            return Err(fail(interp, ModError::RequirementNotLoaded(group.join(" or "))));
+        } else if !session.auto_handling {
             if session.force {
                 session.line(format!("  WARNING: Requirement {} is not loaded", group.join(" or ")));
             } else {

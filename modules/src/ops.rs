@@ -19,11 +19,8 @@ pub fn load(session: &mut Session, designation: &str, auto: bool) -> Result<(), 
     let Some(found) = find::resolve(&paths, designation) else {
         return report(session, ModError::NotFound(designation.to_string()));
     };
-    if let Some(index) = session.loaded.iter().position(|module| module.name == found.name) {
-        if !auto && session.loaded[index].auto {
-            session.loaded[index].auto = false;
-            session.store_state();
-        }
+    // Already loaded: nothing changes, an auto-loaded module keeps its tag (as in 5.2).
+    if session.loaded.iter().any(|module| module.name == found.name) {
         return Ok(());
     }
     if session.stack.contains(&found.name) {
@@ -35,8 +32,8 @@ pub fn load(session: &mut Session, designation: &str, auto: bool) -> Result<(), 
         return report(session, ModError::Cookie(found.file.clone()));
     }
     session.open(format!("Loading {}", found.name));
-    let names: Vec<&str> =
-        std::iter::once(found.name.as_str()).chain(found.alt_names.iter().map(String::as_str)).collect();
+    let alt_names = find::alt_names(&paths, &found);
+    let names: Vec<&str> = std::iter::once(found.name.as_str()).chain(alt_names.iter().map(|alt| alt.name())).collect();
     let against = session.loaded.iter().find_map(|module| {
         module
             .conflicts
@@ -63,13 +60,14 @@ pub fn load(session: &mut Session, designation: &str, auto: bool) -> Result<(), 
                 auto,
                 prereqs: declared.prereqs,
                 conflicts: declared.conflicts,
-                alt_names: found.alt_names.clone(),
+                alt_names,
             });
             session.store_state();
             Ok(())
         }
         Err(error) => {
             (session.env, session.loaded) = snapshot;
+            session.forget_loaded_requirements();
             report(session, error)
         }
     };
@@ -86,9 +84,13 @@ fn report(session: &mut Session, error: ModError) -> Result<(), ModError> {
 /// Loads the first of `group` that loads, as a requirement of the module being loaded.
 pub fn load_requirement(session: &mut Session, group: &[String]) -> Result<(), ModError> {
     for designation in group {
+        let before = session.loaded.len();
         if load(session, designation, true).is_ok() {
-            let name = session.loaded.last().map(|module| module.name.clone()).unwrap_or_default();
-            session.line(format!("  Loading requirement: {name}"));
+            // a designation that resolves to a module already loaded loads nothing
+            if session.loaded.len() > before {
+                let name = session.loaded.last().map(|module| module.name.clone()).unwrap_or_default();
+                session.line(format!("  Loading requirement: {name}"));
+            }
             return Ok(());
         }
     }
@@ -231,8 +233,15 @@ pub fn switch(session: &mut Session, words: &[String]) -> Result<(), ModError> {
         result = load(session, &new, false);
     }
     for dependent in &reloads {
-        if load(session, &dependent.name, dependent.auto).is_ok() {
-            session.line(format!("  Reloading dependent: {}", dependent.name));
+        // reloaded as 5.2 does: no requirement loaded again, a failure reported on its own
+        let blocks = session.detach_blocks();
+        session.reloading = true;
+        let reloaded = load(session, &dependent.name, dependent.auto);
+        session.reloading = false;
+        session.attach_blocks(blocks);
+        match reloaded {
+            Ok(()) => session.line(format!("  Reloading dependent: {}", dependent.name)),
+            Err(_) => session.line(format!("  WARNING: Reload of dependent {} failed", dependent.name)),
         }
     }
     session.close();

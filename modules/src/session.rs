@@ -43,6 +43,9 @@ pub struct Session {
     pub auto_handling: bool,
     /// `--force`: load despite conflicts and missing prereqs.
     pub force: bool,
+    /// Dependents are being reloaded after a switch: a requirement no longer loaded is an
+    /// error, not loaded again (5.2 reloads them with automatic handling off).
+    pub reloading: bool,
     /// Modules being loaded, outermost first (a module found here again is a loop).
     pub stack: Vec<String>,
     /// Open report blocks, outermost first.
@@ -53,8 +56,9 @@ pub struct Session {
     pub budget: Rc<Budget>,
 }
 
+/// An open report block.
 #[derive(Debug, Default)]
-struct Report {
+pub struct Report {
     head: String,
     lines: Vec<String>,
     /// A modulefile printed to stderr while this block was open.
@@ -100,7 +104,7 @@ impl Session {
                 self.blocks += 1;
                 self.out.push(report.head);
                 let width = self.width;
-                self.out.extend(report.lines.iter().flat_map(|line| wrap(line, width)));
+                self.out.extend(in_5_2_order(report.lines).iter().flat_map(|line| wrap(line, width)));
             }
         }
     }
@@ -135,20 +139,37 @@ impl Session {
         !self.reports.is_empty()
     }
 
+    /// Forgets the requirements reported loaded in the innermost block: the load they were
+    /// for failed, and they went with it (5.2 reports none of them).
+    pub fn forget_loaded_requirements(&mut self) {
+        if let Some(report) = self.reports.last_mut() {
+            report.lines.retain(|line| !line.starts_with(LOADING_REQUIREMENT));
+        }
+    }
+
+    /// Takes the open blocks away, so that the blocks opened next are printed on their own
+    /// (a dependent reloaded by a switch reports its failure before the switch does).
+    pub fn detach_blocks(&mut self) -> Vec<Report> {
+        std::mem::take(&mut self.reports)
+    }
+
+    /// Puts back blocks taken by `detach_blocks`.
+    pub fn attach_blocks(&mut self, blocks: Vec<Report>) {
+        self.reports = blocks;
+    }
+
     /// The loaded module matching `designation` that was loaded last.
     pub fn find_loaded(&self, designation: &str) -> Option<usize> {
         self.loaded.iter().rposition(|module| module.matches(designation))
     }
 }
 
+const LOADING_REQUIREMENT: &str = "  Loading requirement: ";
+
 /// Lines listing modules that are handled alike: consecutive ones become one line, the names
 /// joined by spaces (`  Loading requirement: zlib/1.2.13 netlib/3.0`).
-const GROUPED: [&str; 4] = [
-    "  Loading requirement: ",
-    "  Unloading dependent: ",
-    "  Reloading dependent: ",
-    "  Unloading useless requirement: ",
-];
+const GROUPED: [&str; 4] =
+    [LOADING_REQUIREMENT, "  Unloading dependent: ", "  Reloading dependent: ", "  Unloading useless requirement: "];
 
 /// A grouped line wrapped at `width` on spaces, continuation lines indented by four.
 fn wrap(line: &str, width: usize) -> Vec<String> {
@@ -165,6 +186,27 @@ fn wrap(line: &str, width: usize) -> Vec<String> {
         }
     }
     lines
+}
+
+/// A block's lines as 5.2 prints them: errors, warnings and other messages as they came, then
+/// the modules handled alike, one line per kind in the order the kinds first came (5.2 sums
+/// them up when the evaluation ends).
+fn in_5_2_order(lines: Vec<String>) -> Vec<String> {
+    let (mut grouped, mut ordered): (Vec<String>, Vec<String>) =
+        lines.into_iter().partition(|line| GROUPED.iter().any(|prefix| line.starts_with(prefix)));
+    let mut kinds: Vec<(&str, String)> = Vec::new();
+    for line in grouped.drain(..) {
+        let prefix = GROUPED.iter().find(|prefix| line.starts_with(*prefix)).expect("a grouped line");
+        match kinds.iter_mut().find(|(kind, _)| kind == prefix) {
+            Some((_, merged)) => {
+                merged.push(' ');
+                merged.push_str(&line[prefix.len()..]);
+            }
+            None => kinds.push((prefix, line)),
+        }
+    }
+    ordered.extend(kinds.into_iter().map(|(_, line)| line));
+    ordered
 }
 
 fn push_merged(lines: &mut Vec<String>, text: String) {
@@ -194,6 +236,8 @@ pub enum ModError {
     Reported,
     /// A requirement could not be loaded.
     Requirement(String),
+    /// A requirement is no longer loaded when a dependent is reloaded.
+    RequirementNotLoaded(String),
     Loop(Vec<String>),
     /// `break` in the modulefile: abandoned silently.
     Abandoned,
@@ -236,6 +280,7 @@ impl ModError {
                 "    Please contact <root@localhost>".into(),
             ],
             ModError::Requirement(name) => vec![format!("  ERROR: Load of requirement {name} failed")],
+            ModError::RequirementNotLoaded(names) => vec![format!("  ERROR: Requirement {names} is not loaded")],
             ModError::Loop(chain) => vec![format!(
                 "  ERROR: {} requires itself through its requirements ({}); nothing was loaded",
                 chain.last().map_or("", String::as_str),
@@ -249,6 +294,26 @@ impl ModError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_block_shows_messages_first_then_one_line_per_kind_of_module_handled() {
+        let mut session = Session::new(Env::default(), 80);
+        session.open("Switching from a/1 to a/2".into());
+        session.line("  Unloading dependent: b/1".into());
+        session.line("  Loading requirement: z/1".into());
+        session.line("  WARNING: Reload of dependent b/1 failed".into());
+        session.line("  Unloading dependent: c/1".into());
+        session.close();
+        assert_eq!(
+            session.out,
+            [
+                "Switching from a/1 to a/2",
+                "  WARNING: Reload of dependent b/1 failed",
+                "  Unloading dependent: b/1 c/1",
+                "  Loading requirement: z/1"
+            ]
+        );
+    }
 
     #[test]
     fn blocks_of_one_command_are_separated_and_long_lists_wrap() {

@@ -1,0 +1,13 @@
+#PBS -M someone@ga.gov.au
+#PBS -m e
+#PBS -P n74 
+#PBS -q normalbw
+#PBS -l walltime=10:02:00
+#PBS -l ncpus=28
+#PBS -l mem=256GB
+#PBS -l wd
+#PBS -N aa 
+#PBS -l jobfs=20GB
+#PBS -l storage=scratch/y57+scratch/n74+gdata/n74
+#PBS -l other=hyperthread
+python3 -u ./aa.py

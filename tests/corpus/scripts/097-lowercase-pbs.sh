@@ -1,0 +1,4 @@
+#!/bin/bash
+#pbs -N lower
+#PBS -N upper
+echo x
