@@ -125,7 +125,7 @@ fn openpbs_tail(out: &mut Builder, job: &Job, array: Option<&ArrayView<'_>>) {
     out.add("etime", || job.times.etime.to_string());
     out.add("run_count", || job.run_count.to_string());
     add_exit_status(out, job, Flavor::OpenPbs);
-    add_umask_sandbox(out, job);
+    add_umask_sandbox(out, job, Flavor::OpenPbs);
     out.add("Submit_arguments", || job.spec.submit_args.clone());
     out.add("project", || "_pbs_project_default".to_string());
     out.add("Submit_Host", || job.spec.submit_host.clone());
@@ -167,7 +167,7 @@ fn torque_tail(out: &mut Builder, job: &Job, now: i64) {
         out.add("init_work_dir", || dir.to_string());
     }
     out.add("request_version", || "1".to_string());
-    add_umask_sandbox(out, job);
+    add_umask_sandbox(out, job, Flavor::Torque);
 }
 
 /// `stagein` and `stageout`, as given, when the job has them.
@@ -180,10 +180,14 @@ fn add_stage_lists(out: &mut Builder, job: &Job) {
     }
 }
 
-/// `umask` (octal digits, as OpenPBS shows `-W umask=022`: `22`) and `sandbox`, when given.
-fn add_umask_sandbox(out: &mut Builder, job: &Job) {
+/// `umask` and `sandbox`, when given. OpenPBS shows `-W umask=022` as its digits, `22`
+/// (`decode_l`); TORQUE's qsub converts it from octal, `18` (pbs-reference 6.4).
+fn add_umask_sandbox(out: &mut Builder, job: &Job, flavor: Flavor) {
     if let Some(mask) = job.spec.exec.umask {
-        out.add("umask", || job::exec_opts::show_umask(mask));
+        match flavor {
+            Flavor::OpenPbs => out.add("umask", || job::exec_opts::show_umask(mask)),
+            Flavor::Torque => out.add("umask", || mask.to_string()),
+        }
     }
     if let Some(sandbox) = job.spec.exec.sandbox {
         out.add("sandbox", || job::exec_opts::show_sandbox(sandbox).to_string());

@@ -76,6 +76,9 @@ fn exec_options_are_shown_and_sent() {
     };
     let ServerReply::JobSubmitted { id } = submit_as(&mut state, &requester(ALICE), job) else { panic!() };
     assert_eq!(shown(&state, &id, "umask").as_deref(), Some("22"));
+    state.flavor = Flavor::Torque;
+    assert_eq!(shown(&state, &id, "umask").as_deref(), Some("18"), "TORQUE's qsub sends it converted from octal");
+    state.flavor = Flavor::OpenPbs;
     assert_eq!(shown(&state, &id, "sandbox").as_deref(), Some("PRIVATE"));
     assert_eq!(shown(&state, &id, "stagein").as_deref(), Some("in@login:/d/x"));
     assert_eq!(shown(&state, &id, "stageout").as_deref(), Some("out@login:/d/x"));
