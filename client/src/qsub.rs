@@ -204,6 +204,15 @@ fn check_depend(extra: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// `-W umask`, `group_list`, `sandbox`, `stagein`, `stageout` (the mom acts on them); a bad
+/// value is refused as the server would (`Illegal attribute or resource value`).
+fn exec_options(extra: &[String]) -> Result<job::exec_opts::ExecOptions, Failure> {
+    job::exec_opts::ExecOptions::from_w_items(extra.iter().map(String::as_str)).map_err(|error| {
+        let code = proto::ErrorCode::BadAttributeValue;
+        fail(code.exit_code(), format!("{} {error}", code.text()))
+    })
+}
+
 /// Errors that only concern combining resources, which a single `-l` line may not show.
 fn is_combination_error(error: &ResourceError) -> bool {
     error.message.contains("cannot be used with")
@@ -413,6 +422,7 @@ fn build_spec(
         array: None,
         interactive: None,
         options: Default::default(),
+        exec: exec_options(&opts.extra)?,
     })
 }
 

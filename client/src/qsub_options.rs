@@ -9,10 +9,10 @@ use crate::qsub::{fail, Failure};
 use job::options::{self, JobOptions};
 
 /// The `-W` names read here or elsewhere and never stored by this module: `depend` (qsub.rs),
-/// `group_list`, `umask`, `stagein`, `stageout` (their own handling), the flags OpenPBS's qsub
+/// `group_list`, `umask`, `sandbox`, `stagein`, `stageout` (their own handling), the flags OpenPBS's qsub
 /// sets itself (`interactive`, `x`), `suppress_email`, and `pwd` (a password: never stored).
-const W_NOT_STORED: [&str; 9] =
-    ["depend", "group_list", "umask", "stagein", "stageout", "interactive", "x", "suppress_email", "pwd"];
+const W_NOT_STORED: [&str; 10] =
+    ["depend", "group_list", "umask", "sandbox", "stagein", "stageout", "interactive", "x", "suppress_email", "pwd"];
 
 /// What the options of this module make of the job: its [`JobOptions`] and the warnings to print.
 pub fn job_options(opts: &QsubOpts, now: i64) -> Result<(JobOptions, Vec<String>), Failure> {

@@ -21,8 +21,6 @@ fn values_are_stored() {
         "-c",
         "c=10",
         "-W",
-        "sandbox=private",
-        "-W",
         "run_count=2",
         "-W",
         "tolerate_node_failures=job_start",
@@ -36,7 +34,6 @@ fn values_are_stored() {
     assert_eq!(job.project.as_deref(), Some("a00"));
     assert_eq!(job.user_list, ["alice@login1"]);
     assert_eq!(job.checkpoint.as_deref(), Some("c=10"));
-    assert_eq!(job.w_attr("sandbox"), Some("PRIVATE"));
     assert_eq!(job.initial_run_count(), 2);
     assert_eq!(job.w_attr("tolerate_node_failures"), Some("job_start"));
     assert_eq!(job.w_attr("release_nodes_on_stageout"), Some("True"));
@@ -58,7 +55,6 @@ fn bad_values_are_refused_with_the_letter() {
         (&["-u", "root;id"], "illegal -u value"),
         (&["-c", "sometimes"], "illegal -c value"),
         (&["-a", "2460"], "illegal -a value"),
-        (&["-W", "sandbox=TMP"], "illegal -W value"),
         (&["-W", "run_count=-1"], "illegal -W value"),
         (&["-W", "block=perhaps"], "illegal -W value"),
     ] {

@@ -10,6 +10,7 @@ pub mod attrs;
 pub mod depend;
 pub mod directives;
 pub mod duration;
+pub mod exec_opts;
 pub mod exec_time;
 pub mod id;
 pub mod limits;

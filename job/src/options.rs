@@ -23,8 +23,8 @@ pub const MAX_EXECUTION_TIME: i64 = 253_402_300_799;
 /// Largest initial `-W run_count`.
 pub const MAX_RUN_COUNT: u32 = 10_000;
 /// The `-W` attributes kept as given (after [`check_w_attr`] made them canonical) and shown by qstat.
-pub const STORED_W_ATTRS: [&str; 5] =
-    ["sandbox", "run_count", "block", "release_nodes_on_stageout", "tolerate_node_failures"];
+/// (`sandbox` is the mom's, with the other `-W` items it acts on: `exec_opts.rs`.)
+pub const STORED_W_ATTRS: [&str; 4] = ["run_count", "block", "release_nodes_on_stageout", "tolerate_node_failures"];
 
 /// The options of this module as submitted. Every field is optional in a stored spec: rows
 /// written before these options existed load with the defaults.
@@ -186,10 +186,6 @@ pub fn check_w_attr(name: &str, value: &str) -> Result<Option<String>, OptionErr
         _ => Err(error(attr, format!("{value:?} is not true or false"))),
     };
     match name {
-        "sandbox" => match value.to_ascii_uppercase().as_str() {
-            text @ ("HOME" | "PRIVATE") => Ok(Some(text.to_string())),
-            _ => Err(error("sandbox", format!("{value:?} is not HOME or PRIVATE"))),
-        },
         "run_count" => match value.parse::<u32>() {
             Ok(count) if count <= MAX_RUN_COUNT && value.chars().all(|c| c.is_ascii_digit()) => {
                 Ok(Some(count.to_string()))

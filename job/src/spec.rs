@@ -38,7 +38,7 @@ pub struct JobSpec {
     /// Merged `-l` pairs as given; the server parses them with `ResourceRequest::from_list`.
     pub resources: Vec<(String, String)>,
     /// `-o` as `host:/abs/path`; `None` = default `<workdir>/<name>.o<seq>`. A path ending in
-    /// `/` (or an existing directory, resolved by qsub) is a directory.
+    /// `/` (or an existing directory) is a directory: the mom names the file in it.
     pub output_path: Option<String>,
     /// `-e`, like `output_path`.
     pub error_path: Option<String>,
@@ -79,6 +79,9 @@ pub struct JobSpec {
     /// `-P`, `-u`, `-c`, `-a`, stored `-W` attributes, `-F` (`crate::options`).
     #[serde(default)]
     pub options: crate::options::JobOptions,
+    /// `-W umask`, `group_list`, `sandbox`, `stagein`, `stageout` (`exec_opts.rs`).
+    #[serde(default)]
+    pub exec: crate::exec_opts::ExecOptions,
 }
 
 /// Where a waiting `qsub -I` listens, and the secret the mother superior must present there.

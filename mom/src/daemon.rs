@@ -168,6 +168,7 @@ impl Daemon {
             used: outcome.used,
             undelivered: outcome.undelivered,
             run_count,
+            stagein_failed: outcome.stagein_failed,
         };
         // Invariant: the obit is in the table before it is sent, so a reconnect resends it.
         lock(&self.table).on_job_ended(obit.clone());

@@ -29,6 +29,9 @@ pub fn launch(job_id: &str, hosts: Vec<HostAlloc>) -> Box<JobLaunch> {
         root_allowed: false,
         run_count: 1,
         script_args: Vec::new(),
+        output_name: String::new(),
+        error_name: String::new(),
+        exec: Default::default(),
     })
 }
 

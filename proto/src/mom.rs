@@ -82,6 +82,10 @@ pub struct JobObit {
     /// is the mother superior of the job's current run.
     #[serde(default)]
     pub run_count: u32,
+    /// Why the job's `-W stagein` failed (it did not start): the server queues it again on a
+    /// user hold, with this in its comment.
+    #[serde(default)]
+    pub stagein_failed: Option<String>,
 }
 
 /// One spool file the mom could not copy to its destination as the user, and where it kept
@@ -216,4 +220,15 @@ pub struct JobLaunch {
     /// `qsub -F` (TORQUE): the script's arguments, `$1`... (`job::options::check_script_args`).
     #[serde(default)]
     pub script_args: Vec<String>,
+    /// The file names the mom gives stdout and stderr in a directory destination (`-o logs/`,
+    /// or an existing directory): `<jobname>.o<seq>` (a subjob: `.o<seq>.<index>`, TORQUE
+    /// flavor `-<index>`). Empty from an older server: the mom then uses `<jobid>.OU`/`.ER`.
+    #[serde(default)]
+    pub output_name: String,
+    #[serde(default)]
+    pub error_name: String,
+    /// `-W umask` (the job's shell and its delivered output files are created with it; none:
+    /// 077), `sandbox`, `stagein`, `stageout` (the mom's `exec/stage.rs`).
+    #[serde(default)]
+    pub exec: job::exec_opts::ExecOptions,
 }

@@ -45,6 +45,7 @@ fn spec(select: &str, hold: bool) -> job::JobSpec {
         array: None,
         interactive: None,
         options: Default::default(),
+        exec: Default::default(),
     }
 }
 

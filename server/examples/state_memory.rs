@@ -65,6 +65,7 @@ fn main() {
         array: None,
         interactive: None,
         options: Default::default(),
+        exec: Default::default(),
     };
     let before = LIVE.load(Ordering::Relaxed);
     for _ in 0..10_000 {

@@ -43,6 +43,7 @@ fn queued() -> Job {
         array: None,
         interactive: None,
         options: Default::default(),
+        exec: Default::default(),
     };
     Job {
         id: JobId::new(123, "head"),

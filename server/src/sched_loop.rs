@@ -187,6 +187,8 @@ fn start_job(state: &mut ServerState, out: &mut Outbox, key: u64, shares: Vec<No
         // TORQUE names a subjob `<name>-<index>` (PBS_JOBNAME; pbs-reference 4.1).
         launch.name = format!("{}-{index}", launch.name);
     }
+    launch.output_name = std_file_name(job, 'o', flavor);
+    launch.error_name = std_file_name(job, 'e', flavor);
     let mother = job.exec[0].node.clone();
     for share in &job.exec[1..] {
         out.send(&share.node, ServerToMom::JoinJob(Box::new(launch.clone())));
@@ -239,7 +241,23 @@ pub fn job_launch(job: &Job, kill_delay: u64) -> JobLaunch {
         root_allowed: false,
         run_count: job.run_count,
         script_args: job.spec.options.script_args.clone(),
+        // Named in `launch_job`, where the flavor is known.
+        output_name: String::new(),
+        error_name: String::new(),
+        exec: job.spec.exec.clone(),
     }
+}
+
+/// The name of a job's stdout (`kind` `o`) or stderr (`e`) file in a directory destination
+/// (pbs-reference section 0, `-o dir/`): `<jobname>.o<seq>`, a subjob's `<jobname>.o<seq>.<index>`
+/// (TORQUE flavor `-<index>`), as the default path names it.
+pub(crate) fn std_file_name(job: &Job, kind: char, flavor: crate::config::Flavor) -> String {
+    let index = match (job.id.array, flavor) {
+        (Some(ArrayPart::Sub(index)), crate::config::Flavor::Torque) => format!("-{index}"),
+        (Some(ArrayPart::Sub(index)), _) => format!(".{index}"),
+        _ => String::new(),
+    };
+    format!("{}.{kind}{}{index}", job.spec.name, job.id.seq)
 }
 
 fn strip_host(path: &str) -> String {

@@ -24,12 +24,9 @@ pub(crate) fn add_before_hold(out: &mut Builder<'_>, job: &Job) {
     }
 }
 
-/// `sandbox`, then `User_List`.
+/// `User_List` (`sandbox` before it is `exec_opts`'s: `status.rs`).
 pub(crate) fn add_before_variables(out: &mut Builder<'_>, job: &Job) {
     let options = &job.spec.options;
-    if let Some(sandbox) = options.w_attr("sandbox") {
-        out.add("sandbox", || sandbox.to_string());
-    }
     if !options.user_list.is_empty() {
         out.add("User_List", || options.user_list.join(","));
     }

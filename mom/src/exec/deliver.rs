@@ -70,33 +70,77 @@ pub fn destination(dest: &str, home: &Path) -> PathBuf {
     }
 }
 
-/// Copies `spool` to `dest`. `as_child` runs the copy in a child process with the user's
-/// identity (required when the mom's uid is not the user's).
-pub fn deliver(spool: &Path, dest: &Path, user: &JobUser, as_child: bool) -> Result<(), DeliverError> {
+/// One spool file to deliver: where to (`-o`/`-e` as the server sent it, without its host),
+/// and the name it takes when that is a directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    pub spool: PathBuf,
+    pub dest: String,
+    /// `<jobname>.o<seq>` (`JobLaunch.output_name`); one path component, checked by [`deliver`].
+    pub file_name: String,
+}
+
+/// Whether `name` can name a file inside a directory destination: one path component, not
+/// `.`/`..`, no NUL, at most 255 bytes (NAME_MAX).
+pub fn file_name_is_safe(name: &str) -> bool {
+    !name.is_empty() && name.len() <= 255 && name != "." && name != ".." && !name.contains(['/', '\0'])
+}
+
+/// Copies `spool` to `dest`, or into it under `file_name` when `dest` is a directory (ends in
+/// `/` or is one, as the user sees it). `as_child` runs the copy in a child process with the
+/// user's identity (required when the mom's uid is not the user's); `umask` is the one files
+/// are created with (the job's `-W umask`, else 077). A character device the user may write
+/// (`/dev/null`) is written as any file.
+pub fn deliver(
+    spool: &Path,
+    dest: &Path,
+    file_name: &str,
+    user: &JobUser,
+    as_child: bool,
+    umask: u32,
+) -> Result<(), DeliverError> {
     let io_error = |source| DeliverError::Io { spool: spool.to_path_buf(), dest: dest.to_path_buf(), source };
+    if !file_name_is_safe(file_name) {
+        return Err(io_error(io::Error::other(format!("unusable output file name {file_name:?}"))));
+    }
     let mut source = File::open(spool).map_err(io_error)?;
     if !as_child {
-        let mut target = open_directly(dest, user.uid == 0).map_err(io_error)?;
+        let target = if dest.as_os_str().as_encoded_bytes().ends_with(b"/") || dest.is_dir() {
+            dest.join(file_name)
+        } else {
+            dest.to_path_buf()
+        };
+        let mut target = open_directly(&target, user.uid == 0, umask).map_err(io_error)?;
         return io::copy(&mut source, &mut target).map(drop).map_err(io_error);
     }
-    copy_as_user(source, dest, user)
+    copy_as_user(source, dest, file_name, user, umask)
 }
 
 /// Opens `dest` for the copy with the mom's own identity, emptied. Non-blocking and a type
-/// check: a FIFO or device as `-o` must not hang the mom. As root (`root`: the job's user is
-/// root, so is the mom) it follows no symbolic link at the last component (`O_NOFOLLOW`) and
-/// refuses a file with other hard links: a link planted there must not make root write a
-/// file of someone else's choosing (issue 12, item 9).
-fn open_directly(dest: &Path, root: bool) -> io::Result<File> {
-    use std::os::unix::fs::MetadataExt;
+/// check: a FIFO as `-o` must not hang the mom (a character device, `/dev/null`, is fine). As
+/// root (`root`: the job's user is root, so is the mom) it follows no symbolic link at the last
+/// component (`O_NOFOLLOW`) and refuses a file with other hard links: a link planted there must
+/// not make root write a file of someone else's choosing (issue 12, item 9).
+fn open_directly(dest: &Path, root: bool, umask: u32) -> io::Result<File> {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let no_follow = if root { libc::O_NOFOLLOW } else { 0 };
-    let target = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NONBLOCK | no_follow)
-        .open(dest)?;
+    let mode = 0o666 & !umask;
+    let mut options = OpenOptions::new();
+    options.write(true).mode(mode).custom_flags(libc::O_NONBLOCK | no_follow);
+    // A new file gets exactly the job's umask (not also the mom's); an existing one keeps its mode.
+    let target = match options.clone().create_new(true).open(dest) {
+        Ok(created) => {
+            created.set_permissions(std::fs::Permissions::from_mode(mode))?;
+            created
+        }
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => options.open(dest)?,
+        Err(err) => return Err(err),
+    };
     let meta = target.metadata()?;
+    if meta.file_type().is_char_device() {
+        return Ok(target);
+    }
     if !meta.is_file() {
         return Err(io::Error::other("destination is not a regular file"));
     }
@@ -107,18 +151,24 @@ fn open_directly(dest: &Path, root: bool) -> io::Result<File> {
     Ok(target)
 }
 
-/// The copy run as the user: refuses a destination that exists and is not a regular file (a
-/// FIFO would block delivery for ever), and gives up after `timeout` (coreutils) seconds.
-const COPY_SCRIPT: &str = "if [ -e \"$1\" ] && [ ! -f \"$1\" ]; then echo \"$1: not a regular file\" >&2; exit 1; fi; \
-exec timeout 300 cat > \"$1\"";
+/// The copy run as the user: `$1` the destination, `$2` the file name in it when it is a
+/// directory. Refuses a destination that exists and is neither a regular file nor a character
+/// device (a FIFO would block delivery for ever), and gives up after `timeout` (coreutils)
+/// seconds, the open included (a name swapped for a FIFO after the check, or a device whose
+/// open waits, cannot hold the mom). The redirection opens the file as the user: the kernel
+/// checks their rights.
+const COPY_SCRIPT: &str = "d=\"$1\"; if [ -d \"$d\" ]; then d=\"${d%/}/$2\"; fi; \
+if [ -e \"$d\" ] && [ ! -f \"$d\" ] && [ ! -c \"$d\" ]; then echo \"$d: not a regular file\" >&2; exit 1; fi; \
+exec timeout 300 /bin/sh -c 'exec cat > \"$1\"' sh \"$d\"";
 
-/// `sh -c COPY_SCRIPT` with stdin = the spool file, as the user, umask 077.
-fn copy_as_user(source: File, dest: &Path, user: &JobUser) -> Result<(), DeliverError> {
+/// `sh -c COPY_SCRIPT` with stdin = the spool file, as the user, with `umask`.
+fn copy_as_user(source: File, dest: &Path, file_name: &str, user: &JobUser, umask: u32) -> Result<(), DeliverError> {
     let identity = Identity::of(user);
     let mut command = Command::new("/bin/sh");
     command
         .args(["-c", COPY_SCRIPT, "sh"])
         .arg(dest)
+        .arg(file_name)
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
         .current_dir("/")
@@ -130,7 +180,7 @@ fn copy_as_user(source: File, dest: &Path, user: &JobUser) -> Result<(), Deliver
         command.pre_exec(move || {
             super::spawn::close_inherited_descriptors();
             identity.assume()?;
-            libc::umask(0o077);
+            libc::umask(umask as libc::mode_t);
             Ok(())
         });
     }
@@ -215,10 +265,82 @@ mod tests {
         std::fs::write(&spool, "hello\n").unwrap();
         let dest = dir.path().join("out");
         let user = super::super::user::resolve("root", None).unwrap();
-        deliver(&spool, &dest, &user, false).unwrap();
+        deliver(&spool, &dest, "x.o1", &user, false, 0o077).unwrap();
         assert_eq!(std::fs::read_to_string(&dest).unwrap(), "hello\n");
-        let missing = deliver(&spool, &dir.path().join("no/such/dir"), &user, false);
+        let missing = deliver(&spool, &dir.path().join("no/such/dir"), "x.o1", &user, false, 0o077);
         assert!(missing.is_err());
+    }
+
+    /// Issue 13, item 6: `-o logs/` (or an existing directory) gets the file named in it.
+    #[test]
+    fn a_directory_destination_gets_the_named_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let spool = dir.path().join("1.OU");
+        std::fs::write(&spool, "hello\n").unwrap();
+        let user = super::super::user::resolve("root", None).unwrap();
+        let logs = dir.path().join("logs");
+        std::fs::create_dir(&logs).unwrap();
+        let with_slash = PathBuf::from(format!("{}/", logs.display()));
+        deliver(&spool, &with_slash, "job.o1", &user, false, 0o077).unwrap();
+        assert_eq!(std::fs::read_to_string(logs.join("job.o1")).unwrap(), "hello\n");
+        deliver(&spool, &logs, "job.e1", &user, false, 0o077).unwrap();
+        assert_eq!(std::fs::read_to_string(logs.join("job.e1")).unwrap(), "hello\n");
+        let missing = PathBuf::from(format!("{}/", dir.path().join("nodir").display()));
+        assert!(deliver(&spool, &missing, "job.o1", &user, false, 0o077).is_err());
+        for bad in ["", ".", "..", "a/b", "../x"] {
+            assert!(deliver(&spool, &with_slash, bad, &user, false, 0o077).is_err(), "{bad:?}");
+        }
+    }
+
+    /// Issue 13, item 7: `-o /dev/null` is delivered (written), not refused.
+    #[test]
+    fn a_character_device_destination_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let spool = dir.path().join("1.OU");
+        std::fs::write(&spool, "hello\n").unwrap();
+        let user = super::super::user::resolve("root", None).unwrap();
+        deliver(&spool, Path::new("/dev/null"), "x.o1", &user, false, 0o077).unwrap();
+        let root = JobUser { uid: 0, ..user };
+        deliver(&spool, Path::new("/dev/null"), "x.o1", &root, false, 0o077).unwrap();
+    }
+
+    /// The copy in a child (as root here, the identity change is the same system calls):
+    /// a directory gets the named file, `/dev/null` is written, a FIFO is refused.
+    #[test]
+    fn the_child_copy_names_files_in_directories_and_writes_devices() {
+        if !nix::unistd::geteuid().is_root() {
+            assert!(std::env::var_os("CI").is_none(), "needs root under CI");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let spool = dir.path().join("1.OU");
+        std::fs::write(&spool, "hello\n").unwrap();
+        let user = super::super::user::resolve("root", None).unwrap();
+        let with_slash = PathBuf::from(format!("{}/", dir.path().display()));
+        deliver(&spool, &with_slash, "job.o1", &user, true, 0o022).unwrap();
+        assert_eq!(std::fs::read_to_string(dir.path().join("job.o1")).unwrap(), "hello\n");
+        deliver(&spool, dir.path(), "job.e1", &user, true, 0o022).unwrap();
+        assert!(dir.path().join("job.e1").exists());
+        deliver(&spool, Path::new("/dev/null"), "x", &user, true, 0o022).unwrap();
+        let fifo = dir.path().join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let refused = deliver(&spool, &fifo, "x", &user, true, 0o022).unwrap_err();
+        assert!(refused.reason().contains("not a regular file"), "{refused}");
+    }
+
+    /// `-W umask`: a delivered file is created with the job's umask.
+    #[test]
+    fn output_is_created_with_the_umask() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let spool = dir.path().join("1.OU");
+        std::fs::write(&spool, "hello\n").unwrap();
+        let user = super::super::user::resolve("root", None).unwrap();
+        for (mask, mode) in [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)] {
+            let dest = dir.path().join(format!("out{mask:o}"));
+            deliver(&spool, &dest, "x", &user, false, mask).unwrap();
+            assert_eq!(std::fs::metadata(&dest).unwrap().permissions().mode() & 0o777, mode);
+        }
     }
 
     #[test]
@@ -256,12 +378,12 @@ mod tests {
         let hard = dir.path().join("hard");
         std::fs::hard_link(&victim, &hard).unwrap();
         let root = JobUser { uid: 0, ..super::super::user::resolve("root", None).unwrap() };
-        assert!(deliver(&spool, &link, &root, false).is_err(), "followed a symbolic link");
-        assert!(deliver(&spool, &hard, &root, false).is_err(), "wrote through a hard link");
+        assert!(deliver(&spool, &link, "x.o1", &root, false, 0o077).is_err(), "followed a symbolic link");
+        assert!(deliver(&spool, &hard, "x.o1", &root, false, 0o077).is_err(), "wrote through a hard link");
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "root's file\n");
-        deliver(&spool, &dir.path().join("fresh"), &root, false).unwrap();
+        deliver(&spool, &dir.path().join("fresh"), "x.o1", &root, false, 0o077).unwrap();
         std::fs::write(dir.path().join("old"), "a much longer earlier output\n").unwrap();
-        deliver(&spool, &dir.path().join("old"), &root, false).unwrap();
+        deliver(&spool, &dir.path().join("old"), "x.o1", &root, false, 0o077).unwrap();
         assert_eq!(std::fs::read_to_string(dir.path().join("old")).unwrap(), "output\n", "replaced whole");
     }
 
@@ -274,8 +396,8 @@ mod tests {
         nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
         let user = super::super::user::resolve("root", None).unwrap();
         // Without a reader the non-blocking open fails; with one, the type check refuses it.
-        assert!(deliver(&spool, &fifo, &user, false).is_err());
+        assert!(deliver(&spool, &fifo, "x.o1", &user, false, 0o077).is_err());
         let _reader = OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(&fifo).unwrap();
-        assert!(deliver(&spool, &fifo, &user, false).is_err());
+        assert!(deliver(&spool, &fifo, "x.o1", &user, false, 0o077).is_err());
     }
 }

@@ -227,6 +227,9 @@ mod tests {
             root_allowed: false,
             run_count: 1,
             script_args: Vec::new(),
+            output_name: String::new(),
+            error_name: String::new(),
+            exec: Default::default(),
         }
     }
 

@@ -6,6 +6,7 @@
 //! and owners, and removal. Must not: write into a user's directory (delivery does that, as
 //! the user) or spawn processes.
 
+use super::deliver::Delivery;
 use super::user::JobUser;
 use job::spec::Join;
 use proto::mom::{HostAlloc, JobLaunch};
@@ -178,15 +179,30 @@ impl JobFiles {
         writeln!(file, "{line}")
     }
 
-    /// Spool files to deliver and where (`-o`/`-e` destinations as given by the server).
-    pub fn deliveries(&self, launch: &JobLaunch) -> Vec<(PathBuf, String)> {
+    /// Spool files to deliver, where (`-o`/`-e` destinations as given by the server) and the
+    /// name each takes in a directory destination (the server's, else `<jobid>.OU`/`.ER`).
+    pub fn deliveries(&self, launch: &JobLaunch) -> Vec<Delivery> {
+        let name = |given: &str, suffix: &str| {
+            if given.is_empty() {
+                format!("{}.{suffix}", launch.job_id)
+            } else {
+                given.to_string()
+            }
+        };
+        let out = Delivery {
+            spool: self.stdout.clone(),
+            dest: launch.output_path.clone(),
+            file_name: name(&launch.output_name, "OU"),
+        };
+        let err = Delivery {
+            spool: self.stderr.clone(),
+            dest: launch.error_path.clone(),
+            file_name: name(&launch.error_name, "ER"),
+        };
         match self.join {
-            Join::No => vec![
-                (self.stdout.clone(), launch.output_path.clone()),
-                (self.stderr.clone(), launch.error_path.clone()),
-            ],
-            Join::OutErr => vec![(self.stdout.clone(), launch.output_path.clone())],
-            Join::ErrOut => vec![(self.stderr.clone(), launch.error_path.clone())],
+            Join::No => vec![out, err],
+            Join::OutErr => vec![out],
+            Join::ErrOut => vec![err],
         }
     }
 

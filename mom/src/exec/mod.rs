@@ -22,12 +22,17 @@ pub mod reap;
 pub mod recover;
 pub mod run;
 pub mod spawn;
+pub mod stage;
 pub mod user;
 
 pub use run::{run_job, ExecContext, JobOutcome, KillRequest};
 
 use std::io;
 use std::path::PathBuf;
+
+/// The umask of a job's shell and of its delivered output when it gives no `-W umask`
+/// (OpenPBS `start_exec.c`: 077).
+pub const DEFAULT_UMASK: u32 = 0o077;
 
 /// Exit status: the job failed before its files were set up (`JOB_EXEC_FAIL1`).
 pub const JOB_EXEC_FAIL1: i32 = -1;
@@ -49,10 +54,14 @@ pub enum StartError {
     UnknownUser(String),
     #[error("group {0:?} does not exist on this host")]
     UnknownGroup(String),
+    #[error("user {user} is not a member of group {group} on this host")]
+    NotMember { user: String, group: String },
     #[error("this mom runs as uid {mom_uid} and runs only its own user's jobs, not {user}'s (uid {uid})")]
     ForeignUser { mom_uid: u32, user: String, uid: u32 },
     #[error("user {0} is uid 0 here, and the server's acl_roots did not allow this job to run as root")]
     RootRefused(String),
+    #[error("{0}")]
+    StageIn(String),
     #[error("shell {0} does not exist or is not executable")]
     ShellMissing(PathBuf),
     #[error("cannot set up the job's spool files: {0}")]
@@ -71,7 +80,9 @@ impl StartError {
     /// The exit status the job ends with.
     pub fn exit_status(&self) -> i32 {
         match self {
-            StartError::ForeignUser { .. } | StartError::RootRefused(_) => JOB_EXEC_INVALID_ID,
+            StartError::ForeignUser { .. } | StartError::RootRefused(_) | StartError::NotMember { .. } => {
+                JOB_EXEC_INVALID_ID
+            }
             StartError::Stdio(_) | StartError::Spawn { .. } | StartError::Pty(_) => JOB_EXEC_FAIL2,
             _ => JOB_EXEC_FAIL1,
         }

@@ -7,15 +7,16 @@
 //! early without an outcome: a job that cannot start still ends, with a negative status.
 
 use super::clock::WalltimeClock;
-use super::deliver::{deliver, destination, keep_undelivered, undelivered_dir};
+use super::deliver::{deliver, destination, keep_undelivered, undelivered_dir, Delivery};
 use super::env::{job_environment, total_slots, EnvInput};
 use super::files::{job_id_is_safe, JobFiles};
 use super::interactive::{self, Terminal};
 use super::kill::{self, Termination};
 use super::reap::{self, Reaped};
 use super::spawn::{spawn_shell, ShellSpec, ShellStdio};
+use super::stage;
 use super::user::{self, JobUser};
-use super::{StartError, JOB_EXEC_FAIL1, JOB_EXEC_FAIL2, JOB_EXEC_KILL_WALLTIME, JOB_EXEC_RERUN};
+use super::{StartError, DEFAULT_UMASK, JOB_EXEC_FAIL1, JOB_EXEC_FAIL2, JOB_EXEC_KILL_WALLTIME, JOB_EXEC_RERUN};
 use nix::sys::signal::Signal;
 use proto::mom::{JobLaunch, ResourcesUsed, Undelivered};
 use std::os::unix::fs::PermissionsExt;
@@ -74,6 +75,8 @@ pub struct JobOutcome {
     pub used: ResourcesUsed,
     /// Output that could not be delivered, and where it is kept.
     pub undelivered: Vec<Undelivered>,
+    /// Why its `-W stagein` failed (the job did not start).
+    pub stagein_failed: Option<String>,
 }
 
 impl JobOutcome {
@@ -84,6 +87,7 @@ impl JobOutcome {
             session_id: 0,
             used: ResourcesUsed { ncpus, ..Default::default() },
             undelivered: Vec::new(),
+            stagein_failed: None,
         }
     }
 }
@@ -142,7 +146,11 @@ pub async fn run_job(
         Ok(Ok(started)) => started,
         Ok(Err(NotStarted { error, undelivered })) => {
             tracing::error!(exit_status = error.exit_status(), "job cannot start: {error}");
-            return JobOutcome { undelivered, ..JobOutcome::not_started(error.exit_status(), ncpus) };
+            let stagein_failed = match &error {
+                StartError::StageIn(reason) => Some(reason.clone()),
+                _ => None,
+            };
+            return JobOutcome { undelivered, stagein_failed, ..JobOutcome::not_started(error.exit_status(), ncpus) };
         }
         Err(err) => {
             tracing::error!("job set-up crashed: {err}");
@@ -172,6 +180,12 @@ fn start(launch: &JobLaunch, context: &ExecContext, gpu_variables: &[(String, St
         files.remove();
         return Err(StartError::Files(err).into());
     }
+    if launch.interactive.is_none() {
+        if let Err(reason) = stage::before_job(launch, &context.node, &as_user(launch, context, &user)) {
+            files.remove();
+            return Err(StartError::StageIn(reason).into());
+        }
+    }
     match spawn(launch, context, &user, &shell, &files, gpu_variables) {
         Ok((sid, terminal)) => {
             if let Err(err) = files.record_session(sid) {
@@ -183,10 +197,14 @@ fn start(launch: &JobLaunch, context: &ExecContext, gpu_variables: &[(String, St
         Err(error @ StartError::Spawn { .. }) if launch.interactive.is_none() => {
             // The child wrote why (`PBS: chdir to ... failed`) on the job's stderr: deliver it.
             let undelivered = deliver_and_clean(launch, context, &user, &files);
+            stage::discard(launch, &as_user(launch, context, &user));
             Err(NotStarted { error, undelivered })
         }
         Err(err) => {
             files.remove();
+            if launch.interactive.is_none() {
+                stage::discard(launch, &as_user(launch, context, &user));
+            }
             Err(err.into())
         }
     }
@@ -231,10 +249,22 @@ fn spawn(
         gpu_variables,
         defaults: &context.job_defaults,
     });
-    // A relative `-d` directory is taken from the home directory.
-    let start_dir = launch.init_dir.as_ref().map_or_else(|| user.home.clone(), |dir| user.home.join(dir));
-    let spec =
-        ShellSpec { shell, user, change_identity: context.mom_uid == 0, env: &env, start_dir: &start_dir, stdio };
+    // A relative `-d` directory is taken from the home directory; without it a job of
+    // `sandbox=PRIVATE` starts in its own directory (`PBS_JOBDIR`), others in the home.
+    let private = stage::job_dir(launch, &user.home).filter(|_| launch.interactive.is_none());
+    let job_dir = private.unwrap_or_else(|| user.home.clone());
+    let start_dir = launch.init_dir.as_ref().map_or_else(|| job_dir.clone(), |dir| user.home.join(dir));
+    let mut env = env;
+    env.push(("PBS_JOBDIR".to_string(), job_dir.display().to_string()));
+    let spec = ShellSpec {
+        shell,
+        user,
+        change_identity: context.mom_uid == 0,
+        env: &env,
+        start_dir: &start_dir,
+        umask: launch.exec.umask.unwrap_or(DEFAULT_UMASK),
+        stdio,
+    };
     let sid = spawn_shell(spec).map_err(|source| StartError::Spawn {
         shell: shell.to_path_buf(),
         dir: start_dir.clone(),
@@ -432,9 +462,17 @@ async fn finish(
         if rerun {
             // The aborted run's output is discarded (pbs-reference 10.4).
             started.files.remove();
+            stage::discard(&launch, &as_user(&launch, &context, &started.user));
             Vec::new()
         } else {
-            deliver_and_clean(&launch, &context, &started.user, &started.files)
+            let mut undelivered = deliver_and_clean(&launch, &context, &started.user, &started.files);
+            let as_user = as_user(&launch, &context, &started.user);
+            for failure in stage::after_job(&launch, &context.node, &as_user) {
+                tracing::warn!(local = %failure.local.display(), "stageout failed: {}", failure.error);
+                let (spool, kept) = (failure.local.display().to_string(), failure.local.display().to_string());
+                undelivered.push(Undelivered { spool, dest: failure.other, error: failure.error, kept });
+            }
+            undelivered
         }
     });
     let undelivered = cleanup.await.unwrap_or_else(|err| {
@@ -448,7 +486,13 @@ async fn finish(
         session_id: sid,
         used: ResourcesUsed { cput_secs, mem_kb, vmem_kb: 0, walltime_secs, ncpus },
         undelivered,
+        stagein_failed: None,
     }
+}
+
+/// How the stage steps run commands as the job's user.
+fn as_user<'a>(launch: &JobLaunch, context: &ExecContext, user: &'a JobUser) -> stage::AsUser<'a> {
+    stage::AsUser { user, change_identity: context.mom_uid == 0, umask: launch.exec.umask.unwrap_or(DEFAULT_UMASK) }
 }
 
 /// Delivers each spool file as the user (an undeliverable one is kept in the undelivered
@@ -458,9 +502,10 @@ fn deliver_and_clean(launch: &JobLaunch, context: &ExecContext, user: &JobUser, 
     let as_child = context.mom_uid != user.uid;
     let deliveries = if launch.interactive.is_some() { Vec::new() } else { files.deliveries(launch) };
     let mut undelivered = Vec::new();
-    for (spool, dest) in deliveries {
+    let umask = launch.exec.umask.unwrap_or(DEFAULT_UMASK);
+    for Delivery { spool, dest, file_name } in deliveries {
         let path = destination(&dest, &user.home);
-        let Err(err) = deliver(&spool, &path, user, as_child) else {
+        let Err(err) = deliver(&spool, &path, &file_name, user, as_child, umask) else {
             tracing::debug!(dest = %path.display(), "output delivered");
             continue;
         };

@@ -1,5 +1,5 @@
 //! Starting a job's top shell: a new session (setsid), the user's identity (supplementary
-//! groups, gid, uid), umask 077, the start directory, an environment built from nothing, and
+//! groups, gid, uid), the job's umask (077 unless `-W umask`), the start directory, an environment built from nothing, and
 //! the shell started as a login shell (`argv[0]` = `-bash`) reading, on its stdin, the path
 //! of the script (an in-memory file kept open across exec), as OpenPBS does. An interactive
 //! job's shell instead gets a pty slave as stdin, stdout, stderr and controlling terminal.
@@ -37,6 +37,8 @@ pub struct ShellSpec<'a> {
     pub env: &'a [(String, String)],
     /// Working directory, entered after the identity change.
     pub start_dir: &'a Path,
+    /// The shell's umask (the job's `-W umask`, else 077).
+    pub umask: u32,
     /// What the shell's standard streams are.
     pub stdio: ShellStdio,
 }
@@ -57,6 +59,7 @@ pub fn spawn_shell(spec: ShellSpec<'_>) -> io::Result<i32> {
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "start directory contains a NUL byte"))?;
     let chdir_failed = format!("PBS: chdir to '{}' failed: ", spec.start_dir.display()).into_bytes();
     let identity = spec.change_identity.then(|| Identity::of(spec.user));
+    let umask = (spec.umask & 0o777) as libc::mode_t;
     let mut command = Command::new(spec.shell);
     command.arg0(login_argv0(spec.shell)).env_clear().envs(spec.env.iter().map(|(k, v)| (k, v)));
     // The script stays open across exec (the shell runs it by its /proc/self/fd path); the
@@ -94,7 +97,7 @@ pub fn spawn_shell(spec: ShellSpec<'_>) -> io::Result<i32> {
             if let Some(identity) = &identity {
                 identity.assume()?;
             }
-            libc::umask(0o077);
+            libc::umask(umask);
             if libc::chdir(start_dir.as_ptr()) < 0 {
                 let error = io::Error::last_os_error();
                 let reason = errno_text(error.raw_os_error().unwrap_or(0));

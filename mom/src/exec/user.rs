@@ -28,17 +28,25 @@ pub struct JobUser {
     pub login_shell: PathBuf,
 }
 
-/// Looks up `name` (and `group`, when given) in the host's user database.
+/// Looks up `name` (and `group`, when given) in the host's user database. The group must be
+/// the user's primary group or one of their supplementary groups here: a job never obtains a
+/// group its user is not in (`-W group_list` is the user's word; the server checked it on its
+/// own host, this is the check that counts).
 pub fn resolve(name: &str, group: Option<&str>) -> Result<JobUser, StartError> {
     let entry = uzers::get_user_by_name(name).ok_or_else(|| StartError::UnknownUser(name.to_string()))?;
+    let groups: Vec<u32> =
+        uzers::get_user_groups(name, entry.primary_group_id()).unwrap_or_default().iter().map(|g| g.gid()).collect();
     let gid = match group {
         Some(group_name) => {
-            uzers::get_group_by_name(group_name).ok_or_else(|| StartError::UnknownGroup(group_name.to_string()))?.gid()
+            let gid = uzers::get_group_by_name(group_name)
+                .ok_or_else(|| StartError::UnknownGroup(group_name.to_string()))?
+                .gid();
+            check_member(name, group_name, gid, entry.primary_group_id(), &groups)?;
+            gid
         }
         None => entry.primary_group_id(),
     };
-    let mut groups: Vec<u32> =
-        uzers::get_user_groups(name, entry.primary_group_id()).unwrap_or_default().iter().map(|g| g.gid()).collect();
+    let mut groups = groups;
     if !groups.contains(&gid) {
         groups.push(gid);
     }
@@ -53,6 +61,14 @@ pub fn resolve(name: &str, group: Option<&str>) -> Result<JobUser, StartError> {
         home: entry.home_dir().to_path_buf(),
         login_shell,
     })
+}
+
+/// Refuses `gid` (named `group`) unless it is `primary` or among `groups`.
+fn check_member(user: &str, group: &str, gid: u32, primary: u32, groups: &[u32]) -> Result<(), StartError> {
+    if gid == primary || groups.contains(&gid) {
+        return Ok(());
+    }
+    Err(StartError::NotMember { user: user.to_string(), group: group.to_string() })
 }
 
 /// Whether a mom running as `mom_uid` may run a job as `user`: root may run anyone's job; any
@@ -106,6 +122,24 @@ mod tests {
         assert_eq!(root.uid, 0);
         assert!(root.groups.contains(&0));
         assert!(!root.login_shell.as_os_str().is_empty());
+    }
+
+    /// A group the user is not in is never obtained (-W group_list is a privilege boundary).
+    #[test]
+    fn only_a_group_the_user_is_in() {
+        assert!(check_member("alice", "alice", 1000, 1000, &[1000]).is_ok());
+        assert!(check_member("alice", "gpu", 2000, 1000, &[1000, 2000]).is_ok());
+        let refused = check_member("alice", "root", 0, 1000, &[1000, 2000]).unwrap_err();
+        assert_eq!(refused.exit_status(), -10);
+        assert!(refused.to_string().contains("not a member of group root"), "{refused}");
+    }
+
+    #[test]
+    fn a_real_user_is_refused_a_group_they_are_not_in() {
+        // `nobody` is not in group `root` on any sane system.
+        let err = resolve("nobody", Some("root")).unwrap_err();
+        assert!(matches!(err, StartError::NotMember { .. }), "{err}");
+        assert!(resolve("root", Some("root")).is_ok());
     }
 
     #[test]

@@ -246,6 +246,9 @@ pub fn launch(job_id: &str, script: &str, out: &Path) -> JobLaunch {
         root_allowed: true,
         run_count: 1,
         script_args: Vec::new(),
+        output_name: String::new(),
+        error_name: String::new(),
+        exec: Default::default(),
     }
 }
 

@@ -14,6 +14,9 @@ use proto::ServerToMom;
 /// Exit status of a job the mom did not start and that should be retried (`JOB_EXEC_RETRY`).
 pub const JOB_EXEC_RETRY: i32 = -3;
 
+/// At most this much of the mom's stage-in failure goes into the job's comment.
+const STAGEIN_REASON_CHARS: usize = 1024;
+
 /// Handles the end of a job reported by `node`.
 pub fn job_ended(state: &mut ServerState, out: &mut Outbox, node: &str, obit: JobObit, now: i64) {
     let ack = ServerToMom::ObitAck { job_id: obit.job_id.clone() };
@@ -36,6 +39,17 @@ pub fn job_ended(state: &mut ServerState, out: &mut Outbox, node: &str, obit: Jo
         return;
     }
     if state.jobs[&key].rerun_requested && !state.jobs[&key].delete_requested {
+        super::rerun_job::requeue_killed_run(state, out, node, key, &obit, now);
+        return;
+    }
+    if let (Some(reason), false) = (&obit.stagein_failed, state.jobs[&key].delete_requested) {
+        // OpenPBS waits 30 minutes and retries (req_runjob.c post_stagein); here the job waits
+        // on a user hold until its owner fixes the input and releases it (no retry loop).
+        let job = state.jobs.get_mut(&key).expect("found above");
+        // Hold letters in OpenPBS's order (`soup`), `n` dropped.
+        job.hold_types = "soup".chars().filter(|c| *c == 'u' || job.hold_types.contains(*c)).collect();
+        let reason: String = reason.chars().take(STAGEIN_REASON_CHARS).collect();
+        job.comment = Some(format!("Job held: stagein failed on {node}: {reason}"));
         super::rerun_job::requeue_killed_run(state, out, node, key, &obit, now);
         return;
     }

@@ -31,6 +31,8 @@ mod array_tests;
 #[cfg(test)]
 mod authz_tests;
 #[cfg(test)]
+mod exec_opts_tests;
+#[cfg(test)]
 mod gpu_tests;
 #[cfg(test)]
 mod interaction_tests;

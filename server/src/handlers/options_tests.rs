@@ -45,7 +45,6 @@ fn options_are_shown_where_openpbs_shows_them() {
         script_args: vec!["one".into(), "two".into()],
         ..JobOptions::default()
     };
-    options.set_w_attr("sandbox", "PRIVATE".into());
     options.set_w_attr("run_count", "3".into());
     options.set_w_attr("tolerate_node_failures", "all".into());
     let id = submit_with(&mut state, options, 10).unwrap();
@@ -53,7 +52,6 @@ fn options_are_shown_where_openpbs_shows_them() {
     assert_eq!(value(&attrs, "project").as_deref(), Some("a00"));
     assert_eq!(value(&attrs, "Checkpoint").as_deref(), Some("c=10"));
     assert_eq!(value(&attrs, "User_List").as_deref(), Some("user1000@login"));
-    assert_eq!(value(&attrs, "sandbox").as_deref(), Some("PRIVATE"));
     assert_eq!(value(&attrs, "run_count").as_deref(), Some("3"), "the initial run count");
     assert_eq!(value(&attrs, "tolerate_node_failures").as_deref(), Some("all"));
     assert_eq!(value(&attrs, "job_arguments").as_deref(), Some("one two"));

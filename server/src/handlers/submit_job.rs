@@ -97,6 +97,8 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
         return Err(bad_value(format!("Job_Name: {reason}")));
     }
     job::mail::check_list(&spec.mail_users).map_err(|error| bad_value(format!("Mail_Users: {error}")))?;
+    spec.exec.check().map_err(|error| bad_value(error.to_string()))?;
+    let group = exec_group(state, requester, &spec)?;
     let queue = state.resolve_destination(spec.queue.as_deref().unwrap_or(""))?;
     state.apply_queue_defaults(&queue, &mut spec.resources);
     // Set by the server (pbs-reference 4.1): the queue first submitted to, and (TORQUE) the
@@ -160,7 +162,7 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
         state: job_state,
         owner: requester.user.clone(),
         owner_uid: requester.uid,
-        group: group_name(requester.gid),
+        group,
         queue,
         hold_types,
         times: JobTimes { ctime: now, qtime: now, mtime: now, etime: now, stime: None, obittime: None },
@@ -217,9 +219,10 @@ pub(crate) fn check_feasible(state: &ServerState, request: &ResourceRequest) -> 
     })
 }
 
-/// `Output_Path`/`Error_Path`: the given `host:/path` (a trailing `/` names a directory, as in
-/// TORQUE), or `<submit host>:<workdir>/<name>.o<seq>`; an array's default names end in
-/// `suffix` (the index placeholder).
+/// `Output_Path`/`Error_Path`: the given `host:/path` as given (a directory, `logs/`, stays a
+/// directory: the mom names the file in it at delivery, as OpenPBS does), or
+/// `<submit host>:<workdir>/<name>.o<seq>`; an array's default names end in `suffix` (the
+/// index placeholder).
 pub(crate) fn std_path(
     given: Option<&str>,
     spec: &JobSpec,
@@ -230,7 +233,6 @@ pub(crate) fn std_path(
 ) -> String {
     let file_name = format!("{}.{}{}{suffix}", spec.name, kind, seq);
     match given {
-        Some(path) if path.ends_with('/') => format!("{path}{file_name}"),
         Some(path) => path.to_string(),
         None => format!("{}:{}/{}", spec.submit_host, workdir.trim_end_matches('/'), file_name),
     }
@@ -246,6 +248,33 @@ fn limit_error(error: job::limits::LimitError) -> RequestError {
 
 pub(crate) fn bad_value(detail: String) -> RequestError {
     RequestError::new(ErrorCode::BadAttributeValue, format!("{} {}", ErrorCode::BadAttributeValue.text(), detail))
+}
+
+/// The group the job runs as (`egroup`): the `group_list` entry for the server's host (else
+/// the one without a host) when the requester is a member of it on this host, else
+/// `PBSE_BADGRP` (OpenPBS `set_objexid`); without `group_list`, the requester's group. The
+/// mom checks membership again on its own host.
+fn exec_group(state: &ServerState, requester: &Requester, spec: &JobSpec) -> Result<String, RequestError> {
+    let Some(wanted) = job::exec_opts::group_for_host(&spec.exec.group_list, &state.server_name) else {
+        return Ok(group_name(requester.gid));
+    };
+    let refused = |why: &str| {
+        let code = ErrorCode::BadGroup;
+        RequestError::new(code, format!("{} ({why})", code.text()))
+    };
+    let group = uzers::get_group_by_name(wanted).ok_or_else(|| refused("no such group"))?;
+    let member = requester.gid == group.gid()
+        || uzers::get_user_by_name(&requester.user).is_some_and(|user| {
+            user.primary_group_id() == group.gid()
+                || uzers::get_user_groups(&requester.user, user.primary_group_id())
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|g| g.gid() == group.gid())
+        });
+    if !member {
+        return Err(refused(&format!("{} is not a member of {wanted}", requester.user)));
+    }
+    Ok(wanted.to_string())
 }
 
 fn group_name(gid: u32) -> String {

@@ -41,6 +41,7 @@ pub(crate) fn spec(resources: &[(&str, &str)]) -> JobSpec {
         array: None,
         interactive: None,
         options: Default::default(),
+        exec: Default::default(),
     }
 }
 

@@ -86,6 +86,49 @@ fn pairs(value: Option<&Value>) -> BTreeMap<String, String> {
     table.iter().map(|(key, value)| (key.clone(), value.as_str().unwrap_or_default().to_string())).collect()
 }
 
+/// The `[setup]` groups, created (and the submitting user put in them) while a corpus test
+/// runs: the server gives a job a `-W group_list` group only when its owner is in it on the
+/// server's host, as OpenPBS does (`set_objexid`, `src/server/geteusernam.c`). Counted, so the
+/// two flavors' tests running at once remove them only after both.
+struct Groups(Vec<String>);
+
+static GROUP_USERS: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
+
+impl Groups {
+    fn create(names: Vec<String>, user: &str, mismatches: &mut Vec<Mismatch>) -> Groups {
+        let mut users = GROUP_USERS.lock().unwrap_or_else(|poison| poison.into_inner());
+        *users += 1;
+        for name in &names {
+            let exists = uzers::get_group_by_name(name).is_some();
+            let made = exists || std::process::Command::new("groupadd").arg(name).status().is_ok_and(|s| s.success());
+            let joined = made
+                && std::process::Command::new("usermod").args(["-aG", name, user]).status().is_ok_and(|s| s.success());
+            if !joined {
+                let field = format!("group {name} with {user} in it (needs root)");
+                mismatches.push(Mismatch {
+                    script: "[setup]".into(),
+                    field,
+                    expected: "ok".into(),
+                    got: "failed".into(),
+                });
+            }
+        }
+        Groups(names)
+    }
+}
+
+impl Drop for Groups {
+    fn drop(&mut self) {
+        let mut users = GROUP_USERS.lock().unwrap_or_else(|poison| poison.into_inner());
+        *users -= 1;
+        if *users == 0 {
+            for name in &self.0 {
+                let _ = std::process::Command::new("groupdel").arg(name).output();
+            }
+        }
+    }
+}
+
 /// Runs the `[setup]` qmgr requests and creates its directories; a failing request is a
 /// mismatch of its own (the scripts that need it then show their own).
 fn set_up(cluster: &Cluster, setup: &Table, mismatches: &mut Vec<Mismatch>) {
@@ -238,9 +281,11 @@ fn run_corpus(flavor: &str, select: impl Fn(&Table) -> bool) -> (usize, Vec<Mism
     let corpus = table();
     let cluster = Cluster::up_with(SITE, &["--mem", SITE_MEM, "--flavor", flavor]);
     let mut mismatches = Vec::new();
-    set_up(&cluster, corpus.get("setup").and_then(Value::as_table).expect("[setup]"), &mut mismatches);
+    let setup = corpus.get("setup").and_then(Value::as_table).expect("[setup]");
+    set_up(&cluster, setup, &mut mismatches);
     let parent = cluster.qsub(&cluster.script("corpus-parent.sh", "true\n"), &["-h"]);
     let user = uzers::get_current_username().expect("a user name").to_string_lossy().into_owned();
+    let _groups = Groups::create(strings(setup.get("groups")), &user, &mut mismatches);
     let workdir = cluster.work.path().display().to_string();
     let server = cluster.server_name.clone();
     let context = Context { host: full_host_name(), workdir, user, parent, server };

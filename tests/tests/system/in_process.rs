@@ -33,6 +33,7 @@ fn spec(script: &str, workdir: &std::path::Path) -> JobSpec {
         array: None,
         interactive: None,
         options: Default::default(),
+        exec: Default::default(),
     }
 }
 

@@ -26,6 +26,7 @@ mod mom_safety;
 mod multihost;
 mod multihost_interactive;
 mod node_admin;
+mod output_paths;
 mod qsub_options;
 mod queues;
 mod restart;

@@ -323,6 +323,9 @@ fn forged_run_job(cluster: &NetCluster, tag: &str, marker: &Path) -> Vec<u8> {
         root_allowed: false,
         run_count: 1,
         script_args: Vec::new(),
+        output_name: String::new(),
+        error_name: String::new(),
+        exec: Default::default(),
     };
     serde_json::to_vec(&ServerToMom::RunJob(Box::new(launch))).unwrap()
 }

@@ -77,7 +77,7 @@ fn refused_as_openpbs_refuses_and_ignored_ones_warn() {
     for (args, text) in [
         (&["-a", "2460"][..], "qsub: illegal -a value"),
         (&["-c", "often"], "qsub: illegal -c value"),
-        (&["-W", "sandbox=TMP"], "qsub: illegal -W value"),
+        (&["-W", "block=perhaps"], "qsub: illegal -W value"),
         (&["-P", "a b"], "qsub: illegal -P value"),
     ] {
         let output = cluster.command("qsub").args(args).arg(&script).output().unwrap();

@@ -119,6 +119,7 @@ fn sample_spec(seq: u64) -> JobSpec {
         array: None,
         interactive: None,
         options: Default::default(),
+        exec: Default::default(),
     }
 }
 
