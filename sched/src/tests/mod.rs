@@ -42,7 +42,17 @@ pub(crate) fn gpu_node(name: &str, np: u32, ngpus: u32) -> NodeView {
 
 /// `count` units of `ncpus` cpus each, nothing else, one `PBS_NODEFILE` line per unit.
 pub(crate) fn chunk(count: u32, ncpus: u32) -> Chunk {
-    Chunk { count, ncpus, ngpus: 0, mem: None, mpiprocs: 1, host: None, properties: Vec::new(), mps: None }
+    Chunk {
+        count,
+        ncpus,
+        ngpus: 0,
+        mem: None,
+        mpiprocs: 1,
+        host: None,
+        properties: Vec::new(),
+        mps: None,
+        amounts: Vec::new(),
+    }
 }
 
 /// `count` units of one cpu and `ngpus` GPUs each.

@@ -53,6 +53,7 @@ fn sample_request() -> ResourceRequest {
             host: None,
             properties: vec!["fast".to_string()],
             mps: None,
+            amounts: Vec::new(),
         }],
         place: Placement::Scatter,
         exclusive: true,
