@@ -269,7 +269,7 @@ impl ResourceDef {
             ResourceType::Size => Size::parse(shown).ok()?.checked_bytes(),
             ResourceType::Float => {
                 let number = shown.parse::<f64>().ok()?;
-                (number >= 0.0 && number < 1e15).then(|| (number * 1000.0).round() as u64)
+                (0.0..1e15).contains(&number).then(|| (number * 1000.0).round() as u64)
             }
             _ => None,
         }
