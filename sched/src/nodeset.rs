@@ -11,7 +11,7 @@ use crate::captree::{Capacity, CapacityTree, Need};
 use crate::work::{Work, WorkNode};
 
 /// Which nodes a unit may use: the node's name must equal every host, and every property must
-/// be the node's name or one of its properties. Both lists are sorted and deduplicated, so
+/// be the node's name or one of its properties (`!word`: must not be one of them). Both lists are sorted and deduplicated, so
 /// equal requirements give equal keys.
 ///
 /// `cpus` / `gpus`: the unit needs at least one cpu / GPU, so nodes with none free when the
@@ -54,10 +54,16 @@ impl<'a> SetKey<'a> {
     /// Whether `node` satisfies the host and property requirements (usability aside).
     pub fn matches(&self, node: &WorkNode) -> bool {
         self.hosts.iter().all(|host| node.name == *host)
-            && self
-                .properties
-                .iter()
-                .all(|property| node.name == *property || node.properties.iter().any(|own| own == property))
+            && self.properties.iter().all(|property| has_property(node.name, node.properties, property))
+    }
+}
+
+/// Whether a node named `name` with `properties` meets one requirement: a property it has (or
+/// its name), or, for `!word` (a site boolean asked `False`), a property it lacks.
+pub(crate) fn has_property(name: &str, properties: &[String], requirement: &str) -> bool {
+    match requirement.strip_prefix('!') {
+        Some(word) => !properties.iter().any(|own| own == word),
+        None => name == requirement || properties.iter().any(|own| own == requirement),
     }
 }
 
@@ -129,12 +135,17 @@ impl<'a> Work<'a> {
         let index = self.sets.index.get_or_insert_with(|| NameIndex::new(nodes));
         let list = match key.hosts.first() {
             Some(host) => index.by_name.get(host),
-            None => key
-                .properties
-                .iter()
-                .map(|property| index.by_property.get(property))
-                .min_by_key(|list| list.map_or(0, Vec::len))
-                .flatten(),
+            None => {
+                // A `!word` requirement is met by nodes *without* the word: no index narrows it.
+                let positive = key.properties.iter().filter(|property| !property.starts_with('!'));
+                match positive
+                    .map(|property| index.by_property.get(property))
+                    .min_by_key(|list| list.map_or(0, Vec::len))
+                {
+                    Some(list) => list,
+                    None => return (0..self.nodes.len() as u32).collect(),
+                }
+            }
         };
         list.cloned().unwrap_or_default()
     }

@@ -10,6 +10,7 @@ mod placement_tests;
 mod policy_tests;
 mod property_tests;
 mod reference;
+mod site_tests;
 
 use job::{Chunk, Placement, ResourceRequest};
 
