@@ -142,6 +142,8 @@ pub fn parse(request: &str) -> Result<Request, SyntaxError> {
         ObjectKind::Queue
     } else if "nodes".starts_with(object_word) {
         ObjectKind::Node
+    } else if "resource".starts_with(object_word) {
+        ObjectKind::Resource
     } else {
         return Err(SyntaxError { text: format!("qmgr: Illegal object type: {object_word}.\n"), exit: 2 });
     };

@@ -36,6 +36,10 @@ pub enum ErrorCode {
     NoDefaultQueue,
     NodeExists,
     JobscriptMaxSize,
+    /// A site resource is used by a job (qmgr `delete resource`).
+    ResourceBusy,
+    /// A name defined twice (qmgr `create resource` of an existing name).
+    DuplicateEntry,
 }
 
 impl ErrorCode {
@@ -83,6 +87,10 @@ impl ErrorCode {
             ErrorCode::NodeExists => 15063,
             // PBSE_JOBSCRIPTMAXSIZE.
             ErrorCode::JobscriptMaxSize => 15175,
+            // PBSE_RESCBUSY.
+            ErrorCode::ResourceBusy => 15174,
+            // PBSE_DUPLIST.
+            ErrorCode::DuplicateEntry => 15055,
         }
     }
 
@@ -123,6 +131,8 @@ impl ErrorCode {
             ErrorCode::NoDefaultQueue => "No default queue specified",
             ErrorCode::NodeExists => "Node name already exists",
             ErrorCode::JobscriptMaxSize => "jobscript size exceeded the jobscript_max_size",
+            ErrorCode::ResourceBusy => "Resource busy",
+            ErrorCode::DuplicateEntry => "Duplicate entry in list",
         }
     }
 }

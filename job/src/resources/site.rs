@@ -191,6 +191,22 @@ pub struct ResourceDef {
     pub flags: ResourceFlags,
 }
 
+impl ResourceDef {
+    /// A definition from qmgr's words (`create resource NAME type=WORD, flag=WORD`; the type
+    /// defaults to `string` as in OpenPBS), checked as `create resource` checks it.
+    pub fn from_words(name: &str, kind: Option<&str>, flags: Option<&str>) -> Result<ResourceDef, String> {
+        check_name(name)?;
+        let kind = match kind {
+            None => ResourceType::String,
+            Some(word) => ResourceType::parse(word).ok_or_else(|| {
+                format!("type '{word}' is not one of string, long, size, boolean, float, string_array")
+            })?,
+        };
+        let flags = ResourceFlags::parse(flags.unwrap_or(""), name, kind)?;
+        Ok(ResourceDef { name: name.to_string(), kind, flags })
+    }
+}
+
 /// Checks a new resource's name: OpenPBS's `verify_resc_name` (a letter, then letters, digits,
 /// `_` or `-`), at most [`MAX_RESOURCE_NAME`] bytes, not a built-in.
 pub fn check_name(name: &str) -> Result<(), String> {

@@ -35,6 +35,11 @@ pub fn manage(
         ObjectKind::Server => manage_server(state, op, attrs),
         ObjectKind::Queue => manage_queue(state, out, op, name, attrs),
         ObjectKind::Node => manage_node(state, out, now, op, name, attrs),
+        ObjectKind::Resource => state.manage_resource(op, name, attrs).map(|ops| {
+            for op in ops {
+                out.persist(op);
+            }
+        }),
     };
     match result {
         Ok(()) => {
@@ -157,14 +162,26 @@ fn manage_node(
             }
             state.nodes.remove(name);
             out.persist(StoreOp::SetNodes(state.stored_nodes()));
+            out.persist(StoreOp::SetNodeResources { node: name.to_string(), values: Vec::new() });
             return Ok(());
         }
         ManageOp::Set | ManageOp::Unset => state.nodes.get(name).ok_or_else(unknown)?.clone(),
     };
+    let mut site_op = None;
     for attr in attrs {
-        apply_node_attr(&mut node, attr, op == ManageOp::Unset, now)?;
+        // Site resources (and unknown names, refused as OpenPBS does: `Unknown resource`).
+        let site_value = attr.name.eq_ignore_ascii_case("resources_available")
+            && attr.resource.as_deref().is_some_and(|resource| resource != "ncpus");
+        if site_value {
+            site_op = Some(ServerState::set_node_resource(&mut node, &state.resources, attr, op == ManageOp::Unset)?);
+        } else {
+            apply_node_attr(&mut node, attr, op == ManageOp::Unset, now)?;
+        }
     }
     state.nodes.insert(name.to_string(), node);
+    if let Some(op) = site_op {
+        out.persist(op);
+    }
     out.persist(StoreOp::SetNodes(state.stored_nodes()));
     Ok(())
 }

@@ -13,6 +13,7 @@ mod migrations;
 mod next_seq;
 mod queues;
 mod scripts;
+mod site;
 
 use std::path::PathBuf;
 
