@@ -52,7 +52,10 @@ impl ServerState {
                 let def = ResourceDef::from_words(name, kind, flags).map_err(bad)?;
                 let stored = stored(&def);
                 self.resources.define(def).map_err(|error| match error {
-                    DefineError::Exists(_) => RequestError::with_detail(ErrorCode::DuplicateEntry, name),
+                    // OpenPBS `req_reject(PBSE_DUPLIST)`: the bare text, trailing blank included.
+                    DefineError::Exists(_) => {
+                        RequestError::new(ErrorCode::DuplicateEntry, format!("{} ", ErrorCode::DuplicateEntry.text()))
+                    }
                     other => bad(other),
                 })?;
                 Ok(vec![StoreOp::PutResourceDef(stored)])

@@ -28,6 +28,7 @@ mod node_admin;
 mod queues;
 mod restart;
 mod selection;
+mod site_resources;
 mod snapshots;
 mod submission;
 mod submit_errors;
