@@ -130,7 +130,7 @@ fn manage_queue(
         ManageOp::Set | ManageOp::Unset => state.queues.get(name).ok_or_else(unknown)?.clone(),
     };
     for attr in attrs {
-        queue.apply(attr, op == ManageOp::Unset)?;
+        queue.apply_with(attr, op == ManageOp::Unset, &state.resources)?;
     }
     queue.check_complete()?;
     state.queues.insert(name.to_string(), queue);

@@ -152,3 +152,35 @@ fn a_resource_in_use_cannot_be_deleted_and_a_free_one_leaves_the_nodes() {
     let unknown = qmgr(&mut state, 0, ManageOp::Delete, ObjectKind::Resource, "qos", &[]).unwrap_err();
     assert_eq!(unknown.0, ErrorCode::UnknownResource);
 }
+
+#[test]
+fn queues_default_and_limit_site_resources() {
+    let mut state = cluster(1);
+    create(&mut state, "qos", "string", "").unwrap();
+    create(&mut state, "licenses", "long", "q").unwrap();
+    create(&mut state, "scratch", "size", "hn").unwrap();
+    let set_queue = |state: &mut ServerState, name: &str, resource: &str, value: &str| {
+        qmgr(state, 0, ManageOp::Set, ObjectKind::Queue, "workq", &[attr(name, Some(resource), value)])
+    };
+    assert_eq!(set_queue(&mut state, "resources_max", "licenses", "many").unwrap_err().0, ErrorCode::BadAttributeValue);
+    assert_eq!(set_queue(&mut state, "resources_max", "colour", "red").unwrap_err().0, ErrorCode::UnknownResource);
+    set_queue(&mut state, "resources_default", "qos", "normal").unwrap();
+    set_queue(&mut state, "resources_max", "licenses", "4").unwrap();
+    set_queue(&mut state, "resources_max", "scratch", "8GB").unwrap();
+    assert_eq!(state.queues["workq"].resources_max["scratch"], "8gb", "normalised by type");
+
+    let id = submit(&mut state, ALICE, &[("licenses", "4")]);
+    let job = &state.jobs[&state.find_job(&id).unwrap()];
+    assert_eq!(job.request.display_value("qos"), Some("normal"), "the queue default");
+    assert_eq!(refused(&mut state, &[("licenses", "5")]).0, ErrorCode::ExceedsLimits);
+    submit(&mut state, ALICE, &[("select", "2:ncpus=1:scratch=4gb")]);
+    let (code, message) = refused(&mut state, &[("select", "3:ncpus=1:scratch=4gb")]);
+    assert_eq!(code, ErrorCode::ExceedsLimits);
+    assert!(message.contains("scratch over resources_max.scratch = 8gb"), "{message}");
+
+    // Deleting a definition takes the queue's defaults and limits of it along.
+    qmgr(&mut state, 0, ManageOp::Delete, ObjectKind::Resource, "qos", &[]).unwrap_err();
+    state.jobs.clear();
+    qmgr(&mut state, 0, ManageOp::Delete, ObjectKind::Resource, "qos", &[]).unwrap();
+    assert!(state.queues["workq"].resources_default.is_empty());
+}

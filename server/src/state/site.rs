@@ -70,6 +70,12 @@ impl ServerState {
                         ops.push(node_values_op(node));
                     }
                 }
+                // Queues keep no defaults or limits of it (stored with the configuration).
+                for queue in self.queues.values_mut() {
+                    queue.resources_default.remove(name);
+                    queue.resources_max.remove(name);
+                    queue.resources_min.remove(name);
+                }
                 ops.push(StoreOp::DeleteResourceDef(name.to_string()));
                 Ok(ops)
             }
