@@ -171,6 +171,17 @@ mod tests {
     use insta::assert_snapshot;
     use job::Attr;
 
+    #[test]
+    fn resources_listed_and_printed_as_openpbs() {
+        let resource = |name: &str, kind: &str, flag: &str| ObjectStatus {
+            name: name.into(),
+            attrs: vec![Attr::new("type", kind), Attr::new("flag", flag)],
+        };
+        let resources =
+            [resource("gpu_type", "string", "h"), resource("qos", "string", ""), resource("scratch", "size", "hn")];
+        assert_snapshot!(format!("{}---\n{}", list_resources(&resources), print_resources(&resources)));
+    }
+
     fn workq() -> ObjectStatus {
         ObjectStatus {
             name: "workq".into(),
