@@ -190,7 +190,8 @@ fn manage_node(
 fn apply_node_attr(node: &mut Node, attr: &AttrOp, unset: bool, now: i64) -> Result<(), RequestError> {
     use crate::state::values::{bad_value, list_op, unknown_attribute};
     let value = attr.value.trim();
-    match attr.name.to_ascii_lowercase().as_str() {
+    // The full name: `resources_available.ncpus` arrives as name and resource.
+    match attr.full_name().to_ascii_lowercase().as_str() {
         "state" => {
             let offline = match (unset, attr.op, value.to_ascii_lowercase().as_str()) {
                 (true, _, _) => false,

@@ -184,3 +184,12 @@ fn queues_default_and_limit_site_resources() {
     qmgr(&mut state, 0, ManageOp::Delete, ObjectKind::Resource, "qos", &[]).unwrap();
     assert!(state.queues["workq"].resources_default.is_empty());
 }
+
+#[test]
+fn resources_available_ncpus_sets_the_slots_as_qmgr_print_writes_it() {
+    let mut state = cluster(1);
+    set_node(&mut state, "node1", "ncpus", "2").unwrap();
+    assert_eq!(state.nodes["node1"].np, 2);
+    let (code, _) = set_node(&mut state, "node1", "mem", "1gb").unwrap_err();
+    assert_eq!(code, ErrorCode::UnknownResource, "built-ins other than ncpus come from the mom");
+}
