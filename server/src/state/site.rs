@@ -19,8 +19,13 @@ pub fn stored(def: &ResourceDef) -> StoredResourceDef {
     StoredResourceDef { name: def.name.clone(), kind: def.kind.word().to_string(), flags: def.flags.word() }
 }
 
-/// OpenPBS `Illegal attribute or resource value` with our detail.
+/// OpenPBS `Illegal attribute or resource value` with our detail; OpenPBS's own texts for
+/// inconsistent flags (`Erroneous to have flag ...`) alone, as its `reply_text` sends them.
 fn bad(detail: impl std::fmt::Display) -> RequestError {
+    let detail = detail.to_string();
+    if detail.starts_with("Erroneous") {
+        return RequestError::new(ErrorCode::BadAttributeValue, detail);
+    }
     RequestError::with_detail(ErrorCode::BadAttributeValue, detail)
 }
 
