@@ -59,12 +59,27 @@ impl<'a> SetKey<'a> {
 }
 
 /// Whether a node named `name` with `properties` meets one requirement: a property it has (or
-/// its name), or, for `!word` (a site boolean asked `False`), a property it lacks.
+/// its name); for `!word` (a site boolean asked `False`), a property it lacks; for
+/// `res>=N` (a site number), a property `res:M` with M at least N.
 pub(crate) fn has_property(name: &str, properties: &[String], requirement: &str) -> bool {
-    match requirement.strip_prefix('!') {
-        Some(word) => !properties.iter().any(|own| own == word),
-        None => name == requirement || properties.iter().any(|own| own == requirement),
+    if let Some(word) = requirement.strip_prefix('!') {
+        return !properties.iter().any(|own| own == word);
     }
+    if let Some((resource, wanted)) = requirement.split_once(">=") {
+        let Ok(wanted) = wanted.parse::<u64>() else { return false };
+        return properties.iter().any(|own| {
+            own.split_once(':').is_some_and(|(have, amount)| {
+                have == resource && amount.parse::<u64>().is_ok_and(|amount| amount >= wanted)
+            })
+        });
+    }
+    name == requirement || properties.iter().any(|own| own == requirement)
+}
+
+/// Whether nodes meeting `requirement` are listed under it in the property index (a plain
+/// word): `!word` and `res>=N` are met by nodes listed under other words.
+fn is_indexed(requirement: &str) -> bool {
+    !requirement.starts_with('!') && !requirement.contains(">=")
 }
 
 /// One set: its members (node indices, ascending) and the tree over their capacities.
@@ -136,8 +151,8 @@ impl<'a> Work<'a> {
         let list = match key.hosts.first() {
             Some(host) => index.by_name.get(host),
             None => {
-                // A `!word` requirement is met by nodes *without* the word: no index narrows it.
-                let positive = key.properties.iter().filter(|property| !property.starts_with('!'));
+                // `!word` and `res>=N` are not index words: only plain words narrow the nodes.
+                let positive = key.properties.iter().filter(|property| is_indexed(property));
                 match positive
                     .map(|property| index.by_property.get(property))
                     .min_by_key(|list| list.map_or(0, Vec::len))

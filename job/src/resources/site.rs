@@ -264,16 +264,35 @@ impl ResourceDef {
         }
     }
 
-    /// The words a shown value of a host-level matched resource stands for among node
-    /// properties: a true boolean is its name (as TORQUE's properties and `gpu=True` are),
-    /// a string `name=value`, each item of a string_array `name=item`, a number `name=value`.
-    /// In a chunk, `False` is `!name`: the node must not have the resource set true.
+    /// What a chunk asking for a shown value of a host-level matched resource requires of a
+    /// node, as property words: a true boolean its name (as TORQUE's properties and `gpu=True`
+    /// are), `False` `!name` (the node must not have it true); a string `name=value`; each item
+    /// of a string_array `name=item`; a number at least that much, `name>=AMOUNT` (OpenPBS
+    /// compares numbers by amount), or `name=value` for a negative one.
     pub fn match_keys(&self, shown: &str) -> Vec<String> {
         match self.kind {
             ResourceType::Boolean if shown == "True" => vec![self.name.clone()],
             ResourceType::Boolean => vec![format!("!{}", self.name)],
             ResourceType::StringArray => shown.split(',').map(|item| format!("{}={item}", self.name)).collect(),
+            _ if self.kind.is_numeric() && self.amount(shown).is_some() => {
+                vec![format!("{}>={}", self.name, self.amount(shown).unwrap_or(0))]
+            }
             _ => vec![format!("{}={shown}", self.name)],
+        }
+    }
+
+    /// The property words a node with this value has (what [`ResourceDef::match_keys`] of a
+    /// chunk is checked against): a false boolean none; a number both `name=value` and
+    /// `name:AMOUNT`, which `name>=N` matches when AMOUNT is at least N.
+    pub fn node_words(&self, shown: &str) -> Vec<String> {
+        match self.kind {
+            ResourceType::Boolean if shown != "True" => Vec::new(),
+            _ if self.kind.is_numeric() => {
+                let mut words = vec![format!("{}={shown}", self.name)];
+                words.extend(self.amount(shown).map(|amount| format!("{}:{amount}", self.name)));
+                words
+            }
+            _ => self.match_keys(shown),
         }
     }
 
@@ -297,6 +316,7 @@ impl ResourceDef {
 pub fn chunk_item(property: &str) -> String {
     match property.strip_prefix('!') {
         Some(name) => format!("{name}=False"),
+        None if property.contains(">=") => property.replacen(">=", "=", 1),
         None if property.contains('=') => property.to_string(),
         None => format!("{property}=True"),
     }
@@ -456,6 +476,17 @@ mod tests {
         let long = "x".repeat(MAX_SITE_VALUE);
         assert!(def("r", ResourceType::String, "").normalize(&long).is_ok());
         assert!(def("r", ResourceType::String, "").normalize(&format!("{long}x")).is_err());
+    }
+
+    #[test]
+    fn chunks_and_nodes_meet_in_words() {
+        let pcmem = def("pcmem", ResourceType::Size, "h");
+        assert_eq!(pcmem.match_keys("4gb"), [format!("pcmem>={}", 4u64 << 30)]);
+        assert_eq!(pcmem.node_words("8gb"), ["pcmem=8gb".to_string(), format!("pcmem:{}", 8u64 << 30)]);
+        let big = def("big", ResourceType::Boolean, "h");
+        assert_eq!((big.match_keys("False"), big.node_words("False")), (vec!["!big".to_string()], vec![]));
+        assert_eq!(def("f", ResourceType::StringArray, "h").node_words("a,b"), ["f=a", "f=b"]);
+        assert_eq!(chunk_item(&format!("pcmem>={}", 1024)), "pcmem=1024");
     }
 
     #[test]

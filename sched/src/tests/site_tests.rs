@@ -55,3 +55,17 @@ fn can_ever_run_names_the_missing_value() {
     let refused = can_ever_run(&request(vec![wanting(&["!bigmem"])], Placement::Free), &all_big);
     assert_eq!(refused, Err("every node has bigmem=True".to_string()));
 }
+
+#[test]
+fn numbers_match_nodes_with_at_least_that_much() {
+    let mut nodes = cluster();
+    nodes[0].properties.extend(["pcmem=8gb".to_string(), format!("pcmem:{}", 8u64 << 30)]);
+    nodes[2].properties.extend(["pcmem=2gb".to_string(), format!("pcmem:{}", 2u64 << 30)]);
+    let want = |gb: u64| request(vec![wanting(&[&format!("pcmem>={}", gb << 30)])], Placement::Free);
+    let (four, eight, nine) = (want(4), want(8), want(9));
+    let jobs = vec![job(0, &four), job(1, &eight)];
+    let placed: Vec<usize> = run(nodes.clone(), jobs).iter().map(|d| d.assignments[0].node).collect();
+    assert_eq!(placed, [0], "only n1 has 8gb; its one GPU goes to the first");
+    assert_eq!(can_ever_run(&nine, &nodes), Err(format!("no node has pcmem>={}", 9u64 << 30)));
+    assert_eq!(can_ever_run(&eight, &nodes), Ok(()));
+}

@@ -188,7 +188,7 @@ pub fn node_words(node: &Node, site: &SiteResources) -> Vec<String> {
     let mut words = node.properties.clone();
     for (name, value) in &node.site {
         if let Some(def) = site.get(name).filter(|def| def.is_host_match()) {
-            words.extend(def.match_keys(value).into_iter().filter(|word| !word.starts_with('!')));
+            words.extend(def.node_words(value));
         }
     }
     words
