@@ -190,3 +190,29 @@ fn resources_available_ncpus_sets_the_slots_as_qmgr_print_writes_it() {
     let (code, _) = set_node(&mut state, "node1", "mem", "1gb").unwrap_err();
     assert_eq!(code, ErrorCode::UnknownResource, "built-ins other than ncpus come from the mom");
 }
+
+#[test]
+fn qalter_knows_the_site_resources_too() {
+    let mut state = cluster(2);
+    create(&mut state, "gpu_type", "string", "h").unwrap();
+    set_node(&mut state, "node2", "gpu_type", "a100").unwrap();
+    let mut held = spec(&[("select", "1:ncpus=1")]);
+    held.user_hold = true;
+    let ServerReply::JobSubmitted { id } =
+        submit_job::submit_job(&mut state, &mut Outbox::default(), &requester(ALICE), 10, held)
+    else {
+        panic!()
+    };
+    let alter = |state: &mut ServerState, select: &str| {
+        let changes =
+            proto::JobAlteration { resources: vec![("select".to_string(), select.to_string())], ..Default::default() };
+        alter_job::alter_job(state, &mut Outbox::default(), &requester(ALICE), 50, &[id.clone()], &changes)
+    };
+    assert!(
+        matches!(alter(&mut state, "1:ncpus=1:gpu_type=a100"), ServerReply::Done { ref errors } if errors.is_empty())
+    );
+    let job = &state.jobs[&state.find_job(&id).unwrap()];
+    assert_eq!(job.request.chunks[0].properties, ["gpu_type=a100"]);
+    let ServerReply::Done { errors } = alter(&mut state, "1:ncpus=1:colour=red") else { panic!() };
+    assert_eq!(errors[0].message, "Unknown resource: colour");
+}
