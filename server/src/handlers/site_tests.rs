@@ -206,7 +206,7 @@ fn qalter_knows_the_site_resources_too() {
     let alter = |state: &mut ServerState, select: &str| {
         let changes =
             proto::JobAlteration { resources: vec![("select".to_string(), select.to_string())], ..Default::default() };
-        alter_job::alter_job(state, &mut Outbox::default(), &requester(ALICE), 50, &[id.clone()], &changes)
+        alter_job::alter_job(state, &mut Outbox::default(), &requester(ALICE), 50, std::slice::from_ref(&id), &changes)
     };
     assert!(
         matches!(alter(&mut state, "1:ncpus=1:gpu_type=a100"), ServerReply::Done { ref errors } if errors.is_empty())
