@@ -40,6 +40,8 @@ pub enum ErrorCode {
     ResourceBusy,
     /// A name defined twice (qmgr `create resource` of an existing name).
     DuplicateEntry,
+    /// A chunk names a resource the requester may not ask for (site flag `i` or `r`).
+    InvalidSelectResource,
 }
 
 impl ErrorCode {
@@ -91,6 +93,8 @@ impl ErrorCode {
             ErrorCode::ResourceBusy => 15174,
             // PBSE_DUPLIST.
             ErrorCode::DuplicateEntry => 15055,
+            // PBSE_INVALSELECTRESC.
+            ErrorCode::InvalidSelectResource => 15108,
         }
     }
 
@@ -133,6 +137,7 @@ impl ErrorCode {
             ErrorCode::JobscriptMaxSize => "jobscript size exceeded the jobscript_max_size",
             ErrorCode::ResourceBusy => "Resource busy",
             ErrorCode::DuplicateEntry => "Duplicate entry in list",
+            ErrorCode::InvalidSelectResource => "Resource invalid in \"select\" specification",
         }
     }
 }

@@ -72,6 +72,7 @@ fn alter_one(
         JobState::Running | JobState::Suspended => check_running(changes, manager, &id)?,
         JobState::Queued | JobState::Held | JobState::Waiting => {}
     }
+    state.check_site_permissions(&changes.resources, requester)?;
     if changes.is_empty() {
         // Nothing to change (OpenPBS acknowledges such a request).
         return Ok(());

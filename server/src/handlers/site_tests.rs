@@ -216,3 +216,27 @@ fn qalter_knows_the_site_resources_too() {
     let ServerReply::Done { errors } = alter(&mut state, "1:ncpus=1:colour=red") else { panic!() };
     assert_eq!(errors[0].message, "Unknown resource: colour");
 }
+
+#[test]
+fn invisible_and_read_only_resources_are_for_operators_and_managers() {
+    let mut state = cluster(1);
+    create(&mut state, "secret", "string", "hi").unwrap();
+    create(&mut state, "budget", "long", "r").unwrap();
+    set_node(&mut state, "node1", "secret", "yes").unwrap();
+    let (code, message) = refused(&mut state, &[("budget", "5")]);
+    assert_eq!(
+        (code, message.as_str()),
+        (
+            ErrorCode::ReadOnlyAttribute,
+            "Cannot set attribute, read only or insufficient permission Resource_List.budget"
+        )
+    );
+    let (code, message) = refused(&mut state, &[("select", "1:ncpus=1:secret=yes")]);
+    assert_eq!(
+        (code, message.as_str()),
+        (ErrorCode::InvalidSelectResource, "Resource invalid in \"select\" specification: secret")
+    );
+    // An operator may.
+    qmgr(&mut state, 0, ManageOp::Set, ObjectKind::Server, "", &[attr("operators", None, "user1000@*")]).unwrap();
+    submit(&mut state, ALICE, &[("select", "1:ncpus=1:secret=yes"), ("budget", "5")]);
+}

@@ -98,6 +98,7 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
     }
     job::mail::check_list(&spec.mail_users).map_err(|error| bad_value(format!("Mail_Users: {error}")))?;
     let queue = state.resolve_destination(spec.queue.as_deref().unwrap_or(""))?;
+    state.check_site_permissions(&spec.resources, requester)?;
     state.apply_queue_defaults(&queue, &mut spec.resources);
     // Set by the server (pbs-reference 4.1): the queue first submitted to, and (TORQUE) the
     // server's name.

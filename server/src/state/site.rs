@@ -118,6 +118,35 @@ impl ServerState {
         Ok(())
     }
 
+    /// Flags `i` (invisible) and `r` (read-only): only operators and managers may ask for
+    /// such a resource (OpenPBS `decode_resc`: PBSE_ATTRRO job-wide, `attr_fn_resc.c:153`;
+    /// `validate_perm_res_in_select`: PBSE_INVALSELECTRESC in a chunk, `req_quejob.c:191`).
+    pub fn check_site_permissions(
+        &self,
+        resources: &[(String, String)],
+        requester: &super::Requester,
+    ) -> Result<(), RequestError> {
+        let protected =
+            |name: &str| self.resources.get(name).is_some_and(|def| def.flags.invisible || def.flags.read_only);
+        if self.resources.iter().all(|def| !def.flags.invisible && !def.flags.read_only) || self.is_operator(requester)
+        {
+            return Ok(());
+        }
+        for (name, value) in resources {
+            if protected(name) {
+                let text = format!("{} Resource_List.{name}", ErrorCode::ReadOnlyAttribute.text());
+                return Err(RequestError::new(ErrorCode::ReadOnlyAttribute, text));
+            }
+            if name == "select" {
+                if let Some(item) = names_in_select(value).find(|item| protected(item)) {
+                    let text = format!("{}: {item}", ErrorCode::InvalidSelectResource.text());
+                    return Err(RequestError::new(ErrorCode::InvalidSelectResource, text));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// `resources_available.NAME = value` on a node: the name must be defined, the value of
     /// its type; `unset` removes it. The store operation to record.
     pub fn set_node_resource(
