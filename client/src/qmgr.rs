@@ -152,7 +152,11 @@ fn change(
     let names: Vec<String> = match kind {
         ObjectKind::Server => vec![String::new()],
         _ if names.is_empty() => {
-            let what = if kind == ObjectKind::Queue { "Queues" } else { "Nodes" };
+            let what = match kind {
+                ObjectKind::Queue => "Queues",
+                ObjectKind::Resource => "Resources",
+                _ => "Nodes",
+            };
             eprintln!("No Active {what}, nothing done.");
             return Ok(());
         }
@@ -203,11 +207,19 @@ fn show(conn: &mut Connection, verb: Verb, kind: ObjectKind, names: &[String], o
         (Verb::List, ObjectKind::Node) => {
             display::list("Node", &fetch(conn, ClientRequest::StatusNode { names: names.to_vec() })?, only)
         }
+        (Verb::List, ObjectKind::Resource) => {
+            display::list_resources(&fetch(conn, ClientRequest::StatusResource { names: names.to_vec() })?)
+        }
+        (_, ObjectKind::Resource) => {
+            display::print_resources(&fetch(conn, ClientRequest::StatusResource { names: names.to_vec() })?)
+        }
         (_, ObjectKind::Server) => {
+            let resources = fetch(conn, ClientRequest::StatusResource { names: Vec::new() })?;
             let queues = fetch(conn, ClientRequest::StatusQueue { names: Vec::new() })?;
             let server = fetch(conn, ClientRequest::StatusServer)?;
             let Some(server) = server.first() else { return Err(broken("", "no server status".to_string())) };
-            display::print_server(&queues, server)
+            let resources = if resources.is_empty() { String::new() } else { display::print_resources(&resources) };
+            resources + &display::print_server(&queues, server)
         }
         (_, ObjectKind::Queue) => {
             display::print_queues(&fetch(conn, ClientRequest::StatusQueue { names: names.to_vec() })?)
@@ -222,7 +234,7 @@ fn show(conn: &mut Connection, verb: Verb, kind: ObjectKind, names: &[String], o
 
 const HELP: &str = "General syntax: command [object][@server] [name=value[,name=value...]]
 Commands: create, delete, set, unset, list, print, help, quit (any unique prefix: s, l, p, ...)
-Objects: server (s), queue (q), node (n)
+Objects: server (s), queue (q), node (n), resource (r)
 Operators: = (set), += (add to a list), -= (remove from a list)
 Examples: create queue short queue_type=execution,enabled=true,started=true
           set queue short max_run = [u:PBS_GENERIC=2]

@@ -142,6 +142,8 @@ pub fn parse(request: &str) -> Result<Request, SyntaxError> {
         ObjectKind::Queue
     } else if "nodes".starts_with(object_word) {
         ObjectKind::Node
+    } else if "resource".starts_with(object_word) {
+        ObjectKind::Resource
     } else {
         return Err(SyntaxError { text: format!("qmgr: Illegal object type: {object_word}.\n"), exit: 2 });
     };
@@ -319,6 +321,17 @@ mod tests {
         assert_eq!(command("unset queue q max_run, Priority").3, ["max_run|Set|", "Priority|Set|"]);
         assert_eq!(command("set queue q max_run = \"[u:PBS_GENERIC=2]\"").3, ["max_run|Set|[u:PBS_GENERIC=2]"]);
         assert_eq!(parse("q").unwrap(), Request::Quit);
+        assert_eq!(
+            command("create resource gpu_type type=string,flag=h"),
+            (
+                Verb::Create,
+                ObjectKind::Resource,
+                vec!["gpu_type".to_string()],
+                vec!["type|Set|string".to_string(), "flag|Set|h".to_string()]
+            )
+        );
+        assert_eq!(command("p r").1, ObjectKind::Resource);
+        assert_eq!(command("d r r1,r2").2, ["r1", "r2"]);
     }
 
     #[test]

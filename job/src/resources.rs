@@ -15,6 +15,9 @@ mod merge;
 mod nodes;
 mod request;
 mod select;
+pub mod site;
+#[cfg(test)]
+mod site_tests;
 #[cfg(test)]
 mod tests;
 
@@ -41,7 +44,7 @@ pub struct ResourceError {
 
 /// One chunk of a request: `count` places each with `ncpus` cpus, `ngpus` GPUs, `mem` bytes.
 /// `nodes=2:ppn=2:gpus=1` is one `Chunk { count: 2, ncpus: 2, ngpus: 1, mpiprocs: 2, .. }`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Chunk {
     /// How many places of this shape (TORQUE host count, OpenPBS chunk count); at least 1.
     pub count: u32,
@@ -62,6 +65,10 @@ pub struct Chunk {
     /// `ngpus=1:mps=P` (select). Only in a request of one chunk of one place with one GPU.
     #[serde(default)]
     pub mps: Option<u8>,
+    /// Host-level consumable site resources (flag `n` or `f`) per place, in the unit the
+    /// scheduler counts ([`site::ResourceDef::amount`]), by name.
+    #[serde(default)]
+    pub amounts: Vec<(String, u64)>,
 }
 
 /// The share of a GPU that a bare `mps` (TORQUE node spec) asks for, in percent.
@@ -125,7 +132,16 @@ impl ResourceRequest {
     /// A name given twice keeps its last value (merge the lists first, see
     /// [`merge_directive_lists`]). Errors carry `name=value` of the offending pair as `input`.
     pub fn from_list(pairs: &[(String, String)]) -> Result<ResourceRequest, ResourceError> {
-        request::build(pairs)
+        request::build(pairs, &site::SiteResources::default())
+    }
+
+    /// [`ResourceRequest::from_list`] knowing the site's resources: a defined name is accepted
+    /// job-wide and in chunks, its value checked by its type.
+    pub fn from_list_with(
+        pairs: &[(String, String)],
+        site: &site::SiteResources,
+    ) -> Result<ResourceRequest, ResourceError> {
+        request::build(pairs, site)
     }
 
     /// Total cpus over all chunks (saturating).

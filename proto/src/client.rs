@@ -101,6 +101,12 @@ pub enum ClientRequest {
     },
     /// qstat -B, qmgr list/print server.
     StatusServer,
+    /// qmgr list/print resource: the site-defined resources (`type`, `flag`); empty `names` =
+    /// all. Replied to with `Objects`.
+    StatusResource {
+        #[serde(deserialize_with = "crate::names::distinct")]
+        names: Vec<String>,
+    },
     /// qmove: move queued jobs to the queue `destination`.
     MoveJob {
         destination: String,

@@ -37,6 +37,12 @@ pub enum ErrorCode {
     NoDefaultQueue,
     NodeExists,
     JobscriptMaxSize,
+    /// A site resource is used by a job (qmgr `delete resource`).
+    ResourceBusy,
+    /// A name defined twice (qmgr `create resource` of an existing name).
+    DuplicateEntry,
+    /// A chunk names a resource the requester may not ask for (site flag `i` or `r`).
+    InvalidSelectResource,
 }
 
 impl ErrorCode {
@@ -85,6 +91,12 @@ impl ErrorCode {
             ErrorCode::NodeExists => 15063,
             // PBSE_JOBSCRIPTMAXSIZE.
             ErrorCode::JobscriptMaxSize => 15175,
+            // PBSE_RESCBUSY.
+            ErrorCode::ResourceBusy => 15174,
+            // PBSE_DUPLIST.
+            ErrorCode::DuplicateEntry => 15055,
+            // PBSE_INVALSELECTRESC.
+            ErrorCode::InvalidSelectResource => 15108,
         }
     }
 
@@ -126,6 +138,9 @@ impl ErrorCode {
             ErrorCode::NoDefaultQueue => "No default queue specified",
             ErrorCode::NodeExists => "Node name already exists",
             ErrorCode::JobscriptMaxSize => "jobscript size exceeded the jobscript_max_size",
+            ErrorCode::ResourceBusy => "Resource busy",
+            ErrorCode::DuplicateEntry => "Duplicate entry in list",
+            ErrorCode::InvalidSelectResource => "Resource invalid in \"select\" specification",
         }
     }
 }

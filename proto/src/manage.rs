@@ -21,6 +21,8 @@ pub enum ObjectKind {
     Server,
     Queue,
     Node,
+    /// A site-defined resource (`create resource NAME type=T, flag=F`).
+    Resource,
 }
 
 /// How an attribute operation changes the value.

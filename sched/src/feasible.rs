@@ -8,7 +8,7 @@ use job::{Chunk, Placement, ResourceRequest};
 
 use crate::captree::Need;
 use crate::class::Plan;
-use crate::nodeset::SetKey;
+use crate::nodeset::{has_property, SetKey};
 use crate::place::place;
 use crate::view::NodeView;
 use crate::work::{Work, WorkNode};
@@ -57,10 +57,7 @@ fn chunk_key(chunk: &Chunk) -> SetKey<'_> {
 /// Whether `node` matches `key` (name and properties only).
 fn matches(key: &SetKey, node: &NodeView) -> bool {
     key.hosts.iter().all(|host| node.name == *host)
-        && key
-            .properties
-            .iter()
-            .all(|property| node.name == *property || node.properties.iter().any(|own| own == property))
+        && key.properties.iter().all(|property| has_property(&node.name, &node.properties, property))
 }
 
 /// Whether one unit with `need` fits an empty `node`.
@@ -115,7 +112,10 @@ fn check_names(key: &SetKey, nodes: &[NodeView]) -> Result<(), String> {
     for property in &key.properties {
         let single = SetKey::new([], [*property]);
         if !nodes.iter().any(|node| matches(&single, node)) {
-            return Err(format!("no node has property '{property}'"));
+            return Err(match property.strip_prefix('!') {
+                Some(word) => format!("every node has {word}=True"),
+                None => format!("no node has {}", describe_property(property)),
+            });
         }
     }
     Ok(())
@@ -209,6 +209,15 @@ fn check_totals(chunks: &[&Chunk], nodes: &[NodeView]) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// `property 'fast'` for a property, `gpu_type=a100` for a site resource's value.
+fn describe_property(property: &str) -> String {
+    if property.contains('=') {
+        property.to_string()
+    } else {
+        format!("property '{property}'")
+    }
 }
 
 /// `host=n1, bigmem, fast` style text for a key.

@@ -11,7 +11,7 @@ use crate::captree::{Capacity, CapacityTree, Need};
 use crate::work::{Work, WorkNode};
 
 /// Which nodes a unit may use: the node's name must equal every host, and every property must
-/// be the node's name or one of its properties. Both lists are sorted and deduplicated, so
+/// be the node's name or one of its properties (`!word`: must not be one of them). Both lists are sorted and deduplicated, so
 /// equal requirements give equal keys.
 ///
 /// `cpus` / `gpus`: the unit needs at least one cpu / GPU, so nodes with none free when the
@@ -54,11 +54,32 @@ impl<'a> SetKey<'a> {
     /// Whether `node` satisfies the host and property requirements (usability aside).
     pub fn matches(&self, node: &WorkNode) -> bool {
         self.hosts.iter().all(|host| node.name == *host)
-            && self
-                .properties
-                .iter()
-                .all(|property| node.name == *property || node.properties.iter().any(|own| own == property))
+            && self.properties.iter().all(|property| has_property(node.name, node.properties, property))
     }
+}
+
+/// Whether a node named `name` with `properties` meets one requirement: a property it has (or
+/// its name); for `!word` (a site boolean asked `False`), a property it lacks; for
+/// `res>=N` (a site number), a property `res:M` with M at least N.
+pub(crate) fn has_property(name: &str, properties: &[String], requirement: &str) -> bool {
+    if let Some(word) = requirement.strip_prefix('!') {
+        return !properties.iter().any(|own| own == word);
+    }
+    if let Some((resource, wanted)) = requirement.split_once(">=") {
+        let Ok(wanted) = wanted.parse::<u64>() else { return false };
+        return properties.iter().any(|own| {
+            own.split_once(':').is_some_and(|(have, amount)| {
+                have == resource && amount.parse::<u64>().is_ok_and(|amount| amount >= wanted)
+            })
+        });
+    }
+    name == requirement || properties.iter().any(|own| own == requirement)
+}
+
+/// Whether nodes meeting `requirement` are listed under it in the property index (a plain
+/// word): `!word` and `res>=N` are met by nodes listed under other words.
+fn is_indexed(requirement: &str) -> bool {
+    !requirement.starts_with('!') && !requirement.contains(">=")
 }
 
 /// One set: its members (node indices, ascending) and the tree over their capacities.
@@ -129,12 +150,17 @@ impl<'a> Work<'a> {
         let index = self.sets.index.get_or_insert_with(|| NameIndex::new(nodes));
         let list = match key.hosts.first() {
             Some(host) => index.by_name.get(host),
-            None => key
-                .properties
-                .iter()
-                .map(|property| index.by_property.get(property))
-                .min_by_key(|list| list.map_or(0, Vec::len))
-                .flatten(),
+            None => {
+                // `!word` and `res>=N` are not index words: only plain words narrow the nodes.
+                let positive = key.properties.iter().filter(|property| is_indexed(property));
+                match positive
+                    .map(|property| index.by_property.get(property))
+                    .min_by_key(|list| list.map_or(0, Vec::len))
+                {
+                    Some(list) => list,
+                    None => return (0..self.nodes.len() as u32).collect(),
+                }
+            }
         };
         list.cloned().unwrap_or_default()
     }

@@ -39,6 +39,7 @@ pub fn bound(request: &mut ClientRequest) -> Result<(), RequestError> {
         | ClientRequest::MoveJob { ids, .. } => distinct("job ids", ids),
         ClientRequest::StatusNode { names } | ClientRequest::ManageNode { names, .. } => distinct("node names", names),
         ClientRequest::StatusQueue { names } => distinct("queue names", names),
+        ClientRequest::StatusResource { names } => distinct("resource names", names),
         ClientRequest::SubmitJob(_) | ClientRequest::Manage { .. } | ClientRequest::StatusServer => Ok(()),
     }
 }

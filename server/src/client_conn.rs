@@ -130,6 +130,7 @@ async fn dispatch(shared: &Shared, requester: &Requester, peer: Peer, request: C
         }
         ClientRequest::StatusQueue { names } => handlers::status_queue::status_queue(&shared.state(), &names),
         ClientRequest::StatusServer => handlers::status_server::status_server(&shared.state()),
+        ClientRequest::StatusResource { names } => handlers::status_resource::status_resource(&shared.state(), &names),
         ClientRequest::MoveJob { destination, ids } => {
             shared
                 .apply(|state, out| handlers::move_job::move_job(state, out, requester, now(), &destination, &ids))

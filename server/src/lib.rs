@@ -54,6 +54,11 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
     state.configure_acl_roots(&config.acl_roots);
     state.keep_completed = config.keep_completed;
     state.attrs.keep_completed = i64::try_from(config.keep_completed).unwrap_or(i64::MAX);
+    for stored in &loaded.resource_defs {
+        let def = job::resources::site::ResourceDef::from_words(&stored.name, Some(&stored.kind), Some(&stored.flags))
+            .map_err(|err| anyhow::anyhow!("stored resource {} is corrupt: {err}", stored.name))?;
+        state.resources.define(def).map_err(|err| anyhow::anyhow!("stored resource {}: {err}", stored.name))?;
+    }
     if let Some(stored) = &loaded.config {
         state
             .load_config(&stored.queues, &stored.server_attrs)
@@ -72,6 +77,11 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
         node.offline = stored.offline;
         node.operator_comment = stored.comment;
         state.nodes.insert(stored.name, node);
+    }
+    for (node, name, value) in loaded.node_resources {
+        if let Some(node) = state.nodes.get_mut(&node) {
+            node.site.insert(name, value);
+        }
     }
     for name in state.nodes.keys().cloned().collect::<Vec<_>>() {
         state.claim_shares_on(&name);

@@ -9,16 +9,17 @@ use crate::outbox::{NoticeKind, Outbox};
 use crate::state::{Job, Node, NodeShare, ServerState};
 use crate::store::StoreOp;
 use job::id::ArrayPart;
+use job::resources::site::SiteResources;
 use job::{JobEvent, JobId};
 use proto::mom::{HostAlloc, JobLaunch};
 use proto::ServerToMom;
 use std::hash::{BuildHasher, Hasher};
 
 /// A node as the scheduler sees it now.
-pub fn node_view(node: &Node) -> sched::NodeView {
+pub fn node_view(node: &Node, site: &SiteResources) -> sched::NodeView {
     sched::NodeView {
         name: node.name.clone(),
-        properties: node.properties.clone(),
+        properties: crate::state::site::node_words(node, site),
         available: node.up && !node.offline,
         np: node.np,
         free_slots: node.free_slots(),
@@ -33,10 +34,10 @@ pub fn node_view(node: &Node) -> sched::NodeView {
 }
 
 /// A node as if it were empty and up (for "could this ever run" checks at submit).
-pub fn empty_view(node: &Node) -> sched::NodeView {
+pub fn empty_view(node: &Node, site: &SiteResources) -> sched::NodeView {
     sched::NodeView {
         name: node.name.clone(),
-        properties: node.properties.clone(),
+        properties: crate::state::site::node_words(node, site),
         available: true,
         np: node.np,
         free_slots: (0..node.np).collect(),
@@ -58,7 +59,7 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
     }
     let names: Vec<String> = state.nodes.keys().cloned().collect();
     let decisions = {
-        let nodes: Vec<sched::NodeView> = state.nodes.values().map(node_view).collect();
+        let nodes: Vec<sched::NodeView> = state.nodes.values().map(|node| node_view(node, &state.resources)).collect();
         if !nodes.iter().any(|node| node.available) {
             return 0;
         }

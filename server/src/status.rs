@@ -338,10 +338,19 @@ pub fn node_status(node: &Node, server_name: &str) -> NodeStatus {
     if !jobs.is_empty() {
         attrs.push(Attr::new("jobs", jobs));
     }
-    attrs.push(Attr::resource("resources_available", "host", &node.name));
-    attrs.push(Attr::resource("resources_available", "mem", format!("{}kb", node.mem_bytes / 1024)));
-    attrs.push(Attr::resource("resources_available", "ncpus", node.np.to_string()));
-    attrs.push(Attr::resource("resources_available", "ngpus", node.ngpus.to_string()));
+    // OpenPBS lists a node's resources by name; the site's are merged in (`state/site.rs`).
+    let mut available: Vec<(&str, String)> = vec![
+        ("host", node.name.clone()),
+        ("mem", format!("{}kb", node.mem_bytes / 1024)),
+        ("ncpus", node.np.to_string()),
+        ("ngpus", node.ngpus.to_string()),
+        ("vnode", node.name.clone()),
+    ];
+    available.extend(node.site.iter().map(|(name, value)| (name.as_str(), value.clone())));
+    available.sort_by(|a, b| a.0.cmp(b.0));
+    for (name, value) in available {
+        attrs.push(Attr::resource("resources_available", name, value));
+    }
     let assigned_cpus = node.slot_owner.iter().filter(|owner| owner.is_some()).count();
     let shared_gpus = node.gpus.iter().filter(|gpu| gpu.mps.is_some()).count();
     let assigned_gpus = node.gpu_owner.iter().filter(|owner| owner.is_some()).count() + shared_gpus;

@@ -84,6 +84,33 @@ pub fn print_server(queues: &[ObjectStatus], server: &ObjectStatus) -> String {
     out
 }
 
+/// `qmgr list resource`: `Resource NAME`, then `type = T` and `flag = F` (when set) indented
+/// by four, a blank line after each (OpenPBS `qmgr.c` `display()`).
+pub fn list_resources(resources: &[ObjectStatus]) -> String {
+    let mut out = String::new();
+    for resource in resources {
+        let _ = writeln!(out, "Resource {}", resource.name);
+        for attr in resource.attrs.iter().filter(|attr| !attr.value.is_empty()) {
+            let _ = writeln!(out, "    {} = {}", attr.name, attr.value);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// `qmgr print resource` (and the start of `print server`): the commands that define the
+/// site resources again.
+pub fn print_resources(resources: &[ObjectStatus]) -> String {
+    let mut out = String::from("#\n# Create resources and set their properties.\n#\n");
+    for resource in resources {
+        let _ = write!(out, "#\n# Create and define resource {0}\n#\ncreate resource {0}\n", resource.name);
+        for attr in resource.attrs.iter().filter(|attr| !attr.value.is_empty()) {
+            let _ = writeln!(out, "set resource {} {} = {}", resource.name, attr.name, attr.value);
+        }
+    }
+    out
+}
+
 /// `qmgr print node`: create and set commands for each node (state only when offline).
 pub fn print_nodes(nodes: &[ObjectStatus]) -> String {
     let mut out = String::from("#\n# Create nodes and set their properties.\n#\n");
@@ -94,6 +121,10 @@ pub fn print_nodes(nodes: &[ObjectStatus]) -> String {
             let keep = match attr.full_name().as_str() {
                 "state" => attr.value.split(',').any(|state| state == "offline"),
                 "resources_available.ncpus" | "properties" | "comment" => true,
+                // Site resources set with qmgr; the built-ins come from the mom.
+                _ if attr.name == "resources_available" => {
+                    !matches!(attr.resource.as_deref(), Some("host" | "mem" | "ngpus" | "vnode" | "arch"))
+                }
                 _ => false,
             };
             if keep {
@@ -139,6 +170,17 @@ mod tests {
     use super::*;
     use insta::assert_snapshot;
     use job::Attr;
+
+    #[test]
+    fn resources_listed_and_printed_as_openpbs() {
+        let resource = |name: &str, kind: &str, flag: &str| ObjectStatus {
+            name: name.into(),
+            attrs: vec![Attr::new("type", kind), Attr::new("flag", flag)],
+        };
+        let resources =
+            [resource("gpu_type", "string", "h"), resource("qos", "string", ""), resource("scratch", "size", "hn")];
+        assert_snapshot!(format!("{}---\n{}", list_resources(&resources), print_resources(&resources)));
+    }
 
     fn workq() -> ObjectStatus {
         ObjectStatus {

@@ -55,7 +55,7 @@ fn chunk_text(chunk: &Chunk) -> String {
         text.push_str(&format!(":host={host}"));
     }
     for property in &chunk.properties {
-        text.push_str(&format!(":{property}=True"));
+        text.push_str(&format!(":{}", super::site::chunk_item(property)));
     }
     text.push_str(&format!(":mpiprocs={}", chunk.mpiprocs));
     text

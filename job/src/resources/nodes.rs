@@ -81,6 +81,7 @@ fn parse_part(span: Span, part: &str, base: usize) -> Result<Chunk, ResourceErro
         host: None,
         properties: state.properties,
         mps: state.mps.map(|percent| percent as u8),
+        amounts: Vec::new(),
     })
 }
 

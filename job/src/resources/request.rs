@@ -4,6 +4,7 @@
 
 use super::nodes::{parse_nodes, NodeSpec};
 use super::select::{parse_place, parse_select, PlaceSpec};
+use super::site::SiteResources;
 use super::{display, parse_u32, Chunk, Placement, ResourceError, ResourceRequest, Span, MAX_MPIPROCS};
 use crate::duration::{format_hms, parse_duration};
 use crate::size::Size;
@@ -37,16 +38,23 @@ struct Given {
     place: Option<PlaceSpec>,
     /// The user's resources in display form, by name.
     shown: BTreeMap<String, String>,
+    /// Job-wide host-level site resources: what each chunk must match (see `select.rs`,
+    /// `site_item`) and what each place consumes, and the first such name (for the error
+    /// when they are combined with `select`).
+    site_properties: Vec<String>,
+    site_amounts: Vec<(String, u64)>,
+    site_host_name: Option<String>,
 }
 
 /// Builds the request from pairs; see [`ResourceRequest::from_list`].
-pub(super) fn build(pairs: &[(String, String)]) -> Result<ResourceRequest, ResourceError> {
+pub(super) fn build(pairs: &[(String, String)], site: &SiteResources) -> Result<ResourceRequest, ResourceError> {
     let pairs = last_wins(pairs);
     let mut given = Given::default();
     for &(name, value) in &pairs {
-        given.add(name, value)?;
+        given.add(name, value, site)?;
     }
     check_conflicts(&pairs)?;
+    check_site_conflict(&pairs, &given)?;
     let (mut chunks, place, exclusive) = arrange(&mut given);
     check_totals(&pairs, &chunks)?;
     check_mps(&pairs, &mut chunks)?;
@@ -83,7 +91,7 @@ fn pair_error(pairs: &[(&str, &str)], name: &str, message: String) -> ResourceEr
 
 impl Given {
     /// Checks one pair and records its value.
-    fn add(&mut self, name: &str, value: &str) -> Result<(), ResourceError> {
+    fn add(&mut self, name: &str, value: &str, site: &SiteResources) -> Result<(), ResourceError> {
         let input = format!("{name}={value}");
         let span = Span { input: &input, base: name.len() + 1 };
         let bad = |detail: String| span.bad_value(name, detail, 0, value);
@@ -106,7 +114,7 @@ impl Given {
                 value.to_string()
             }
             "select" => {
-                self.select = Some(parse_select(span, value)?);
+                self.select = Some(parse_select(span, value, site)?);
                 value.to_string()
             }
             "place" => {
@@ -118,6 +126,7 @@ impl Given {
                 value.to_string()
             }
             _ if KNOWN.contains(&name) => value.to_string(),
+            _ if site.get(name).is_some() => self.add_site(name, value, site).map_err(bad)?,
             _ => {
                 let mut error = ResourceError::at(format!("Unknown resource Resource_List.{name}"), &input, 0, name);
                 error.unknown_resource = true;
@@ -126,6 +135,24 @@ impl Given {
         };
         self.shown.insert(name.to_string(), shown);
         Ok(())
+    }
+
+    /// A site resource given job-wide: checked by its type; a host-level one also becomes a
+    /// requirement (or an amount) of every chunk built from job-wide resources.
+    fn add_site(&mut self, name: &str, value: &str, site: &SiteResources) -> Result<String, String> {
+        let Some(def) = site.get(name) else { return Err(format!("resource {name} is not defined")) };
+        let shown = def.normalize(value)?;
+        if def.flags.host {
+            self.site_host_name.get_or_insert_with(|| name.to_string());
+            if def.is_host_match() {
+                self.site_properties.extend(def.match_keys(&shown));
+            } else if let Some(amount) = def.amount(&shown) {
+                self.site_amounts.push((name.to_string(), amount));
+            } else {
+                return Err(format!("'{value}' is not an amount of {name}"));
+            }
+        }
+        Ok(shown)
     }
 
     /// `ncpus`/`ngpus` (0 allowed) and `procs`/`nodect` (at least 1).
@@ -164,8 +191,34 @@ fn check_conflicts(pairs: &[(&str, &str)]) -> Result<(), ResourceError> {
     Ok(())
 }
 
-/// Builds the chunks, arrangement and exclusivity from whichever way chunks were described.
+/// A job-wide host-level site resource cannot be combined with `select` (OpenPBS: it must be
+/// requested inside the select); with `nodes`/`procs` or alone it applies to every chunk.
+fn check_site_conflict(pairs: &[(&str, &str)], given: &Given) -> Result<(), ResourceError> {
+    match &given.site_host_name {
+        Some(name) if pairs.iter().any(|(known, _)| *known == "select") => {
+            let message = format!("\"-lresource=\" cannot be used with \"select\" or \"place\", resource is: {name}");
+            Err(pair_error(pairs, name, message))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Builds the chunks, arrangement and exclusivity from whichever way chunks were described,
+/// each with the job-wide host-level site resources.
 fn arrange(given: &mut Given) -> (Vec<Chunk>, Placement, bool) {
+    let (mut chunks, place, exclusive) = arrange_plain(given);
+    for chunk in &mut chunks {
+        for property in &given.site_properties {
+            if !chunk.properties.contains(property) {
+                chunk.properties.push(property.clone());
+            }
+        }
+        chunk.amounts.extend(given.site_amounts.iter().cloned());
+    }
+    (chunks, place, exclusive)
+}
+
+fn arrange_plain(given: &mut Given) -> (Vec<Chunk>, Placement, bool) {
     let place = given.place.unwrap_or(PlaceSpec { arrangement: None, exclusive: false });
     let arranged = |default: Placement| place.arrangement.unwrap_or(default);
     let mem = given.mem.map(|size| size.bytes());
@@ -179,14 +232,13 @@ fn arrange(given: &mut Given) -> (Vec<Chunk>, Placement, bool) {
     }
     let host = given.host.clone();
     if let Some(count) = given.procs {
-        let mut chunks =
-            vec![Chunk { count, ncpus: 1, ngpus: 0, mem: None, mpiprocs: 1, host, properties: vec![], mps: None }];
+        let mut chunks = vec![Chunk { count, ncpus: 1, mpiprocs: 1, host, ..Chunk::default() }];
         share_mem(&mut chunks, mem);
         return (chunks, arranged(Placement::Free), place.exclusive);
     }
     let ncpus = given.ncpus.unwrap_or(1);
     let ngpus = given.ngpus.unwrap_or(0);
-    let chunk = Chunk { count: 1, ncpus, ngpus, mem, mpiprocs: 1, host, properties: vec![], mps: None };
+    let chunk = Chunk { count: 1, ncpus, ngpus, mem, mpiprocs: 1, host, ..Chunk::default() };
     (vec![chunk], arranged(Placement::Pack), place.exclusive)
 }
 

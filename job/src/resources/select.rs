@@ -2,6 +2,7 @@
 //! `select=[N:]res=val[:res=val...][+...]` and
 //! `place=[free|pack|scatter|vscatter][:excl|:shared|:exclhost][:group=res]`.
 
+use super::site::SiteResources;
 use super::{check_spec_count, is_name, parse_u32, pieces, Chunk, Placement, ResourceError, Span};
 use crate::size::Size;
 
@@ -15,9 +16,9 @@ pub(super) struct PlaceSpec {
 }
 
 /// Parses a `select=` value located by `span` into chunks.
-pub(super) fn parse_select(span: Span, value: &str) -> Result<Vec<Chunk>, ResourceError> {
+pub(super) fn parse_select(span: Span, value: &str, site: &SiteResources) -> Result<Vec<Chunk>, ResourceError> {
     check_spec_count(span, "select", value)?;
-    pieces(value, '+').map(|(offset, part)| parse_chunk(span, part, offset)).collect()
+    pieces(value, '+').map(|(offset, part)| parse_chunk(span, part, offset, site)).collect()
 }
 
 /// What the items of one chunk have set so far.
@@ -31,10 +32,13 @@ struct Items {
     host: Option<String>,
     mps: Option<u32>,
     properties: Vec<String>,
+    /// Site resources named so far (each at most once per chunk) and the consumable amounts.
+    site_names: Vec<String>,
+    amounts: Vec<(String, u64)>,
 }
 
 /// One `+` chunk starting at byte `base` of the value: `[N:]res=val[:res=val...]`.
-fn parse_chunk(span: Span, part: &str, base: usize) -> Result<Chunk, ResourceError> {
+fn parse_chunk(span: Span, part: &str, base: usize, site: &SiteResources) -> Result<Chunk, ResourceError> {
     if part.is_empty() {
         return Err(span.bad_value("select", "empty chunk in select", base, part));
     }
@@ -50,7 +54,7 @@ fn parse_chunk(span: Span, part: &str, base: usize) -> Result<Chunk, ResourceErr
     }
     let mut state = Items::default();
     for (offset, item) in items {
-        parse_item(span, &mut state, item, base + offset)?;
+        parse_item(span, &mut state, item, base + offset, site)?;
     }
     let ncpus = state.ncpus.unwrap_or(1);
     Ok(Chunk {
@@ -62,11 +66,18 @@ fn parse_chunk(span: Span, part: &str, base: usize) -> Result<Chunk, ResourceErr
         host: state.host,
         properties: state.properties,
         mps: state.mps.map(|percent| percent as u8),
+        amounts: state.amounts,
     })
 }
 
 /// One `res=val` item starting at byte `base` of the value.
-fn parse_item(span: Span, state: &mut Items, item: &str, base: usize) -> Result<(), ResourceError> {
+fn parse_item(
+    span: Span,
+    state: &mut Items,
+    item: &str,
+    base: usize,
+    site: &SiteResources,
+) -> Result<(), ResourceError> {
     let Some((key, value)) = item.split_once('=') else {
         let detail = if item.is_empty() {
             "empty item in select chunk".to_string()
@@ -100,6 +111,7 @@ fn parse_item(span: Span, state: &mut Items, item: &str, base: usize) -> Result<
             }
             return set_once(&mut state.host, value.to_string()).ok_or_else(twice);
         }
+        _ if site.get(key).is_some() => return add_site(span, state, key, value, base, site),
         _ => return add_boolean(span, state, key, value, base),
     };
     let Some(parsed) = parse_u32(value) else {
@@ -118,6 +130,42 @@ fn set_once<T>(slot: &mut Option<T>, value: T) -> Option<()> {
     Some(())
 }
 
+/// A site resource in a chunk: host-level ones only (flag `h`, OpenPBS: "This flag indicates
+/// that the resource must be requested inside of a select statement"), once per chunk; a
+/// matched one becomes property words ([`super::site::ResourceDef::match_keys`]), a consumable
+/// one an amount per place.
+fn add_site(
+    span: Span,
+    state: &mut Items,
+    key: &str,
+    value: &str,
+    base: usize,
+    site: &SiteResources,
+) -> Result<(), ResourceError> {
+    let item = &format!("{key}={value}");
+    let value_at = base + key.len() + 1;
+    let Some(def) = site.get(key) else { return add_boolean(span, state, key, value, base) };
+    if !def.flags.host {
+        let detail = format!("resource {key} is not host-level (flag h) and cannot be in a select chunk");
+        return Err(span.bad_value("select", detail, base, item));
+    }
+    if state.site_names.iter().any(|known| known == key) {
+        return Err(span.bad_value("select", format!("chunk resource '{key}' given twice"), base, item));
+    }
+    let shown = def.normalize(value).map_err(|detail| span.bad_value("select", detail, value_at, value))?;
+    if def.is_host_match() {
+        state.properties.extend(def.match_keys(&shown));
+    } else {
+        let Some(amount) = def.amount(&shown) else {
+            let detail = format!("'{value}' is not an amount of {key}");
+            return Err(span.bad_value("select", detail, value_at, value));
+        };
+        state.amounts.push((key.to_string(), amount));
+    }
+    state.site_names.push(key.to_string());
+    Ok(())
+}
+
 /// A custom boolean chunk resource: `gpu=True` requires nodes with property `gpu`.
 fn add_boolean(span: Span, state: &mut Items, key: &str, value: &str, base: usize) -> Result<(), ResourceError> {
     let item = &format!("{key}={value}");
@@ -134,7 +182,8 @@ fn add_boolean(span: Span, state: &mut Items, key: &str, value: &str, base: usiz
         let detail = format!("'{item}' is not supported; only {key}=True can select nodes");
         return Err(span.bad_value("select", detail, base, item));
     }
-    let mut error = span.error(format!("Unknown resource {key} in select chunk"), base, key);
+    // OpenPBS's text (`reply_send.c` with `resc_in_err`, set by `validate_perm_res_in_select`).
+    let mut error = span.error(format!("Unknown resource: {key}"), base, key);
     error.unknown_resource = true;
     Err(error)
 }
@@ -183,7 +232,7 @@ mod tests {
 
     fn select(value: &str) -> Result<Vec<Chunk>, ResourceError> {
         let input = format!("select={value}");
-        parse_select(Span { input: &input, base: 7 }, value)
+        parse_select(Span { input: &input, base: 7 }, value, &SiteResources::default())
     }
 
     fn place(value: &str) -> Result<PlaceSpec, ResourceError> {

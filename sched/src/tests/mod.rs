@@ -10,6 +10,7 @@ mod placement_tests;
 mod policy_tests;
 mod property_tests;
 mod reference;
+mod site_tests;
 
 use job::{Chunk, Placement, ResourceRequest};
 
@@ -42,7 +43,17 @@ pub(crate) fn gpu_node(name: &str, np: u32, ngpus: u32) -> NodeView {
 
 /// `count` units of `ncpus` cpus each, nothing else, one `PBS_NODEFILE` line per unit.
 pub(crate) fn chunk(count: u32, ncpus: u32) -> Chunk {
-    Chunk { count, ncpus, ngpus: 0, mem: None, mpiprocs: 1, host: None, properties: Vec::new(), mps: None }
+    Chunk {
+        count,
+        ncpus,
+        ngpus: 0,
+        mem: None,
+        mpiprocs: 1,
+        host: None,
+        properties: Vec::new(),
+        mps: None,
+        amounts: Vec::new(),
+    }
 }
 
 /// `count` units of one cpu and `ngpus` GPUs each.

@@ -75,6 +75,7 @@ fn random_chunk(rng: &mut Rng, n_nodes: usize, max_count: u64) -> Chunk {
         host: rng.chance(10).then(|| format!("n{}", rng.below(n_nodes as u64 + 1))),
         properties: PROPERTIES.iter().filter(|_| rng.chance(10)).map(|p| p.to_string()).collect(),
         mps: None,
+        amounts: Vec::new(),
     }
 }
 

@@ -72,6 +72,7 @@ fn alter_one(
         JobState::Running | JobState::Suspended => check_running(changes, manager, &id)?,
         JobState::Queued | JobState::Held | JobState::Waiting => {}
     }
+    state.check_site_permissions(&changes.resources, requester)?;
     if changes.is_empty() {
         // Nothing to change (OpenPBS acknowledges such a request).
         return Ok(());
@@ -161,7 +162,7 @@ fn apply(state: &ServerState, job: &mut Job, changes: &JobAlteration, hold_lette
     }
     if !changes.resources.is_empty() {
         let resources = merged_resources(&spec.resources, &changes.resources);
-        let request = parse_request(&resources)?;
+        let request = parse_request(&resources, &state.resources)?;
         check_feasible(state, &request)?;
         spec.resources = resources;
         job.request = request;

@@ -35,6 +35,11 @@ pub fn manage(
         ObjectKind::Server => manage_server(state, op, attrs),
         ObjectKind::Queue => manage_queue(state, out, op, name, attrs),
         ObjectKind::Node => manage_node(state, out, now, op, name, attrs),
+        ObjectKind::Resource => state.manage_resource(op, name, attrs).map(|ops| {
+            for op in ops {
+                out.persist(op);
+            }
+        }),
     };
     match result {
         Ok(()) => {
@@ -125,7 +130,7 @@ fn manage_queue(
         ManageOp::Set | ManageOp::Unset => state.queues.get(name).ok_or_else(unknown)?.clone(),
     };
     for attr in attrs {
-        queue.apply(attr, op == ManageOp::Unset)?;
+        queue.apply_with(attr, op == ManageOp::Unset, &state.resources)?;
     }
     queue.check_complete()?;
     state.queues.insert(name.to_string(), queue);
@@ -157,14 +162,26 @@ fn manage_node(
             }
             state.nodes.remove(name);
             out.persist(StoreOp::SetNodes(state.stored_nodes()));
+            out.persist(StoreOp::SetNodeResources { node: name.to_string(), values: Vec::new() });
             return Ok(());
         }
         ManageOp::Set | ManageOp::Unset => state.nodes.get(name).ok_or_else(unknown)?.clone(),
     };
+    let mut site_op = None;
     for attr in attrs {
-        apply_node_attr(&mut node, attr, op == ManageOp::Unset, now)?;
+        // Site resources (and unknown names, refused as OpenPBS does: `Unknown resource`).
+        let site_value = attr.name.eq_ignore_ascii_case("resources_available")
+            && attr.resource.as_deref().is_some_and(|resource| resource != "ncpus");
+        if site_value {
+            site_op = Some(ServerState::set_node_resource(&mut node, &state.resources, attr, op == ManageOp::Unset)?);
+        } else {
+            apply_node_attr(&mut node, attr, op == ManageOp::Unset, now)?;
+        }
     }
     state.nodes.insert(name.to_string(), node);
+    if let Some(op) = site_op {
+        out.persist(op);
+    }
     out.persist(StoreOp::SetNodes(state.stored_nodes()));
     Ok(())
 }
@@ -173,7 +190,8 @@ fn manage_node(
 fn apply_node_attr(node: &mut Node, attr: &AttrOp, unset: bool, now: i64) -> Result<(), RequestError> {
     use crate::state::values::{bad_value, list_op, unknown_attribute};
     let value = attr.value.trim();
-    match attr.name.to_ascii_lowercase().as_str() {
+    // The full name: `resources_available.ncpus` arrives as name and resource.
+    match attr.full_name().to_ascii_lowercase().as_str() {
         "state" => {
             let offline = match (unset, attr.op, value.to_ascii_lowercase().as_str()) {
                 (true, _, _) => false,

@@ -21,6 +21,7 @@ pub mod signal_job;
 pub mod status_job;
 pub mod status_node;
 pub mod status_queue;
+pub mod status_resource;
 pub mod status_server;
 pub mod submit_job;
 
@@ -48,6 +49,8 @@ mod options_tests;
 mod queue_tests;
 #[cfg(test)]
 mod quota_tests;
+#[cfg(test)]
+mod site_tests;
 #[cfg(test)]
 mod subjob_signal_tests;
 #[cfg(test)]

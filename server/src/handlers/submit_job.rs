@@ -100,6 +100,7 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
     spec.exec.check().map_err(|error| bad_value(error.to_string()))?;
     let group = exec_group(state, requester, &spec)?;
     let queue = state.resolve_destination(spec.queue.as_deref().unwrap_or(""))?;
+    state.check_site_permissions(&spec.resources, requester)?;
     state.apply_queue_defaults(&queue, &mut spec.resources);
     // Set by the server (pbs-reference 4.1): the queue first submitted to, and (TORQUE) the
     // server's name.
@@ -127,7 +128,7 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
         return Err(RequestError::new(ErrorCode::BadUser, ErrorCode::BadUser.text()));
     }
     check_options(requester, &spec)?;
-    let request = parse_request(&spec.resources)?;
+    let request = parse_request(&spec.resources, &state.resources)?;
     check_feasible(state, &request)?;
     let count = match &spec.array {
         Some(array) => array.expand().map_err(|error| bad_value(format!("array_indices_submitted: {error}")))?.len(),
@@ -193,15 +194,16 @@ fn check_options(requester: &Requester, spec: &JobSpec) -> Result<(), RequestErr
     Ok(())
 }
 
-/// Parses a job's `-l` pairs as the server accepts them: unknown resources and bad values are
-/// refused with OpenPBS's texts (shared with qalter).
-pub(crate) fn parse_request(resources: &[(String, String)]) -> Result<ResourceRequest, RequestError> {
-    ResourceRequest::from_list(resources).map_err(|error| {
+/// Parses a job's `-l` pairs as the server accepts them, knowing the site's resources:
+/// unknown resources and bad values are refused with OpenPBS's texts (shared with qalter):
+/// `Unknown resource Resource_List.NAME` job-wide, `Unknown resource: NAME` in a select chunk.
+pub(crate) fn parse_request(
+    resources: &[(String, String)],
+    site: &job::resources::site::SiteResources,
+) -> Result<ResourceRequest, RequestError> {
+    ResourceRequest::from_list_with(resources, site).map_err(|error| {
         if error.unknown_resource {
-            RequestError::new(
-                ErrorCode::UnknownResource,
-                format!("{} {}", ErrorCode::UnknownResource.text(), error.token),
-            )
+            RequestError::new(ErrorCode::UnknownResource, error.message)
         } else {
             bad_value(format!("Resource_List: {}", error.message))
         }
@@ -213,7 +215,8 @@ pub(crate) fn check_feasible(state: &ServerState, request: &ResourceRequest) -> 
     if state.nodes.is_empty() {
         return Ok(());
     }
-    let empty_nodes: Vec<sched::NodeView> = state.nodes.values().map(crate::sched_loop::empty_view).collect();
+    let empty_nodes: Vec<sched::NodeView> =
+        state.nodes.values().map(|node| crate::sched_loop::empty_view(node, &state.resources)).collect();
     sched::can_ever_run(request, &empty_nodes).map_err(|reason| {
         RequestError::new(ErrorCode::ExceedsLimits, format!("{} ({reason})", ErrorCode::ExceedsLimits.text()))
     })

@@ -10,6 +10,7 @@ use super::server_attrs::{flavor_name, parse_flavor, NAMES, SHOWN_WHEN_SET};
 use super::values::unknown_attribute;
 use super::{Queue, Requester, ServerState};
 use crate::config::Flavor;
+use job::resources::site::{ResourceDef, SiteResources};
 use job::{Attr, JobState, ResourceRequest};
 use proto::error::{ErrorCode, RequestError};
 use proto::manage::AttrOp;
@@ -101,7 +102,7 @@ impl ServerState {
     ) -> Result<(), RequestError> {
         self.queues.clear();
         for stored in queues {
-            self.queues.insert(stored.name.clone(), Queue::from_pairs(&stored.name, &stored.attrs)?);
+            self.queues.insert(stored.name.clone(), Queue::from_pairs(&stored.name, &stored.attrs, &self.resources)?);
         }
         self.default_queue.clear();
         self.attrs.set.clear();
@@ -196,7 +197,8 @@ impl ServerState {
         let chunked = has(resources, "nodes") || has(resources, "select");
         for (name, value) in &queue.resources_default {
             let chunk_resource =
-                matches!(name.as_str(), "ncpus" | "mem" | "ngpus" | "nodes" | "select" | "nodect" | "place");
+                matches!(name.as_str(), "ncpus" | "mem" | "ngpus" | "nodes" | "select" | "nodect" | "place")
+                    || self.resources.get(name).is_some_and(|def| def.flags.host);
             if has(resources, name) || (chunked && chunk_resource) {
                 continue;
             }
@@ -236,7 +238,7 @@ impl ServerState {
         if !queue.user_allowed(owner) && !self.is_manager(requester) {
             return Err(RequestError::new(ErrorCode::PermissionDenied, ErrorCode::PermissionDenied.text()));
         }
-        check_resource_limits(queue, request)?;
+        check_resource_limits(queue, request, &self.resources)?;
         if queue.queued.total.is_none() && queue.queued.per_user.is_none() {
             return Ok(());
         }
@@ -340,10 +342,14 @@ fn is_array_parent(job: &super::Job) -> bool {
 
 /// `resources_max` / `resources_min` against what the job asks for (resources it does not
 /// ask for are not checked).
-fn check_resource_limits(queue: &Queue, request: &ResourceRequest) -> Result<(), RequestError> {
+fn check_resource_limits(queue: &Queue, request: &ResourceRequest, site: &SiteResources) -> Result<(), RequestError> {
     for (bound, map) in [("resources_max", &queue.resources_max), ("resources_min", &queue.resources_min)] {
         for (resource, limit) in map {
-            let Some((asked, limit_value)) = measure(request, resource, limit) else { continue };
+            let measured = match site.get(resource) {
+                Some(def) => measure_site(request, def, limit),
+                None => measure(request, resource, limit),
+            };
+            let Some((asked, limit_value)) = measured else { continue };
             let violated = if bound == "resources_max" { asked > limit_value } else { asked < limit_value };
             if violated {
                 let message = format!(
@@ -357,6 +363,22 @@ fn check_resource_limits(queue: &Queue, request: &ResourceRequest) -> Result<(),
         }
     }
     Ok(())
+}
+
+/// [`measure`] for a numeric site resource: the job-wide value, else the sum over the chunks
+/// (count times the amount per place); strings and booleans are not measured.
+fn measure_site(request: &ResourceRequest, def: &ResourceDef, limit: &str) -> Option<(u64, u64)> {
+    let limit = def.amount(limit)?;
+    if let Some(shown) = request.display_value(&def.name) {
+        return Some((def.amount(shown)?, limit));
+    }
+    let amounts = request.chunks.iter().flat_map(|chunk| {
+        let count = u64::from(chunk.count);
+        chunk.amounts.iter().filter(|(name, _)| *name == def.name).map(move |(_, amount)| amount.saturating_mul(count))
+    });
+    let mut asked = amounts.peekable();
+    asked.peek()?;
+    Some((asked.fold(0, u64::saturating_add), limit))
 }
 
 /// What the request asks of `resource` and the limit, as comparable numbers; `None` when the

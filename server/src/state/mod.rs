@@ -12,6 +12,7 @@ pub mod node;
 pub mod node_gpus;
 pub mod queue;
 pub mod server_attrs;
+pub mod site;
 pub mod values;
 
 pub use array::ArrayCounts;
@@ -69,6 +70,8 @@ pub struct ServerState {
     pub queues: BTreeMap<String, Queue>,
     /// Server attributes set with qmgr (see `state/admin.rs`).
     pub attrs: ServerAttrs,
+    /// Site-defined resources (qmgr `create resource`; `state/site.rs`).
+    pub resources: ::job::resources::site::SiteResources,
 }
 
 impl ServerState {
@@ -96,6 +99,7 @@ impl ServerState {
                 operators: Vec::new(),
                 acl_roots: Vec::new(),
             }),
+            resources: Default::default(),
         }
     }
 

@@ -41,6 +41,9 @@ pub struct Node {
     /// Jobs here that asked for exclusive nodes.
     pub exclusive_jobs: BTreeSet<u64>,
     pub last_state_change: i64,
+    /// Values of site-defined resources (`resources_available.gpu_type = a100`), shown form,
+    /// by name; set with qmgr and kept in the store (`state/site.rs`).
+    pub site: std::collections::BTreeMap<String, String>,
 }
 
 impl Node {
@@ -66,6 +69,7 @@ impl Node {
             jobs: BTreeSet::new(),
             exclusive_jobs: BTreeSet::new(),
             last_state_change: now,
+            site: Default::default(),
         }
     }
 

@@ -6,6 +6,7 @@
 //! Must not know: jobs (counts come from the caller), the store's tables, sockets.
 
 use super::values::{self, bad_value, limit_value, list_op, parse_bool, show_bool, Limits};
+use job::resources::site::SiteResources;
 use job::Attr;
 use proto::error::{ErrorCode, RequestError};
 use proto::manage::{AttrOp, SetOp};
@@ -78,11 +79,16 @@ impl Queue {
 
     /// Applies one qmgr attribute operation (`unset` when `unset` is true).
     pub fn apply(&mut self, attr: &AttrOp, unset: bool) -> Result<(), RequestError> {
+        self.apply_with(attr, unset, &SiteResources::default())
+    }
+
+    /// [`Queue::apply`] knowing the site's resources (`resources_max.scratch` and the like).
+    pub fn apply_with(&mut self, attr: &AttrOp, unset: bool, site: &SiteResources) -> Result<(), RequestError> {
         let lower = attr.name.to_ascii_lowercase();
         let value = attr.value.trim();
         if let Some(map) = self.resource_map(&lower) {
             let Some(resource) = &attr.resource else { return Err(bad_value(attr, "a resource name is missing")) };
-            return values::set_resource(map, attr, resource, value, unset);
+            return values::set_resource(map, attr, resource, value, unset, site);
         }
         if attr.resource.is_some() {
             return Err(values::unknown_attribute(attr));
@@ -214,14 +220,14 @@ impl Queue {
     }
 
     /// Loads a queue from its stored pairs (the form [`Queue::pairs`] writes).
-    pub fn from_pairs(name: &str, pairs: &[(String, String)]) -> Result<Queue, RequestError> {
+    pub fn from_pairs(name: &str, pairs: &[(String, String)], site: &SiteResources) -> Result<Queue, RequestError> {
         let mut queue = Queue::new(name);
         for (full_name, value) in pairs {
             let (name, resource) = match full_name.split_once('.') {
                 Some((name, resource)) => (name.to_string(), Some(resource.to_string())),
                 None => (full_name.clone(), None),
             };
-            queue.apply(&AttrOp { name, resource, op: SetOp::Set, value: value.clone() }, false)?;
+            queue.apply_with(&AttrOp { name, resource, op: SetOp::Set, value: value.clone() }, false, site)?;
         }
         queue.check_complete()?;
         Ok(queue)
@@ -272,7 +278,7 @@ mod tests {
         ] {
             set(&mut queue, name, value).unwrap();
         }
-        assert_eq!(Queue::from_pairs("q", &queue.pairs()).unwrap(), queue);
+        assert_eq!(Queue::from_pairs("q", &queue.pairs(), &SiteResources::default()).unwrap(), queue);
         assert_eq!(queue.resources_max["walltime"], "01:00:00", "durations normalised");
         assert!(queue.user_allowed("bob") && !queue.user_allowed("carol"));
         let refused = [

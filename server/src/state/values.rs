@@ -173,7 +173,20 @@ pub fn set_resource(
     resource: &str,
     value: &str,
     unset: bool,
+    site: &job::resources::site::SiteResources,
 ) -> Result<(), RequestError> {
+    if let Some(def) = site.get(resource) {
+        if unset {
+            map.remove(resource);
+            return Ok(());
+        }
+        if attr.op != SetOp::Set {
+            return Err(bad_value(attr, "only = applies to a resource"));
+        }
+        let shown = def.normalize(value).map_err(|reason| bad_value(attr, &reason))?;
+        map.insert(resource.to_string(), shown);
+        return Ok(());
+    }
     let resource = resource.to_ascii_lowercase();
     if !RESOURCES.contains(&resource.as_str()) {
         return Err(RequestError::new(

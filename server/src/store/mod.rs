@@ -21,6 +21,7 @@ mod models;
 mod nodes;
 mod queues;
 mod schema;
+mod site;
 mod sqlite;
 
 #[cfg(test)]
@@ -64,6 +65,20 @@ pub enum StoreOp {
     /// Replaces the stored server attributes, and marks the configuration as stored (a
     /// server with a stored configuration no longer creates its default queue at start).
     SetServerAttrs(Vec<(String, String)>),
+    /// Stores a site resource definition, replacing one of the same name.
+    PutResourceDef(StoredResourceDef),
+    /// Forgets a site resource definition and every node's value for it.
+    DeleteResourceDef(String),
+    /// Replaces a node's site resource values (`resources_available.NAME`, shown form).
+    SetNodeResources { node: String, values: Vec<(String, String)> },
+}
+
+/// A site resource definition in qmgr's words (`gpu_type`, `string`, `h`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredResourceDef {
+    pub name: String,
+    pub kind: String,
+    pub flags: String,
 }
 
 /// A queue's set attributes in qmgr's text form (`Queue::pairs`), mapped by hand to rows.
@@ -119,4 +134,8 @@ pub struct Loaded {
     pub config: Option<StoredConfig>,
     /// Accounting records committed but not yet known to be in the files, by id.
     pub accounting: Vec<AccountingRecord>,
+    /// Site resource definitions in name order (jobs were parsed knowing them).
+    pub resource_defs: Vec<StoredResourceDef>,
+    /// Nodes' site resource values as (node, name, value).
+    pub node_resources: Vec<(String, String, String)>,
 }

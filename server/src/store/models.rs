@@ -244,6 +244,7 @@ pub(super) fn fallback_request(spec: &JobSpec) -> ResourceRequest {
             host: None,
             properties: Vec::new(),
             mps: None,
+            amounts: Vec::new(),
         }],
         place: Placement::Free,
         exclusive: false,

@@ -63,10 +63,34 @@ diesel::table! {
 }
 
 diesel::table! {
+    resource_defs (name) {
+        name -> Text,
+        kind -> Text,
+        flags -> Text,
+    }
+}
+
+diesel::table! {
+    node_resources (node, name) {
+        node -> Text,
+        name -> Text,
+        value -> Text,
+    }
+}
+
+diesel::table! {
     server_attrs (name) {
         name -> Text,
         value -> Text,
     }
 }
 
-diesel::allow_tables_to_appear_in_same_query!(accounting, jobs, meta, queue_attrs, server_attrs,);
+diesel::allow_tables_to_appear_in_same_query!(
+    accounting,
+    jobs,
+    meta,
+    node_resources,
+    queue_attrs,
+    resource_defs,
+    server_attrs,
+);

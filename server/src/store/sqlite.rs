@@ -108,7 +108,23 @@ impl Store {
     /// sequence number: the larger of the stored counter and the highest job seq + 1, at
     /// least 1. Each job's request is recomputed from its spec.
     pub fn load(&mut self, server_name: &str) -> Result<Loaded, StoreError> {
-        self.load_with(server_name, &ResourceRequest::from_list)
+        let (defs, values) =
+            super::site::load(&mut self.connection).map_err(|err| StoreError::database("loading resources", err))?;
+        let mut site = job::resources::site::SiteResources::default();
+        for stored in &defs {
+            let corrupt = || StoreError::CorruptMeta {
+                key: format!("resource_defs.{}", stored.name),
+                value: format!("type={} flag={}", stored.kind, stored.flags),
+            };
+            let def =
+                job::resources::site::ResourceDef::from_words(&stored.name, Some(&stored.kind), Some(&stored.flags))
+                    .map_err(|_| corrupt())?;
+            site.define(def).map_err(|_| corrupt())?;
+        }
+        let mut loaded = self.load_with(server_name, &|pairs| ResourceRequest::from_list_with(pairs, &site))?;
+        loaded.resource_defs = defs;
+        loaded.node_resources = values;
+        Ok(loaded)
     }
 
     /// `load` with the resource-list parser given (tests substitute one).
@@ -149,7 +165,7 @@ impl Store {
         let after_last = jobs.last().map_or(0, |job| job.id.seq.saturating_add(1));
         let next_seq = stored_next.max(after_last).max(1);
         tracing::info!(jobs = jobs.len(), next_seq, "job store loaded");
-        Ok(Loaded { jobs, next_seq, nodes, config, accounting })
+        Ok(Loaded { jobs, next_seq, nodes, config, accounting, resource_defs: Vec::new(), node_resources: Vec::new() })
     }
 
     /// Applies `ops` in order in one transaction: all of them are durable when this returns
@@ -253,6 +269,9 @@ fn apply(connection: &mut SqliteConnection, op: &StoreOp) -> Result<(), Transact
         StoreOp::AddAccounting(records) => super::accounting::add(connection, records)?,
         StoreOp::ForgetAccounting(last) => super::accounting::forget(connection, *last)?,
         StoreOp::SetServerAttrs(attrs) => super::queues::set_server_attrs(connection, attrs)?,
+        StoreOp::PutResourceDef(def) => super::site::put_def(connection, def)?,
+        StoreOp::DeleteResourceDef(name) => super::site::delete_def(connection, name)?,
+        StoreOp::SetNodeResources { node, values } => super::site::set_node_values(connection, node, values)?,
         StoreOp::SetNextSeq(next) => {
             let value = next.to_string();
             diesel::insert_into(meta::table)

@@ -31,6 +31,7 @@ mod qsub_options;
 mod queues;
 mod restart;
 mod selection;
+mod site_resources;
 mod snapshots;
 mod submission;
 mod submit_errors;

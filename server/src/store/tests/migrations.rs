@@ -27,7 +27,16 @@ fn open_applies_every_migration_once() {
     let (_dir, path, mut store) = fresh_store();
     assert_eq!(
         tables(&mut store),
-        ["__diesel_schema_migrations", "accounting", "jobs", "meta", "queue_attrs", "server_attrs"]
+        [
+            "__diesel_schema_migrations",
+            "accounting",
+            "jobs",
+            "meta",
+            "node_resources",
+            "queue_attrs",
+            "resource_defs",
+            "server_attrs"
+        ]
     );
     assert!(!store.connection().has_pending_migration(MIGRATIONS).unwrap());
     drop(store);

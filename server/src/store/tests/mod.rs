@@ -13,6 +13,7 @@ mod migrations;
 mod next_seq;
 mod queues;
 mod scripts;
+mod site;
 
 use std::path::PathBuf;
 
@@ -53,6 +54,7 @@ fn sample_request() -> ResourceRequest {
             host: None,
             properties: vec!["fast".to_string()],
             mps: None,
+            amounts: Vec::new(),
         }],
         place: Placement::Scatter,
         exclusive: true,

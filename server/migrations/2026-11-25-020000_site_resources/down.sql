@@ -1,0 +1,2 @@
+DROP TABLE node_resources;
+DROP TABLE resource_defs;
