@@ -111,8 +111,9 @@ pub struct ResourceRequest {
     pub cput: Option<u64>,
     /// `ppn` of the first `nodes=` part (`PBS_NUM_PPN`), or ncpus of the first chunk.
     pub first_ppn: u32,
-    /// The `Resource_List` as qstat shows it, in display order: the user's resources in
-    /// normalised form plus the derived `ncpus`, `nodect`, `place`, `select`, e.g.
+    /// The `Resource_List` as qstat shows it, in display order: the user's resources as
+    /// written (sizes normalised) plus the derived `ncpus`, `nodect` (and `place`, `select`
+    /// unless the user wrote them), e.g.
     /// `[("ncpus","4"),("nodect","2"),("nodes","2:ppn=2"),("place","scatter"),
     ///   ("select","2:ncpus=2:mpiprocs=2"),("walltime","01:00:00")]` (sorted by name).
     pub display: crate::PairList,
@@ -151,6 +152,20 @@ impl ResourceRequest {
     /// The displayed value of one `Resource_List` entry (`"walltime"` -> `"01:00:00"`).
     pub fn display_value(&self, name: &str) -> Option<&str> {
         self.display.get(name)
+    }
+
+    /// The job's `schedselect` (shown to managers): its select, as written or derived, with
+    /// OpenPBS's defaults filled in ([`display::schedselect`]). Empty for a request without a
+    /// select in its display (one loaded by the store's fallback).
+    pub fn schedselect(&self) -> String {
+        self.display_value("select").map(display::schedselect).unwrap_or_default()
+    }
+
+    /// `OMP_NUM_THREADS` of the job: `ompthreads` of the first chunk of its select, else that
+    /// chunk's `ncpus` (OpenPBS's rule).
+    pub fn omp_threads(&self) -> u32 {
+        let written = self.display_value("select").and_then(display::first_ompthreads);
+        written.unwrap_or_else(|| self.chunks.first().map_or(1, |chunk| chunk.ncpus))
     }
 }
 
