@@ -15,6 +15,7 @@ pub mod limits;
 pub mod mail;
 pub mod pairs;
 pub mod resources;
+pub mod shell;
 pub mod size;
 pub mod spec;
 pub mod state;

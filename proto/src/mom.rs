@@ -190,8 +190,12 @@ pub struct JobLaunch {
     pub init_dir: Option<String>,
     /// `PBS_NUM_PPN`.
     pub num_ppn: u32,
-    /// `NCPUS` / `OMP_NUM_THREADS`: cpus of the first chunk.
+    /// `NCPUS` (and `OMP_NUM_THREADS` when `omp_threads` is `None`): cpus of the first chunk.
     pub first_ncpus: u32,
+    /// `OMP_NUM_THREADS`: `ompthreads` of the first chunk, else its cpus. `None` from an older
+    /// server: `first_ncpus`.
+    #[serde(default)]
+    pub omp_threads: Option<u32>,
     /// Per-job random cookie (`PBS_JOBCOOKIE`).
     pub cookie: String,
     /// A subjob's array index (`PBS_ARRAY_INDEX`, `PBS_ARRAYID`).

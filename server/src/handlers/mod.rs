@@ -30,6 +30,8 @@ mod array_tests;
 #[cfg(test)]
 mod authz_tests;
 #[cfg(test)]
+mod display_tests;
+#[cfg(test)]
 mod gpu_tests;
 #[cfg(test)]
 mod interaction_tests;
