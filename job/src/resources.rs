@@ -18,6 +18,7 @@ mod select;
 #[cfg(test)]
 mod tests;
 
+pub use display::schedselect;
 pub use list::parse_list;
 pub use merge::{merge_directive_lists, merge_override};
 /// The resource names a job may ask for; anything else is `Unknown resource`.
@@ -152,13 +153,6 @@ impl ResourceRequest {
     /// The displayed value of one `Resource_List` entry (`"walltime"` -> `"01:00:00"`).
     pub fn display_value(&self, name: &str) -> Option<&str> {
         self.display.get(name)
-    }
-
-    /// The job's `schedselect` (shown to managers): its select, as written or derived, with
-    /// OpenPBS's defaults filled in ([`display::schedselect`]). Empty for a request without a
-    /// select in its display (one loaded by the store's fallback).
-    pub fn schedselect(&self) -> String {
-        self.display_value("select").map(display::schedselect).unwrap_or_default()
     }
 
     /// `OMP_NUM_THREADS` of the job: `ompthreads` of the first chunk of its select, else that

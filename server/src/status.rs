@@ -98,9 +98,9 @@ pub fn job_status_with_array(
     for (name, value) in crate::flavor::shown_resources(flavor, job) {
         out.add_res("Resource_List", name, || value.to_string());
     }
-    if flavor == Flavor::OpenPbs {
+    if let (Some(select), Flavor::OpenPbs) = (job.request.display_value("select"), flavor) {
         // Managers only: `status_job` drops it for everyone else (`MANAGER_ONLY`).
-        out.add("schedselect", || job.request.schedselect());
+        out.add("schedselect", || job::resources::schedselect(select));
     }
     if let (Some(stime), Flavor::OpenPbs) = (job.times.stime, flavor) {
         out.add("stime", || stime.to_string());
