@@ -7,6 +7,7 @@ mod arrays;
 mod authz;
 mod cluster;
 mod depend;
+mod display;
 mod errors;
 mod flavors;
 mod gpus;
