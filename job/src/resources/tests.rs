@@ -346,3 +346,14 @@ fn chunk_specs_and_mpi_processes_are_bounded() {
     // cluster, not here: the parser does not know the nodes.
     assert_eq!(ok("select=1000000000:ncpus=0").chunks[0].mpiprocs, 0);
 }
+
+/// The largest select (MAX_CHUNK_SPECS chunks) gives a schedselect at most `:ncpus=1` longer
+/// per chunk, and a memory total that overflows falls back to the saturated byte count.
+#[test]
+fn derived_displays_of_the_largest_select_are_bounded() {
+    let select = vec!["1:mem=15eb"; MAX_CHUNK_SPECS].join("+");
+    let request = ok(&format!("select={select}"));
+    let derived = request.display_value("select").map(schedselect).unwrap();
+    assert_eq!(derived.len(), select.len() + MAX_CHUNK_SPECS * ":ncpus=1".len());
+    assert_eq!(request.display_value("mem"), Some("18446744073709551615b"));
+}
