@@ -155,8 +155,8 @@ impl ResourceRequest {
         self.display.get(name)
     }
 
-    /// `OMP_NUM_THREADS` of the job: `ompthreads` of the first chunk of its select, else that
-    /// chunk's `ncpus` (OpenPBS's rule).
+    /// `OMP_NUM_THREADS` (and `NCPUS`) of the job: `ompthreads` of the first chunk of its
+    /// select, else that chunk's `ncpus` (OpenPBS's rule).
     pub fn omp_threads(&self) -> u32 {
         let written = self.display_value("select").and_then(display::first_ompthreads);
         written.unwrap_or_else(|| self.chunks.first().map_or(1, |chunk| chunk.ncpus))

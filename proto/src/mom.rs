@@ -190,10 +190,10 @@ pub struct JobLaunch {
     pub init_dir: Option<String>,
     /// `PBS_NUM_PPN`.
     pub num_ppn: u32,
-    /// `NCPUS` (and `OMP_NUM_THREADS` when `omp_threads` is `None`): cpus of the first chunk.
+    /// Cpus of the first chunk: `NCPUS` and `OMP_NUM_THREADS` when `omp_threads` is `None`.
     pub first_ncpus: u32,
-    /// `OMP_NUM_THREADS`: `ompthreads` of the first chunk, else its cpus. `None` from an older
-    /// server: `first_ncpus`.
+    /// `NCPUS` and `OMP_NUM_THREADS` (OpenPBS sets both to the chunk's thread count):
+    /// `ompthreads` of the first chunk, else its cpus. `None` from an older server.
     #[serde(default)]
     pub omp_threads: Option<u32>,
     /// Per-job random cookie (`PBS_JOBCOOKIE`).

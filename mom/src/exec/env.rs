@@ -98,8 +98,11 @@ pub fn job_environment(input: &EnvInput<'_>) -> Vec<(String, String)> {
     }
     set("PBS_JOBDIR", home);
     set("TMPDIR", input.tmpdir.display().to_string());
-    set("NCPUS", launch.first_ncpus.to_string());
-    set("OMP_NUM_THREADS", launch.omp_threads.unwrap_or(launch.first_ncpus).to_string());
+    // OpenPBS sets both to the chunk's thread count (`vn_threads`: `ompthreads`, else `ncpus`;
+    // src/resmom/start_exec.c, "OMP_NUM_THREADS and NCPUS eq to number of cpus").
+    let threads = launch.omp_threads.unwrap_or(launch.first_ncpus).to_string();
+    set("NCPUS", threads.clone());
+    set("OMP_NUM_THREADS", threads);
     if let Some(gpufile) = input.gpufile {
         set("PBS_GPUFILE", gpufile.display().to_string());
     }
@@ -412,12 +415,12 @@ mod tests {
     }
 
     #[test]
-    fn omp_num_threads_comes_from_ompthreads_when_the_server_sends_it() {
+    fn ncpus_and_omp_num_threads_come_from_ompthreads_when_the_server_sends_it() {
         let mut launch = launch();
         launch.omp_threads = Some(5);
         let env = environment(&launch, "node1", None);
         let shown = |name: &str| env.get(name).map(String::as_str);
-        assert_eq!((shown("NCPUS"), shown("OMP_NUM_THREADS")), (Some("2"), Some("5")));
+        assert_eq!((shown("NCPUS"), shown("OMP_NUM_THREADS")), (Some("5"), Some("5")));
     }
 
     #[test]

@@ -97,7 +97,8 @@ fn run_and_read(cluster: &Cluster, user: &TestUser, name: &str, body: &str, extr
 }
 
 /// As a user of its own (root's login files on a test machine may run for a minute): the
-/// top shell is the entry of `-S` for the node, with `OMP_NUM_THREADS` from `ompthreads`.
+/// top shell is the entry of `-S` for the node, with `OMP_NUM_THREADS` and `NCPUS` from
+/// `ompthreads` (OpenPBS sets both to the chunk's thread count).
 #[test]
 fn the_mom_runs_the_job_with_the_shell_of_its_node_and_its_omp_threads() {
     if !tests::root_or_skip("the_mom_runs_the_job_with_the_shell_of_its_node", "to create a user") {
@@ -120,7 +121,7 @@ fn the_mom_runs_the_job_with_the_shell_of_its_node_and_its_omp_threads() {
     for (index, (shell, expected)) in cases.into_iter().enumerate() {
         let name = format!("shell{index}.sh");
         let output = run_and_read(&cluster, &user, &name, body, &["-S", shell, "-l", "select=1:ncpus=2:ompthreads=3"]);
-        assert_eq!(output.trim(), format!("{expected} omp=3 ncpus=2"), "-S {shell}");
+        assert_eq!(output.trim(), format!("{expected} omp=3 ncpus=3"), "-S {shell}");
     }
     let output = run_and_read(&cluster, &user, "plain.sh", body, &["-S", "/bin/bash", "-l", "select=1:ncpus=2"]);
     assert_eq!(output.trim(), "bash=yes omp=2 ncpus=2", "without ompthreads: the chunk's ncpus");
