@@ -77,6 +77,16 @@ fn the_must_hold_job_shows_what_was_written_in_every_format() {
         let job = &json["Jobs"][&id];
         assert_eq!((job["Mail_Users"].as_str(), job["Shell_Path_List"].as_str()), (Some("a@b.org"), Some("/bin/bash")));
         text.push_str(&format!("--- {flavor} qstat -f -F json\n{}", json_lines(&raw)));
+        let dsv = stdout(&cluster, &["-f", "-F", "dsv", &id]);
+        assert!(dsv.starts_with(&format!("Job Id: {id}|Job_Name=held.sh|")) && dsv.lines().count() == 1, "{dsv}");
+        for field in ["|Mail_Users=a@b.org|", "|Shell_Path_List=/bin/bash|", "|Resource_List.place=excl|"] {
+            assert!(dsv.contains(field), "{field} not in {dsv}");
+        }
+        let semicolons = stdout(&cluster, &["-f", "-F", "dsv", "-D", ";", &id]);
+        assert!(semicolons.contains(";Resource_List.select=1:ncpus=2:mem=2gb:ompthreads=2;"), "{semicolons}");
+        let misplaced = cluster.run("qstat", &["-f", "-D", ";", &id]);
+        assert_eq!(misplaced.status.code(), Some(2), "-D without -F dsv is a usage error");
+        assert!(String::from_utf8_lossy(&misplaced.stderr).starts_with("qstat: -D is only valid with -F dsv\n"));
         // qalter follows the same rule.
         let alter = cluster.run("qalter", &["-M", "c@d.org,e", "-l", "select=1:mem=1GB+1:mem=512mb", &id]);
         assert!(alter.status.success(), "{}", String::from_utf8_lossy(&alter.stderr));
