@@ -20,11 +20,8 @@ pub(super) fn render(request: &ResourceRequest, mut shown: BTreeMap<String, Stri
         shown.insert("ngpus".into(), ngpus.to_string());
     }
     if !shown.contains_key("mem") {
-        let total = match &written {
-            Some(select) => select_mem_sum(select).map(|size| size.to_string()),
-            None => total_mem(&request.chunks).map(mem_text),
-        };
-        if let Some(total) = total.or_else(|| total_mem(&request.chunks).map(mem_text)) {
+        let written_total = written.as_deref().and_then(select_mem_sum).map(|size| size.to_string());
+        if let Some(total) = written_total.or_else(|| total_mem(&request.chunks).map(mem_text)) {
             shown.insert("mem".into(), total);
         }
     }
