@@ -2,16 +2,17 @@
 //! OpenPBS's mom (`set_shell` in `src/resmom/linux/mom_start.c`) takes the first entry whose
 //! host is its own, else the last entry without a host, else the user's login shell.
 
-/// The shell of `list` for the job's mother superior `node`, or `None` for the login shell.
+/// The shell of `list` for the job's mother superior `node`, or `None` for the login shell
+/// (also when the entry names no path: `-S ''`, `-S @node1`).
 ///
 /// OpenPBS compares the entry's host with the start of the mom's host name (`strncmp` over
 /// the entry's length), so `@node1` also matched `node10`; here the host must be the node's
 /// name or its first label (`@node1` matches `node1` and `node1.example.org`).
 pub fn shell_for_node<'a>(list: &'a str, node: &str) -> Option<&'a str> {
     let mut wildcard = None;
-    for entry in list.split(',') {
+    for entry in list.split(',').filter(|entry| !entry.is_empty()) {
         match entry.split_once('@') {
-            Some((path, host)) if names_node(host, node) => return Some(path),
+            Some((path, host)) if names_node(host, node) => return Some(path).filter(|path| !path.is_empty()),
             Some(_) => {}
             None => wildcard = Some(entry),
         }
@@ -41,6 +42,9 @@ mod tests {
             ("/bin/sh@node1.example.org", "node1", None),
             ("/bin/sh@", "node1", None),
             ("/bin/sh@node2", "node1", None),
+            ("", "node1", None),
+            (",/bin/bash,", "node1", Some("/bin/bash")),
+            ("@node1,/bin/bash", "node1", None),
         ];
         for (list, node, shell) in cases {
             assert_eq!(shell_for_node(list, node), shell, "{list} on {node}");
