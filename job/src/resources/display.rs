@@ -14,7 +14,11 @@ pub(super) fn render(request: &ResourceRequest, mut shown: BTreeMap<String, Stri
     shown.insert("nodect".into(), request.nodect().to_string());
     shown.entry("place".into()).or_insert_with(|| place_text(request.place, request.exclusive));
     let written = shown.get("select").cloned();
-    shown.entry("select".into()).or_insert_with(|| select_text(&request.chunks));
+    if written.is_none() {
+        let chunk_wide = !shown.contains_key("nodes") && !shown.contains_key("procs");
+        let derived = if chunk_wide { job_wide_select(&shown) } else { select_text(&request.chunks) };
+        shown.insert("select".into(), derived);
+    }
     let ngpus = request.total_ngpus();
     if ngpus > 0 {
         shown.insert("ngpus".into(), ngpus.to_string());
@@ -26,6 +30,22 @@ pub(super) fn render(request: &ResourceRequest, mut shown: BTreeMap<String, Stri
         }
     }
     shown.into_iter().collect()
+}
+
+/// The job-wide resources that become the one chunk of a job asking for no chunks: OpenPBS's
+/// with `ATR_DFLAG_CVTSLT` (`src/lib/Libattr/master_resc_def_all.xml`), and `ngpus` (a site's
+/// host-level resource there).
+const CONVERTED: [&str; 6] = ["arch", "host", "mem", "ncpus", "ngpus", "vmem"];
+
+/// The select OpenPBS makes of job-wide resources (`set_select_and_place` in
+/// `src/server/svr_jobfunc.c`): `1` and each of [`CONVERTED`] the job has, in name order, with
+/// its value as shown (`-l ncpus=4,mem=2gb` is `1:mem=2gb:ncpus=4`).
+fn job_wide_select(shown: &BTreeMap<String, String>) -> String {
+    let items = shown.iter().filter(|(name, _)| CONVERTED.contains(&name.as_str()));
+    std::iter::once("1".to_string())
+        .chain(items.map(|(name, value)| format!("{name}={value}")))
+        .collect::<Vec<_>>()
+        .join(":")
 }
 
 /// The items of each `+` chunk of a (checked) select: its count and `(name, value)` items in

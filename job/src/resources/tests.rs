@@ -110,9 +110,11 @@ fn display_of_derived_values() {
         ("nodes=2:ppn=2:gpus=1", "2:ncpus=2:ngpus=1:mpiprocs=2", "scatter", Some("2")),
         ("nodes=2:ppn=2#excl", "2:ncpus=2:mpiprocs=2", "scatter:excl", None),
         ("nodes=node01:ppn=2", "1:ncpus=2:node01=True:mpiprocs=2", "scatter", None),
-        ("ncpus=4,mem=2gb,host=n3", "1:ncpus=4:mem=2097152kb:host=n3:mpiprocs=1", "pack", None),
+        ("ncpus=4,mem=2gb,host=n3", "1:host=n3:mem=2gb:ncpus=4", "pack", None),
+        ("mem=2GB,walltime=1:00:00,vmem=1gb", "1:mem=2gb:ncpus=1:vmem=1gb", "pack", None),
+        ("ncpus=2,ngpus=1,place=scatter", "1:ncpus=2:ngpus=1", "scatter", Some("1")),
         ("procs=3,mem=3000b", "3:ncpus=1:mem=1000b:mpiprocs=1", "free", None),
-        ("ngpus=0", "1:ncpus=1:mpiprocs=1", "pack", None),
+        ("ngpus=0", "1:ncpus=1:ngpus=0", "pack", None),
     ];
     for (list, select, place, ngpus) in cases {
         let request = ok(list);
@@ -213,6 +215,7 @@ fn empty_list_is_one_default_chunk() {
     let request = ResourceRequest::from_list(&[]).unwrap();
     assert_eq!(request.chunks.len(), 1);
     assert_eq!((request.total_ncpus(), request.place, request.first_ppn), (1, Placement::Pack, 1));
+    assert_eq!(request.display_value("select"), Some("1:ncpus=1"), "OpenPBS's select of a job asking for nothing");
 }
 
 #[test]
