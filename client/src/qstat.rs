@@ -1,6 +1,6 @@
 //! `qstat`: job status in the default, alternate (`-a -n -1 -s -u`, and `-i` not running, `-r`
-//! running, `-H` finished only), full (`-f`) and JSON (`-f -F json`) displays, with history
-//! (`-x`). Sends `StatusJob` (handled by
+//! running, `-H` finished only), full (`-f`), JSON (`-f -F json`) and DSV (`-f -F dsv [-D d]`)
+//! displays, with history (`-x`). Sends `StatusJob` (handled by
 //! `server/src/handlers/status_job.rs`). Known jobs go to stdout, one error line per unknown
 //! id to stderr, and the exit code is the last error's (pbs-reference 6.7).
 //!
@@ -52,9 +52,12 @@ struct Args {
     /// Only these users' jobs (comma separated), alternate display.
     #[arg(short = 'u')]
     users: Option<String>,
-    /// Output format with -f: json.
+    /// Output format with -f: json or dsv.
     #[arg(short = 'F')]
     format: Option<String>,
+    /// The field delimiter of `-F dsv` (default `|`).
+    #[arg(short = 'D')]
+    delimiter: Option<String>,
     /// Wide display (accepted; the full display is then not folded).
     #[arg(short = 'w')]
     wide: bool,
@@ -95,9 +98,12 @@ pub fn main() -> ExitCode {
         let mode = crate::qstat_queues::Mode { queues: args.queues, limits: args.queue_limits, server: args.server };
         return exit::exit(crate::qstat_queues::run(mode, args.full, args.format.as_deref(), &args.selectors));
     }
+    if args.delimiter.is_some() && args.format.as_deref() != Some("dsv") {
+        return usage("-D is only valid with -F dsv");
+    }
     if let Some(format) = &args.format {
-        if format != "json" {
-            return usage(&format!("unsupported -F format {format:?}: only json is supported"));
+        if format != "json" && format != "dsv" {
+            return usage(&format!("unsupported -F format {format:?}: expected json or dsv"));
         }
         if !args.full || alternate(&args) {
             return usage("conflicting options.");
@@ -110,7 +116,7 @@ pub fn main() -> ExitCode {
     exit::exit(run(&args))
 }
 
-const USAGE: &str = "usage: qstat [-a|-i|-r|-H] [-n [-1]] [-s] [-u user] [-c] [-x] [-t] [-J] [-f [-F json] [-1]] [job_id|queue ...]\n       qstat -Q [-f] [queue ...] | -q [queue ...] | -B [-f]";
+const USAGE: &str = "usage: qstat [-a|-i|-r|-H] [-n [-1]] [-s] [-u user] [-c] [-x] [-t] [-J] [-f [-F json|dsv [-D delim]] [-1]] [job_id|queue ...]\n       qstat -Q [-f] [queue ...] | -q [queue ...] | -B [-f]";
 
 fn usage(message: &str) -> ExitCode {
     crate::cli::usage_error("qstat", USAGE, message)
@@ -246,7 +252,10 @@ fn run(args: &Args) -> u8 {
     if let Some(letters) = state_filter(args).filter(|_| !by_id) {
         jobs.retain(|job| job.get("job_state").is_some_and(|state| !state.is_empty() && letters.contains(state)));
     }
-    let text = if args.format.is_some() {
+    let text = if args.format.as_deref() == Some("dsv") {
+        let delimiter = args.delimiter.as_deref().unwrap_or(output::dsv::DEFAULT_DELIMITER);
+        output::qstat_dsv_with(&jobs, delimiter, output::ctime_text)
+    } else if args.format.is_some() {
         output::qstat_json(&server, &jobs, epoch_now(), env!("CARGO_PKG_VERSION"))
     } else if xml_wanted(args, flavor) {
         // TORQUE prints an empty document for an empty listing, but nothing for unknown ids.

@@ -18,6 +18,7 @@ pub mod mail;
 pub mod options;
 pub mod pairs;
 pub mod resources;
+pub mod shell;
 pub mod size;
 pub mod spec;
 pub mod state;

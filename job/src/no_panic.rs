@@ -134,6 +134,10 @@ fn parsers_never_panic() {
             Ok(pairs) => match ResourceRequest::from_list(&pairs) {
                 Ok(request) => {
                     assert!(!request.chunks.is_empty(), "{list:?}");
+                    // What is derived from the select as written (issue 13, item 5).
+                    let select = request.display_value("select").expect("every request shows a select");
+                    assert!(!crate::resources::schedselect(select).is_empty(), "{list:?}");
+                    let _ = request.omp_threads();
                     requests += 1;
                 }
                 Err(error) => check_error(&error),
@@ -148,6 +152,7 @@ fn parsers_never_panic() {
             Err(error) => check_error(&error),
         }
         let _ = merge_directive_lists(&[(1, pairs.clone()), (2, pairs)]);
+        let _ = crate::shell::shell_for_node(&text, "node1");
         for array in [parse_openpbs(&text), parse_torque(&text)].into_iter().flatten() {
             let indices = array.expand().expect("a parsed array expands");
             assert!(!indices.is_empty() && indices.len() <= crate::array::MAX_ARRAY_SIZE, "{text:?}");

@@ -21,6 +21,7 @@ mod site_tests;
 #[cfg(test)]
 mod tests;
 
+pub use display::schedselect;
 pub use list::parse_list;
 pub use merge::{merge_directive_lists, merge_override};
 /// The resource names a job may ask for; anything else is `Unknown resource`.
@@ -118,8 +119,9 @@ pub struct ResourceRequest {
     pub cput: Option<u64>,
     /// `ppn` of the first `nodes=` part (`PBS_NUM_PPN`), or ncpus of the first chunk.
     pub first_ppn: u32,
-    /// The `Resource_List` as qstat shows it, in display order: the user's resources in
-    /// normalised form plus the derived `ncpus`, `nodect`, `place`, `select`, e.g.
+    /// The `Resource_List` as qstat shows it, in display order: the user's resources as
+    /// written (sizes normalised) plus the derived `ncpus`, `nodect` (and `place`, `select`
+    /// unless the user wrote them), e.g.
     /// `[("ncpus","4"),("nodect","2"),("nodes","2:ppn=2"),("place","scatter"),
     ///   ("select","2:ncpus=2:mpiprocs=2"),("walltime","01:00:00")]` (sorted by name).
     pub display: crate::PairList,
@@ -167,6 +169,13 @@ impl ResourceRequest {
     /// The displayed value of one `Resource_List` entry (`"walltime"` -> `"01:00:00"`).
     pub fn display_value(&self, name: &str) -> Option<&str> {
         self.display.get(name)
+    }
+
+    /// `OMP_NUM_THREADS` (and `NCPUS`) of the job: `ompthreads` of the first chunk of its
+    /// select, else that chunk's `ncpus` (OpenPBS's rule).
+    pub fn omp_threads(&self) -> u32 {
+        let written = self.display_value("select").and_then(display::first_ompthreads);
+        written.unwrap_or_else(|| self.chunks.first().map_or(1, |chunk| chunk.ncpus))
     }
 }
 

@@ -66,6 +66,41 @@ impl Size {
     pub fn bytes(&self) -> u64 {
         self.checked_bytes().unwrap_or(u64::MAX)
     }
+
+    /// `self` times `count`, in the same unit (OpenPBS multiplies a chunk's size by its chunk
+    /// count this way), or `None` if it overflows.
+    pub fn times(self, count: u64) -> Option<Size> {
+        let size = Size { value: self.value.checked_mul(count)?, ..self };
+        size.checked_bytes().map(|_| size)
+    }
+
+    /// The sum of two sizes as OpenPBS adds them (`normalize_size` and `set_size` in
+    /// `src/lib/Libattr/attr_fn_size.c`): words become bytes unless both are words, a size
+    /// without multiplier is rounded up to kilobytes, and the sum is in the smaller of the two
+    /// multipliers (`2gb + 512mb = 2560mb`). Adding to zero keeps the other as it is. `None` if
+    /// the sum does not fit 64 bits of bytes.
+    pub fn checked_add(self, other: Size) -> Option<Size> {
+        if self.value == 0 {
+            return Some(other);
+        }
+        let (mut a, mut b) = (self, other);
+        if a.words != b.words {
+            for size in [&mut a, &mut b] {
+                if size.words {
+                    *size = Size { value: size.value.checked_mul(8)?, words: false, ..*size };
+                }
+            }
+        }
+        for size in [&mut a, &mut b] {
+            if size.shift == 0 {
+                *size = Size { value: size.value.div_ceil(1024), shift: 1, ..*size };
+            }
+        }
+        let shift = a.shift.min(b.shift);
+        let in_shift = |size: Size| size.value.checked_mul(1u64.checked_shl(10 * u32::from(size.shift - shift))?);
+        let sum = Size { value: in_shift(a)?.checked_add(in_shift(b)?)?, shift, words: a.words };
+        sum.checked_bytes().map(|_| sum)
+    }
 }
 
 impl fmt::Display for Size {
@@ -133,6 +168,31 @@ mod tests {
             let err = Size::parse(text).expect_err(text);
             assert!(err.contains(&format!("'{text}'")), "{err} does not name {text:?}");
         }
+    }
+
+    #[test]
+    fn sums_as_openpbs_does() {
+        let sum = |a: &str, b: &str| {
+            let sum = Size::parse(a).unwrap().checked_add(Size::parse(b).unwrap());
+            sum.map_or_else(|| "overflow".to_string(), |size| size.to_string())
+        };
+        let cases = [
+            ("2gb", "2gb", "4gb"),
+            ("2gb", "512mb", "2560mb"),
+            ("512mb", "2gb", "2560mb"),
+            ("1000b", "1kb", "2kb"),
+            ("1025", "0kb", "2kb"),
+            ("0b", "1000b", "1000b"),
+            ("1kw", "1kw", "2kw"),
+            ("1kw", "1kb", "9kb"),
+            ("1gb", "1w", "1048577kb"),
+            ("15eb", "1eb", "overflow"),
+        ];
+        for (a, b, expected) in cases {
+            assert_eq!(sum(a, b), expected, "{a} + {b}");
+        }
+        assert_eq!(Size::parse("4gb").unwrap().times(3).unwrap().to_string(), "12gb");
+        assert_eq!(Size::parse("8eb").unwrap().times(2), None);
     }
 
     #[test]

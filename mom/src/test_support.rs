@@ -22,6 +22,7 @@ pub fn launch(job_id: &str, hosts: Vec<HostAlloc>) -> Box<JobLaunch> {
         init_dir: None,
         num_ppn: 1,
         first_ncpus: 1,
+        omp_threads: None,
         cookie: String::new(),
         array_index: None,
         array_id: None,

@@ -194,8 +194,12 @@ pub struct JobLaunch {
     pub init_dir: Option<String>,
     /// `PBS_NUM_PPN`.
     pub num_ppn: u32,
-    /// `NCPUS` / `OMP_NUM_THREADS`: cpus of the first chunk.
+    /// Cpus of the first chunk: `NCPUS` and `OMP_NUM_THREADS` when `omp_threads` is `None`.
     pub first_ncpus: u32,
+    /// `NCPUS` and `OMP_NUM_THREADS` (OpenPBS sets both to the chunk's thread count):
+    /// `ompthreads` of the first chunk, else its cpus. `None` from an older server.
+    #[serde(default)]
+    pub omp_threads: Option<u32>,
     /// Per-job random cookie (`PBS_JOBCOOKIE`).
     pub cookie: String,
     /// A subjob's array index (`PBS_ARRAY_INDEX`, `PBS_ARRAYID`).

@@ -199,6 +199,12 @@ fn start_job(state: &mut ServerState, out: &mut Outbox, key: u64, shares: Vec<No
     true
 }
 
+/// The shell of `Shell_Path_List` for the job's mother superior (`None`: the login shell).
+fn shell_of(job: &Job) -> Option<String> {
+    let mother = job.exec.first().map_or("", |share| share.node.as_str());
+    job.spec.shell.as_deref().and_then(|list| job::shell::shell_for_node(list, mother)).map(str::to_string)
+}
+
 /// What the moms need to run `job`.
 pub fn job_launch(job: &Job, kill_delay: u64) -> JobLaunch {
     JobLaunch {
@@ -228,10 +234,11 @@ pub fn job_launch(job: &Job, kill_delay: u64) -> JobLaunch {
         output_path: strip_host(&job.output_path),
         error_path: strip_host(&job.error_path),
         join: job.spec.join,
-        shell: job.spec.shell.clone(),
+        shell: shell_of(job),
         init_dir: job.spec.init_dir.clone(),
         num_ppn: job.request.first_ppn,
         first_ncpus: job.request.chunks.first().map(|chunk| chunk.ncpus).unwrap_or(1),
+        omp_threads: Some(job.request.omp_threads()),
         cookie: cookie(job.id.key()),
         array_index: match job.id.array {
             Some(ArrayPart::Sub(index)) => Some(index),

@@ -91,6 +91,9 @@ pub fn job_status_with_array(
     out.add("Join_Path", || job.spec.join.as_str().to_string());
     out.add("Keep_Files", || job.spec.keep.clone());
     out.add("Mail_Points", || job.spec.mail_points.clone());
+    if !job.spec.mail_users.is_empty() {
+        out.add("Mail_Users", || job.spec.mail_users.join(","));
+    }
     out.add("mtime", || job.times.mtime.to_string());
     out.add("Output_Path", || job.output_path.clone());
     out.add("Priority", || job.spec.priority.to_string());
@@ -99,11 +102,18 @@ pub fn job_status_with_array(
     for (name, value) in crate::flavor::shown_resources(flavor, job) {
         out.add_res("Resource_List", name, || value.to_string());
     }
+    if let (Some(select), Flavor::OpenPbs) = (job.request.display_value("select"), flavor) {
+        // Managers only: `status_job` drops it for everyone else (`MANAGER_ONLY`).
+        out.add("schedselect", || job::resources::schedselect(select));
+    }
     if let (Some(stime), Flavor::OpenPbs) = (job.times.stime, flavor) {
         out.add("stime", || stime.to_string());
     }
     if let Some(session) = job.session_id {
         out.add("session_id", || session.to_string());
+    }
+    if let Some(shell) = &job.spec.shell {
+        out.add("Shell_Path_List", || shell.clone());
     }
     crate::status_options::add_before_variables(&mut out, job);
     add_stage_lists(&mut out, job);

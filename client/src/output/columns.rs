@@ -81,6 +81,7 @@ pub fn size_column_in(value: &str, unit: SizeUnit) -> String {
         Some(b'm') => 2,
         Some(b'g') => 3,
         Some(b't') => 4,
+        Some(b'p') => 5,
         _ => 0,
     };
     let words = suffix.first() == Some(&b'w') || suffix.get(1) == Some(&b'w');
@@ -155,6 +156,9 @@ mod tests {
         assert_eq!(size_column("1048576b"), "1024kb");
         assert_eq!(size_column("100"), "100 b");
         assert_eq!(size_column("8mw"), "8mw");
+        // Sizes are shown in the unit the user wrote, so every multiplier reaches the column.
+        assert_eq!(size_column("2pb"), "2pb");
+        assert_eq!(size_column("3tb"), "3tb");
         assert_eq!(size_column("1tb"), "1tb");
     }
 

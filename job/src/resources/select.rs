@@ -195,7 +195,11 @@ fn is_host(name: &str) -> bool {
 }
 
 /// Parses a `place=` value located by `span`. Each of arrangement and sharing may be given
-/// once, in any order; `vscatter` is treated as `scatter` and `exclhost` as `excl`.
+/// once, in any order; `vscatter` is treated as `scatter` and `exclhost` as `excl`: every
+/// node of ours is one host with one vnode, so scattering by vnode is scattering by host, and
+/// excluding other jobs from the vnode excludes them from the host. The words themselves are
+/// shown as written (`display`). OpenPBS knows no `vfree` or `vpack` (`place_words` in
+/// `src/server/resc_attr.c`), so neither do we.
 pub(super) fn parse_place(span: Span, value: &str) -> Result<PlaceSpec, ResourceError> {
     let mut place = PlaceSpec { arrangement: None, exclusive: false };
     let mut sharing_given = false;

@@ -110,12 +110,11 @@ fn display_of_derived_values() {
         ("nodes=2:ppn=2:gpus=1", "2:ncpus=2:ngpus=1:mpiprocs=2", "scatter", Some("2")),
         ("nodes=2:ppn=2#excl", "2:ncpus=2:mpiprocs=2", "scatter:excl", None),
         ("nodes=node01:ppn=2", "1:ncpus=2:node01=True:mpiprocs=2", "scatter", None),
-        ("select=2:ncpus=1:host=n1:gpu=True", "2:ncpus=1:host=n1:gpu=True:mpiprocs=1", "free", None),
-        ("select=1:ncpus=0", "1:ncpus=0:mpiprocs=0", "free", None),
-        ("select=1:ncpus=4,place=vscatter:exclhost", "1:ncpus=4:mpiprocs=1", "scatter:excl", None),
-        ("ncpus=4,mem=2gb,host=n3", "1:ncpus=4:mem=2097152kb:host=n3:mpiprocs=1", "pack", None),
+        ("ncpus=4,mem=2gb,host=n3", "1:host=n3:mem=2gb:ncpus=4", "pack", None),
+        ("mem=2GB,walltime=1:00:00,vmem=1gb", "1:mem=2gb:ncpus=1:vmem=1gb", "pack", None),
+        ("ncpus=2,ngpus=1,place=scatter", "1:ncpus=2:ngpus=1", "scatter", Some("1")),
         ("procs=3,mem=3000b", "3:ncpus=1:mem=1000b:mpiprocs=1", "free", None),
-        ("ngpus=0", "1:ncpus=1:mpiprocs=1", "pack", None),
+        ("ngpus=0", "1:ncpus=1:ngpus=0", "pack", None),
     ];
     for (list, select, place, ngpus) in cases {
         let request = ok(list);
@@ -124,10 +123,75 @@ fn display_of_derived_values() {
         let shown_ngpus = request.display_value("ngpus").filter(|value| *value != "0");
         assert_eq!(shown_ngpus, ngpus, "{list}");
     }
-    // select chunks with mem give a job-wide mem total.
-    assert_eq!(ok("select=2:mem=4gb+1:ncpus=1").display_value("mem"), Some("8388608kb"));
     // A user's nodect is checked but the derived one is shown.
     assert_eq!(ok("nodes=3,nodect=1").display_value("nodect"), Some("3"));
+}
+
+/// OpenPBS keeps `select` and `place` as the user wrote them (`qstat -f` shows them so, and
+/// programs parse it); the scheduler's form is `schedselect`.
+#[test]
+fn select_and_place_are_shown_as_written() {
+    let cases = [
+        (
+            "select=1:ncpus=2:mem=2gb:ompthreads=2,place=excl",
+            "1:ncpus=2:mem=2gb:ompthreads=2",
+            "excl",
+            "1:ncpus=2:mem=2gb:ompthreads=2",
+        ),
+        ("select=2:mem=8GB:ncpus=4", "2:mem=8GB:ncpus=4", "free", "2:mem=8GB:ncpus=4"),
+        ("select=ncpus=2:mem=2g", "ncpus=2:mem=2g", "free", "1:ncpus=2:mem=2gb"),
+        ("select=2:ncpus=1:host=n1:gpu=true", "2:ncpus=1:host=n1:gpu=true", "free", "2:ncpus=1:host=n1:gpu=True"),
+        ("select=3,place=vscatter:exclhost", "3", "vscatter:exclhost", "3:ncpus=1"),
+        ("select=1:ncpus=0", "1:ncpus=0", "free", "1:ncpus=0"),
+        (
+            "select=1:ngpus=1+2:mem=1024,place=excl:pack",
+            "1:ngpus=1+2:mem=1024",
+            "excl:pack",
+            "1:ngpus=1:ncpus=1+2:mem=1024b:ncpus=1",
+        ),
+        ("nodes=2:ppn=2#excl", "2:ncpus=2:mpiprocs=2", "scatter:excl", "2:ncpus=2:mpiprocs=2"),
+    ];
+    for (list, select, place, sched) in cases {
+        let request = ok(list);
+        assert_eq!(request.display_value("select"), Some(select), "{list}");
+        assert_eq!(request.display_value("place"), Some(place), "{list}");
+        assert_eq!(request.display_value("select").map(schedselect), Some(sched.to_string()), "{list}");
+    }
+    // The scheduler reads the words: vscatter places each chunk on its own node.
+    let request = ok("select=3,place=vscatter:exclhost");
+    assert_eq!((request.place, request.exclusive), (Placement::Scatter, true));
+}
+
+/// The job-wide `mem` of a select is the sum of its chunks' as OpenPBS adds sizes.
+#[test]
+fn select_mem_total_keeps_the_unit() {
+    let cases = [
+        ("select=1:ncpus=2:mem=2gb", Some("2gb")),
+        ("select=2:mem=4gb+1:ncpus=1", Some("8gb")),
+        ("select=1:mem=2gb+1:mem=512MB", Some("2560mb")),
+        ("select=2:mem=1000", Some("2000b")),
+        ("select=1:mem=1000+1:mem=1kb", Some("2kb")),
+        ("select=1:ncpus=1", None),
+        ("select=2:mem=15eb", Some("18446744073709551615b")),
+        ("ncpus=2,mem=2GB", Some("2gb")),
+    ];
+    for (list, mem) in cases {
+        assert_eq!(ok(list).display_value("mem"), mem, "{list}");
+    }
+}
+
+#[test]
+fn omp_threads_follow_the_first_chunk() {
+    let cases = [
+        ("select=1:ncpus=8:ompthreads=2+1:ncpus=4:ompthreads=4", 2),
+        ("select=1:ncpus=8+1:ncpus=4:ompthreads=4", 8),
+        ("nodes=1:ppn=3", 3),
+        ("ncpus=5", 5),
+        ("select=1:ncpus=2:ompthreads=4294967295", u32::MAX),
+    ];
+    for (list, threads) in cases {
+        assert_eq!(ok(list).omp_threads(), threads, "{list}");
+    }
 }
 
 #[test]
@@ -151,6 +215,7 @@ fn empty_list_is_one_default_chunk() {
     let request = ResourceRequest::from_list(&[]).unwrap();
     assert_eq!(request.chunks.len(), 1);
     assert_eq!((request.total_ncpus(), request.place, request.first_ppn), (1, Placement::Pack, 1));
+    assert_eq!(request.display_value("select"), Some("1:ncpus=1"), "OpenPBS's select of a job asking for nothing");
 }
 
 #[test]
@@ -237,7 +302,7 @@ fn mps_shares_in_both_grammars() {
     ngpus=1
     nodect=1
     place=free
-    select=1:ncpus=1:ngpus=1:mps=25:mpiprocs=1
+    select=1:ncpus=1:mps=25
     ");
 }
 
@@ -283,4 +348,15 @@ fn chunk_specs_and_mpi_processes_are_bounded() {
     // A billion chunks of no cpus and no ranks is refused by the scheduler's check against the
     // cluster, not here: the parser does not know the nodes.
     assert_eq!(ok("select=1000000000:ncpus=0").chunks[0].mpiprocs, 0);
+}
+
+/// The largest select (MAX_CHUNK_SPECS chunks) gives a schedselect at most `:ncpus=1` longer
+/// per chunk, and a memory total that overflows falls back to the saturated byte count.
+#[test]
+fn derived_displays_of_the_largest_select_are_bounded() {
+    let select = vec!["1:mem=15eb"; MAX_CHUNK_SPECS].join("+");
+    let request = ok(&format!("select={select}"));
+    let derived = request.display_value("select").map(schedselect).unwrap();
+    assert_eq!(derived.len(), select.len() + MAX_CHUNK_SPECS * ":ncpus=1".len());
+    assert_eq!(request.display_value("mem"), Some("18446744073709551615b"));
 }

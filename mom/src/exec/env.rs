@@ -98,8 +98,11 @@ pub fn job_environment(input: &EnvInput<'_>) -> Vec<(String, String)> {
     }
     set("PBS_JOBDIR", home);
     set("TMPDIR", input.tmpdir.display().to_string());
-    set("NCPUS", launch.first_ncpus.to_string());
-    set("OMP_NUM_THREADS", launch.first_ncpus.to_string());
+    // OpenPBS sets both to the chunk's thread count (`vn_threads`: `ompthreads`, else `ncpus`;
+    // src/resmom/start_exec.c, "OMP_NUM_THREADS and NCPUS eq to number of cpus").
+    let threads = launch.omp_threads.unwrap_or(launch.first_ncpus).to_string();
+    set("NCPUS", threads.clone());
+    set("OMP_NUM_THREADS", threads);
     if let Some(gpufile) = input.gpufile {
         set("PBS_GPUFILE", gpufile.display().to_string());
     }
@@ -220,6 +223,7 @@ mod tests {
             init_dir: None,
             num_ppn: 2,
             first_ncpus: 2,
+            omp_threads: None,
             cookie: "c0ffee".into(),
             array_index: None,
             array_id: None,
@@ -412,6 +416,15 @@ mod tests {
             assert_eq!(env.get(name).map(String::as_str), Some(value), "{name}");
         }
         assert!(!env.contains_key("PBS_O_INITDIR"));
+    }
+
+    #[test]
+    fn ncpus_and_omp_num_threads_come_from_ompthreads_when_the_server_sends_it() {
+        let mut launch = launch();
+        launch.omp_threads = Some(5);
+        let env = environment(&launch, "node1", None);
+        let shown = |name: &str| env.get(name).map(String::as_str);
+        assert_eq!((shown("NCPUS"), shown("OMP_NUM_THREADS")), (Some("5"), Some("5")));
     }
 
     #[test]

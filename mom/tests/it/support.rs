@@ -239,6 +239,7 @@ pub fn launch(job_id: &str, script: &str, out: &Path) -> JobLaunch {
         init_dir: None,
         num_ppn: 1,
         first_ncpus: 1,
+        omp_threads: None,
         cookie: "cafe".into(),
         array_index: None,
         array_id: None,

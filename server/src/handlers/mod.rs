@@ -32,6 +32,8 @@ mod array_tests;
 #[cfg(test)]
 mod authz_tests;
 #[cfg(test)]
+mod display_tests;
+#[cfg(test)]
 mod exec_opts_tests;
 #[cfg(test)]
 mod gpu_tests;

@@ -6,7 +6,8 @@
 //! An array shows as its parent; its subjobs are listed after it with `-t` (`subjobs`); `-J`
 //! (`arrays_only`) keeps only arrays. What carries a job's environment or command line
 //! (`Variable_List`, `Submit_arguments`, TORQUE's `submit_args` and `init_work_dir`) is shown
-//! only to its owner, operators and managers ([`Reader`]).
+//! only to its owner, operators and managers ([`Reader`]); `schedselect` only to managers (as
+//! OpenPBS: `ATR_DFLAG_MGRD` in `src/lib/Libattr/master_job_attr_def.xml`).
 //! A job or queue named several times (or by several spellings) is listed once, so the reply
 //! is bounded by the state whatever the request repeats.
 
@@ -55,14 +56,18 @@ pub enum Reader {
     Nobody,
     /// A user: sees the private attributes of the jobs of this uid.
     User(u32),
-    /// An operator or manager: sees every job's.
+    /// An operator: sees every job's.
     Operator,
+    /// A manager: sees every job's, and what only managers read ([`MANAGER_ONLY`]).
+    Manager,
 }
 
 impl Reader {
     /// The reader `requester` is.
     pub fn of(state: &ServerState, requester: &Requester) -> Reader {
-        if state.is_operator(requester) {
+        if state.is_manager(requester) {
+            Reader::Manager
+        } else if state.is_operator(requester) {
             Reader::Operator
         } else {
             Reader::User(requester.uid)
@@ -73,7 +78,7 @@ impl Reader {
         match self {
             Reader::Nobody => false,
             Reader::User(uid) => uid == job.owner_uid,
-            Reader::Operator => true,
+            Reader::Operator | Reader::Manager => true,
         }
     }
 }
@@ -81,6 +86,9 @@ impl Reader {
 /// The attributes that carry a job's environment or command line (`PBS_O_*` and every `-v`
 /// variable are in `Variable_List`).
 pub const PRIVATE: [&str; 4] = ["Variable_List", "Submit_arguments", "submit_args", "init_work_dir"];
+
+/// The attributes only managers read.
+pub const MANAGER_ONLY: [&str; 1] = ["schedselect"];
 
 /// Handles qstat at time `now`: [`select`], then [`statuses`] of everything selected.
 pub fn status_job(state: &ServerState, flavor: Flavor, now: i64, query: Query) -> ServerReply {
@@ -106,6 +114,9 @@ pub fn statuses(state: &ServerState, flavor: Flavor, now: i64, query: &Query, ke
         let mut status = status_of(state, job, flavor, now, wanted.as_ref());
         if !query.reader.sees_private(job) {
             status.attrs.retain(|attr| !PRIVATE.contains(&attr.name.as_str()));
+        }
+        if query.reader != Reader::Manager {
+            status.attrs.retain(|attr| !MANAGER_ONLY.contains(&attr.name.as_str()));
         }
         crate::status::with_depend(status, wanted.as_ref(), || crate::depend::depend_value(state, job))
     };

@@ -8,6 +8,7 @@ mod authz;
 mod cluster;
 mod corpus;
 mod depend;
+mod display;
 mod errors;
 mod flavors;
 mod gpus;

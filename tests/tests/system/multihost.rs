@@ -316,6 +316,7 @@ fn forged_run_job(cluster: &NetCluster, tag: &str, marker: &Path) -> Vec<u8> {
         init_dir: Some(work),
         num_ppn: 1,
         first_ncpus: 1,
+        omp_threads: None,
         cookie: "0123456789abcdef".to_string(),
         array_index: None,
         array_id: None,

@@ -233,3 +233,40 @@ fn load_recomputes_the_request_with_the_real_parser() {
     assert_eq!(loaded.jobs[0].request, expected);
     assert_eq!(loaded.jobs[0].request.total_ncpus(), 4);
 }
+
+/// A job's spec as the release before "shown as written" stored it (its request, with the
+/// expanded select `1:ncpus=2:mem=2097152kb:mpiprocs=1` in its display, was never stored):
+/// it loads, and `qstat -f` shows what its user wrote.
+const SPEC_BEFORE_AS_WRITTEN: &str = r#"{"name":"old.sh","script":"","queue":"workq","resources":[["select","1:ncpus=2:mem=2GB:ompthreads=2"],["place","excl"],["walltime","1:00:00"]],"output_path":null,"error_path":null,"join":"No","keep":"n","user_hold":true,"rerunnable":true,"priority":0,"variables":[["PBS_O_WORKDIR","/home/alice"]],"shell":"/bin/bash","init_dir":null,"mail_points":"a","mail_users":["a@b.org"],"account":null,"submit_host":"login","submit_args":"old.sh","depend":[],"array":null,"interactive":null}"#;
+
+#[test]
+fn rows_of_the_previous_release_show_what_was_written() {
+    let (_dir, path, mut store) = fresh_store();
+    store.commit(&[StoreOp::InsertJob(Box::new(queued_job(5)))]).unwrap();
+    plant(&mut store, "spec_json", SPEC_BEFORE_AS_WRITTEN, 5);
+    drop(store);
+    let mut store = Store::open(&path).unwrap();
+    let loaded = store.load(SERVER).unwrap();
+    let status = crate::status::job_status(&loaded.jobs[0], SERVER, crate::config::Flavor::OpenPbs, 0);
+    let shown: Vec<String> = status
+        .attrs
+        .iter()
+        .filter(|attr| attr.name.starts_with(['R', 'M', 'S', 's']) && attr.name != "server")
+        .map(|attr| format!("{} = {}", attr.full_name(), attr.value))
+        .collect();
+    insta::assert_snapshot!(shown.join("\n"), @r"
+    Mail_Points = a
+    Mail_Users = a@b.org
+    Rerunable = True
+    Resource_List.mem = 2gb
+    Resource_List.ncpus = 2
+    Resource_List.nodect = 1
+    Resource_List.place = excl
+    Resource_List.select = 1:ncpus=2:mem=2GB:ompthreads=2
+    Resource_List.walltime = 01:00:00
+    schedselect = 1:ncpus=2:mem=2GB:ompthreads=2
+    Shell_Path_List = /bin/bash
+    Submit_arguments = old.sh
+    Submit_Host = login
+    ");
+}
