@@ -44,7 +44,7 @@ fn chunk_resources_become_requirements_and_amounts() {
     assert_eq!(first.amounts, [("scratch".to_string(), 10 << 30)]);
     assert_eq!(got.chunks[1].properties, ["bigmem"]);
     let select = got.display_value("select").unwrap();
-    assert!(select.contains(":gpu_type=a100:feature=ib:bigmem=False:"), "{select}");
+    assert_eq!(select, "2:ngpus=1:gpu_type=a100:feature=ib:bigmem=false:scratch=10GB+1:bigmem=t", "as written");
 }
 
 #[test]
