@@ -10,9 +10,14 @@ use clap::Parser;
 // `args_override_self`: an option given twice keeps its last value, as getopt does, inside one
 // directive line as on the command line (pbs-reference 1.4).
 #[command(name = "qsub", disable_help_flag = true, disable_version_flag = true, args_override_self = true)]
-#[command(override_usage = "qsub [-N name] [-q queue] [-l resources] [-o path] [-e path] [-j oe|eo|n] [-v vars] [-V] \
-[-p prio] [-h] [-r y|n] [-S shell] [-d dir] [-C prefix] [-J X-Y[:Z][%max] | -t list[%max]] [-z] [-I] \
-[script | -- command args]")]
+// OpenPBS's usage lines, then the TORQUE options it lacks.
+#[command(override_usage = "qsub [-a date_time] [-A account_string] [-c interval]
+\t[-C directive_prefix] [-e path] [-f ] [-h ] [-I [-X]] [-j oe|eo] [-J X-Y[:Z][%max]]
+\t[-k o|e|oe] [-l resource_list] [-m mail_options] [-M user_list]
+\t[-N jobname] [-o path] [-p priority] [-P project] [-q queue] [-r y|n]
+\t[-S path] [-u user_list] [-W otherattributes=value...]
+\t[-v variable_list] [-V ] [-z] [script | -- command [arg1 ...]]
+\tTORQUE: [-b secs] [-d path] [-D path] [-F \"args\"] [-n] [-t array_request] [-w path] [-x]")]
 pub struct QsubOpts {
     #[arg(short = 'N')]
     pub name: Option<String>,

@@ -62,9 +62,10 @@ struct QalterOpts {
 }
 
 /// OpenPBS's usage text, with the options minipbs supports (plus TORQUE's `-v`).
-pub const USAGE: &str = "usage: qalter [-A account_string] [-e path] [-h hold_list] [-j oe|eo|n]
-\t[-k keep] [-l resource_list] [-m mail_options] [-M user_list] [-N jobname]
-\t[-o path] [-p priority] [-r y|n] [-S path] [-v variable_list] job_identifier...";
+pub const USAGE: &str = "usage: qalter [-a date_time] [-A account_string] [-c interval] [-e path]
+\t[-h hold_list] [-j oe|eo|n] [-k keep] [-l resource_list] [-m mail_options]
+\t[-M user_list] [-N jobname] [-o path] [-p priority] [-P project] [-r y|n]
+\t[-S path] [-v variable_list] job_identifier...";
 
 /// A usage error: the message, an optional detail (the `-l` caret display), then the usage.
 #[derive(Debug)]
