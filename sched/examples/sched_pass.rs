@@ -66,6 +66,7 @@ fn nodes(rng: &mut Rng) -> Vec<NodeView> {
                 mps_gpus: Vec::new(),
                 busy,
                 exclusive: busy && rng.below(100) < 2,
+                amounts: Vec::new(),
             }
         })
         .collect()

@@ -34,6 +34,20 @@ pub struct NodeView {
     pub busy: bool,
     /// An exclusive job holds this node (nothing else may use it).
     pub exclusive: bool,
+    /// Host-level consumable site resources (flag `n`/`f`) the node has, by name.
+    pub amounts: Vec<SiteAmount>,
+}
+
+/// One host-level consumable site resource of a node, in the unit the scheduler counts
+/// (bytes for sizes, thousandths for floats; see `job::resources::site::ResourceDef::amount`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SiteAmount {
+    pub name: String,
+    /// `resources_available.NAME`.
+    pub available: u64,
+    /// What running jobs hold here (`resources_assigned.NAME`); may exceed `available` when
+    /// an operator lowered it, and then nothing more fits.
+    pub assigned: u64,
 }
 
 /// A GPU shared through MPS by the jobs of one user.
@@ -97,6 +111,8 @@ pub struct Assignment {
     pub mpiprocs: u32,
     /// An MPS share (percent) of the single GPU in `gpus`; `None` for exclusive GPUs.
     pub mps: Option<u8>,
+    /// Consumable site resources given to the job on this node, by name (units' sums).
+    pub amounts: Vec<(String, u64)>,
 }
 
 /// Start the job `key` now, on these nodes.

@@ -3,6 +3,7 @@
 //! Owns: builders shared by the test files (`node`, `chunk`, `request`, `job`, `run`).
 //! Must not know: anything outside this crate; no I/O, no sleeping, no timing assertions.
 
+mod consumable_tests;
 mod feasible_tests;
 mod limit_tests;
 mod mps_tests;
@@ -38,6 +39,7 @@ pub(crate) fn gpu_node(name: &str, np: u32, ngpus: u32) -> NodeView {
         mps_gpus: Vec::new(),
         busy: false,
         exclusive: false,
+        amounts: Vec::new(),
     }
 }
 

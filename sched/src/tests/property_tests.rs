@@ -62,6 +62,7 @@ fn random_node(rng: &mut Rng, index: usize) -> NodeView {
         mps_gpus: Vec::new(),
         busy,
         exclusive: busy && rng.chance(10),
+        amounts: Vec::new(),
     }
 }
 
