@@ -30,6 +30,7 @@ pub fn node_view(node: &Node, site: &SiteResources) -> sched::NodeView {
         mps_gpus: node.mps_gpus(),
         busy: !node.jobs.is_empty(),
         exclusive: !node.exclusive_jobs.is_empty(),
+        amounts: crate::state::site::node_amounts(node, site),
     }
 }
 
@@ -48,6 +49,7 @@ pub fn empty_view(node: &Node, site: &SiteResources) -> sched::NodeView {
         mps_gpus: Vec::new(),
         busy: false,
         exclusive: false,
+        amounts: crate::state::site::node_amounts(node, site),
     }
 }
 
@@ -104,6 +106,7 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
                 mem_bytes: assignment.mem,
                 mpiprocs: assignment.mpiprocs,
                 mps: assignment.mps,
+                amounts: assignment.amounts.clone(),
             })
             .collect();
         if start_job(state, out, decision.key, shares, now) {
@@ -154,7 +157,7 @@ fn start_job(state: &mut ServerState, out: &mut Outbox, key: u64, shares: Vec<No
             tracing::error!(job_id = key, node = %share.node, "scheduler decision conflicts with node state");
             for earlier in &shares[..index] {
                 if let Some(node) = state.nodes.get_mut(&earlier.node) {
-                    node.release(key, earlier.mem_bytes);
+                    node.release(key, earlier);
                 }
             }
             return false;

@@ -156,6 +156,8 @@ fn queues_default_and_limit_site_resources() {
     create(&mut state, "qos", "string", "").unwrap();
     create(&mut state, "licenses", "long", "q").unwrap();
     create(&mut state, "scratch", "size", "hn").unwrap();
+    // A consumable is counted on nodes: a request needs a node that has it.
+    set_node(&mut state, "node1", "scratch", "16gb").unwrap();
     let set_queue = |state: &mut ServerState, name: &str, resource: &str, value: &str| {
         qmgr(state, 0, ManageOp::Set, ObjectKind::Queue, "workq", &[attr(name, Some(resource), value)])
     };
@@ -239,4 +241,48 @@ fn invisible_and_read_only_resources_are_for_operators_and_managers() {
     // An operator may.
     qmgr(&mut state, 0, ManageOp::Set, ObjectKind::Server, "", &[attr("operators", None, "user1000@*")]).unwrap();
     submit(&mut state, ALICE, &[("select", "1:ncpus=1:secret=yes"), ("budget", "5")]);
+}
+
+#[test]
+fn consumable_amounts_are_held_shown_and_given_back() {
+    use super::job_ended::job_ended;
+    use proto::mom::JobObit;
+    let mut state = cluster(1);
+    create(&mut state, "scratch", "size", "nh").unwrap();
+    set_node(&mut state, "node1", "scratch", "100gb").unwrap();
+    let assigned = |state: &ServerState| {
+        let ServerReply::Nodes { nodes, .. } = status_node(state, &["node1".into()]) else { panic!() };
+        nodes[0].get("resources_assigned.scratch").map(str::to_string)
+    };
+    assert_eq!(assigned(&state).as_deref(), Some("0kb"));
+    let (code, message) = refused(&mut state, &[("select", "1:ncpus=1:scratch=101gb")]);
+    assert_eq!(code, ErrorCode::ExceedsLimits);
+    assert!(message.contains(&format!("needs scratch={}", 101u64 << 30)), "{message}");
+    let first = submit(&mut state, ALICE, &[("select", "1:ncpus=1:scratch=60gb")]);
+    let second = submit(&mut state, ALICE, &[("select", "1:ncpus=1:scratch=60gb")]);
+    assert_eq!(schedule_pass(&mut state, &mut Outbox::default(), 20), 1, "60gb + 60gb > 100gb");
+    let (first_key, second_key) = (state.find_job(&first).unwrap(), state.find_job(&second).unwrap());
+    assert_eq!(state.jobs[&first_key].state, ::job::JobState::Running);
+    assert_eq!(assigned(&state).as_deref(), Some("62914560kb"));
+    state.sanity_check();
+
+    // A restart: the node's counts come back from the stored allocation alone.
+    let text = crate::store::exec_hosts::encode(&state.jobs[&first_key].exec).unwrap();
+    assert!(text.ends_with(&format!("scratch={}", 60u64 << 30)), "{text}");
+    let job = state.jobs.get_mut(&first_key).unwrap();
+    job.exec = crate::store::exec_hosts::decode(&text).unwrap();
+    let node = state.nodes.get_mut("node1").unwrap();
+    node.release(first_key, &job.exec[0].clone());
+    node.jobs.clear();
+    assert!(node.site_assigned.is_empty());
+    state.claim_shares_on("node1");
+    assert_eq!(assigned(&state).as_deref(), Some("62914560kb"));
+    assert_eq!(schedule_pass(&mut state, &mut Outbox::default(), 25), 0, "still held after the restart");
+
+    let obit = JobObit { job_id: first.clone(), exit_status: 0, session_id: 7, ..Default::default() };
+    job_ended(&mut state, &mut Outbox::default(), "node1", obit, 30);
+    assert_eq!(assigned(&state).as_deref(), Some("0kb"));
+    assert_eq!(schedule_pass(&mut state, &mut Outbox::default(), 40), 1);
+    assert_eq!(state.jobs[&second_key].state, ::job::JobState::Running);
+    state.sanity_check();
 }

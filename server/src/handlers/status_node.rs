@@ -10,11 +10,11 @@ pub fn status_node(state: &ServerState, names: &[String]) -> ServerReply {
     let mut nodes = Vec::new();
     let mut errors = Vec::new();
     if names.is_empty() {
-        nodes.extend(state.nodes.values().map(|node| node_status(node, &state.server_name)));
+        nodes.extend(state.nodes.values().map(|node| node_status(node, &state.server_name, &state.resources)));
     }
     for name in names {
         match state.nodes.get(name) {
-            Some(node) => nodes.push(node_status(node, &state.server_name)),
+            Some(node) => nodes.push(node_status(node, &state.server_name, &state.resources)),
             None => errors
                 .push(RequestError::new(ErrorCode::UnknownNode, format!("{} {name}", ErrorCode::UnknownNode.text()))),
         }

@@ -222,3 +222,18 @@ pub fn node_words(node: &Node, site: &SiteResources) -> Vec<String> {
     }
     words
 }
+
+/// The node's host-level consumable site resources (flag `n`/`f`) for the scheduler: what it
+/// has (`resources_available`, in counted units) and what running jobs hold here. A value that
+/// is no amount (negative) counts as none.
+pub fn node_amounts(node: &Node, site: &SiteResources) -> Vec<sched::SiteAmount> {
+    let consumable = node.site.iter().filter_map(|(name, value)| Some((site.get(name)?, value)));
+    consumable
+        .filter(|(def, _)| def.flags.host && !def.is_host_match())
+        .map(|(def, value)| sched::SiteAmount {
+            name: def.name.clone(),
+            available: def.amount(value).unwrap_or(0),
+            assigned: node.site_assigned.get(&def.name).copied().unwrap_or(0),
+        })
+        .collect()
+}
