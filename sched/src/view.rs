@@ -80,6 +80,9 @@ pub struct PendingJob<'a> {
     pub limits: &'a [usize],
     /// The job's owner: an MPS share joins only a GPU shared by the same user.
     pub user: &'a str,
+    /// Server-level consumable amounts the job holds while it runs, as `(index into
+    /// [`ClusterView::pools`], amount)`. Empty = none.
+    pub takes: &'a [(usize, u64)],
 }
 
 /// Everything one scheduling pass looks at. The scheduler never mutates it.
@@ -94,6 +97,10 @@ pub struct ClusterView<'a> {
     /// held back by a counter is skipped without affecting other jobs of its request class.
     /// An index past the end holds the job back.
     pub limits: Vec<u32>,
+    /// What is left of server-level consumable resources (flag `q`, e.g. licences:
+    /// `resources_available` minus what running jobs hold). A job starts only if every pool it
+    /// takes from holds its amount, and then takes it; an index past the end holds the job back.
+    pub pools: Vec<u64>,
 }
 
 /// One node's share of a decision: the units of the job that landed on this node, merged.

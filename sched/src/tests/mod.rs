@@ -84,12 +84,12 @@ pub(crate) fn exclusive(chunks: Vec<Chunk>, place: Placement) -> ResourceRequest
 
 /// A job with priorities 0 submitted in the order of its key.
 pub(crate) fn job(key: u64, request: &ResourceRequest) -> PendingJob<'_> {
-    PendingJob { key, queue_priority: 0, priority: 0, order: key, request, limits: &[], user: "alice" }
+    PendingJob { key, queue_priority: 0, priority: 0, order: key, request, limits: &[], user: "alice", takes: &[] }
 }
 
 /// One pass over `nodes` and `jobs`.
 pub(crate) fn run(nodes: Vec<NodeView>, jobs: Vec<PendingJob>) -> Vec<Decision> {
-    schedule(&ClusterView { nodes, jobs, limits: Vec::new() })
+    schedule(&ClusterView { nodes, jobs, ..ClusterView::default() })
 }
 
 /// The keys of the started jobs, in decision order.
