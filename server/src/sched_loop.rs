@@ -79,10 +79,11 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
             .filter(|job| room.admits(state, job))
             .collect();
         let limits = crate::run_limits::run_limits(state, &queued);
+        let pools = state.server_pools(&queued);
         let jobs: Vec<sched::PendingJob> = queued
             .iter()
-            .zip(&limits.per_job)
-            .map(|(job, job_limits)| sched::PendingJob {
+            .zip(limits.per_job.iter().zip(&pools.takes))
+            .map(|(job, (job_limits, takes))| sched::PendingJob {
                 key: job.id.key(),
                 queue_priority: state.queues.get(&job.queue).and_then(|queue| queue.priority).unwrap_or(0),
                 priority: job.spec.priority,
@@ -90,9 +91,10 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
                 request: &job.request,
                 limits: job_limits,
                 user: &job.owner,
+                takes,
             })
             .collect();
-        sched::schedule(&sched::ClusterView { nodes, jobs, limits: limits.capacities })
+        sched::schedule(&sched::ClusterView { nodes, jobs, limits: limits.capacities, pools: pools.left })
     };
     let mut started = 0;
     for decision in decisions {

@@ -286,3 +286,58 @@ fn consumable_amounts_are_held_shown_and_given_back() {
     assert_eq!(state.jobs[&second_key].state, ::job::JobState::Running);
     state.sanity_check();
 }
+
+#[test]
+fn server_level_consumables_block_until_given_back() {
+    use super::job_ended::job_ended;
+    use super::status_server::status_server;
+    use proto::mom::JobObit;
+    let mut state = cluster(1);
+    create(&mut state, "lic", "long", "q").unwrap();
+    let set_server = |state: &mut ServerState, resource: &str, value: &str| {
+        qmgr(state, 0, ManageOp::Set, ObjectKind::Server, "", &[attr("resources_available", Some(resource), value)])
+    };
+    assert_eq!(set_server(&mut state, "colour", "1").unwrap_err().0, ErrorCode::UnknownResource);
+    assert_eq!(set_server(&mut state, "lic", "many").unwrap_err().0, ErrorCode::BadAttributeValue);
+    let out = set_server(&mut state, "lic", "4").unwrap();
+    let stored = out.persist.iter().find_map(|op| match op {
+        StoreOp::SetServerAttrs(pairs) => Some(pairs.clone()),
+        _ => None,
+    });
+    let stored = stored.expect("server attributes stored");
+    let queues: Vec<_> = out
+        .persist
+        .iter()
+        .filter_map(|op| match op {
+            StoreOp::PutQueue(queue) => Some(queue.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(stored.contains(&("resources_available.lic".into(), "4".into())), "{stored:?}");
+    let shown = |state: &ServerState, name: &str| {
+        let ServerReply::Objects { objects, .. } = status_server(state) else { panic!() };
+        objects[0].get(name).map(str::to_string)
+    };
+    assert_eq!(shown(&state, "resources_assigned.lic").as_deref(), Some("0"));
+
+    let first = submit(&mut state, ALICE, &[("lic", "3")]);
+    let second = submit(&mut state, ALICE, &[("lic", "3")]);
+    let small = submit(&mut state, ALICE, &[("lic", "1")]);
+    assert_eq!(schedule_pass(&mut state, &mut Outbox::default(), 20), 2, "3 + 1 of 4 licences");
+    let state_of = |state: &ServerState, id: &str| state.jobs[&state.find_job(id).unwrap()].state;
+    assert_eq!(state_of(&state, &second), ::job::JobState::Queued);
+    assert_eq!(state_of(&state, &small), ::job::JobState::Running);
+    assert_eq!(shown(&state, "resources_assigned.lic").as_deref(), Some("4"));
+    assert_eq!(shown(&state, "resources_available.lic").as_deref(), Some("4"));
+
+    // A restart: the server value comes back from the stored pairs, the holds from the jobs.
+    state.attrs.resources_available.clear();
+    state.load_config(&queues, &stored).unwrap();
+    assert_eq!(shown(&state, "resources_available.lic").as_deref(), Some("4"));
+    assert_eq!(schedule_pass(&mut state, &mut Outbox::default(), 25), 0);
+
+    let obit = JobObit { job_id: first.clone(), exit_status: 0, session_id: 7, ..Default::default() };
+    job_ended(&mut state, &mut Outbox::default(), "node1", obit, 30);
+    assert_eq!(schedule_pass(&mut state, &mut Outbox::default(), 40), 1);
+    assert_eq!(state_of(&state, &second), ::job::JobState::Running);
+}

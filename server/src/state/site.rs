@@ -69,6 +69,8 @@ impl ServerState {
                 let def = self.resources.get(name).ok_or_else(|| unknown(name))?;
                 self.check_unused(&def.name)?;
                 self.resources.remove(name);
+                // The server's value goes too (the qmgr handler stores the server attributes).
+                self.attrs.resources_available.remove(name);
                 let mut ops = Vec::new();
                 for node in self.nodes.values_mut() {
                     if node.site.remove(name).is_some() {
