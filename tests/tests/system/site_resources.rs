@@ -137,3 +137,32 @@ fn a_consumable_amount_is_held_until_the_job_ends() {
         (assigned() == "resources_assigned.scratch = 0kb").then_some(())
     });
 }
+
+/// Server-level consumable (flag `q`): two jobs asking 3 of 4 licences run one after the other;
+/// `qstat -Bf` shows what is held.
+#[test]
+fn server_licences_are_held_until_the_job_ends() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 4, gpus: 0 });
+    let gate = cluster.work.path().join("gate");
+    let script = cluster.script("hold.sh", &format!("while [ ! -e {} ]; do sleep 0.1; done\n", gate.display()));
+    let quick = cluster.script("quick.sh", "true\n");
+    qmgr_ok(&cluster, "create resource lic type=long,flag=q");
+    qmgr_ok(&cluster, "set server resources_available.lic = 4");
+    let server = || String::from_utf8(cluster.run("qstat", &["-Bf"]).stdout).unwrap();
+    assert!(server().contains("    resources_available.lic = 4\n"), "{}", server());
+    let printed = String::from_utf8(qmgr(&cluster, "print server").stdout).unwrap();
+    assert!(printed.contains("set server resources_available.lic = 4\n"), "{printed}");
+
+    let first = cluster.qsub(&script, &["-l", "lic=3"]);
+    node_of(&cluster, &first);
+    let second = cluster.qsub(&script, &["-l", "lic=3"]);
+    let plain = cluster.qsub(&quick, &[]);
+    cluster.wait_finished(&plain, Duration::from_secs(30));
+    assert_eq!(cluster.job_attr(&second, "job_state").as_deref(), Some("Q"), "3 + 3 > 4 licences");
+    assert!(server().contains("    resources_assigned.lic = 3\n"), "{}", server());
+
+    std::fs::write(&gate, "").unwrap();
+    cluster.wait_finished(&first, Duration::from_secs(30));
+    node_of(&cluster, &second);
+    cluster.wait_finished(&second, Duration::from_secs(30));
+}
