@@ -70,12 +70,14 @@ fn managers_define_resources_and_everyone_else_is_refused() {
         (ErrorCode::BadAttributeValue, "Erroneous to have flag 'n' without 'h' on resource \"scratch\".")
     );
     create(&mut state, "scratch", "size", "nh").unwrap();
-    let ServerReply::Objects { objects, errors } = status_resource(&state, &[]) else { panic!() };
+    let ServerReply::Objects { objects, errors } = status_resource(&state, &requester(0), &[]) else { panic!() };
     assert!(errors.is_empty());
     let listed: Vec<String> =
         objects.iter().map(|o| format!("{} {} {}", o.name, o.get("type").unwrap(), o.get("flag").unwrap())).collect();
     assert_eq!(listed, ["gpu_type string h", "scratch size hn"]);
-    let ServerReply::Objects { errors, .. } = status_resource(&state, &["nosuch".into()]) else { panic!() };
+    let ServerReply::Objects { errors, .. } = status_resource(&state, &requester(0), &["nosuch".into()]) else {
+        panic!()
+    };
     assert_eq!(errors[0].code, ErrorCode::UnknownResource);
 }
 
@@ -91,7 +93,9 @@ fn node_values_are_checked_shown_and_matched() {
     assert!(out.persist.iter().any(|op| matches!(op, StoreOp::SetNodeResources { node, .. } if node == "node2")));
     set_node(&mut state, "node3", "gpu_type", "v100").unwrap();
     set_node(&mut state, "node1", "bigmem", "true").unwrap();
-    let ServerReply::Nodes { nodes, .. } = status_node(&state, &["node2".into(), "node1".into()]) else { panic!() };
+    let ServerReply::Nodes { nodes, .. } = status_node(&state, &requester(0), &["node2".into(), "node1".into()]) else {
+        panic!()
+    };
     assert_eq!(nodes[0].get("resources_available.gpu_type"), Some("a100"));
     assert_eq!(nodes[1].get("resources_available.bigmem"), Some("True"));
     assert_eq!(nodes[1].get("resources_available.vnode"), Some("node1"));
@@ -251,7 +255,9 @@ fn consumable_amounts_are_held_shown_and_given_back() {
     create(&mut state, "scratch", "size", "nh").unwrap();
     set_node(&mut state, "node1", "scratch", "100gb").unwrap();
     let assigned = |state: &ServerState| {
-        let ServerReply::Nodes { nodes, .. } = status_node(state, &["node1".into()]) else { panic!() };
+        let ServerReply::Nodes { nodes, .. } = status_node(state, &requester(ALICE), &["node1".into()]) else {
+            panic!()
+        };
         nodes[0].get("resources_assigned.scratch").map(str::to_string)
     };
     assert_eq!(assigned(&state).as_deref(), Some("0kb"));
@@ -315,7 +321,7 @@ fn server_level_consumables_block_until_given_back() {
         .collect();
     assert!(stored.contains(&("resources_available.lic".into(), "4".into())), "{stored:?}");
     let shown = |state: &ServerState, name: &str| {
-        let ServerReply::Objects { objects, .. } = status_server(state) else { panic!() };
+        let ServerReply::Objects { objects, .. } = status_server(state, &requester(ALICE)) else { panic!() };
         objects[0].get(name).map(str::to_string)
     };
     assert_eq!(shown(&state, "resources_assigned.lic").as_deref(), Some("0"));
@@ -340,4 +346,50 @@ fn server_level_consumables_block_until_given_back() {
     job_ended(&mut state, &mut Outbox::default(), "node1", obit, 30);
     assert_eq!(schedule_pass(&mut state, &mut Outbox::default(), 40), 1);
     assert_eq!(state_of(&state, &second), ::job::JobState::Running);
+}
+
+#[test]
+fn invisible_resources_are_shown_to_operators_and_managers_only() {
+    use super::status_job::{status_job, Query, Reader};
+    let mut state = cluster(1);
+    create(&mut state, "secret", "string", "hi").unwrap();
+    create(&mut state, "hush", "long", "i").unwrap();
+    create(&mut state, "plain", "long", "").unwrap();
+    set_node(&mut state, "node1", "secret", "yes").unwrap();
+    qmgr(&mut state, 0, ManageOp::Set, ObjectKind::Server, "", &[attr("operators", None, "user1000@*")]).unwrap();
+    submit(&mut state, ALICE, &[("hush", "2"), ("plain", "3")]);
+    qmgr(&mut state, 0, ManageOp::Unset, ObjectKind::Server, "", &[attr("operators", None, "")]).unwrap();
+
+    let job_attrs = |reader: Reader| {
+        let query =
+            Query { selectors: &[], history: false, users: &[], wanted: None, arrays: Default::default(), reader };
+        let ServerReply::Jobs { jobs, .. } = status_job(&state, state.flavor, 20, query) else { panic!() };
+        jobs[0].attrs.iter().map(|attr| attr.full_name()).collect::<Vec<_>>()
+    };
+    let names =
+        |reader| job_attrs(reader).into_iter().filter(|name| name.starts_with("Resource_List.")).collect::<Vec<_>>();
+    assert!(names(Reader::Operator).contains(&"Resource_List.hush".to_string()));
+    let user = names(Reader::User(ALICE));
+    assert!(
+        !user.contains(&"Resource_List.hush".to_string()) && user.contains(&"Resource_List.plain".to_string()),
+        "{user:?}"
+    );
+
+    let node_names = |uid| {
+        let ServerReply::Nodes { nodes, .. } = status_node(&state, &requester(uid), &[]) else { panic!() };
+        nodes[0].attrs.iter().map(|attr| attr.full_name()).collect::<Vec<_>>()
+    };
+    assert!(node_names(0).contains(&"resources_available.secret".to_string()));
+    assert!(!node_names(ALICE).contains(&"resources_available.secret".to_string()));
+
+    let listed = |uid| {
+        let ServerReply::Objects { objects, .. } = status_resource(&state, &requester(uid), &[]) else { panic!() };
+        objects.iter().map(|object| object.name.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(listed(0), ["hush", "plain", "secret"]);
+    assert_eq!(listed(ALICE), ["plain"]);
+    let ServerReply::Objects { errors, .. } = status_resource(&state, &requester(ALICE), &["secret".into()]) else {
+        panic!()
+    };
+    assert_eq!(errors[0].code, ErrorCode::UnknownResource, "as if not defined");
 }

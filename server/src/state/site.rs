@@ -174,19 +174,21 @@ impl ServerState {
         Ok(node_values_op(node))
     }
 
-    /// qmgr list/print resource: every definition (empty `names`) or the named ones.
-    pub fn resource_statuses(&self, names: &[String]) -> (Vec<ObjectStatus>, Vec<RequestError>) {
+    /// qmgr list/print resource: every definition (empty `names`) or the named ones. Without
+    /// `privileged` (operators and managers), those with flag `i` are as if not defined.
+    pub fn resource_statuses(&self, names: &[String], privileged: bool) -> (Vec<ObjectStatus>, Vec<RequestError>) {
+        let visible = |def: &&ResourceDef| privileged || !def.flags.invisible;
         let status = |def: &ResourceDef| ObjectStatus {
             name: def.name.clone(),
             attrs: vec![Attr::new("type", def.kind.word()), Attr::new("flag", def.flags.word())],
         };
         if names.is_empty() {
-            return (self.resources.iter().map(status).collect(), Vec::new());
+            return (self.resources.iter().filter(visible).map(status).collect(), Vec::new());
         }
         let mut objects = Vec::new();
         let mut errors = Vec::new();
         for name in names {
-            match self.resources.get(name) {
+            match self.resources.get(name).filter(visible) {
                 Some(def) => objects.push(status(def)),
                 None => errors.push(unknown(name)),
             }
@@ -238,4 +240,10 @@ pub fn node_amounts(node: &Node, site: &SiteResources) -> Vec<sched::SiteAmount>
             assigned: node.site_assigned.get(&def.name).copied().unwrap_or(0),
         })
         .collect()
+}
+
+/// Whether `attr` (`Resource_List.x`, `resources_available.x`, ...) names a site resource with
+/// flag `i`: OpenPBS shows those to operators and managers only.
+pub fn is_invisible(site: &SiteResources, attr: &Attr) -> bool {
+    attr.resource.as_deref().and_then(|name| site.get(name)).is_some_and(|def| def.flags.invisible)
 }
