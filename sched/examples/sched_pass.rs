@@ -66,6 +66,7 @@ fn nodes(rng: &mut Rng) -> Vec<NodeView> {
                 mps_gpus: Vec::new(),
                 busy,
                 exclusive: busy && rng.below(100) < 2,
+                amounts: Vec::new(),
             }
         })
         .collect()
@@ -154,6 +155,7 @@ fn jobs<'a>(rng: &mut Rng, requests: &'a [ResourceRequest]) -> Vec<PendingJob<'a
             // are held back by their limit.
             limits: if index % 10 == 0 { &USER_LIMITS[index / 10 % 20..][..1] } else { &[] },
             user: "u",
+            takes: &[],
         })
         .collect()
 }
@@ -187,7 +189,12 @@ fn report(label: &str, decisions: &[Decision], times: &[Duration]) {
 fn main() {
     let mut rng = Rng(5_000_100_000);
     let requests = requests(&mut rng);
-    let mut view = ClusterView { nodes: nodes(&mut rng), jobs: jobs(&mut rng, &requests), limits: vec![20; 20] };
+    let mut view = ClusterView {
+        nodes: nodes(&mut rng),
+        jobs: jobs(&mut rng, &requests),
+        limits: vec![20; 20],
+        pools: Vec::new(),
+    };
     let free: usize = view.nodes.iter().map(|node| node.free_slots.len()).sum();
     println!("{N_JOBS} queued jobs, {N_NODES} nodes, {free} free cpu slots");
     let (decisions, times) = time_passes(&view);

@@ -99,16 +99,24 @@ impl CapacityTree {
     /// come from different members, so in the worst case this visits more than one path, but a
     /// subtree is only entered when something in it is large enough in every dimension.
     pub fn first_fit(&self, need: &Need) -> Option<usize> {
-        self.descend(1, need)
+        self.descend(1, need, &|_| true)
     }
 
-    fn descend(&self, index: usize, need: &Need) -> Option<usize> {
+    /// The lowest position whose capacity fits `need` and that `accept` also takes (checks the
+    /// tree does not keep, such as consumable site resources). Costs up to a scan of the
+    /// members that fit `need` when `accept` refuses most of them.
+    pub fn first_fit_where(&self, need: &Need, accept: &dyn Fn(usize) -> bool) -> Option<usize> {
+        self.descend(1, need, accept)
+    }
+
+    fn descend(&self, index: usize, need: &Need, accept: &dyn Fn(usize) -> bool) -> Option<usize> {
         if !self.cells[index].fits(need) {
             return None;
         }
         if index >= self.leaves {
-            return Some(index - self.leaves);
+            let position = index - self.leaves;
+            return accept(position).then_some(position);
         }
-        self.descend(2 * index, need).or_else(|| self.descend(2 * index + 1, need))
+        self.descend(2 * index, need, accept).or_else(|| self.descend(2 * index + 1, need, accept))
     }
 }

@@ -13,11 +13,13 @@ use crate::captree::Need;
 use crate::nodeset::SetKey;
 use crate::work::Work;
 
-/// `count` units, each needing `need` on one node of `set` and adding `mpiprocs` lines there.
+/// `count` units, each needing `need` and `amounts` (consumable site resources, by name) on
+/// one node of `set` and adding `mpiprocs` lines there.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Step {
     pub set: u32,
     pub need: Need,
+    pub amounts: Vec<(String, u64)>,
     pub count: u32,
     pub mpiprocs: u32,
 }
@@ -44,11 +46,13 @@ impl Plan {
     }
 }
 
-/// One step per chunk (chunks with `count == 0` are dropped).
+/// One step per chunk (chunks with `count == 0` are dropped). No steps (never started) when
+/// a chunk's amounts of one resource add up past `u64`.
 fn unit_steps<'a>(request: &'a ResourceRequest, work: &mut Work<'a>) -> Vec<Step> {
     let chunks = request.chunks.iter().filter(|chunk| chunk.count > 0);
     chunks
         .map(|chunk| {
+            let amounts = add_amounts(Vec::new(), &chunk.amounts, 1)?;
             let need = Need {
                 cpus: u64::from(chunk.ncpus),
                 gpus: u64::from(chunk.ngpus),
@@ -58,13 +62,31 @@ fn unit_steps<'a>(request: &'a ResourceRequest, work: &mut Work<'a>) -> Vec<Step
             let properties = chunk.properties.iter().map(String::as_str);
             let key = SetKey::new(chunk.host.as_deref(), properties).for_need(&need);
             let set = work.set_for(key);
-            Step { set, need, count: chunk.count, mpiprocs: chunk.mpiprocs }
+            Some(Step { set, need, amounts, count: chunk.count, mpiprocs: chunk.mpiprocs })
         })
-        .collect()
+        .collect::<Option<Vec<Step>>>()
+        .unwrap_or_default()
+}
+
+/// `total` plus `times` times each of `amounts`, merged by name; `None` when a sum passes
+/// `u64` (no node can hold it, so the request never starts).
+pub(crate) fn add_amounts(
+    mut total: Vec<(String, u64)>,
+    amounts: &[(String, u64)],
+    times: u64,
+) -> Option<Vec<(String, u64)>> {
+    for (name, each) in amounts {
+        let more = each.checked_mul(times)?;
+        match total.iter_mut().find(|(have, _)| have == name) {
+            Some((_, sum)) => *sum = sum.checked_add(more)?,
+            None => total.push((name.clone(), more)),
+        }
+    }
+    Some(total)
 }
 
 /// The whole request as one unit: needs summed, hosts and properties united. `None` when the
-/// request asks for no units.
+/// request asks for no units or its amounts of a consumable add up past `u64`.
 fn pack_step<'a>(request: &'a ResourceRequest, work: &mut Work<'a>) -> Option<Step> {
     let chunks: Vec<&Chunk> = request.chunks.iter().filter(|chunk| chunk.count > 0).collect();
     if chunks.is_empty() {
@@ -72,8 +94,10 @@ fn pack_step<'a>(request: &'a ResourceRequest, work: &mut Work<'a>) -> Option<St
     }
     let mut need = Need { idle: request.exclusive, ..Need::default() };
     let mut mpiprocs = 0u32;
+    let mut amounts = Vec::new();
     for chunk in &chunks {
         let count = u64::from(chunk.count);
+        amounts = add_amounts(amounts, &chunk.amounts, count)?;
         need.cpus = need.cpus.saturating_add(count * u64::from(chunk.ncpus));
         need.gpus = need.gpus.saturating_add(count * u64::from(chunk.ngpus));
         need.mem = need.mem.saturating_add(count.saturating_mul(chunk.mem.unwrap_or(0)));
@@ -82,7 +106,7 @@ fn pack_step<'a>(request: &'a ResourceRequest, work: &mut Work<'a>) -> Option<St
     let hosts = chunks.iter().filter_map(|chunk| chunk.host.as_deref());
     let properties = chunks.iter().flat_map(|chunk| chunk.properties.iter().map(String::as_str));
     let set = work.set_for(SetKey::new(hosts, properties).for_need(&need));
-    Some(Step { set, need, count: 1, mpiprocs })
+    Some(Step { set, need, amounts, count: 1, mpiprocs })
 }
 
 /// The classes seen so far in one pass, each with its plan and whether it already failed.

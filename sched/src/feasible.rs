@@ -7,7 +7,7 @@
 use job::{Chunk, Placement, ResourceRequest};
 
 use crate::captree::Need;
-use crate::class::Plan;
+use crate::class::{add_amounts, Plan};
 use crate::nodeset::{has_property, SetKey};
 use crate::place::place;
 use crate::view::NodeView;
@@ -28,7 +28,7 @@ pub fn can_ever_run(request: &ResourceRequest, nodes: &[NodeView]) -> Result<(),
     }
     for (number, chunk) in chunks.iter().enumerate() {
         let prefix = if chunks.len() > 1 { format!("chunk {}: ", number + 1) } else { String::new() };
-        check_unit(&unit_need(chunk), &chunk_key(chunk), nodes).map_err(|why| prefix + &why)?;
+        check_unit(&unit_need(chunk), &chunk.amounts, &chunk_key(chunk), nodes).map_err(|why| prefix + &why)?;
     }
     match request.place {
         Placement::Pack => check_pack(&chunks, nodes)?,
@@ -60,13 +60,22 @@ fn matches(key: &SetKey, node: &NodeView) -> bool {
         && key.properties.iter().all(|property| has_property(&node.name, &node.properties, property))
 }
 
-/// Whether one unit with `need` fits an empty `node`.
-fn holds(need: &Need, node: &NodeView) -> bool {
-    u64::from(node.np) >= need.cpus && u64::from(node.ngpus) >= need.gpus && node.mem_total >= need.mem
+/// Whether one unit with `need` and `amounts` fits an empty `node`.
+fn holds(need: &Need, amounts: &[(String, u64)], node: &NodeView) -> bool {
+    u64::from(node.np) >= need.cpus
+        && u64::from(node.ngpus) >= need.gpus
+        && node.mem_total >= need.mem
+        && amounts.iter().all(|(name, each)| available(node, name) >= *each)
 }
 
-/// One unit with `need` fits some node matching `key`; otherwise says which limit fails.
-fn check_unit(need: &Need, key: &SetKey, nodes: &[NodeView]) -> Result<(), String> {
+/// `resources_available` of consumable `name` on `node` (0 when it has none).
+fn available(node: &NodeView, name: &str) -> u64 {
+    node.amounts.iter().find(|site| site.name == name).map_or(0, |site| site.available)
+}
+
+/// One unit with `need` and `amounts` fits some node matching `key`; otherwise says which
+/// limit fails. Amounts are named in the unit the scheduler counts (bytes, thousandths).
+fn check_unit(need: &Need, amounts: &[(String, u64)], key: &SetKey, nodes: &[NodeView]) -> Result<(), String> {
     check_names(key, nodes)?;
     let matching: Vec<&NodeView> = nodes.iter().filter(|node| matches(key, node)).collect();
     if matching.is_empty() {
@@ -93,7 +102,13 @@ fn check_unit(need: &Need, key: &SetKey, nodes: &[NodeView]) -> Result<(), Strin
             format_bytes(most_mem)
         ));
     }
-    if !matching.iter().any(|node| holds(need, node)) {
+    for (name, each) in amounts {
+        let most = matching.iter().map(|node| available(node, name)).max().unwrap_or(0);
+        if most < *each {
+            return Err(format!("needs {name}={each} on one node; the {which} with the most has {name}={most}"));
+        }
+    }
+    if !matching.iter().any(|node| holds(need, amounts, node)) {
         return Err(format!("needs {} on one node; no {which} has all of these", describe_need(need)));
     }
     Ok(())
@@ -150,20 +165,25 @@ fn check_chunk_count(chunks: &[&Chunk], nodes: &[NodeView]) -> Result<(), String
 /// `place=pack`: the whole request fits one node.
 fn check_pack(chunks: &[&Chunk], nodes: &[NodeView]) -> Result<(), String> {
     let mut need = Need::default();
+    let mut amounts = Vec::new();
     for chunk in chunks {
         let count = u64::from(chunk.count);
+        amounts = add_amounts(amounts, &chunk.amounts, count)
+            .ok_or_else(|| "place=pack: the amounts of a consumable resource add up past any node".to_string())?;
         need.cpus = need.cpus.saturating_add(count * u64::from(chunk.ncpus));
         need.gpus = need.gpus.saturating_add(count * u64::from(chunk.ngpus));
         need.mem = need.mem.saturating_add(count.saturating_mul(chunk.mem.unwrap_or(0)));
     }
     let hosts = chunks.iter().filter_map(|chunk| chunk.host.as_deref());
     let properties = chunks.iter().flat_map(|chunk| chunk.properties.iter().map(String::as_str));
-    check_unit(&need, &SetKey::new(hosts, properties), nodes).map_err(|why| format!("place=pack: {why}"))
+    check_unit(&need, &amounts, &SetKey::new(hosts, properties), nodes).map_err(|why| format!("place=pack: {why}"))
 }
 
 /// `place=scatter`: enough distinct nodes, per chunk and in total.
 fn check_scatter(chunks: &[&Chunk], nodes: &[NodeView]) -> Result<(), String> {
-    let can_hold = |chunk: &Chunk, node: &NodeView| matches(&chunk_key(chunk), node) && holds(&unit_need(chunk), node);
+    let can_hold = |chunk: &Chunk, node: &NodeView| {
+        matches(&chunk_key(chunk), node) && holds(&unit_need(chunk), &chunk.amounts, node)
+    };
     for chunk in chunks {
         let able = nodes.iter().filter(|node| can_hold(chunk, node)).count();
         if (chunk.count as usize) > able {

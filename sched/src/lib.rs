@@ -32,7 +32,7 @@ mod work;
 
 pub use feasible::can_ever_run;
 pub use pass::schedule;
-pub use view::{Assignment, ClusterView, Decision, MpsGpu, NodeView, PendingJob};
+pub use view::{Assignment, ClusterView, Decision, MpsGpu, NodeView, PendingJob, SiteAmount};
 
 #[cfg(test)]
 mod tests;

@@ -28,11 +28,14 @@ pub(crate) fn place_mps(
     let key = SetKey::new(chunk.host.as_deref(), chunk.properties.iter().map(String::as_str));
     let percent32 = u32::from(percent);
     let node = (0..work.nodes.len()).find(|&node| {
-        key.matches(&work.nodes[node]) && work.capacity(node).fits(&need) && work.mps_fits(node, user, percent32)
+        key.matches(&work.nodes[node])
+            && work.capacity(node).fits(&need)
+            && work.nodes[node].holds(&chunk.amounts)
+            && work.mps_fits(node, user, percent32)
     })?;
     let gpu = work.take_mps_gpu(node, user, percent32)?;
     work.begin(false);
-    work.take(node, &need, 1, chunk.mpiprocs);
+    work.take(node, &need, &chunk.amounts, 1, chunk.mpiprocs);
     let mut assignments = work.commit(request.exclusive);
     assignments[0].gpus = vec![gpu];
     assignments[0].mps = Some(percent);

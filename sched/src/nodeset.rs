@@ -129,10 +129,17 @@ impl<'a> Work<'a> {
         id
     }
 
-    /// The first member of `set` (in view order) where `need` fits now.
-    pub fn first_fit(&self, set: u32, need: &Need) -> Option<usize> {
+    /// The first member of `set` (in view order) where `need` and `amounts` (consumable site
+    /// resources, per unit) fit now.
+    pub fn first_fit(&self, set: u32, need: &Need, amounts: &[(String, u64)]) -> Option<usize> {
         let set = &self.sets.sets[set as usize];
-        set.tree.first_fit(need).map(|position| set.members[position] as usize)
+        let position = if amounts.is_empty() {
+            set.tree.first_fit(need)
+        } else {
+            let accept = |position: usize| self.nodes[set.members[position] as usize].holds(amounts);
+            set.tree.first_fit_where(need, &accept)
+        };
+        position.map(|position| set.members[position] as usize)
     }
 
     /// Maxima over the set's members now (a quick "could anything fit" check).

@@ -22,7 +22,8 @@ use crate::work::{Work, WorkNode};
 /// is every later job with an identical request (same chunks, placement and exclusivity),
 /// since free resources only shrink during a pass. Deterministic: the same view gives the same
 /// decisions. Jobs with no chunks are never started. A job whose run-limit counters
-/// ([`ClusterView::limits`]) are exhausted is skipped; one that starts takes 1 from each.
+/// ([`ClusterView::limits`]) are exhausted is skipped; one that starts takes 1 from each. So
+/// is one asking more of a server-level consumable than is left ([`ClusterView::pools`]).
 pub fn schedule(view: &ClusterView) -> Vec<Decision> {
     let mut work = Work::new(view.nodes.iter().map(WorkNode::from_view).collect());
     let mut classes = Classes::default();
@@ -30,11 +31,12 @@ pub fn schedule(view: &ClusterView) -> Vec<Decision> {
     // of the time: reading 100,000 requests in priority order instead costs cache misses.
     let class_of: Vec<usize> = view.jobs.iter().map(|job| classes.class_of(job.request, &mut work)).collect();
     let mut remaining = view.limits.clone();
+    let mut pools = view.pools.clone();
     let mut decisions = Vec::new();
     for index in priority_order(&view.jobs) {
         let class = class_of[index];
         let job = &view.jobs[index];
-        if classes.failed(class) || !within_limits(job.limits, &remaining) {
+        if classes.failed(class) || !within_limits(job.limits, &remaining) || !within_pools(job.takes, &pools) {
             continue;
         }
         let placed = match job.request.mps_share() {
@@ -45,6 +47,10 @@ pub fn schedule(view: &ClusterView) -> Vec<Decision> {
             Some(assignments) => {
                 for &limit in job.limits {
                     remaining[limit] -= 1;
+                }
+                // `within_pools` checked each amount against what is left: no underflow.
+                for &(pool, amount) in job.takes {
+                    pools[pool] -= amount;
                 }
                 decisions.push(Decision { key: job.key, assignments })
             }
@@ -59,6 +65,18 @@ pub fn schedule(view: &ClusterView) -> Vec<Decision> {
 /// Whether every counter a job names has room left (an index past the end has none).
 pub(crate) fn within_limits(limits: &[usize], remaining: &[u32]) -> bool {
     limits.iter().all(|&limit| remaining.get(limit).is_some_and(|&left| left > 0))
+}
+
+/// Whether every pool a job takes from holds its amount (an index past the end holds none).
+/// Two entries naming one pool are added up (checked: a sum past `u64` never fits).
+pub(crate) fn within_pools(takes: &[(usize, u64)], pools: &[u64]) -> bool {
+    takes.iter().all(|&(pool, _)| {
+        let wanted = takes
+            .iter()
+            .filter(|(other, _)| *other == pool)
+            .try_fold(0u64, |sum, (_, amount)| sum.checked_add(*amount));
+        wanted.is_some_and(|wanted| pools.get(pool).is_some_and(|&left| left >= wanted))
+    })
 }
 
 /// Indices into `jobs` in the order the policy considers them. Jobs equal in all three keys

@@ -31,12 +31,12 @@ pub(crate) fn place(plan: &Plan, work: &mut Work) -> Option<Vec<Assignment>> {
     for step in &plan.steps {
         let mut left = u64::from(step.count);
         while left > 0 {
-            let Some(node) = work.first_fit(step.set, &step.need) else {
+            let Some(node) = work.first_fit(step.set, &step.need, &step.amounts) else {
                 work.rollback();
                 return None;
             };
-            let units = work.room(node, &step.need, left);
-            work.take(node, &step.need, units, step.mpiprocs);
+            let units = work.room(node, &step.need, &step.amounts, left);
+            work.take(node, &step.need, &step.amounts, units, step.mpiprocs);
             left -= units;
         }
     }

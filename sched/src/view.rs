@@ -34,6 +34,20 @@ pub struct NodeView {
     pub busy: bool,
     /// An exclusive job holds this node (nothing else may use it).
     pub exclusive: bool,
+    /// Host-level consumable site resources (flag `n`/`f`) the node has, by name.
+    pub amounts: Vec<SiteAmount>,
+}
+
+/// One host-level consumable site resource of a node, in the unit the scheduler counts
+/// (bytes for sizes, thousandths for floats; see `job::resources::site::ResourceDef::amount`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SiteAmount {
+    pub name: String,
+    /// `resources_available.NAME`.
+    pub available: u64,
+    /// What running jobs hold here (`resources_assigned.NAME`); may exceed `available` when
+    /// an operator lowered it, and then nothing more fits.
+    pub assigned: u64,
 }
 
 /// A GPU shared through MPS by the jobs of one user.
@@ -66,6 +80,9 @@ pub struct PendingJob<'a> {
     pub limits: &'a [usize],
     /// The job's owner: an MPS share joins only a GPU shared by the same user.
     pub user: &'a str,
+    /// Server-level consumable amounts the job holds while it runs, as `(index into
+    /// [`ClusterView::pools`], amount)`. Empty = none.
+    pub takes: &'a [(usize, u64)],
 }
 
 /// Everything one scheduling pass looks at. The scheduler never mutates it.
@@ -80,6 +97,10 @@ pub struct ClusterView<'a> {
     /// held back by a counter is skipped without affecting other jobs of its request class.
     /// An index past the end holds the job back.
     pub limits: Vec<u32>,
+    /// What is left of server-level consumable resources (flag `q`, e.g. licences:
+    /// `resources_available` minus what running jobs hold). A job starts only if every pool it
+    /// takes from holds its amount, and then takes it; an index past the end holds the job back.
+    pub pools: Vec<u64>,
 }
 
 /// One node's share of a decision: the units of the job that landed on this node, merged.
@@ -97,6 +118,8 @@ pub struct Assignment {
     pub mpiprocs: u32,
     /// An MPS share (percent) of the single GPU in `gpus`; `None` for exclusive GPUs.
     pub mps: Option<u8>,
+    /// Consumable site resources given to the job on this node, by name (units' sums).
+    pub amounts: Vec<(String, u64)>,
 }
 
 /// Start the job `key` now, on these nodes.

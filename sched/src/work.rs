@@ -1,7 +1,7 @@
 //! `Work`: the scheduler's private working copy of free resources during one pass, and the
 //! transaction that places one job on it (take units, then commit or roll back).
 //!
-//! Owns: free slot/GPU/memory bookkeeping per node, the busy/exclusive marks a pass adds, and
+//! Owns: free slot/GPU/memory/consumable-amount bookkeeping per node, the busy/exclusive marks a pass adds, and
 //! keeping every node set's `CapacityTree` in step with those changes.
 //! Must not know: job priorities, request classes or placement rules (see `place`).
 
@@ -62,6 +62,8 @@ pub(crate) struct WorkNode<'a> {
     pub mem_free: u64,
     /// GPUs shared through MPS (working copy: shares placed in this pass are added).
     pub mps: Vec<MpsGpu>,
+    /// Free amounts of consumable site resources, by name (a name not listed has none).
+    pub amounts: Vec<(&'a str, u64)>,
     /// Index of this node's entry in the open transaction's assignments, or `NO_ENTRY`.
     entry: u32,
     /// The node sets this node belongs to, as `(set, position in the set)`.
@@ -82,6 +84,11 @@ impl<'a> WorkNode<'a> {
             gpus: Pool::listed(&node.free_gpus),
             mem_free: node.mem_free,
             mps: node.mps_gpus.clone(),
+            amounts: node
+                .amounts
+                .iter()
+                .map(|site| (site.name.as_str(), site.available.saturating_sub(site.assigned)))
+                .collect(),
             entry: NO_ENTRY,
             memberships: Vec::new(),
         }
@@ -96,8 +103,19 @@ impl<'a> WorkNode<'a> {
             gpus: Pool::all(node.ngpus),
             mem_free: node.mem_total,
             mps: Vec::new(),
+            amounts: node.amounts.iter().map(|site| (site.name.as_str(), site.available)).collect(),
             ..WorkNode::from_view(node)
         }
+    }
+
+    /// How much of consumable `name` is free here (0 when the node has none of it).
+    pub fn amount_free(&self, name: &str) -> u64 {
+        self.amounts.iter().find(|(have, _)| *have == name).map_or(0, |&(_, free)| free)
+    }
+
+    /// Whether one unit asking for `amounts` of consumable site resources fits here now.
+    pub fn holds(&self, amounts: &[(String, u64)]) -> bool {
+        amounts.iter().all(|(name, each)| self.amount_free(name) >= *each)
     }
 
     /// What one more unit could get here. A node already used by the scatter job being placed
@@ -117,12 +135,13 @@ impl<'a> WorkNode<'a> {
 }
 
 /// What a node looked like before the open transaction first touched it.
-#[derive(Debug, Clone, Copy)]
-struct Touched {
+#[derive(Debug, Clone)]
+struct Touched<'a> {
     node: usize,
     slots_next: usize,
     gpus_next: usize,
     mem_free: u64,
+    amounts: Vec<(&'a str, u64)>,
 }
 
 /// The working copy: nodes, the node sets over them, and at most one open transaction.
@@ -132,7 +151,7 @@ pub(crate) struct Work<'a> {
     pub sets: NodeSets<'a>,
     /// The open transaction places a scatter job (each node used at most once).
     scatter: bool,
-    touched: Vec<Touched>,
+    touched: Vec<Touched<'a>>,
     entries: Vec<Assignment>,
 }
 
@@ -153,12 +172,12 @@ impl<'a> Work<'a> {
         self.scatter = scatter;
     }
 
-    /// How many units with `need`, up to `wanted`, fit on `node` now one after another. The
-    /// caller found `node` through a tree, so at least one does. A scatter transaction puts one
-    /// unit per node; otherwise taking a unit changes neither `usable` nor `idle` until commit,
-    /// so only the free cpus, GPUs and memory divide (a unit that needs none of them fits any
-    /// number of times).
-    pub fn room(&self, node: usize, need: &Need, wanted: u64) -> u64 {
+    /// How many units with `need` and `amounts`, up to `wanted`, fit on `node` now one after
+    /// another. The caller found `node` through a tree, so at least one does. A scatter
+    /// transaction puts one unit per node; otherwise taking a unit changes neither `usable` nor
+    /// `idle` until commit, so only the free cpus, GPUs, memory and amounts divide (a unit that
+    /// needs none of them fits any number of times).
+    pub fn room(&self, node: usize, need: &Need, amounts: &[(String, u64)], wanted: u64) -> u64 {
         if self.scatter {
             return wanted.min(1);
         }
@@ -167,12 +186,13 @@ impl<'a> Work<'a> {
         times(work_node.slots.free() as u64, need.cpus)
             .min(times(work_node.gpus.free() as u64, need.gpus))
             .min(times(work_node.mem_free, need.mem))
+            .min(amounts.iter().map(|(name, each)| times(work_node.amount_free(name), *each)).min().unwrap_or(u64::MAX))
             .min(wanted)
     }
 
     /// Gives `units` units with `need` on `node` to the open transaction, as if taken one by
     /// one. The caller checked them with `room`, so they fit.
-    pub fn take(&mut self, node: usize, need: &Need, units: u64, mpiprocs: u32) {
+    pub fn take(&mut self, node: usize, need: &Need, amounts: &[(String, u64)], units: u64, mpiprocs: u32) {
         let work_node = &mut self.nodes[node];
         if work_node.entry == NO_ENTRY {
             self.touched.push(Touched {
@@ -180,6 +200,7 @@ impl<'a> Work<'a> {
                 slots_next: work_node.slots.next,
                 gpus_next: work_node.gpus.next,
                 mem_free: work_node.mem_free,
+                amounts: work_node.amounts.clone(),
             });
             work_node.entry = self.entries.len() as u32;
             self.entries.push(Assignment { node, ..Assignment::default() });
@@ -191,6 +212,7 @@ impl<'a> Work<'a> {
         work_node.gpus.take((units * need.gpus) as usize, &mut entry.gpus);
         work_node.mem_free -= units * need.mem;
         entry.mem += units * need.mem;
+        take_amounts(&mut work_node.amounts, &mut entry.amounts, amounts, units);
         let lines = u32::try_from(units.saturating_mul(u64::from(mpiprocs))).unwrap_or(u32::MAX);
         entry.mpiprocs = entry.mpiprocs.saturating_add(lines);
         self.refresh(node);
@@ -220,6 +242,7 @@ impl<'a> Work<'a> {
             work_node.slots.next = touched.slots_next;
             work_node.gpus.next = touched.gpus_next;
             work_node.mem_free = touched.mem_free;
+            work_node.amounts = touched.amounts;
             self.refresh(touched.node);
         }
     }
@@ -262,6 +285,22 @@ impl<'a> Work<'a> {
         let capacity = self.nodes[node].capacity(self.scatter);
         for &(set, position) in &self.nodes[node].memberships {
             self.sets.update(set, position as usize, capacity);
+        }
+    }
+}
+
+/// Moves `units` times `amounts` from a node's `free` amounts to an assignment's `given` ones.
+/// `room` bounded `units` by the free amounts, so each product is at most what is free; the
+/// arithmetic saturates anyway, so a caller's mistake can only refuse, never wrap.
+fn take_amounts(free: &mut [(&str, u64)], given: &mut Vec<(String, u64)>, amounts: &[(String, u64)], units: u64) {
+    for (name, each) in amounts {
+        let used = units.saturating_mul(*each);
+        if let Some((_, left)) = free.iter_mut().find(|(have, _)| have == name) {
+            *left = left.saturating_sub(used);
+        }
+        match given.iter_mut().find(|(have, _)| have == name) {
+            Some((_, total)) => *total = total.saturating_add(used),
+            None => given.push((name.clone(), used)),
         }
     }
 }

@@ -86,7 +86,7 @@ async fn dispatch(shared: &Shared, requester: &Requester, peer: Peer, request: C
         }
         ClientRequest::StatusNode { names } => {
             let state = shared.state();
-            handlers::status_node::status_node(&state, &names)
+            handlers::status_node::status_node(&state, requester, &names)
         }
         ClientRequest::DeleteJob { ids, force, history } => {
             let how = handlers::delete_job::How { force, history };
@@ -129,8 +129,10 @@ async fn dispatch(shared: &Shared, requester: &Requester, peer: Peer, request: C
                 .await
         }
         ClientRequest::StatusQueue { names } => handlers::status_queue::status_queue(&shared.state(), &names),
-        ClientRequest::StatusServer => handlers::status_server::status_server(&shared.state()),
-        ClientRequest::StatusResource { names } => handlers::status_resource::status_resource(&shared.state(), &names),
+        ClientRequest::StatusServer => handlers::status_server::status_server(&shared.state(), requester),
+        ClientRequest::StatusResource { names } => {
+            handlers::status_resource::status_resource(&shared.state(), requester, &names)
+        }
         ClientRequest::MoveJob { destination, ids } => {
             shared
                 .apply(|state, out| handlers::move_job::move_job(state, out, requester, now(), &destination, &ids))

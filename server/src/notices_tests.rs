@@ -92,6 +92,7 @@ fn running() -> Job {
             mem_bytes: 0,
             mpiprocs: 2,
             mps: None,
+            amounts: Vec::new(),
         })
         .collect();
     job

@@ -30,6 +30,7 @@ pub fn node_view(node: &Node, site: &SiteResources) -> sched::NodeView {
         mps_gpus: node.mps_gpus(),
         busy: !node.jobs.is_empty(),
         exclusive: !node.exclusive_jobs.is_empty(),
+        amounts: crate::state::site::node_amounts(node, site),
     }
 }
 
@@ -48,6 +49,7 @@ pub fn empty_view(node: &Node, site: &SiteResources) -> sched::NodeView {
         mps_gpus: Vec::new(),
         busy: false,
         exclusive: false,
+        amounts: crate::state::site::node_amounts(node, site),
     }
 }
 
@@ -77,10 +79,11 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
             .filter(|job| room.admits(state, job))
             .collect();
         let limits = crate::run_limits::run_limits(state, &queued);
+        let pools = state.server_pools(&queued);
         let jobs: Vec<sched::PendingJob> = queued
             .iter()
-            .zip(&limits.per_job)
-            .map(|(job, job_limits)| sched::PendingJob {
+            .zip(limits.per_job.iter().zip(&pools.takes))
+            .map(|(job, (job_limits, takes))| sched::PendingJob {
                 key: job.id.key(),
                 queue_priority: state.queues.get(&job.queue).and_then(|queue| queue.priority).unwrap_or(0),
                 priority: job.spec.priority,
@@ -88,9 +91,10 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
                 request: &job.request,
                 limits: job_limits,
                 user: &job.owner,
+                takes,
             })
             .collect();
-        sched::schedule(&sched::ClusterView { nodes, jobs, limits: limits.capacities })
+        sched::schedule(&sched::ClusterView { nodes, jobs, limits: limits.capacities, pools: pools.left })
     };
     let mut started = 0;
     for decision in decisions {
@@ -104,6 +108,7 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
                 mem_bytes: assignment.mem,
                 mpiprocs: assignment.mpiprocs,
                 mps: assignment.mps,
+                amounts: assignment.amounts.clone(),
             })
             .collect();
         if start_job(state, out, decision.key, shares, now) {
@@ -154,7 +159,7 @@ fn start_job(state: &mut ServerState, out: &mut Outbox, key: u64, shares: Vec<No
             tracing::error!(job_id = key, node = %share.node, "scheduler decision conflicts with node state");
             for earlier in &shares[..index] {
                 if let Some(node) = state.nodes.get_mut(&earlier.node) {
-                    node.release(key, earlier.mem_bytes);
+                    node.release(key, earlier);
                 }
             }
             return false;

@@ -6,6 +6,7 @@ use crate::config::Flavor;
 use crate::flavor;
 use crate::state::{Job, Node};
 use job::duration::format_hms;
+use job::resources::site::SiteResources;
 use job::Attr;
 use proto::{JobStatus, NodeStatus};
 use std::collections::{HashMap, HashSet};
@@ -334,7 +335,7 @@ pub fn variable_list(variables: &job::PairList) -> String {
 }
 
 /// The status record of one node (OpenPBS style).
-pub fn node_status(node: &Node, server_name: &str) -> NodeStatus {
+pub fn node_status(node: &Node, server_name: &str, site: &SiteResources) -> NodeStatus {
     let mut attrs = vec![Attr::new("Mom", node.mom_addr.as_deref().unwrap_or(&node.name))];
     if node.mom_port != 0 {
         attrs.push(Attr::new("Port", node.mom_port.to_string()));
@@ -364,9 +365,15 @@ pub fn node_status(node: &Node, server_name: &str) -> NodeStatus {
     let assigned_cpus = node.slot_owner.iter().filter(|owner| owner.is_some()).count();
     let shared_gpus = node.gpus.iter().filter(|gpu| gpu.mps.is_some()).count();
     let assigned_gpus = node.gpu_owner.iter().filter(|owner| owner.is_some()).count() + shared_gpus;
-    attrs.push(Attr::resource("resources_assigned", "mem", format!("{}kb", node.mem_used / 1024)));
-    attrs.push(Attr::resource("resources_assigned", "ncpus", assigned_cpus.to_string()));
-    attrs.push(Attr::resource("resources_assigned", "ngpus", assigned_gpus.to_string()));
+    let mut assigned = vec![
+        Attr::resource("resources_assigned", "mem", format!("{}kb", node.mem_used / 1024)),
+        Attr::resource("resources_assigned", "ncpus", assigned_cpus.to_string()),
+        Attr::resource("resources_assigned", "ngpus", assigned_gpus.to_string()),
+    ];
+    assigned.extend(assigned_site(node, site));
+    // By name, as OpenPBS lists a node's resources.
+    assigned.sort_by(|a, b| a.resource.cmp(&b.resource));
+    attrs.extend(assigned);
     if let Some(gpu_status) = crate::status_gpus::gpu_status(node, server_name) {
         attrs.push(Attr::new("gpu_status", gpu_status));
     }
@@ -378,6 +385,19 @@ pub fn node_status(node: &Node, server_name: &str) -> NodeStatus {
     }
     attrs.push(Attr::new("last_state_change_time", node.last_state_change.to_string()));
     NodeStatus { name: node.name.clone(), attrs }
+}
+
+/// `resources_assigned.NAME` of the host-level consumable site resources the node has (0 when
+/// no job holds any; OpenPBS shows them from the first job on).
+fn assigned_site(node: &Node, site: &SiteResources) -> Vec<Attr> {
+    let consumable = node.site.keys().filter_map(|name| site.get(name));
+    consumable
+        .filter(|def| def.flags.host && !def.is_host_match())
+        .map(|def| {
+            let held = node.site_assigned.get(&def.name).copied().unwrap_or(0);
+            Attr::resource("resources_assigned", &def.name, def.show_amount(held))
+        })
+        .collect()
 }
 
 /// OpenPBS `jobs` of a node: `12.head/0, 12.head/1, 13.head/2`.

@@ -311,6 +311,24 @@ impl ResourceDef {
     }
 }
 
+impl ResourceDef {
+    /// An amount in counted units shown as OpenPBS shows a sum of this type (a node's
+    /// `resources_assigned`): sizes in kb as `mem` is (`b` when not whole kb), floats from
+    /// thousandths without trailing zeros, longs as they are.
+    pub fn show_amount(&self, amount: u64) -> String {
+        match self.kind {
+            ResourceType::Size if amount.is_multiple_of(1024) => format!("{}kb", amount / 1024),
+            ResourceType::Size => format!("{amount}b"),
+            ResourceType::Float if amount.is_multiple_of(1000) => (amount / 1000).to_string(),
+            ResourceType::Float => {
+                let text = format!("{}.{:03}", amount / 1000, amount % 1000);
+                text.trim_end_matches('0').to_string()
+            }
+            _ => amount.to_string(),
+        }
+    }
+}
+
 /// A chunk requirement word as a select item: `gpu` -> `gpu=True`, `!gpu` -> `gpu=False`,
 /// `gpu_type=a100` as it is.
 pub fn chunk_item(property: &str) -> String {
@@ -495,5 +513,10 @@ mod tests {
         assert_eq!(def("r", ResourceType::Float, "").amount("1.5"), Some(1500));
         assert_eq!(def("r", ResourceType::Long, "").amount("-1"), None);
         assert_eq!(def("r", ResourceType::String, "").amount("1"), None);
+        assert_eq!(def("r", ResourceType::Size, "").show_amount(60 << 30), "62914560kb");
+        assert_eq!(def("r", ResourceType::Size, "").show_amount(1000), "1000b");
+        assert_eq!(def("r", ResourceType::Float, "").show_amount(1500), "1.5");
+        assert_eq!(def("r", ResourceType::Float, "").show_amount(2000), "2");
+        assert_eq!(def("r", ResourceType::Long, "").show_amount(u64::MAX), u64::MAX.to_string());
     }
 }

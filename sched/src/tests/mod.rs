@@ -3,6 +3,7 @@
 //! Owns: builders shared by the test files (`node`, `chunk`, `request`, `job`, `run`).
 //! Must not know: anything outside this crate; no I/O, no sleeping, no timing assertions.
 
+mod consumable_tests;
 mod feasible_tests;
 mod limit_tests;
 mod mps_tests;
@@ -38,6 +39,7 @@ pub(crate) fn gpu_node(name: &str, np: u32, ngpus: u32) -> NodeView {
         mps_gpus: Vec::new(),
         busy: false,
         exclusive: false,
+        amounts: Vec::new(),
     }
 }
 
@@ -82,12 +84,12 @@ pub(crate) fn exclusive(chunks: Vec<Chunk>, place: Placement) -> ResourceRequest
 
 /// A job with priorities 0 submitted in the order of its key.
 pub(crate) fn job(key: u64, request: &ResourceRequest) -> PendingJob<'_> {
-    PendingJob { key, queue_priority: 0, priority: 0, order: key, request, limits: &[], user: "alice" }
+    PendingJob { key, queue_priority: 0, priority: 0, order: key, request, limits: &[], user: "alice", takes: &[] }
 }
 
 /// One pass over `nodes` and `jobs`.
 pub(crate) fn run(nodes: Vec<NodeView>, jobs: Vec<PendingJob>) -> Vec<Decision> {
-    schedule(&ClusterView { nodes, jobs, limits: Vec::new() })
+    schedule(&ClusterView { nodes, jobs, ..ClusterView::default() })
 }
 
 /// The keys of the started jobs, in decision order.

@@ -25,7 +25,8 @@ fn scatter_does_not_start_without_enough_nodes_but_free_shares_one() {
     let free = request(vec![chunk(2, 1)], Placement::Free);
     let decisions = run(vec![node("n1", 8)], vec![job(1, &scatter), job(2, &free)]);
     assert_eq!(keys(&decisions), vec![2]);
-    let expected = Assignment { node: 0, slots: vec![0, 1], gpus: vec![], mem: 0, mpiprocs: 2, mps: None };
+    let expected =
+        Assignment { node: 0, slots: vec![0, 1], gpus: vec![], mem: 0, mpiprocs: 2, mps: None, amounts: vec![] };
     assert_eq!(decisions[0].assignments, vec![expected]);
 }
 
@@ -52,7 +53,8 @@ fn the_first_node_used_comes_first_even_with_a_higher_index() {
 fn pack_puts_everything_on_one_node() {
     let pack = request(vec![Chunk { mpiprocs: 2, ..chunk(2, 2) }], Placement::Pack);
     let decisions = run(vec![node("n1", 2), node("n2", 4)], vec![job(1, &pack)]);
-    let expected = Assignment { node: 1, slots: vec![0, 1, 2, 3], gpus: vec![], mem: 0, mpiprocs: 4, mps: None };
+    let expected =
+        Assignment { node: 1, slots: vec![0, 1, 2, 3], gpus: vec![], mem: 0, mpiprocs: 4, mps: None, amounts: vec![] };
     assert_eq!(decisions[0].assignments, vec![expected]);
     // Two 3-slot nodes hold the same cpus in total, but not on one node.
     let decisions = run(vec![node("n1", 3), node("n2", 3)], vec![job(1, &pack)]);
@@ -176,7 +178,8 @@ fn a_billion_identical_units_are_placed_in_bulk() {
     // with memory fill each node up to what its memory holds, then move on.
     let nothing = request(vec![Chunk { mpiprocs: 5, ..chunk(1_000_000_000, 0) }], Placement::Free);
     let decisions = run(vec![node("n1", 4), node("n2", 4)], vec![job(1, &nothing)]);
-    let expected = Assignment { node: 0, slots: vec![], gpus: vec![], mem: 0, mpiprocs: u32::MAX, mps: None };
+    let expected =
+        Assignment { node: 0, slots: vec![], gpus: vec![], mem: 0, mpiprocs: u32::MAX, mps: None, amounts: vec![] };
     assert_eq!(decisions[0].assignments, vec![expected]);
 
     let mem = request(vec![Chunk { mem: Some(GB), ..chunk(20, 0) }], Placement::Free);

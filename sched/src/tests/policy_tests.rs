@@ -17,6 +17,7 @@ fn queue_priority_then_priority_then_order() {
         request: &one_cpu,
         limits: &[],
         user: "u",
+        takes: &[],
     };
     let jobs = vec![with(1, 0, 10, 1), with(2, 1, 0, 5), with(3, 0, 10, 0), with(4, 0, 0, 2), with(5, 1, -5, 0)];
     // Three slots: only the three best jobs start, in policy order.
@@ -89,7 +90,7 @@ fn the_same_view_gives_the_same_decisions() {
     ];
     let nodes: Vec<_> = (0..20).map(|index| node(&format!("n{index}"), 1 + index % 7)).collect();
     let jobs: Vec<_> = (0..60).map(|key| job(key, &shapes[key as usize % 3])).collect();
-    let view = ClusterView { nodes, jobs, limits: Vec::new() };
+    let view = ClusterView { nodes, jobs, ..ClusterView::default() };
     let first = schedule(&view);
     assert!(!first.is_empty());
     assert_eq!(first, schedule(&view));

@@ -62,6 +62,7 @@ fn random_node(rng: &mut Rng, index: usize) -> NodeView {
         mps_gpus: Vec::new(),
         busy,
         exclusive: busy && rng.chance(10),
+        amounts: Vec::new(),
     }
 }
 
@@ -139,9 +140,10 @@ fn run_rounds(seed: u64, rounds: usize, max_count: u64) -> [usize; 4] {
                 request: &shapes[rng.below(shapes.len() as u64) as usize],
                 limits: if limit_rng.chance(30) { job_limits[limit_rng.below(5) as usize] } else { &[] },
                 user: "u",
+                takes: &[],
             })
             .collect();
-        let view = ClusterView { nodes, jobs, limits };
+        let view = ClusterView { nodes, jobs, limits, pools: Vec::new() };
         let decisions = schedule(&view);
         check_invariants(&view, &decisions, round);
         check_limits(&view, &decisions, round);

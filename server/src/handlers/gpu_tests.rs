@@ -158,7 +158,7 @@ fn mps_shares_of_one_user_fill_a_gpu_and_others_wait() {
     assert_eq!(job_state(&state, &alice[4]), JobState::Queued, "a fifth waits");
     assert_eq!(job_state(&state, &bob), JobState::Queued, "another user never joins");
     gpu_status_of(&mut state, "node1", vec![report("node1", 0, GpuUse::Shared, "")]);
-    let node = crate::status::node_status(&state.nodes["node1"], "head");
+    let node = crate::status::node_status(&state.nodes["node1"], "head", &state.resources);
     insta::assert_snapshot!("mps_gpu_status", node.get("gpu_status").unwrap());
     let job = &state.jobs[&state.find_job(&alice[0]).unwrap()];
     assert_eq!(job.exec_vnode().unwrap(), "(node1:ncpus=1:ngpus=1:mps=25)");
@@ -190,7 +190,7 @@ fn gpu_status_shows_use_jobs_and_reasons() {
             report("node1", 2, GpuUse::Down, "GPU lost"),
         ],
     );
-    let node = crate::status::node_status(&state.nodes["node1"], "head");
+    let node = crate::status::node_status(&state.nodes["node1"], "head", &state.resources);
     insta::assert_snapshot!(node.get("gpu_status").unwrap().replace(";gpu[", "\n;gpu["));
     assert_eq!(node.get("resources_assigned.ngpus"), Some("1"));
 }

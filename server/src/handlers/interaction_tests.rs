@@ -279,7 +279,7 @@ fn qmgr_and_pbsnodes_set_the_same_stored_offline_flag_and_comment() {
     mom_restarts(&mut state, "node1", 40);
     assert_eq!(state.nodes["node1"].operator_comment.as_deref(), Some("bad disk"));
     assert_eq!(state.nodes["node1"].state_text(), "offline");
-    let shown = crate::status::node_status(&state.nodes["node1"], "head");
+    let shown = crate::status::node_status(&state.nodes["node1"], "head", &state.resources);
     assert!(shown.attrs.iter().any(|attr| attr.name == "comment" && attr.value == "bad disk"), "{shown:?}");
     // And either path clears it for the other.
     assert!(qmgr(&mut state, ROOT, ObjectKind::Node, "node2", &[attr("comment", SetOp::Set, "")]).is_empty());

@@ -70,12 +70,14 @@ fn managers_define_resources_and_everyone_else_is_refused() {
         (ErrorCode::BadAttributeValue, "Erroneous to have flag 'n' without 'h' on resource \"scratch\".")
     );
     create(&mut state, "scratch", "size", "nh").unwrap();
-    let ServerReply::Objects { objects, errors } = status_resource(&state, &[]) else { panic!() };
+    let ServerReply::Objects { objects, errors } = status_resource(&state, &requester(0), &[]) else { panic!() };
     assert!(errors.is_empty());
     let listed: Vec<String> =
         objects.iter().map(|o| format!("{} {} {}", o.name, o.get("type").unwrap(), o.get("flag").unwrap())).collect();
     assert_eq!(listed, ["gpu_type string h", "scratch size hn"]);
-    let ServerReply::Objects { errors, .. } = status_resource(&state, &["nosuch".into()]) else { panic!() };
+    let ServerReply::Objects { errors, .. } = status_resource(&state, &requester(0), &["nosuch".into()]) else {
+        panic!()
+    };
     assert_eq!(errors[0].code, ErrorCode::UnknownResource);
 }
 
@@ -91,7 +93,9 @@ fn node_values_are_checked_shown_and_matched() {
     assert!(out.persist.iter().any(|op| matches!(op, StoreOp::SetNodeResources { node, .. } if node == "node2")));
     set_node(&mut state, "node3", "gpu_type", "v100").unwrap();
     set_node(&mut state, "node1", "bigmem", "true").unwrap();
-    let ServerReply::Nodes { nodes, .. } = status_node(&state, &["node2".into(), "node1".into()]) else { panic!() };
+    let ServerReply::Nodes { nodes, .. } = status_node(&state, &requester(0), &["node2".into(), "node1".into()]) else {
+        panic!()
+    };
     assert_eq!(nodes[0].get("resources_available.gpu_type"), Some("a100"));
     assert_eq!(nodes[1].get("resources_available.bigmem"), Some("True"));
     assert_eq!(nodes[1].get("resources_available.vnode"), Some("node1"));
@@ -156,6 +160,8 @@ fn queues_default_and_limit_site_resources() {
     create(&mut state, "qos", "string", "").unwrap();
     create(&mut state, "licenses", "long", "q").unwrap();
     create(&mut state, "scratch", "size", "hn").unwrap();
+    // A consumable is counted on nodes: a request needs a node that has it.
+    set_node(&mut state, "node1", "scratch", "16gb").unwrap();
     let set_queue = |state: &mut ServerState, name: &str, resource: &str, value: &str| {
         qmgr(state, 0, ManageOp::Set, ObjectKind::Queue, "workq", &[attr(name, Some(resource), value)])
     };
@@ -239,4 +245,151 @@ fn invisible_and_read_only_resources_are_for_operators_and_managers() {
     // An operator may.
     qmgr(&mut state, 0, ManageOp::Set, ObjectKind::Server, "", &[attr("operators", None, "user1000@*")]).unwrap();
     submit(&mut state, ALICE, &[("select", "1:ncpus=1:secret=yes"), ("budget", "5")]);
+}
+
+#[test]
+fn consumable_amounts_are_held_shown_and_given_back() {
+    use super::job_ended::job_ended;
+    use proto::mom::JobObit;
+    let mut state = cluster(1);
+    create(&mut state, "scratch", "size", "nh").unwrap();
+    set_node(&mut state, "node1", "scratch", "100gb").unwrap();
+    let assigned = |state: &ServerState| {
+        let ServerReply::Nodes { nodes, .. } = status_node(state, &requester(ALICE), &["node1".into()]) else {
+            panic!()
+        };
+        nodes[0].get("resources_assigned.scratch").map(str::to_string)
+    };
+    assert_eq!(assigned(&state).as_deref(), Some("0kb"));
+    let (code, message) = refused(&mut state, &[("select", "1:ncpus=1:scratch=101gb")]);
+    assert_eq!(code, ErrorCode::ExceedsLimits);
+    assert!(message.contains(&format!("needs scratch={}", 101u64 << 30)), "{message}");
+    let first = submit(&mut state, ALICE, &[("select", "1:ncpus=1:scratch=60gb")]);
+    let second = submit(&mut state, ALICE, &[("select", "1:ncpus=1:scratch=60gb")]);
+    assert_eq!(schedule_pass(&mut state, &mut Outbox::default(), 20), 1, "60gb + 60gb > 100gb");
+    let (first_key, second_key) = (state.find_job(&first).unwrap(), state.find_job(&second).unwrap());
+    assert_eq!(state.jobs[&first_key].state, ::job::JobState::Running);
+    assert_eq!(assigned(&state).as_deref(), Some("62914560kb"));
+    state.sanity_check();
+
+    // A restart: the node's counts come back from the stored allocation alone.
+    let text = crate::store::exec_hosts::encode(&state.jobs[&first_key].exec).unwrap();
+    assert!(text.ends_with(&format!("scratch={}", 60u64 << 30)), "{text}");
+    let job = state.jobs.get_mut(&first_key).unwrap();
+    job.exec = crate::store::exec_hosts::decode(&text).unwrap();
+    let node = state.nodes.get_mut("node1").unwrap();
+    node.release(first_key, &job.exec[0].clone());
+    node.jobs.clear();
+    assert!(node.site_assigned.is_empty());
+    state.claim_shares_on("node1");
+    assert_eq!(assigned(&state).as_deref(), Some("62914560kb"));
+    assert_eq!(schedule_pass(&mut state, &mut Outbox::default(), 25), 0, "still held after the restart");
+
+    let obit = JobObit { job_id: first.clone(), exit_status: 0, session_id: 7, ..Default::default() };
+    job_ended(&mut state, &mut Outbox::default(), "node1", obit, 30);
+    assert_eq!(assigned(&state).as_deref(), Some("0kb"));
+    assert_eq!(schedule_pass(&mut state, &mut Outbox::default(), 40), 1);
+    assert_eq!(state.jobs[&second_key].state, ::job::JobState::Running);
+    state.sanity_check();
+}
+
+#[test]
+fn server_level_consumables_block_until_given_back() {
+    use super::job_ended::job_ended;
+    use super::status_server::status_server;
+    use proto::mom::JobObit;
+    let mut state = cluster(1);
+    create(&mut state, "lic", "long", "q").unwrap();
+    let set_server = |state: &mut ServerState, resource: &str, value: &str| {
+        qmgr(state, 0, ManageOp::Set, ObjectKind::Server, "", &[attr("resources_available", Some(resource), value)])
+    };
+    assert_eq!(set_server(&mut state, "colour", "1").unwrap_err().0, ErrorCode::UnknownResource);
+    assert_eq!(set_server(&mut state, "lic", "many").unwrap_err().0, ErrorCode::BadAttributeValue);
+    let out = set_server(&mut state, "lic", "4").unwrap();
+    let stored = out.persist.iter().find_map(|op| match op {
+        StoreOp::SetServerAttrs(pairs) => Some(pairs.clone()),
+        _ => None,
+    });
+    let stored = stored.expect("server attributes stored");
+    let queues: Vec<_> = out
+        .persist
+        .iter()
+        .filter_map(|op| match op {
+            StoreOp::PutQueue(queue) => Some(queue.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(stored.contains(&("resources_available.lic".into(), "4".into())), "{stored:?}");
+    let shown = |state: &ServerState, name: &str| {
+        let ServerReply::Objects { objects, .. } = status_server(state, &requester(ALICE)) else { panic!() };
+        objects[0].get(name).map(str::to_string)
+    };
+    assert_eq!(shown(&state, "resources_assigned.lic").as_deref(), Some("0"));
+
+    let first = submit(&mut state, ALICE, &[("lic", "3")]);
+    let second = submit(&mut state, ALICE, &[("lic", "3")]);
+    let small = submit(&mut state, ALICE, &[("lic", "1")]);
+    assert_eq!(schedule_pass(&mut state, &mut Outbox::default(), 20), 2, "3 + 1 of 4 licences");
+    let state_of = |state: &ServerState, id: &str| state.jobs[&state.find_job(id).unwrap()].state;
+    assert_eq!(state_of(&state, &second), ::job::JobState::Queued);
+    assert_eq!(state_of(&state, &small), ::job::JobState::Running);
+    assert_eq!(shown(&state, "resources_assigned.lic").as_deref(), Some("4"));
+    assert_eq!(shown(&state, "resources_available.lic").as_deref(), Some("4"));
+
+    // A restart: the server value comes back from the stored pairs, the holds from the jobs.
+    state.attrs.resources_available.clear();
+    state.load_config(&queues, &stored).unwrap();
+    assert_eq!(shown(&state, "resources_available.lic").as_deref(), Some("4"));
+    assert_eq!(schedule_pass(&mut state, &mut Outbox::default(), 25), 0);
+
+    let obit = JobObit { job_id: first.clone(), exit_status: 0, session_id: 7, ..Default::default() };
+    job_ended(&mut state, &mut Outbox::default(), "node1", obit, 30);
+    assert_eq!(schedule_pass(&mut state, &mut Outbox::default(), 40), 1);
+    assert_eq!(state_of(&state, &second), ::job::JobState::Running);
+}
+
+#[test]
+fn invisible_resources_are_shown_to_operators_and_managers_only() {
+    use super::status_job::{status_job, Query, Reader};
+    let mut state = cluster(1);
+    create(&mut state, "secret", "string", "hi").unwrap();
+    create(&mut state, "hush", "long", "i").unwrap();
+    create(&mut state, "plain", "long", "").unwrap();
+    set_node(&mut state, "node1", "secret", "yes").unwrap();
+    qmgr(&mut state, 0, ManageOp::Set, ObjectKind::Server, "", &[attr("operators", None, "user1000@*")]).unwrap();
+    submit(&mut state, ALICE, &[("hush", "2"), ("plain", "3")]);
+    qmgr(&mut state, 0, ManageOp::Unset, ObjectKind::Server, "", &[attr("operators", None, "")]).unwrap();
+
+    let job_attrs = |reader: Reader| {
+        let query =
+            Query { selectors: &[], history: false, users: &[], wanted: None, arrays: Default::default(), reader };
+        let ServerReply::Jobs { jobs, .. } = status_job(&state, state.flavor, 20, query) else { panic!() };
+        jobs[0].attrs.iter().map(|attr| attr.full_name()).collect::<Vec<_>>()
+    };
+    let names =
+        |reader| job_attrs(reader).into_iter().filter(|name| name.starts_with("Resource_List.")).collect::<Vec<_>>();
+    assert!(names(Reader::Operator).contains(&"Resource_List.hush".to_string()));
+    let user = names(Reader::User(ALICE));
+    assert!(
+        !user.contains(&"Resource_List.hush".to_string()) && user.contains(&"Resource_List.plain".to_string()),
+        "{user:?}"
+    );
+
+    let node_names = |uid| {
+        let ServerReply::Nodes { nodes, .. } = status_node(&state, &requester(uid), &[]) else { panic!() };
+        nodes[0].attrs.iter().map(|attr| attr.full_name()).collect::<Vec<_>>()
+    };
+    assert!(node_names(0).contains(&"resources_available.secret".to_string()));
+    assert!(!node_names(ALICE).contains(&"resources_available.secret".to_string()));
+
+    let listed = |uid| {
+        let ServerReply::Objects { objects, .. } = status_resource(&state, &requester(uid), &[]) else { panic!() };
+        objects.iter().map(|object| object.name.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(listed(0), ["hush", "plain", "secret"]);
+    assert_eq!(listed(ALICE), ["plain"]);
+    let ServerReply::Objects { errors, .. } = status_resource(&state, &requester(ALICE), &["secret".into()]) else {
+        panic!()
+    };
+    assert_eq!(errors[0].code, ErrorCode::UnknownResource, "as if not defined");
 }

@@ -118,6 +118,9 @@ pub fn statuses(state: &ServerState, flavor: Flavor, now: i64, query: &Query, ke
         if query.reader != Reader::Manager {
             status.attrs.retain(|attr| !MANAGER_ONLY.contains(&attr.name.as_str()));
         }
+        if !matches!(query.reader, Reader::Manager | Reader::Operator) {
+            status.attrs.retain(|attr| !crate::state::site::is_invisible(&state.resources, attr));
+        }
         crate::status::with_depend(status, wanted.as_ref(), || crate::depend::depend_value(state, job))
     };
     keys.iter().filter_map(|key| state.jobs.get(key)).map(|job| job_status(job)).collect()

@@ -56,6 +56,9 @@ impl ServerState {
 
     /// Applies one `set server`/`unset server` attribute operation.
     pub fn apply_server_attr(&mut self, attr: &AttrOp, unset: bool) -> Result<(), RequestError> {
+        if attr.resource.is_some() && attr.name.eq_ignore_ascii_case("resources_available") {
+            return self.set_server_resource(attr, unset);
+        }
         if let Some(name) = self.attrs.apply(attr, unset)? {
             if name == "keep_completed" {
                 // What the torque flavor's listings read (`crate::flavor::recently_completed`).
@@ -91,6 +94,12 @@ impl ServerState {
             .iter()
             .filter(|name| self.attrs.set.contains(*name))
             .map(|name| (name.to_string(), self.attrs.value(name, &self.default_queue, self.flavor)))
+            .chain(
+                self.attrs
+                    .resources_available
+                    .iter()
+                    .map(|(name, value)| (format!("resources_available.{name}"), value.clone())),
+            )
             .collect()
     }
 
@@ -107,8 +116,12 @@ impl ServerState {
         self.default_queue.clear();
         self.attrs.set.clear();
         for (name, value) in server_attrs {
-            let attr =
-                AttrOp { name: name.clone(), resource: None, op: proto::manage::SetOp::Set, value: value.clone() };
+            // `resources_available.lic` is stored under its full name.
+            let (name, resource) = match name.split_once('.') {
+                Some((name, resource)) => (name.to_string(), Some(resource.to_string())),
+                None => (name.clone(), None),
+            };
+            let attr = AttrOp { name, resource, op: proto::manage::SetOp::Set, value: value.clone() };
             self.apply_server_attr(&attr, false)?;
         }
         Ok(())
@@ -161,6 +174,7 @@ impl ServerState {
                 attrs.push(Attr::new(*name, value));
             }
         }
+        attrs.extend(self.server_resource_status());
         attrs.push(Attr::new("job_history_enable", "True"));
         attrs.push(Attr::new("pbs_version", concat!("minipbs-", env!("CARGO_PKG_VERSION"))));
         attrs

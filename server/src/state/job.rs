@@ -37,6 +37,9 @@ pub struct NodeShare {
     pub mpiprocs: u32,
     /// An MPS share (percent) of the single GPU in `gpus`; `None` for whole GPUs.
     pub mps: Option<u8>,
+    /// Host-level consumable site resources held here, by name, in counted units
+    /// (`ResourceDef::amount`); what `resources_assigned.NAME` of the node adds up.
+    pub amounts: Vec<(String, u64)>,
 }
 
 /// A job as the server keeps it.

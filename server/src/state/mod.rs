@@ -12,6 +12,7 @@ pub mod node;
 pub mod node_gpus;
 pub mod queue;
 pub mod server_attrs;
+pub mod server_pools;
 pub mod site;
 pub mod values;
 
@@ -335,6 +336,20 @@ impl ServerState {
                     assert!(share.is_some_and(|share| share.mps == Some(*percent) && share.gpus == [gpu.info.index]));
                 }
             }
+            let mut held: BTreeMap<&str, u64> = BTreeMap::new();
+            let shares = node.jobs.iter().flat_map(|key| self.jobs[key].exec.iter().filter(|s| s.node == node.name));
+            for (name, amount) in shares.flat_map(|share| &share.amounts) {
+                let sum = held.entry(name).or_default();
+                *sum = sum.saturating_add(*amount);
+            }
+            held.retain(|_, sum| *sum > 0);
+            let recorded: BTreeMap<&str, u64> = node
+                .site_assigned
+                .iter()
+                .filter(|(_, sum)| **sum > 0)
+                .map(|(name, sum)| (name.as_str(), *sum))
+                .collect();
+            assert_eq!(held, recorded, "resources_assigned of {} out of step with its jobs", node.name);
         }
         for job in self.jobs.values().filter(|job| job.state.is_active()) {
             for share in &job.exec {
@@ -392,7 +407,7 @@ impl ServerState {
         let Some(job) = self.jobs.get(&key) else { return };
         for share in &job.exec {
             if let Some(node) = self.nodes.get_mut(&share.node) {
-                node.release(key, share.mem_bytes);
+                node.release(key, share);
             }
         }
     }

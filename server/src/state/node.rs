@@ -44,6 +44,11 @@ pub struct Node {
     /// Values of site-defined resources (`resources_available.gpu_type = a100`), shown form,
     /// by name; set with qmgr and kept in the store (`state/site.rs`).
     pub site: std::collections::BTreeMap<String, String>,
+    /// Consumable site resources running jobs hold here (`resources_assigned.NAME`), counted
+    /// units by name: the sum of their shares' amounts, taken and given back with them (so
+    /// rebuilt from the stored allocations after a restart). Sums saturate: too much held
+    /// only means nothing more fits.
+    pub site_assigned: BTreeMap<String, u64>,
 }
 
 impl Node {
@@ -70,6 +75,7 @@ impl Node {
             exclusive_jobs: BTreeSet::new(),
             last_state_change: now,
             site: Default::default(),
+            site_assigned: BTreeMap::new(),
         }
     }
 
@@ -174,6 +180,10 @@ impl Node {
         }
         let mem = share.mem_bytes;
         self.mem_used += mem;
+        for (name, amount) in &share.amounts {
+            let held = self.site_assigned.entry(name.clone()).or_default();
+            *held = held.saturating_add(*amount);
+        }
         self.jobs.insert(key);
         if exclusive {
             self.exclusive_jobs.insert(key);
@@ -192,8 +202,17 @@ impl Node {
                 .is_none_or(|hold| hold.user == user && hold.used() + u32::from(percent) <= 100)
     }
 
-    /// Releases everything job `key` holds here.
-    pub fn release(&mut self, key: u64, mem: u64) {
+    /// Releases everything job `key` holds here (`share` is its share of this node).
+    pub fn release(&mut self, key: u64, share: &NodeShare) {
+        let mem = share.mem_bytes;
+        for (name, amount) in &share.amounts {
+            if let Some(held) = self.site_assigned.get_mut(name) {
+                *held = held.saturating_sub(*amount);
+                if *held == 0 {
+                    self.site_assigned.remove(name);
+                }
+            }
+        }
         for owner in self.slot_owner.iter_mut().chain(self.gpu_owner.iter_mut()) {
             if *owner == Some(key) {
                 *owner = None;
@@ -223,7 +242,15 @@ mod tests {
     use crate::state::node_gpus::registered;
 
     fn share(slots: &[u32], gpus: &[u32], mps: Option<u8>) -> NodeShare {
-        NodeShare { node: "n1".into(), slots: slots.to_vec(), gpus: gpus.to_vec(), mem_bytes: 0, mpiprocs: 1, mps }
+        NodeShare {
+            node: "n1".into(),
+            slots: slots.to_vec(),
+            gpus: gpus.to_vec(),
+            mem_bytes: 0,
+            mpiprocs: 1,
+            mps,
+            amounts: Vec::new(),
+        }
     }
 
     /// A node of `np` slots and `ngpus` GPUs reported free.
@@ -241,7 +268,7 @@ mod tests {
         assert_eq!(node.free_slots(), vec![2, 3]);
         assert!(!node.assign(2, &share(&[2], &[0], None), "u", false), "gpu 0 given twice");
         assert_eq!(node.free_gpus(), vec![1]);
-        node.release(1, 0);
+        node.release(1, &share(&[0, 1], &[0], None));
         assert_eq!(node.free_slots(), vec![0, 1, 2, 3]);
         assert_eq!(node.free_gpus(), vec![0, 1]);
     }
@@ -255,12 +282,27 @@ mod tests {
         assert!(!node.assign(5, &share(&[5], &[0], Some(25)), "alice", false), "past 100 %");
         assert!(node.free_gpus().is_empty(), "a shared GPU is not free");
         assert_eq!(node.mps_gpus()[0].used, 100);
-        (1..=4).for_each(|key| node.release(key, 0));
+        (1..=4).for_each(|key| node.release(key, &share(&[key as u32], &[0], Some(25))));
         assert!(node.gpus[0].mps.is_none(), "the last share's end unshares it");
         assert!(node.assign(6, &share(&[0], &[0], Some(50)), "alice", false));
         assert!(!node.assign(7, &share(&[1], &[0], Some(25)), "bob", false), "another user's share");
         assert!(!node.assign(8, &share(&[2], &[0], None), "alice", false), "whole while shared");
         assert_eq!(node.free_slots(), (1..8).collect::<Vec<u32>>(), "a refused share takes no slot");
+    }
+
+    #[test]
+    fn consumable_amounts_add_up_and_return() {
+        let mut node = node(4, 0);
+        let holding = |slot: u32, amount: u64| NodeShare {
+            amounts: vec![("scratch".into(), amount)],
+            ..share(&[slot], &[], None)
+        };
+        assert!(node.assign(1, &holding(0, 60), "u", false));
+        assert!(node.assign(2, &holding(1, u64::MAX), "u", false));
+        assert_eq!(node.site_assigned["scratch"], u64::MAX, "sums saturate");
+        node.release(2, &holding(1, u64::MAX));
+        node.release(1, &holding(0, 60));
+        assert!(node.site_assigned.is_empty(), "everything returned: {:?}", node.site_assigned);
     }
 
     #[test]

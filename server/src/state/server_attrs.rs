@@ -45,6 +45,9 @@ pub struct ServerAttrs {
     /// of the specs in memory; queued, running and in history); [`MAX_USER_KEPT_BYTES`]
     /// unless set.
     pub max_user_kept_bytes: u64,
+    /// `resources_available.NAME` of site resources, shown form, by name (what server-level
+    /// consumables count from: `state/server_pools.rs`).
+    pub resources_available: std::collections::BTreeMap<String, String>,
     /// What a fresh server has, for `unset`.
     pub defaults: Defaults,
     /// Names set explicitly (printed by `qmgr print server` and stored).
@@ -115,6 +118,7 @@ impl ServerAttrs {
             keep_completed: 300,
             max_queued: default_max_queued(),
             max_user_kept_bytes: MAX_USER_KEPT_BYTES,
+            resources_available: Default::default(),
             defaults,
             set: ["scheduling", "default_queue", "query_other_jobs"].into_iter().collect(),
         }

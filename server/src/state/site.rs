@@ -69,6 +69,8 @@ impl ServerState {
                 let def = self.resources.get(name).ok_or_else(|| unknown(name))?;
                 self.check_unused(&def.name)?;
                 self.resources.remove(name);
+                // The server's value goes too (the qmgr handler stores the server attributes).
+                self.attrs.resources_available.remove(name);
                 let mut ops = Vec::new();
                 for node in self.nodes.values_mut() {
                     if node.site.remove(name).is_some() {
@@ -172,19 +174,21 @@ impl ServerState {
         Ok(node_values_op(node))
     }
 
-    /// qmgr list/print resource: every definition (empty `names`) or the named ones.
-    pub fn resource_statuses(&self, names: &[String]) -> (Vec<ObjectStatus>, Vec<RequestError>) {
+    /// qmgr list/print resource: every definition (empty `names`) or the named ones. Without
+    /// `privileged` (operators and managers), those with flag `i` are as if not defined.
+    pub fn resource_statuses(&self, names: &[String], privileged: bool) -> (Vec<ObjectStatus>, Vec<RequestError>) {
+        let visible = |def: &&ResourceDef| privileged || !def.flags.invisible;
         let status = |def: &ResourceDef| ObjectStatus {
             name: def.name.clone(),
             attrs: vec![Attr::new("type", def.kind.word()), Attr::new("flag", def.flags.word())],
         };
         if names.is_empty() {
-            return (self.resources.iter().map(status).collect(), Vec::new());
+            return (self.resources.iter().filter(visible).map(status).collect(), Vec::new());
         }
         let mut objects = Vec::new();
         let mut errors = Vec::new();
         for name in names {
-            match self.resources.get(name) {
+            match self.resources.get(name).filter(visible) {
                 Some(def) => objects.push(status(def)),
                 None => errors.push(unknown(name)),
             }
@@ -221,4 +225,25 @@ pub fn node_words(node: &Node, site: &SiteResources) -> Vec<String> {
         }
     }
     words
+}
+
+/// The node's host-level consumable site resources (flag `n`/`f`) for the scheduler: what it
+/// has (`resources_available`, in counted units) and what running jobs hold here. A value that
+/// is no amount (negative) counts as none.
+pub fn node_amounts(node: &Node, site: &SiteResources) -> Vec<sched::SiteAmount> {
+    let consumable = node.site.iter().filter_map(|(name, value)| Some((site.get(name)?, value)));
+    consumable
+        .filter(|(def, _)| def.flags.host && !def.is_host_match())
+        .map(|(def, value)| sched::SiteAmount {
+            name: def.name.clone(),
+            available: def.amount(value).unwrap_or(0),
+            assigned: node.site_assigned.get(&def.name).copied().unwrap_or(0),
+        })
+        .collect()
+}
+
+/// Whether `attr` (`Resource_List.x`, `resources_available.x`, ...) names a site resource with
+/// flag `i`: OpenPBS shows those to operators and managers only.
+pub fn is_invisible(site: &SiteResources, attr: &Attr) -> bool {
+    attr.resource.as_deref().and_then(|name| site.get(name)).is_some_and(|def| def.flags.invisible)
 }

@@ -1,19 +1,25 @@
 //! The text form of a job's allocation (`Job::exec`) in the `jobs.exec_hosts` column:
 //! `node|slots|gpus|mem_bytes|mpiprocs[|mps]` per share, shares joined by `;`, slot and GPU
 //! indices joined by `,`; e.g. `n1|0,1|0|1073741824|2;n2|0,1||0|2`; an MPS share of 25 % of
-//! GPU 0 is `n1|3|0|0|1|25` (the sixth field only then). An empty string is no allocation.
+//! GPU 0 is `n1|3|0|0|1|25` (the sixth field only then). Consumable site resources held on the
+//! node make a seventh field, `name=amount` joined by `,` (the sixth then empty without MPS):
+//! `n1|0|||1||scratch=64424509440`. Rows written before it existed (5 or 6 fields) still load.
+//! An empty string is no allocation.
 //!
 //! Pure text in, text out; no diesel. Invariant: `decode(encode(x)) == x` for every allocation
 //! `encode` accepts, and `decode` refuses anything else with an error instead of panicking.
 
 use crate::state::NodeShare;
+use job::resources::site::{check_name, MAX_SITE_RESOURCES};
 
 /// Separates the shares of one allocation.
 const SHARE_SEPARATOR: char = ';';
 /// Separates the five fields of one share.
 const FIELD_SEPARATOR: char = '|';
-/// Separates the indices of a slot or GPU list.
+/// Separates the indices of a slot or GPU list, and the amounts of the seventh field.
 const INDEX_SEPARATOR: char = ',';
+/// Separates a consumable's name from its amount.
+const AMOUNT_SEPARATOR: char = '=';
 
 /// Why an allocation cannot be written, or a stored text cannot be read back.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -35,8 +41,16 @@ pub fn encode(shares: &[NodeShare]) -> Result<String, ExecHostsError> {
             mem = share.mem_bytes,
             mpiprocs = share.mpiprocs,
         ));
+        let part = parts.last_mut().expect("just pushed");
         if let Some(percent) = share.mps {
-            parts.last_mut().expect("just pushed").push_str(&format!("{FIELD_SEPARATOR}{percent}"));
+            part.push_str(&format!("{FIELD_SEPARATOR}{percent}"));
+        }
+        if !share.amounts.is_empty() {
+            if share.mps.is_none() {
+                part.push(FIELD_SEPARATOR);
+            }
+            part.push(FIELD_SEPARATOR);
+            part.push_str(&encode_amounts(&share.amounts)?);
         }
     }
     Ok(parts.join(&SHARE_SEPARATOR.to_string()))
@@ -59,12 +73,15 @@ pub fn decode(text: &str) -> Result<Vec<NodeShare>, ExecHostsError> {
 /// Reads one `node|slots|gpus|mem_bytes|mpiprocs` share.
 fn decode_share(text: &str) -> Result<NodeShare, ExecHostsError> {
     let fields: Vec<&str> = text.split(FIELD_SEPARATOR).collect();
-    let (node, slots, gpus, mem, mpiprocs, mps) = match fields.as_slice() {
-        [node, slots, gpus, mem, mpiprocs] => (node, slots, gpus, mem, mpiprocs, None),
-        [node, slots, gpus, mem, mpiprocs, mps] => (node, slots, gpus, mem, mpiprocs, Some(*mps)),
+    let (node, slots, gpus, mem, mpiprocs, mps, amounts) = match fields.as_slice() {
+        [node, slots, gpus, mem, mpiprocs] => (node, slots, gpus, mem, mpiprocs, None, None),
+        [node, slots, gpus, mem, mpiprocs, mps] => (node, slots, gpus, mem, mpiprocs, Some(*mps), None),
+        [node, slots, gpus, mem, mpiprocs, mps, amounts] => {
+            (node, slots, gpus, mem, mpiprocs, Some(*mps).filter(|mps| !mps.is_empty()), Some(*amounts))
+        }
         _ => {
             return Err(ExecHostsError(format!(
-                "expected 5 or 6 fields separated by '{FIELD_SEPARATOR}', found {}",
+                "expected 5 to 7 fields separated by '{FIELD_SEPARATOR}', found {}",
                 fields.len()
             )))
         }
@@ -81,7 +98,37 @@ fn decode_share(text: &str) -> Result<NodeShare, ExecHostsError> {
         mem_bytes: parse_number(mem, "mem_bytes")?,
         mpiprocs: parse_number(mpiprocs, "mpiprocs")?,
         mps,
+        amounts: amounts.map(decode_amounts).transpose()?.unwrap_or_default(),
     })
+}
+
+/// `[("scratch", 1024)]` -> `scratch=1024`. Refuses what `decode_amounts` would: a name that
+/// is not a resource name, a name twice, more than there can be definitions.
+fn encode_amounts(amounts: &[(String, u64)]) -> Result<String, ExecHostsError> {
+    let texts: Vec<String> = amounts.iter().map(|(name, amount)| format!("{name}{AMOUNT_SEPARATOR}{amount}")).collect();
+    let text = texts.join(&INDEX_SEPARATOR.to_string());
+    decode_amounts(&text)?;
+    Ok(text)
+}
+
+/// `scratch=1024,lic=2` -> the amounts; names as `create resource` takes them, each once, at
+/// most `MAX_SITE_RESOURCES`; amounts plain decimal `u64`.
+fn decode_amounts(text: &str) -> Result<Vec<(String, u64)>, ExecHostsError> {
+    let mut amounts: Vec<(String, u64)> = Vec::new();
+    for item in text.split(INDEX_SEPARATOR) {
+        let Some((name, amount)) = item.split_once(AMOUNT_SEPARATOR) else {
+            return Err(ExecHostsError(format!("amounts: {item:?} is not name=amount")));
+        };
+        check_name(name).map_err(|why| ExecHostsError(format!("amounts: {why}")))?;
+        if amounts.iter().any(|(known, _)| known == name) {
+            return Err(ExecHostsError(format!("amounts: {name} given twice")));
+        }
+        if amounts.len() == MAX_SITE_RESOURCES {
+            return Err(ExecHostsError(format!("amounts: more than {MAX_SITE_RESOURCES}")));
+        }
+        amounts.push((name.to_string(), parse_number(amount, "amounts")?));
+    }
+    Ok(amounts)
 }
 
 /// Node names are host names: non-empty, no whitespace, none of the separators.
@@ -126,7 +173,36 @@ mod tests {
     use super::*;
 
     fn share(node: &str, slots: &[u32], gpus: &[u32], mem_bytes: u64, mpiprocs: u32) -> NodeShare {
-        NodeShare { node: node.to_string(), slots: slots.to_vec(), gpus: gpus.to_vec(), mem_bytes, mpiprocs, mps: None }
+        NodeShare {
+            node: node.to_string(),
+            slots: slots.to_vec(),
+            gpus: gpus.to_vec(),
+            mem_bytes,
+            mpiprocs,
+            mps: None,
+            amounts: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn consumable_amounts_are_a_seventh_field() {
+        let held = vec![("scratch".to_string(), 60u64 << 30), ("lic-2".to_string(), u64::MAX)];
+        let plain = NodeShare { amounts: held.clone(), ..share("n1", &[0], &[], 0, 1) };
+        let text = format!("n1|0||0|1||scratch={},lic-2={}", 60u64 << 30, u64::MAX);
+        assert_eq!(encode(std::slice::from_ref(&plain)).unwrap(), text);
+        assert_eq!(decode(&text).unwrap(), [plain]);
+        let shared = NodeShare { amounts: held, mps: Some(25), ..share("n1", &[0], &[0], 0, 1) };
+        let text = encode(std::slice::from_ref(&shared)).unwrap();
+        assert!(text.starts_with("n1|0|0|0|1|25|scratch="), "{text}");
+        assert_eq!(decode(&text).unwrap(), [shared]);
+        let bad = ["n1|0||0|1||", "n1|0||0|1||scratch", "n1|0||0|1||1x=2", "n1|0||0|1||a=1,a=2", "n1|0||0|1||a=-1"];
+        for text in bad {
+            assert!(decode(text).is_err(), "{text} was accepted");
+        }
+        let many: String = (0..=MAX_SITE_RESOURCES).map(|n| format!("r{n}=1")).collect::<Vec<_>>().join(",");
+        assert!(decode(&format!("n1|0||0|1||{many}")).is_err(), "more amounts than definitions");
+        let evil = NodeShare { amounts: vec![("a|b".into(), 1)], ..share("n1", &[0], &[], 0, 1) };
+        assert!(encode(&[evil]).is_err(), "a name that would break the format is not written");
     }
 
     #[test]

@@ -15,7 +15,7 @@
 
 mod accounting;
 mod error;
-mod exec_hosts;
+pub(crate) mod exec_hosts;
 mod handle;
 mod models;
 mod nodes;

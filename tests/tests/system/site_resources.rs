@@ -88,3 +88,81 @@ fn a_defined_string_resource_selects_its_node() {
     assert!(pbsnodes.contains("     resources_available.gpu_type = a100\n"), "{pbsnodes}");
     assert_eq!(cluster.job_attr(&first, "Resource_List.qos").as_deref(), Some("high"), "history jobs parse");
 }
+
+/// Host-level consumable (flag `nh`): two jobs of 60gb on a node of 100gb run one after the
+/// other, the node shows what is held, and the hold survives a server restart.
+#[test]
+fn a_consumable_amount_is_held_until_the_job_ends() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 4, gpus: 0 });
+    let gate = cluster.work.path().join("gate");
+    let script = cluster.script("hold.sh", &format!("while [ ! -e {} ]; do sleep 0.1; done\n", gate.display()));
+    let quick = cluster.script("quick.sh", "true\n");
+    qmgr_ok(&cluster, "create resource scratch type=size,flag=nh");
+    qmgr_ok(&cluster, "set node node1 resources_available.scratch = 100gb");
+    let assigned = || {
+        let pbsnodes = String::from_utf8(cluster.run("pbsnodes", &["node1"]).stdout).unwrap();
+        let line = pbsnodes.lines().find(|line| line.trim_start().starts_with("resources_assigned.scratch = "));
+        line.map(|line| line.trim().to_string()).unwrap_or_else(|| format!("none in {pbsnodes}"))
+    };
+    assert_eq!(assigned(), "resources_assigned.scratch = 0kb");
+    let too_much =
+        cluster.command("qsub").args(["-l", "select=1:ncpus=1:scratch=101gb"]).arg(&script).output().unwrap();
+    assert_eq!(too_much.status.code(), Some(188), "{}", refusal(&too_much));
+
+    let first = cluster.qsub(&script, &["-l", "select=1:ncpus=1:scratch=60gb"]);
+    node_of(&cluster, &first);
+    let second = cluster.qsub(&script, &["-l", "select=1:ncpus=1:scratch=60gb"]);
+    // A later job without scratch starts: the pass saw the second and left it queued.
+    let plain = cluster.qsub(&quick, &["-l", "select=1:ncpus=1"]);
+    cluster.wait_finished(&plain, Duration::from_secs(30));
+    assert_eq!(cluster.job_attr(&second, "job_state").as_deref(), Some("Q"), "60gb + 60gb > 100gb");
+    assert_eq!(assigned(), "resources_assigned.scratch = 62914560kb");
+
+    // The server forgets everything but the store: the hold comes back from it.
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(cluster.server_pid()), nix::sys::signal::Signal::SIGKILL);
+    cluster.start_server();
+    wait_for(Duration::from_secs(20), "the server to answer", || {
+        cluster.run("qstat", &[]).status.success().then_some(())
+    });
+    let plain = cluster.qsub(&quick, &["-l", "select=1:ncpus=1"]);
+    cluster.wait_finished(&plain, Duration::from_secs(30));
+    assert_eq!(cluster.job_attr(&second, "job_state").as_deref(), Some("Q"), "still held after the restart");
+    assert_eq!(assigned(), "resources_assigned.scratch = 62914560kb");
+
+    std::fs::write(&gate, "").unwrap();
+    cluster.wait_finished(&first, Duration::from_secs(30));
+    node_of(&cluster, &second);
+    cluster.wait_finished(&second, Duration::from_secs(30));
+    wait_for(Duration::from_secs(10), "scratch to be given back", || {
+        (assigned() == "resources_assigned.scratch = 0kb").then_some(())
+    });
+}
+
+/// Server-level consumable (flag `q`): two jobs asking 3 of 4 licences run one after the other;
+/// `qstat -Bf` shows what is held.
+#[test]
+fn server_licences_are_held_until_the_job_ends() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 4, gpus: 0 });
+    let gate = cluster.work.path().join("gate");
+    let script = cluster.script("hold.sh", &format!("while [ ! -e {} ]; do sleep 0.1; done\n", gate.display()));
+    let quick = cluster.script("quick.sh", "true\n");
+    qmgr_ok(&cluster, "create resource lic type=long,flag=q");
+    qmgr_ok(&cluster, "set server resources_available.lic = 4");
+    let server = || String::from_utf8(cluster.run("qstat", &["-Bf"]).stdout).unwrap();
+    assert!(server().contains("    resources_available.lic = 4\n"), "{}", server());
+    let printed = String::from_utf8(qmgr(&cluster, "print server").stdout).unwrap();
+    assert!(printed.contains("set server resources_available.lic = 4\n"), "{printed}");
+
+    let first = cluster.qsub(&script, &["-l", "lic=3"]);
+    node_of(&cluster, &first);
+    let second = cluster.qsub(&script, &["-l", "lic=3"]);
+    let plain = cluster.qsub(&quick, &[]);
+    cluster.wait_finished(&plain, Duration::from_secs(30));
+    assert_eq!(cluster.job_attr(&second, "job_state").as_deref(), Some("Q"), "3 + 3 > 4 licences");
+    assert!(server().contains("    resources_assigned.lic = 3\n"), "{}", server());
+
+    std::fs::write(&gate, "").unwrap();
+    cluster.wait_finished(&first, Duration::from_secs(30));
+    node_of(&cluster, &second);
+    cluster.wait_finished(&second, Duration::from_secs(30));
+}

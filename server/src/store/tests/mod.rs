@@ -178,6 +178,7 @@ fn full_job(seq: u64) -> Job {
             mem_bytes: 1 << 30,
             mpiprocs: 2,
             mps: None,
+            amounts: vec![("scratch".to_string(), 60 << 30)],
         },
         NodeShare {
             node: "n2.cluster".to_string(),
@@ -186,6 +187,7 @@ fn full_job(seq: u64) -> Job {
             mem_bytes: 0,
             mpiprocs: 2,
             mps: None,
+            amounts: Vec::new(),
         },
     ];
     job.session_id = Some(i32::MAX);
