@@ -4,7 +4,7 @@
 
 use super::nodes::{parse_nodes, NodeSpec};
 use super::select::{parse_place, parse_select, PlaceSpec};
-use super::site::SiteResources;
+use super::site::{ResourceType, SiteResources};
 use super::{display, parse_u32, Chunk, Placement, ResourceError, ResourceRequest, Span, MAX_MPIPROCS};
 use crate::duration::{format_hms, parse_duration};
 use crate::size::Size;
@@ -95,6 +95,10 @@ impl Given {
         let input = format!("{name}={value}");
         let span = Span { input: &input, base: name.len() + 1 };
         let bad = |detail: String| span.bad_value(name, detail, 0, value);
+        if value.is_empty() && site.get(name).is_some_and(|def| def.kind == ResourceType::Boolean) {
+            // `-l wd`: OpenPBS unsets a boolean given no value (decode_b, attr_fn_b.c:141-143).
+            return Ok(());
+        }
         let shown = match name {
             "walltime" | "cput" => {
                 let seconds = parse_duration(value).map_err(bad)?;
