@@ -9,11 +9,15 @@ use crate::size::Size;
 use std::collections::BTreeMap;
 
 /// Adds the derived entries to the user's normalised ones (`shown`) and sorts by name.
-pub(super) fn render(request: &ResourceRequest, mut shown: BTreeMap<String, String>) -> Vec<(String, String)> {
+pub(super) fn render(
+    request: &ResourceRequest,
+    mut shown: BTreeMap<String, String>,
+    is_node: &dyn Fn(&str) -> bool,
+) -> Vec<(String, String)> {
     let written = shown.get("select").cloned();
     if written.is_none() {
         let chunk_wide = !shown.contains_key("nodes") && !shown.contains_key("procs");
-        let derived = if chunk_wide { job_wide_select(&shown) } else { select_text(&request.chunks) };
+        let derived = if chunk_wide { job_wide_select(&shown) } else { select_text(&request.chunks, is_node) };
         shown.insert("select".into(), derived);
     }
     let place = match shown.get("nodes") {
@@ -151,13 +155,13 @@ pub(super) fn place_text(place: Placement, exclusive: bool) -> String {
 /// The select of a `nodes=`/`procs=` request, as OpenPBS converts a node spec
 /// (`cvt_nodespec_to_select`, `src/server/node_manager.c:5823-5903`):
 /// `N:ncpus=P[:ngpus=G][:mem=Mkb][:host=H][:prop=True...][:mpiprocs=R]` per chunk, joined by
-/// `+`; `mpiprocs` only when it is not 1.
-pub(super) fn select_text(chunks: &[Chunk]) -> String {
-    let parts: Vec<String> = chunks.iter().map(chunk_text).collect();
+/// `+`; `mpiprocs` only when it is not 1; a word that names a node (`is_node`) is `host=NAME`.
+pub(super) fn select_text(chunks: &[Chunk], is_node: &dyn Fn(&str) -> bool) -> String {
+    let parts: Vec<String> = chunks.iter().map(|chunk| chunk_text(chunk, is_node)).collect();
     parts.join("+")
 }
 
-fn chunk_text(chunk: &Chunk) -> String {
+fn chunk_text(chunk: &Chunk, is_node: &dyn Fn(&str) -> bool) -> String {
     let mut text = format!("{}:ncpus={}", chunk.count, chunk.ncpus);
     if chunk.ngpus > 0 {
         text.push_str(&format!(":ngpus={}", chunk.ngpus));
@@ -172,7 +176,11 @@ fn chunk_text(chunk: &Chunk) -> String {
         text.push_str(&format!(":host={host}"));
     }
     for property in &chunk.properties {
-        text.push_str(&format!(":{}", super::site::chunk_item(property)));
+        if is_node(property) {
+            text.push_str(&format!(":host={property}"));
+        } else {
+            text.push_str(&format!(":{}", super::site::chunk_item(property)));
+        }
     }
     if chunk.mpiprocs != 1 {
         text.push_str(&format!(":mpiprocs={}", chunk.mpiprocs));

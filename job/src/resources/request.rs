@@ -47,7 +47,11 @@ struct Given {
 }
 
 /// Builds the request from pairs; see [`ResourceRequest::from_list`].
-pub(super) fn build(pairs: &[(String, String)], site: &SiteResources) -> Result<ResourceRequest, ResourceError> {
+pub(super) fn build(
+    pairs: &[(String, String)],
+    site: &SiteResources,
+    is_node: &dyn Fn(&str) -> bool,
+) -> Result<ResourceRequest, ResourceError> {
     let pairs = last_wins(pairs);
     let mut given = Given::default();
     for &(name, value) in &pairs {
@@ -67,7 +71,7 @@ pub(super) fn build(pairs: &[(String, String)], site: &SiteResources) -> Result<
         cput: given.cput,
         display: Default::default(),
     };
-    request.display = display::render(&request, given.shown).into();
+    request.display = display::render(&request, given.shown, is_node).into();
     Ok(request)
 }
 

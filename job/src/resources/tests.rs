@@ -366,3 +366,17 @@ fn derived_displays_of_the_largest_select_are_bounded() {
     assert_eq!(derived.len(), select.len() + MAX_CHUNK_SPECS * ":ncpus=1".len());
     assert_eq!(request.display_value("mem"), Some("18446744073709551615b"));
 }
+
+#[test]
+fn a_nodes_word_naming_a_node_is_a_host_in_the_select() {
+    let pairs = parse_list("nodes=node1:ppn=2+Node2+1:gpu").unwrap();
+    let is_node = |word: &str| ["node1", "node2"].iter().any(|name| name.eq_ignore_ascii_case(word));
+    let request = ResourceRequest::from_list_at(&pairs, &Default::default(), &is_node).unwrap();
+    let select = request.display_value("select");
+    assert_eq!(select, Some("1:ncpus=2:host=node1:mpiprocs=2+1:ncpus=1:host=Node2+1:ncpus=1:gpu=True"));
+    let unknown = ResourceRequest::from_list(&pairs).unwrap();
+    assert_eq!(
+        unknown.display_value("select"),
+        Some("1:ncpus=2:node1=True:mpiprocs=2+1:ncpus=1:Node2=True+1:ncpus=1:gpu=True")
+    );
+}

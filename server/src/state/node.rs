@@ -217,6 +217,13 @@ fn free_indices(owners: &[Option<u64>]) -> Vec<u32> {
     owners.iter().enumerate().filter(|(_, owner)| owner.is_none()).map(|(index, _)| index as u32).collect()
 }
 
+/// Whether `word` of a `nodes=` spec names one of the nodes (`names`), compared ignoring case
+/// as OpenPBS does when it converts the spec to a select (`strcasecmp`,
+/// `src/server/node_manager.c:5868-5877`).
+pub fn names_a_node<'a>(names: impl IntoIterator<Item = &'a String>, word: &str) -> bool {
+    names.into_iter().any(|name| name.eq_ignore_ascii_case(word))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
