@@ -57,7 +57,7 @@ fn parse_item(text: &str, start: usize) -> Result<((String, String), Option<usiz
 }
 
 /// An item without `=` (`-l wd`): the name with an empty value, as OpenPBS's qsub sends it
-/// (`set_resources`, `src/lib/Libcmds/set_resource.c:111-112,160-170`); the server judges it.
+/// (`set_resources`, `src/lib/Libcmds/set_resource.c:136-137,174-182`); the server judges it.
 fn bare_name(text: &str, begin: usize, end: usize) -> Result<((String, String), Option<usize>), ResourceError> {
     let name = text[begin..end].trim_end();
     if !is_name(name) {
