@@ -202,7 +202,8 @@ pub(crate) fn parse_request(
     state: &ServerState,
     resources: &[(String, String)],
 ) -> Result<ResourceRequest, RequestError> {
-    let is_node = |word: &str| crate::state::names_a_node(state.nodes.keys(), word);
+    let names = crate::state::NodeNames::new(state.nodes.keys());
+    let is_node = |word: &str| names.contains(word);
     ResourceRequest::from_list_at(resources, &state.resources, &is_node).map_err(|error| {
         if error.unknown_resource {
             RequestError::new(ErrorCode::UnknownResource, error.message)

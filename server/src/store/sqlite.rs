@@ -122,7 +122,8 @@ impl Store {
             site.define(def).map_err(|_| corrupt())?;
         }
         let node_names = self.node_names()?;
-        let is_node = |word: &str| node_names.iter().any(|name| name.eq_ignore_ascii_case(word));
+        let node_names = crate::state::NodeNames::new(&node_names);
+        let is_node = |word: &str| node_names.contains(word);
         let mut loaded = self.load_with(server_name, &|pairs| ResourceRequest::from_list_at(pairs, &site, &is_node))?;
         loaded.resource_defs = defs;
         loaded.node_resources = values;
