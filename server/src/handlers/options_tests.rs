@@ -159,7 +159,14 @@ fn qalter_sets_execution_time_checkpoint_and_project() {
     let id = submit_with(&mut state, JobOptions::default(), 10).unwrap();
     let key = state.find_job(&id).unwrap();
     let alter = |state: &mut ServerState, changes: proto::JobAlteration| {
-        let reply = alter_job::alter_job(state, &mut Outbox::default(), &requester(ALICE), 20, &[id.clone()], &changes);
+        let reply = alter_job::alter_job(
+            state,
+            &mut Outbox::default(),
+            &requester(ALICE),
+            20,
+            std::slice::from_ref(&id),
+            &changes,
+        );
         format!("{reply:?}")
     };
     let later = proto::JobAlteration {
