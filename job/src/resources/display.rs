@@ -154,7 +154,7 @@ pub(super) fn place_text(place: Placement, exclusive: bool) -> String {
 
 /// The select of a `nodes=`/`procs=` request, as OpenPBS converts a node spec
 /// (`cvt_nodespec_to_select`, `src/server/node_manager.c:5823-5903`):
-/// `N:ncpus=P[:ngpus=G][:mem=Mkb][:host=H][:prop=True...][:mpiprocs=R]` per chunk, joined by
+/// `N:ncpus=P[:ngpus=G][:mem=MKB][:host=H][:prop=True...][:mpiprocs=R]` per chunk, joined by
 /// `+`; `mpiprocs` only when it is not 1; a word that names a node (`is_node`) is `host=NAME`.
 pub(super) fn select_text(chunks: &[Chunk], is_node: &dyn Fn(&str) -> bool) -> String {
     let parts: Vec<String> = chunks.iter().map(|chunk| chunk_text(chunk, is_node)).collect();
@@ -170,7 +170,9 @@ fn chunk_text(chunk: &Chunk, is_node: &dyn Fn(&str) -> bool) -> String {
         text.push_str(&format!(":mps={percent}"));
     }
     if let Some(mem) = chunk.mem {
-        text.push_str(&format!(":mem={}", mem_text(mem)));
+        // OpenPBS writes a converted chunk's memory as `:mem=%lluKB` (node_manager.c:5854).
+        let shown = if mem.is_multiple_of(1024) { format!("{}KB", mem / 1024) } else { mem_text(mem) };
+        text.push_str(&format!(":mem={shown}"));
     }
     if let Some(host) = &chunk.host {
         text.push_str(&format!(":host={host}"));
@@ -188,7 +190,7 @@ fn chunk_text(chunk: &Chunk, is_node: &dyn Fn(&str) -> bool) -> String {
     text
 }
 
-/// Bytes as `Nkb` when whole kilobytes (OpenPBS's per-chunk form), else `Nb`.
+/// Bytes as `Nkb` when whole kilobytes, else `Nb`.
 fn mem_text(bytes: u64) -> String {
     if bytes.is_multiple_of(1024) {
         format!("{}kb", bytes / 1024)

@@ -94,7 +94,7 @@ fn display_normalises_values() {
     nodect=2
     nodes=2:ppn=2
     place=scatter
-    select=2:ncpus=2:mem=1048576kb:mpiprocs=2
+    select=2:ncpus=2:mem=1048576KB:mpiprocs=2
     software=a,b
     vmem=4096mb
     walltime=01:00:00
