@@ -135,6 +135,15 @@ pub fn prepare(cli: QsubOpts, command: Option<Vec<String>>, typed_args: &[String
         merge_override(&mut resources, &pairs);
     }
     check_depend(&cli.extra).map_err(|message| fail(exit::USAGE, message))?;
+    // OpenPBS refuses -J with -r n where it meets the second of them: the command line is
+    // read first, so only both there make a usage error; otherwise a directive error, exit 1
+    // (src/cmds/qsub.c:1160-1163, 1287-1290 and do_dir 1766; main 1905).
+    let array_rerun_code =
+        if cli.rerunnable.as_deref() == Some("n") && (cli.array_pbs.is_some() || cli.array_torque.is_some()) {
+            exit::USAGE
+        } else {
+            exit::FAILURE
+        };
     overlay(&mut opts, cli);
     check_extra(&opts.extra)?;
     check_interactive(&opts)?;
@@ -159,7 +168,7 @@ pub fn prepare(cli: QsubOpts, command: Option<Vec<String>>, typed_args: &[String
     spec.options = job_options;
     if array.is_some() && !spec.rerunnable {
         // OpenPBS's text, two blanks included.
-        return Err(fail(exit::USAGE, " cannot submit non-rerunable Array Job"));
+        return Err(fail(array_rerun_code, " cannot submit non-rerunable Array Job"));
     }
     spec.array = array;
     job::limits::check(&spec).map_err(limit_failure)?;
@@ -369,6 +378,19 @@ fn shell_quote(word: &str) -> String {
     }
 }
 
+/// A job name the server would refuse: OpenPBS's qsub stores `-N` unchecked (on the command
+/// line and in directives alike, `src/cmds/qsub.c:1219-1226`); the check at submit
+/// (`verify_value_jobname`, `src/lib/Libecl/ecl_verify_values.c`) fails with PBSE_BADATVAL,
+/// `qsub: Illegal attribute or resource value Job_Name`, exit 166. Our reason follows.
+fn job_name_failure(reason: String) -> Failure {
+    let code = proto::ErrorCode::BadAttributeValue;
+    Failure {
+        message: format!("{} Job_Name", code.text()),
+        detail: Some(format!("qsub: {reason}")),
+        code: code.exit_code(),
+    }
+}
+
 fn build_spec(
     opts: QsubOpts,
     resources: Vec<(String, String)>,
@@ -378,7 +400,7 @@ fn build_spec(
     let cwd = crate::qsub_env::workdir();
     let host = crate::qsub_env::hostname();
     let name = opts.name.clone().or_else(|| script.file_name.clone()).unwrap_or_else(|| "STDIN".to_string());
-    job::spec::check_job_name(&name).map_err(|reason| fail(exit::USAGE, format!("illegal -N value: {reason}")))?;
+    job::spec::check_job_name(&name).map_err(job_name_failure)?;
     let mail_users = match &opts.mail_users {
         Some(list) => {
             job::mail::parse_list(list).map_err(|error| fail(exit::USAGE, format!("illegal -M value: {error}")))?
@@ -467,3 +489,7 @@ pub(crate) fn submit_on(conn: &mut Connection, spec: JobSpec) -> Result<String, 
         Err(error) => Err(fail(error.exit_code(), error.to_string())),
     }
 }
+
+#[cfg(test)]
+#[path = "qsub_tests.rs"]
+mod tests;

@@ -134,7 +134,7 @@ impl ResourceRequest {
     /// A name given twice keeps its last value (merge the lists first, see
     /// [`merge_directive_lists`]). Errors carry `name=value` of the offending pair as `input`.
     pub fn from_list(pairs: &[(String, String)]) -> Result<ResourceRequest, ResourceError> {
-        request::build(pairs, &site::SiteResources::default())
+        request::build(pairs, &site::SiteResources::default(), &|_| false)
     }
 
     /// [`ResourceRequest::from_list`] knowing the site's resources: a defined name is accepted
@@ -143,7 +143,18 @@ impl ResourceRequest {
         pairs: &[(String, String)],
         site: &site::SiteResources,
     ) -> Result<ResourceRequest, ResourceError> {
-        request::build(pairs, site)
+        request::build(pairs, site, &|_| false)
+    }
+
+    /// [`ResourceRequest::from_list_with`] knowing which words name nodes: a `nodes=` word that
+    /// does is shown as `host=NAME` in the derived select, as OpenPBS converts it
+    /// (`cvt_nodespec_to_select`, `src/server/node_manager.c:5868-5891`).
+    pub fn from_list_at(
+        pairs: &[(String, String)],
+        site: &site::SiteResources,
+        is_node: &dyn Fn(&str) -> bool,
+    ) -> Result<ResourceRequest, ResourceError> {
+        request::build(pairs, site, is_node)
     }
 
     /// Total cpus over all chunks (saturating).

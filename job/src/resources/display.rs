@@ -9,16 +9,24 @@ use crate::size::Size;
 use std::collections::BTreeMap;
 
 /// Adds the derived entries to the user's normalised ones (`shown`) and sorts by name.
-pub(super) fn render(request: &ResourceRequest, mut shown: BTreeMap<String, String>) -> Vec<(String, String)> {
-    shown.insert("ncpus".into(), request.total_ncpus().to_string());
-    shown.insert("nodect".into(), request.nodect().to_string());
-    shown.entry("place".into()).or_insert_with(|| place_text(request.place, request.exclusive));
+pub(super) fn render(
+    request: &ResourceRequest,
+    mut shown: BTreeMap<String, String>,
+    is_node: &dyn Fn(&str) -> bool,
+) -> Vec<(String, String)> {
     let written = shown.get("select").cloned();
     if written.is_none() {
         let chunk_wide = !shown.contains_key("nodes") && !shown.contains_key("procs");
-        let derived = if chunk_wide { job_wide_select(&shown) } else { select_text(&request.chunks) };
+        let derived = if chunk_wide { job_wide_select(&shown) } else { select_text(&request.chunks, is_node) };
         shown.insert("select".into(), derived);
     }
+    let place = match shown.get("nodes") {
+        Some(nodes) if !request.exclusive && nodes.contains("#shared") => "scatter:share".to_string(),
+        _ => place_text(request.place, request.exclusive),
+    };
+    shown.entry("place".into()).or_insert(place);
+    shown.insert("ncpus".into(), request.total_ncpus().to_string());
+    shown.insert("nodect".into(), request.nodect().to_string());
     let ngpus = request.total_ngpus();
     if ngpus > 0 {
         shown.insert("ngpus".into(), ngpus.to_string());
@@ -37,15 +45,29 @@ pub(super) fn render(request: &ResourceRequest, mut shown: BTreeMap<String, Stri
 /// host-level resource there).
 const CONVERTED: [&str; 6] = ["arch", "host", "mem", "ncpus", "ngpus", "vmem"];
 
-/// The select OpenPBS makes of job-wide resources (`set_select_and_place` in
-/// `src/server/svr_jobfunc.c`): `1` and each of [`CONVERTED`] the job has, in name order, with
-/// its value as shown (`-l ncpus=4,mem=2gb` is `1:mem=2gb:ncpus=4`).
+/// The select OpenPBS makes of the job-wide resources the user gave (`set_select_and_place`,
+/// `src/server/svr_jobfunc.c:1836-1886`): `1` and each of [`CONVERTED`] the job has, in name
+/// order, with its value as shown, quoted when it holds `"'+:=()` (`-l ncpus=4,mem=2gb` is
+/// `1:mem=2gb:ncpus=4`; `-l walltime=1:00:00` is `1`); `ncpus=1` when no resource was given.
 fn job_wide_select(shown: &BTreeMap<String, String>) -> String {
+    if shown.is_empty() {
+        return "ncpus=1".to_string();
+    }
     let items = shown.iter().filter(|(name, _)| CONVERTED.contains(&name.as_str()));
     std::iter::once("1".to_string())
-        .chain(items.map(|(name, value)| format!("{name}={value}")))
+        .chain(items.map(|(name, value)| format!("{name}={}", quoted(value))))
         .collect::<Vec<_>>()
         .join(":")
+}
+
+/// A select value quoted as OpenPBS quotes one holding select syntax: in `'` when it holds `"`,
+/// else in `"`.
+fn quoted(value: &str) -> String {
+    if !value.contains(['"', '\'', '+', ':', '=', '(', ')']) {
+        return value.to_string();
+    }
+    let quote = if value.contains('"') { '\'' } else { '"' };
+    format!("{quote}{value}{quote}")
 }
 
 /// The items of each `+` chunk of a (checked) select: its count and `(name, value)` items in
@@ -130,14 +152,16 @@ pub(super) fn place_text(place: Placement, exclusive: bool) -> String {
     format!("{arrangement}{}", if exclusive { ":excl" } else { "" })
 }
 
-/// The normalised select: `N:ncpus=P[:ngpus=G][:mem=Mkb][:host=H][:prop=True...]:mpiprocs=R`
-/// per chunk, joined by `+`.
-pub(super) fn select_text(chunks: &[Chunk]) -> String {
-    let parts: Vec<String> = chunks.iter().map(chunk_text).collect();
+/// The select of a `nodes=`/`procs=` request, as OpenPBS converts a node spec
+/// (`cvt_nodespec_to_select`, `src/server/node_manager.c:5823-5903`):
+/// `N:ncpus=P[:ngpus=G][:mem=MKB][:host=H][:prop=True...][:mpiprocs=R]` per chunk, joined by
+/// `+`; `mpiprocs` only when it is not 1; a word that names a node (`is_node`) is `host=NAME`.
+pub(super) fn select_text(chunks: &[Chunk], is_node: &dyn Fn(&str) -> bool) -> String {
+    let parts: Vec<String> = chunks.iter().map(|chunk| chunk_text(chunk, is_node)).collect();
     parts.join("+")
 }
 
-fn chunk_text(chunk: &Chunk) -> String {
+fn chunk_text(chunk: &Chunk, is_node: &dyn Fn(&str) -> bool) -> String {
     let mut text = format!("{}:ncpus={}", chunk.count, chunk.ncpus);
     if chunk.ngpus > 0 {
         text.push_str(&format!(":ngpus={}", chunk.ngpus));
@@ -146,19 +170,27 @@ fn chunk_text(chunk: &Chunk) -> String {
         text.push_str(&format!(":mps={percent}"));
     }
     if let Some(mem) = chunk.mem {
-        text.push_str(&format!(":mem={}", mem_text(mem)));
+        // OpenPBS writes a converted chunk's memory as `:mem=%lluKB` (node_manager.c:5854).
+        let shown = if mem.is_multiple_of(1024) { format!("{}KB", mem / 1024) } else { mem_text(mem) };
+        text.push_str(&format!(":mem={shown}"));
     }
     if let Some(host) = &chunk.host {
         text.push_str(&format!(":host={host}"));
     }
     for property in &chunk.properties {
-        text.push_str(&format!(":{}", super::site::chunk_item(property)));
+        if is_node(property) {
+            text.push_str(&format!(":host={property}"));
+        } else {
+            text.push_str(&format!(":{}", super::site::chunk_item(property)));
+        }
     }
-    text.push_str(&format!(":mpiprocs={}", chunk.mpiprocs));
+    if chunk.mpiprocs != 1 {
+        text.push_str(&format!(":mpiprocs={}", chunk.mpiprocs));
+    }
     text
 }
 
-/// Bytes as `Nkb` when whole kilobytes (OpenPBS's per-chunk form), else `Nb`.
+/// Bytes as `Nkb` when whole kilobytes, else `Nb`.
 fn mem_text(bytes: u64) -> String {
     if bytes.is_multiple_of(1024) {
         format!("{}kb", bytes / 1024)

@@ -46,6 +46,8 @@ fn parse_modifiers(span: Span, text: &str, base: usize) -> Result<bool, Resource
 #[derive(Default)]
 struct Part {
     ppn: Option<u32>,
+    /// OpenPBS's `cpp=`/`ncpus=`: cpus per process (`ncpus = ppn * cpp`).
+    cpp: Option<u32>,
     gpus: Option<u32>,
     mics: Option<u32>,
     mps: Option<u32>,
@@ -72,9 +74,12 @@ fn parse_part(span: Span, part: &str, base: usize) -> Result<Chunk, ResourceErro
         parse_item(span, &mut state, item, base + offset)?;
     }
     let ppn = state.ppn.unwrap_or(1);
+    let ncpus = ppn.checked_mul(state.cpp.unwrap_or(1)).ok_or_else(|| {
+        span.bad_value("nodes", format!("ppn={ppn} times cpp={} is too many cpus", state.cpp.unwrap_or(1)), base, part)
+    })?;
     Ok(Chunk {
         count,
-        ncpus: ppn,
+        ncpus,
         ngpus: state.gpus.unwrap_or(0),
         mem: None,
         mpiprocs: ppn,
@@ -99,6 +104,8 @@ fn parse_item(span: Span, state: &mut Part, item: &str, base: usize) -> Result<(
     let value_at = base + key.len() + 1;
     let (slot, minimum) = match key {
         "ppn" => (&mut state.ppn, 1),
+        // OpenPBS takes both words for cpus per process (`proplist`, src/server/node_manager.c:5479-5486).
+        "cpp" | "ncpus" => (&mut state.cpp, 0),
         "gpus" => (&mut state.gpus, 0),
         "mics" => (&mut state.mics, 0),
         "mps" => {
@@ -110,7 +117,7 @@ fn parse_item(span: Span, state: &mut Part, item: &str, base: usize) -> Result<(
         }
         _ => {
             let detail = format!(
-                "node spec item '{item}' is not recognised (expected ppn=, gpus=, mics=, mps, mps= or a property)"
+                "node spec item '{item}' is not recognised (expected ppn=, cpp=, ncpus=, gpus=, mics=, mps, mps= or a property)"
             );
             return Err(span.bad_value("nodes", detail, base, item));
         }
@@ -193,6 +200,9 @@ mod tests {
             ("2:ppn=2#excl", "2/2/0/2/ excl"),
             ("2:ppn=2#shared", "2/2/0/2/"),
             ("007", "7/1/0/1/"),
+            ("1:ncpus=16", "1/16/0/1/"),
+            ("2:ppn=4:cpp=2", "2/8/0/4/"),
+            ("1:cpp=0", "1/0/0/1/"),
         ];
         for (value, expected) in cases {
             let spec = parse(value).unwrap_or_else(|e| panic!("{value}: {e}"));
@@ -214,7 +224,9 @@ mod tests {
             ("1:gpus=-1", 13, "-1"),
             ("1:mics=x", 13, "x"),
             ("1:ppn=2:foo=bar", 14, "foo=bar"),
-            ("1:ncpus=2", 8, "ncpus=2"),
+            ("1:cpp=2:ncpus=3", 14, "ncpus=3"),
+            ("1:ppn=65536:cpp=65536", 6, "1:ppn=65536:cpp=65536"),
+            ("1:cpp=x", 12, "x"),
             ("1:ppn=2:ppn=3", 14, "ppn=3"),
             ("", 6, ""),
             ("1+", 8, ""),

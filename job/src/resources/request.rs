@@ -4,7 +4,7 @@
 
 use super::nodes::{parse_nodes, NodeSpec};
 use super::select::{parse_place, parse_select, PlaceSpec};
-use super::site::SiteResources;
+use super::site::{ResourceType, SiteResources};
 use super::{display, parse_u32, Chunk, Placement, ResourceError, ResourceRequest, Span, MAX_MPIPROCS};
 use crate::duration::{format_hms, parse_duration};
 use crate::size::Size;
@@ -47,7 +47,11 @@ struct Given {
 }
 
 /// Builds the request from pairs; see [`ResourceRequest::from_list`].
-pub(super) fn build(pairs: &[(String, String)], site: &SiteResources) -> Result<ResourceRequest, ResourceError> {
+pub(super) fn build(
+    pairs: &[(String, String)],
+    site: &SiteResources,
+    is_node: &dyn Fn(&str) -> bool,
+) -> Result<ResourceRequest, ResourceError> {
     let pairs = last_wins(pairs);
     let mut given = Given::default();
     for &(name, value) in &pairs {
@@ -67,7 +71,7 @@ pub(super) fn build(pairs: &[(String, String)], site: &SiteResources) -> Result<
         cput: given.cput,
         display: Default::default(),
     };
-    request.display = display::render(&request, given.shown).into();
+    request.display = display::render(&request, given.shown, is_node).into();
     Ok(request)
 }
 
@@ -95,6 +99,10 @@ impl Given {
         let input = format!("{name}={value}");
         let span = Span { input: &input, base: name.len() + 1 };
         let bad = |detail: String| span.bad_value(name, detail, 0, value);
+        if value.is_empty() && site.get(name).is_some_and(|def| def.kind == ResourceType::Boolean) {
+            // `-l wd`: OpenPBS unsets a boolean given no value (decode_b, attr_fn_b.c:141-143).
+            return Ok(());
+        }
         let shown = match name {
             "walltime" | "cput" => {
                 let seconds = parse_duration(value).map_err(bad)?;

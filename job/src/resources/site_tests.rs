@@ -45,6 +45,8 @@ fn chunk_resources_become_requirements_and_amounts() {
     assert_eq!(got.chunks[1].properties, ["bigmem"]);
     let select = got.display_value("select").unwrap();
     assert_eq!(select, "2:ngpus=1:gpu_type=a100:feature=ib:bigmem=false:scratch=10GB+1:bigmem=t", "as written");
+    let scheduled = super::display::schedselect(got.display_value("select").unwrap());
+    assert!(scheduled.contains(":gpu_type=a100:feature=ib:bigmem=False:"), "{scheduled}");
 }
 
 #[test]
@@ -79,4 +81,14 @@ fn bad_site_values_and_placements_are_refused() {
     }
     let long = format!("gpu_type={}", "x".repeat(super::site::MAX_SITE_VALUE + 1));
     assert!(request(&long).unwrap_err().message.contains("longer than"));
+}
+
+#[test]
+fn a_boolean_named_without_value_is_unset_as_openpbs_does() {
+    // `-l wd` on NCI Gadi: qsub sends an empty value, the server unsets the boolean.
+    let got = request("ncpus=2,bigmem").unwrap();
+    assert_eq!(got.display_value("bigmem"), None);
+    assert!(got.chunks[0].properties.is_empty());
+    assert!(parse_list("ncpus=2,bigmem=").is_err(), "an empty value written with = stays refused");
+    assert!(request("walltime").is_err(), "a value-less duration is a bad value");
 }

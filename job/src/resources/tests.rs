@@ -94,7 +94,7 @@ fn display_normalises_values() {
     nodect=2
     nodes=2:ppn=2
     place=scatter
-    select=2:ncpus=2:mem=1048576kb:mpiprocs=2
+    select=2:ncpus=2:mem=1048576KB:mpiprocs=2
     software=a,b
     vmem=4096mb
     walltime=01:00:00
@@ -111,10 +111,16 @@ fn display_of_derived_values() {
         ("nodes=2:ppn=2#excl", "2:ncpus=2:mpiprocs=2", "scatter:excl", None),
         ("nodes=node01:ppn=2", "1:ncpus=2:node01=True:mpiprocs=2", "scatter", None),
         ("ncpus=4,mem=2gb,host=n3", "1:host=n3:mem=2gb:ncpus=4", "pack", None),
-        ("mem=2GB,walltime=1:00:00,vmem=1gb", "1:mem=2gb:ncpus=1:vmem=1gb", "pack", None),
+        ("mem=2GB,walltime=1:00:00,vmem=1gb", "1:mem=2gb:vmem=1gb", "pack", None),
+        ("walltime=1:00:00", "1", "pack", None),
+        ("arch=\"x:y\"", "1:arch=\"x:y\"", "pack", None),
+        ("nodes=20", "20:ncpus=1", "scatter", None),
+        ("nodes=1:ppn=20#shared", "1:ncpus=20:mpiprocs=20", "scatter:share", None),
+        ("nodes=1:ncpus=16", "1:ncpus=16", "scatter", None),
+        ("nodes=2#shared#excl", "2:ncpus=1", "scatter:excl", None),
         ("ncpus=2,ngpus=1,place=scatter", "1:ncpus=2:ngpus=1", "scatter", Some("1")),
-        ("procs=3,mem=3000b", "3:ncpus=1:mem=1000b:mpiprocs=1", "free", None),
-        ("ngpus=0", "1:ncpus=1:ngpus=0", "pack", None),
+        ("procs=3,mem=3000b", "3:ncpus=1:mem=1000b", "free", None),
+        ("ngpus=0", "1:ngpus=0", "pack", None),
     ];
     for (list, select, place, ngpus) in cases {
         let request = ok(list);
@@ -215,7 +221,7 @@ fn empty_list_is_one_default_chunk() {
     let request = ResourceRequest::from_list(&[]).unwrap();
     assert_eq!(request.chunks.len(), 1);
     assert_eq!((request.total_ncpus(), request.place, request.first_ppn), (1, Placement::Pack, 1));
-    assert_eq!(request.display_value("select"), Some("1:ncpus=1"), "OpenPBS's select of a job asking for nothing");
+    assert_eq!(request.display_value("select"), Some("ncpus=1"), "OpenPBS's select of a job asking for nothing");
 }
 
 #[test]
@@ -359,4 +365,18 @@ fn derived_displays_of_the_largest_select_are_bounded() {
     let derived = request.display_value("select").map(schedselect).unwrap();
     assert_eq!(derived.len(), select.len() + MAX_CHUNK_SPECS * ":ncpus=1".len());
     assert_eq!(request.display_value("mem"), Some("18446744073709551615b"));
+}
+
+#[test]
+fn a_nodes_word_naming_a_node_is_a_host_in_the_select() {
+    let pairs = parse_list("nodes=node1:ppn=2+Node2+1:gpu").unwrap();
+    let is_node = |word: &str| ["node1", "node2"].iter().any(|name| name.eq_ignore_ascii_case(word));
+    let request = ResourceRequest::from_list_at(&pairs, &Default::default(), &is_node).unwrap();
+    let select = request.display_value("select");
+    assert_eq!(select, Some("1:ncpus=2:host=node1:mpiprocs=2+1:ncpus=1:host=Node2+1:ncpus=1:gpu=True"));
+    let unknown = ResourceRequest::from_list(&pairs).unwrap();
+    assert_eq!(
+        unknown.display_value("select"),
+        Some("1:ncpus=2:node1=True:mpiprocs=2+1:ncpus=1:Node2=True+1:ncpus=1:gpu=True")
+    );
 }

@@ -162,7 +162,7 @@ fn apply(state: &ServerState, job: &mut Job, changes: &JobAlteration, hold_lette
     }
     if !changes.resources.is_empty() {
         let resources = merged_resources(&spec.resources, &changes.resources);
-        let request = parse_request(&resources, &state.resources)?;
+        let request = parse_request(state, &resources)?;
         check_feasible(state, &request)?;
         spec.resources = resources;
         job.request = request;

@@ -146,3 +146,12 @@ fn the_mom_gets_the_shell_of_its_node_and_the_omp_threads() {
     }
     assert_eq!(launched(spec(&[("nodes", "1:ppn=4")])).omp_threads, Some(4));
 }
+
+#[test]
+fn a_nodes_word_naming_a_node_shows_as_a_host_in_the_select() {
+    let mut state = cluster(2);
+    let id = submit_spec(&mut state, spec(&[("nodes", "node1+1")]));
+    let job = status(&state, Reader::Nobody, &id);
+    let select = job.attrs.iter().find(|attr| attr.full_name() == "Resource_List.select").expect("a select");
+    assert_eq!(select.value, "1:ncpus=1:host=node1+1:ncpus=1");
+}

@@ -128,7 +128,7 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
         return Err(RequestError::new(ErrorCode::BadUser, ErrorCode::BadUser.text()));
     }
     check_options(requester, &spec)?;
-    let request = parse_request(&spec.resources, &state.resources)?;
+    let request = parse_request(state, &spec.resources)?;
     check_feasible(state, &request)?;
     let count = match &spec.array {
         Some(array) => array.expand().map_err(|error| bad_value(format!("array_indices_submitted: {error}")))?.len(),
@@ -194,14 +194,17 @@ fn check_options(requester: &Requester, spec: &JobSpec) -> Result<(), RequestErr
     Ok(())
 }
 
-/// Parses a job's `-l` pairs as the server accepts them, knowing the site's resources:
-/// unknown resources and bad values are refused with OpenPBS's texts (shared with qalter):
-/// `Unknown resource Resource_List.NAME` job-wide, `Unknown resource: NAME` in a select chunk.
+/// Parses a job's `-l` pairs as the server accepts them, knowing the site's resources and
+/// nodes: unknown resources and bad values are refused with OpenPBS's texts (shared with
+/// qalter): `Unknown resource Resource_List.NAME` job-wide, `Unknown resource: NAME` in a
+/// select chunk.
 pub(crate) fn parse_request(
+    state: &ServerState,
     resources: &[(String, String)],
-    site: &job::resources::site::SiteResources,
 ) -> Result<ResourceRequest, RequestError> {
-    ResourceRequest::from_list_with(resources, site).map_err(|error| {
+    let names = crate::state::NodeNames::new(state.nodes.keys());
+    let is_node = |word: &str| names.contains(word);
+    ResourceRequest::from_list_at(resources, &state.resources, &is_node).map_err(|error| {
         if error.unknown_resource {
             RequestError::new(ErrorCode::UnknownResource, error.message)
         } else {

@@ -18,7 +18,7 @@ pub mod values;
 
 pub use array::ArrayCounts;
 pub use job::{Job, JobTimes, NodeShare};
-pub use node::Node;
+pub use node::{Node, NodeNames};
 pub use queue::Queue;
 pub use server_attrs::ServerAttrs;
 

@@ -236,10 +236,35 @@ fn free_indices(owners: &[Option<u64>]) -> Vec<u32> {
     owners.iter().enumerate().filter(|(_, owner)| owner.is_none()).map(|(index, _)| index as u32).collect()
 }
 
+/// The node names a `nodes=` word is looked up in, ignoring case as OpenPBS does when it
+/// converts the spec to a select (`strcasecmp`, `src/server/node_manager.c:5867-5877`). Built
+/// once per request (or per load), so a spec of many words costs one lookup each, not a scan
+/// of every node.
+pub struct NodeNames(std::collections::HashSet<String>);
+
+impl NodeNames {
+    pub fn new<'a>(names: impl IntoIterator<Item = &'a String>) -> NodeNames {
+        NodeNames(names.into_iter().map(|name| name.to_ascii_lowercase()).collect())
+    }
+
+    /// Whether `word` names one of the nodes.
+    pub fn contains(&self, word: &str) -> bool {
+        self.0.contains(&word.to_ascii_lowercase())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::state::node_gpus::registered;
+
+    #[test]
+    fn node_names_are_looked_up_ignoring_case() {
+        let stored = ["node1".to_string(), "Gpu-A".to_string()];
+        let names = NodeNames::new(&stored);
+        assert!(names.contains("node1") && names.contains("NODE1") && names.contains("gpu-a"));
+        assert!(!names.contains("node2") && !names.contains("gpu"));
+    }
 
     fn share(slots: &[u32], gpus: &[u32], mps: Option<u8>) -> NodeShare {
         NodeShare {

@@ -121,10 +121,27 @@ impl Store {
                     .map_err(|_| corrupt())?;
             site.define(def).map_err(|_| corrupt())?;
         }
-        let mut loaded = self.load_with(server_name, &|pairs| ResourceRequest::from_list_with(pairs, &site))?;
+        let node_names = self.node_names()?;
+        let node_names = crate::state::NodeNames::new(&node_names);
+        let is_node = |word: &str| node_names.contains(word);
+        let mut loaded = self.load_with(server_name, &|pairs| ResourceRequest::from_list_at(pairs, &site, &is_node))?;
         loaded.resource_defs = defs;
         loaded.node_resources = values;
         Ok(loaded)
+    }
+
+    /// The names of the stored nodes (a `nodes=` word naming one is shown as `host=NAME`).
+    fn node_names(&mut self) -> Result<Vec<String>, StoreError> {
+        let stored = meta::table
+            .find(NODES_KEY)
+            .select(meta::value)
+            .first::<String>(&mut self.connection)
+            .optional()
+            .map_err(|err| StoreError::database("loading nodes", err))?;
+        let Some(text) = stored else { return Ok(Vec::new()) };
+        let nodes = super::nodes::decode(&text)
+            .map_err(|_| StoreError::CorruptMeta { key: NODES_KEY.to_string(), value: text })?;
+        Ok(nodes.into_iter().map(|node| node.name).collect())
     }
 
     /// `load` with the resource-list parser given (tests substitute one).

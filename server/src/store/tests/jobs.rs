@@ -270,3 +270,24 @@ fn rows_of_the_previous_release_show_what_was_written() {
     Submit_Host = login
     ");
 }
+
+/// A `nodes=` word naming a stored node shows as `host=NAME` after a restart too.
+#[test]
+fn load_shows_a_node_named_in_a_nodes_spec_as_a_host() {
+    let (_dir, _path, mut store) = fresh_store();
+    let node = crate::store::StoredNode {
+        name: "node1".into(),
+        np: 2,
+        mem_bytes: 0,
+        ngpus: 0,
+        properties: Vec::new(),
+        offline: false,
+        comment: None,
+    };
+    let mut job = queued_job(1);
+    std::sync::Arc::make_mut(&mut job.spec).resources = vec![("nodes".to_string(), "node1:ppn=2+1:gpu".to_string())];
+    store.commit(&[StoreOp::SetNodes(vec![node]), StoreOp::InsertJob(Box::new(job))]).unwrap();
+    let loaded = store.load(SERVER).unwrap();
+    let select = loaded.jobs[0].request.display_value("select");
+    assert_eq!(select, Some("1:ncpus=2:host=node1:mpiprocs=2+1:ncpus=1:gpu=True"));
+}
