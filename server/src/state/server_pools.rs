@@ -70,8 +70,12 @@ impl ServerState {
 
     /// The pools for a pass over `queued`.
     pub fn server_pools(&self, queued: &[&Job]) -> ServerPools {
-        let held = self.server_assigned();
         let counted: Vec<(&ResourceDef, u64)> = self.counted().collect();
+        if counted.is_empty() {
+            // The common case: no server-level pool, so no pass over every job to sum holdings.
+            return ServerPools { left: Vec::new(), takes: vec![Vec::new(); queued.len()] };
+        }
+        let held = self.server_assigned();
         let left = counted
             .iter()
             .map(|(def, available)| available.saturating_sub(held.get(def.name.as_str()).copied().unwrap_or(0)))
