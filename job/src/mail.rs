@@ -5,7 +5,8 @@
 //!
 //! A recipient is `user` or `user@host`: `user` of ASCII letters, digits and `. _ + = % ~ $ -`
 //! (`$` because directives are not shell-expanded: `#PBS -M $USER@example.org`, common in real
-//! scripts, is stored literally as OpenPBS does; no shell ever reads a recipient),
+//! scripts, is stored and shown literally as OpenPBS does; such an address is never handed to
+//! sendmail, whose MTA may expand `$` in addresses: [`is_deliverable`]),
 //! `host` of dot-separated labels of ASCII letters, digits and `-`; neither starts with `-`,
 //! nothing else (no whitespace, no control characters, no quotes, no `|` or `/`), at most
 //! [`MAX_ADDRESS_LEN`] bytes, at most [`MAX_RECIPIENTS`] of them.
@@ -67,6 +68,13 @@ pub fn check_address(address: &str) -> Result<(), MailError> {
     }
 }
 
+/// Whether a stored recipient may be handed to sendmail: of the grammar, and without `$` (an
+/// MTA such as Exim expands `$` in some address paths; CVE-2019-10149 ran commands through a
+/// recipient's `${run{...}}`, which the grammar's lack of braces already refuses).
+pub fn is_deliverable(address: &str) -> bool {
+    check_address(address).is_ok() && !address.contains('$')
+}
+
 /// Non-empty, not starting with `-`, every character allowed.
 fn is_word(text: &str, allowed: impl Fn(char) -> bool) -> bool {
     !text.is_empty() && !text.starts_with('-') && text.chars().all(allowed)
@@ -89,6 +97,9 @@ mod tests {
             assert_eq!(check_address(good), Ok(()), "{good}");
         }
         assert_eq!(parse_list("a@x, b ,c@y.z").unwrap(), ["a@x", "b", "c@y.z"]);
+        assert!(is_deliverable("alice@example.org"));
+        assert!(!is_deliverable("$USER@umich.edu"), "stored and shown, never mailed");
+        assert!(!is_deliverable("-be"));
     }
 
     #[test]

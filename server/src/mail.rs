@@ -92,8 +92,8 @@ fn wants(points: &str, point: char) -> bool {
     !points.contains('n') && points.contains(point)
 }
 
-/// `-M` recipients, else the owner as `user@submit_host`; only those of `job::mail`'s
-/// grammar (the others are logged and dropped).
+/// `-M` recipients, else the owner as `user@submit_host`; only those `job::mail` deems
+/// deliverable (the others are logged and dropped: `-be`, `$USER@site`).
 fn recipients(job: &Job) -> Vec<String> {
     let given = if job.spec.mail_users.is_empty() {
         vec![format!("{}@{}", job.owner, job.spec.submit_host)]
@@ -101,7 +101,7 @@ fn recipients(job: &Job) -> Vec<String> {
         job.spec.mail_users.clone()
     };
     let (valid, invalid): (Vec<String>, Vec<String>) =
-        given.into_iter().partition(|address| job::mail::check_address(address).is_ok());
+        given.into_iter().partition(|address| job::mail::is_deliverable(address));
     if !invalid.is_empty() {
         tracing::warn!(job_id = %job.id, ?invalid, "mail recipients dropped: not user or user@host");
     }

@@ -280,6 +280,10 @@ fn recipients_stored_before_the_grammar_are_dropped_never_mailed() {
     assert!(!mail.text.contains("-be"), "{}", mail.text);
     std::sync::Arc::make_mut(&mut job.spec).mail_users = vec!["-be".into()];
     assert_eq!(mail_for(&notice(NoticeKind::Ended, job.clone(), 0)), None, "no valid recipient: no mail");
+    // `#PBS -M $USER@site` is stored literally (OpenPBS does not expand directives): never mailed.
+    std::sync::Arc::make_mut(&mut job.spec).mail_users = vec!["$USER@umich.edu".into(), "bob".into()];
+    let mail = mail_for(&notice(NoticeKind::Ended, job.clone(), 0)).expect("abort mail");
+    assert_eq!(mail.recipients, ["bob"]);
     let spec = std::sync::Arc::make_mut(&mut job.spec);
     spec.mail_users = vec![];
     spec.submit_host = "h\nBcc: x@evil".into();
