@@ -19,11 +19,16 @@
 //! A root job's output is copied by the root mom itself: it follows no symbolic link at the
 //! destination's last component and writes no file with other hard links ([`open_directly`]).
 //!
-//! Owns: destination paths, the copy and the undelivered directory. Must not: delete spool
-//! files (the caller does, after a successful copy) or follow a destination as root.
+//! Owns: destination paths, the copy, the undelivered directory, and a finished job's
+//! deliveries then the removal of its files ([`deliver_and_clean`]). Must not: remove a spool
+//! file before its copy or its move to the undelivered directory, or follow a destination as root.
 
+use super::files::JobFiles;
+use super::run::ExecContext;
 use super::spawn::Identity;
 use super::user::JobUser;
+use super::DEFAULT_UMASK;
+use proto::mom::{JobLaunch, Undelivered};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::OpenOptionsExt;
@@ -242,6 +247,44 @@ fn free_name(
         }
     }
     Err(io::Error::other("no free name in the undelivered directory"))
+}
+
+/// Delivers each spool file as the user (an undeliverable one is kept in the undelivered
+/// directory, deliver.rs), then removes the job's files; returns what could not be delivered.
+/// An interactive job's output went to its terminal: nothing is delivered (as in OpenPBS).
+pub(crate) fn deliver_and_clean(
+    launch: &JobLaunch,
+    context: &ExecContext,
+    user: &JobUser,
+    files: &JobFiles,
+) -> Vec<Undelivered> {
+    let as_child = context.mom_uid != user.uid;
+    let deliveries = if launch.interactive.is_some() { Vec::new() } else { files.deliveries(launch) };
+    let mut undelivered = Vec::new();
+    let umask = launch.exec.umask.unwrap_or(DEFAULT_UMASK);
+    for Delivery { spool, dest, file_name } in deliveries {
+        let path = destination(&dest, &user.home);
+        let Err(err) = deliver(&spool, &path, &file_name, user, as_child, umask) else {
+            tracing::debug!(dest = %path.display(), "output delivered");
+            continue;
+        };
+        tracing::warn!(user = %user.name, "{err}");
+        let owner = (context.mom_uid == 0).then_some(user);
+        let kept = match keep_undelivered(&spool, &undelivered_dir(&context.spool_dir), owner) {
+            Ok(kept) => {
+                tracing::warn!(kept = %kept.display(), "undelivered output kept");
+                kept.display().to_string()
+            }
+            Err(err) => {
+                tracing::error!(spool = %spool.display(), "cannot keep undelivered output: {err}");
+                String::new()
+            }
+        };
+        let (spool, dest) = (spool.display().to_string(), path.display().to_string());
+        undelivered.push(Undelivered { spool, dest, error: err.reason(), kept });
+    }
+    files.remove();
+    undelivered
 }
 
 #[cfg(test)]

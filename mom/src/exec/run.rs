@@ -7,7 +7,7 @@
 //! early without an outcome: a job that cannot start still ends, with a negative status.
 
 use super::clock::WalltimeClock;
-use super::deliver::{deliver, destination, keep_undelivered, undelivered_dir, Delivery};
+use super::deliver::deliver_and_clean;
 use super::env::{job_environment, total_slots, EnvInput};
 use super::files::{job_id_is_safe, JobFiles};
 use super::interactive::{self, Terminal};
@@ -493,39 +493,6 @@ async fn finish(
 /// How the stage steps run commands as the job's user.
 fn as_user<'a>(launch: &JobLaunch, context: &ExecContext, user: &'a JobUser) -> stage::AsUser<'a> {
     stage::AsUser { user, change_identity: context.mom_uid == 0, umask: launch.exec.umask.unwrap_or(DEFAULT_UMASK) }
-}
-
-/// Delivers each spool file as the user (an undeliverable one is kept in the undelivered
-/// directory, deliver.rs), then removes the job's files; returns what could not be delivered.
-/// An interactive job's output went to its terminal: nothing is delivered (as in OpenPBS).
-fn deliver_and_clean(launch: &JobLaunch, context: &ExecContext, user: &JobUser, files: &JobFiles) -> Vec<Undelivered> {
-    let as_child = context.mom_uid != user.uid;
-    let deliveries = if launch.interactive.is_some() { Vec::new() } else { files.deliveries(launch) };
-    let mut undelivered = Vec::new();
-    let umask = launch.exec.umask.unwrap_or(DEFAULT_UMASK);
-    for Delivery { spool, dest, file_name } in deliveries {
-        let path = destination(&dest, &user.home);
-        let Err(err) = deliver(&spool, &path, &file_name, user, as_child, umask) else {
-            tracing::debug!(dest = %path.display(), "output delivered");
-            continue;
-        };
-        tracing::warn!(user = %user.name, "{err}");
-        let owner = (context.mom_uid == 0).then_some(user);
-        let kept = match keep_undelivered(&spool, &undelivered_dir(&context.spool_dir), owner) {
-            Ok(kept) => {
-                tracing::warn!(kept = %kept.display(), "undelivered output kept");
-                kept.display().to_string()
-            }
-            Err(err) => {
-                tracing::error!(spool = %spool.display(), "cannot keep undelivered output: {err}");
-                String::new()
-            }
-        };
-        let (spool, dest) = (spool.display().to_string(), path.display().to_string());
-        undelivered.push(Undelivered { spool, dest, error: err.reason(), kept });
-    }
-    files.remove();
-    undelivered
 }
 
 fn is_executable_file(path: &Path) -> bool {
