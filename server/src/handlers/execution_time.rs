@@ -2,7 +2,8 @@
 //! again when it comes. Runs on the scheduler's timer before its pass (`lib.rs`); the
 //! scheduler itself never starts a job before its time (`sched_loop.rs`), so a job released
 //! from a hold early is safe until this moves it back to `W`. Holds take precedence: a held
-//! job stays `H`. Costs one look at each job per tick; only jobs with an execution time change.
+//! job stays `H`. Costs one look at each waiting and each queued job per tick (their indexes:
+//! never the history); only jobs with an execution time change.
 
 use crate::outbox::Outbox;
 use crate::state::ServerState;
@@ -14,8 +15,8 @@ use job::{JobEvent, JobState};
 /// Returns how many changed.
 pub fn settle_waiting(state: &mut ServerState, out: &mut Outbox, now: i64) -> usize {
     let changes: Vec<(u64, JobEvent)> = state
-        .jobs
-        .values()
+        .waiting_jobs()
+        .chain(state.queued_jobs())
         .filter_map(|job| {
             let at = job.spec.options.execution_time?;
             let event = match job.state {

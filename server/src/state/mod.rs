@@ -57,6 +57,9 @@ pub struct ServerState {
     /// Invariant: exactly the keys of the jobs in state `Q` other than array parents (never
     /// scheduled themselves), so a scheduling pass does not walk the history.
     queued: BTreeSet<u64>,
+    /// Invariant: exactly the keys of the jobs in state `W` (waiting for their `-a` time), so
+    /// the timer that wakes them does not walk the history either.
+    waiting: BTreeSet<u64>,
     /// Subjob counts by state of every array, by parent key. Invariant: exact (kept by
     /// `insert_job`, `transition` and `remove_finished_job`).
     arrays: BTreeMap<u64, ArrayCounts>,
@@ -86,6 +89,7 @@ impl ServerState {
             keep_completed: crate::flavor::DEFAULT_KEEP_COMPLETED,
             jobs: BTreeMap::new(),
             queued: BTreeSet::new(),
+            waiting: BTreeSet::new(),
             arrays: BTreeMap::new(),
             touched_arrays: BTreeSet::new(),
             nodes: BTreeMap::new(),
@@ -136,6 +140,9 @@ impl ServerState {
         if job.state == ::job::JobState::Queued && job.id.array != Some(ArrayPart::Parent) {
             self.queued.insert(key);
         }
+        if job.state == ::job::JobState::Waiting {
+            self.waiting.insert(key);
+        }
         self.jobs.insert(key, Box::new(job));
     }
 
@@ -161,6 +168,11 @@ impl ServerState {
             self.jobs.remove(key);
         }
         removed
+    }
+
+    /// The jobs in state `W`, in key order.
+    pub fn waiting_jobs(&self) -> impl Iterator<Item = &Job> {
+        self.waiting.iter().filter_map(|seq| self.jobs.get(seq).map(|job| &**job))
     }
 
     /// The jobs in state `Q`, in key order (submission order; subjobs by index).
@@ -260,6 +272,11 @@ impl ServerState {
         } else {
             self.queued.remove(&key);
         }
+        if job.state == ::job::JobState::Waiting {
+            self.waiting.insert(key);
+        } else {
+            self.waiting.remove(&key);
+        }
         Ok(())
     }
 
@@ -274,6 +291,9 @@ impl ServerState {
             .map(|job| job.id.key())
             .collect();
         assert_eq!(queued, self.queued, "queued index out of step with job states");
+        let waiting: BTreeSet<u64> =
+            self.jobs.values().filter(|job| job.state == ::job::JobState::Waiting).map(|job| job.id.key()).collect();
+        assert_eq!(waiting, self.waiting, "waiting index out of step with job states");
         crate::depend::sanity_check(self);
         let mut arrays: BTreeMap<u64, ArrayCounts> = BTreeMap::new();
         for job in self.jobs.values() {
