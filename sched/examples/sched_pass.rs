@@ -73,17 +73,7 @@ fn nodes(rng: &mut Rng) -> Vec<NodeView> {
 }
 
 fn chunk(count: u32, ncpus: u32) -> Chunk {
-    Chunk {
-        count,
-        ncpus,
-        ngpus: 0,
-        mem: None,
-        mpiprocs: 1,
-        host: None,
-        properties: Vec::new(),
-        mps: None,
-        amounts: Vec::new(),
-    }
+    Chunk { count, ncpus, mpiprocs: 1, ..Chunk::default() }
 }
 
 fn request(chunks: Vec<Chunk>, place: Placement, exclusive: bool) -> ResourceRequest {

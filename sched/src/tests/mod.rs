@@ -45,17 +45,7 @@ pub(crate) fn gpu_node(name: &str, np: u32, ngpus: u32) -> NodeView {
 
 /// `count` units of `ncpus` cpus each, nothing else, one `PBS_NODEFILE` line per unit.
 pub(crate) fn chunk(count: u32, ncpus: u32) -> Chunk {
-    Chunk {
-        count,
-        ncpus,
-        ngpus: 0,
-        mem: None,
-        mpiprocs: 1,
-        host: None,
-        properties: Vec::new(),
-        mps: None,
-        amounts: Vec::new(),
-    }
+    Chunk { count, ncpus, mpiprocs: 1, ..Chunk::default() }
 }
 
 /// `count` units of one cpu and `ngpus` GPUs each.
