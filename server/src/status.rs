@@ -81,9 +81,7 @@ pub fn job_status_with_array(
         }
     }
     crate::status_options::add_before_hold(&mut out, job);
-    if !job.spec.exec.group_list.is_empty() {
-        out.add("group_list", || job::exec_opts::show_group_list(&job.spec.exec.group_list));
-    }
+    crate::status_options::add_group_list(&mut out, job);
     out.add("Hold_Types", || job.hold_types.clone());
     if job.spec.interactive.is_some() {
         // Only the flag: where qsub listens and its secret stay out of every listing.
@@ -117,7 +115,7 @@ pub fn job_status_with_array(
         out.add("Shell_Path_List", || shell.clone());
     }
     crate::status_options::add_before_variables(&mut out, job);
-    add_stage_lists(&mut out, job);
+    crate::status_options::add_stage_lists(&mut out, job);
     out.add("Variable_List", || variable_list(&job.spec.variables));
     if let Some(comment) = &job.comment {
         out.add("comment", || comment.clone());
@@ -138,7 +136,7 @@ fn openpbs_tail(out: &mut Builder, job: &Job, array: Option<&ArrayView<'_>>) {
     out.add("etime", || job.times.etime.to_string());
     out.add("run_count", || job.run_count.to_string());
     add_exit_status(out, job, Flavor::OpenPbs);
-    add_umask_sandbox(out, job, Flavor::OpenPbs);
+    crate::status_options::add_umask_sandbox(out, job, Flavor::OpenPbs);
     out.add("Submit_arguments", || job.spec.submit_args.clone());
     out.add("project", || crate::status_options::project(job));
     out.add("Submit_Host", || job.spec.submit_host.clone());
@@ -182,31 +180,7 @@ fn torque_tail(out: &mut Builder, job: &Job, now: i64) {
         out.add("init_work_dir", || dir.to_string());
     }
     out.add("request_version", || "1".to_string());
-    add_umask_sandbox(out, job, Flavor::Torque);
-}
-
-/// `stagein` and `stageout`, as given, when the job has them.
-fn add_stage_lists(out: &mut Builder, job: &Job) {
-    let exec = &job.spec.exec;
-    for (name, list) in [("stagein", &exec.stagein), ("stageout", &exec.stageout)] {
-        if !list.is_empty() {
-            out.add(name, || job::exec_opts::show_stage_list(list));
-        }
-    }
-}
-
-/// `umask` and `sandbox`, when given. OpenPBS shows `-W umask=022` as its digits, `22`
-/// (`decode_l`); TORQUE's qsub converts it from octal, `18` (pbs-reference 6.4).
-fn add_umask_sandbox(out: &mut Builder, job: &Job, flavor: Flavor) {
-    if let Some(mask) = job.spec.exec.umask {
-        match flavor {
-            Flavor::OpenPbs => out.add("umask", || job::exec_opts::show_umask(mask)),
-            Flavor::Torque => out.add("umask", || mask.to_string()),
-        }
-    }
-    if let Some(sandbox) = job.spec.exec.sandbox {
-        out.add("sandbox", || job::exec_opts::show_sandbox(sandbox).to_string());
-    }
+    crate::status_options::add_umask_sandbox(out, job, Flavor::Torque);
 }
 
 /// The exit status of a finished job, named and valued as the flavor shows it.

@@ -1,9 +1,11 @@
-//! How qstat shows the options of `job::options` (issue 13), kept apart from `status.rs`: each
-//! function adds its attributes at the place OpenPBS's job attribute table gives them
-//! (`Checkpoint` after `server`, `Execution_Time` after `exec_vnode`, `sandbox` and
-//! `User_List` before `Variable_List`, `project` after `Submit_arguments`, the other `-W`
-//! attributes and TORQUE's `job_arguments` after the submit host). Pure.
+//! How qstat shows the options of `job::options` and `job::exec_opts` (issue 13), kept apart
+//! from `status.rs`: each function adds its attributes where OpenPBS's job attribute table
+//! puts them (`Checkpoint` after `server`, `Execution_Time` and `group_list` before
+//! `Hold_Types`, `User_List` and the stage lists before `Variable_List`, `umask` and `sandbox`
+//! after `Exit_status` (TORQUE: at the end), `project` after `Submit_arguments`, the other
+//! `-W` attributes and TORQUE's `job_arguments` after the submit host). Pure.
 
+use crate::config::Flavor;
 use crate::state::Job;
 use crate::status::Builder;
 
@@ -42,5 +44,36 @@ pub(crate) fn add_after_submit_host(out: &mut Builder<'_>, job: &Job) {
     }
     if !options.script_args.is_empty() {
         out.add("job_arguments", || options.script_args.join(" "));
+    }
+}
+
+/// `group_list`, when given.
+pub(crate) fn add_group_list(out: &mut Builder<'_>, job: &Job) {
+    if !job.spec.exec.group_list.is_empty() {
+        out.add("group_list", || job::exec_opts::show_group_list(&job.spec.exec.group_list));
+    }
+}
+
+/// `stagein` and `stageout`, as given, when the job has them.
+pub(crate) fn add_stage_lists(out: &mut Builder, job: &Job) {
+    let exec = &job.spec.exec;
+    for (name, list) in [("stagein", &exec.stagein), ("stageout", &exec.stageout)] {
+        if !list.is_empty() {
+            out.add(name, || job::exec_opts::show_stage_list(list));
+        }
+    }
+}
+
+/// `umask` and `sandbox`, when given. OpenPBS shows `-W umask=022` as its digits, `22`
+/// (`decode_l`); TORQUE's qsub converts it from octal, `18` (pbs-reference 6.4).
+pub(crate) fn add_umask_sandbox(out: &mut Builder, job: &Job, flavor: Flavor) {
+    if let Some(mask) = job.spec.exec.umask {
+        match flavor {
+            Flavor::OpenPbs => out.add("umask", || job::exec_opts::show_umask(mask)),
+            Flavor::Torque => out.add("umask", || mask.to_string()),
+        }
+    }
+    if let Some(sandbox) = job.spec.exec.sandbox {
+        out.add("sandbox", || job::exec_opts::show_sandbox(sandbox).to_string());
     }
 }
