@@ -40,3 +40,6 @@ pub mod submit;
 pub mod submit_env;
 pub mod terminal;
 pub mod tracejob;
+
+#[cfg(test)]
+mod layout_tests;
