@@ -6,7 +6,7 @@
 use crate::directives::{overlay, parse_directive, QsubOpts};
 use crate::exit;
 use crate::submit::{absolute, caret_failure, check_resources, fail, std_path, submit, Failure};
-use job::resources::{merge_directive_lists, merge_override, ResourceError};
+use job::resources::{merge_directive_lists, merge_override, ResourceError, ResourceErrorKind};
 use job::spec::Join;
 use job::{JobSpec, ResourceRequest};
 use std::io::Read;
@@ -145,7 +145,7 @@ pub fn prepare(cli: QsubOpts, command: Option<Vec<String>>, typed_args: &[String
         eprintln!("qsub (Warning): Interactive jobs will be treated as not rerunnable");
     }
     if let Err(error) = ResourceRequest::from_list(&resources) {
-        if !error.unknown_resource {
+        if !error.is_unknown_resource() {
             return Err(fail(exit::FAILURE, format!("illegal -l value: {}", error.message)));
         }
     }
@@ -204,7 +204,7 @@ fn exec_options(extra: &[String]) -> Result<job::exec_opts::ExecOptions, Failure
 /// error shown with a caret, exit 2.
 fn command_line_failure(error: &ResourceError) -> Failure {
     let bad_value = proto::ErrorCode::BadAttributeValue;
-    if error.message.starts_with(bad_value.text()) {
+    if error.kind == ResourceErrorKind::BadValue {
         fail(bad_value.exit_code(), error.message.clone())
     } else {
         caret_failure(exit::USAGE, None, error)

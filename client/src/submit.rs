@@ -5,7 +5,7 @@
 
 use crate::conn::Connection;
 use crate::exit;
-use job::resources::{parse_list, ResourceError};
+use job::resources::{parse_list, ResourceError, ResourceErrorKind};
 use job::{JobSpec, ResourceRequest};
 use proto::{ClientRequest, ServerReply};
 use std::path::{Path, PathBuf};
@@ -23,18 +23,14 @@ pub(crate) fn fail(code: u8, message: impl Into<String>) -> Failure {
 }
 
 /// Parses one `-l` value and checks each resource's value on its own, so an error can name the
-/// line it came from. Unknown resource names are left for the server to refuse.
+/// line it came from. Unknown resource names are left for the server to refuse, and
+/// combinations of resources (which a single `-l` line may not show) for the whole request.
 pub(crate) fn check_resources(value: &str) -> Result<Vec<(String, String)>, ResourceError> {
     let pairs = parse_list(value)?;
     match ResourceRequest::from_list(&pairs) {
-        Err(error) if !error.unknown_resource && !is_combination_error(&error) => Err(error),
+        Err(error) if matches!(error.kind, ResourceErrorKind::Syntax | ResourceErrorKind::BadValue) => Err(error),
         _ => Ok(pairs),
     }
-}
-
-/// Errors that only concern combining resources, which a single `-l` line may not show.
-fn is_combination_error(error: &ResourceError) -> bool {
-    error.message.contains("cannot be used with")
 }
 
 /// `illegal -l value <reason>:` (after an optional header line naming the directive), then the
