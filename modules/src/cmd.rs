@@ -218,7 +218,7 @@ fn between_separators(
     let file = found.file.display().to_string();
     session.out.extend([separator(session.width), title(&file), String::new()]);
     let target = Target { name: &found.name, file: &found.file, specified: designation, command: mode.word() };
-    let result = eval::evaluate(session, mode, target);
+    let result = eval::evaluate(session, mode, target, &ops::Ops);
     match &result {
         Ok(declared) if mode == Mode::Help && !declared.has_help => {
             session.out.push(format!("WARNING: Unable to find ModulesHelp in {file}."));

@@ -4,7 +4,9 @@
 //! `whatis`), and what it declared handed back.
 //!
 //! Owns: the evaluation context ([`Ctx`]) and turning interpreter outcomes into
-//! [`ModError`]s. The session is moved into the interpreter for the evaluation and back out,
+//! [`ModError`]s. Loading and unloading other modules from inside a modulefile goes through
+//! the [`Loader`] the caller supplies (ops.rs's `Ops`), so this file and the modulefile
+//! commands never import ops.rs: the imports among this crate's files have no cycle. The session is moved into the interpreter for the evaluation and back out,
 //! so nested loads (`module load` inside a modulefile) evaluate with the same session; every
 //! interpreter counts against the session's budget, and one that reaches a limit is reported
 //! as [`ModError::Limit`] naming its file.
@@ -35,10 +37,23 @@ impl Mode {
     }
 }
 
+/// Loading and unloading other modules, for the modulefile commands that ask for it
+/// (`prereq`, `module load|unload|switch`), with the session being evaluated.
+pub trait Loader: std::fmt::Debug {
+    /// Loads the first of `group` that loads, as a requirement of the module being loaded.
+    fn load_requirement(&self, session: &mut Session, group: &[String]) -> Result<(), ModError>;
+    /// Unloads the last loaded module matching `designation`, with what depends on it.
+    fn unload(&self, session: &mut Session, designation: &str) -> Result<(), ModError>;
+    /// `switch [old] new`.
+    fn switch(&self, session: &mut Session, words: &[String]) -> Result<(), ModError>;
+}
+
 /// The state a modulefile's commands see.
 #[derive(Debug)]
 pub struct Ctx {
     pub session: Session,
+    /// Loads and unloads the modules a modulefile asks for.
+    pub loader: &'static dyn Loader,
     pub mode: Mode,
     /// `name/version` of the module evaluated.
     pub name: String,
@@ -74,8 +89,14 @@ pub struct Target<'a> {
     pub command: &'a str,
 }
 
-/// Evaluates `target` in `mode` with `session`'s environment.
-pub fn evaluate(session: &mut Session, mode: Mode, target: Target<'_>) -> Result<Declared, ModError> {
+/// Evaluates `target` in `mode` with `session`'s environment; the modules it loads or unloads
+/// go through `loader`.
+pub fn evaluate(
+    session: &mut Session,
+    mode: Mode,
+    target: Target<'_>,
+    loader: &'static dyn Loader,
+) -> Result<Declared, ModError> {
     let text = match crate::tcl::read_script(target.file) {
         Ok(text) if text.starts_with("#%Module") => text,
         Ok(_) => return Err(ModError::Cookie(target.file.to_path_buf())),
@@ -84,6 +105,7 @@ pub fn evaluate(session: &mut Session, mode: Mode, target: Target<'_>) -> Result
     let budget = session.budget.clone();
     let ctx = Ctx {
         session: std::mem::take(session),
+        loader,
         mode,
         name: target.name.to_string(),
         file: target.file.to_path_buf(),
@@ -95,6 +117,7 @@ pub fn evaluate(session: &mut Session, mode: Mode, target: Target<'_>) -> Result
     let mut interp = Interp::new(ctx);
     interp.set_budget(budget);
     crate::modfile::register(&mut interp);
+    crate::modfile_deps::register(&mut interp);
     let vars: Vec<(String, String)> =
         interp.ctx.session.env.vars().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     for (name, value) in vars {

@@ -170,7 +170,7 @@ pub fn whatis(session: &mut Session, patterns: &[String]) {
             let target = Target { name, file: &file, specified: name, command: "whatis" };
             let mut quiet = Session::new(session.env.clone(), session.width);
             quiet.budget = session.budget.clone();
-            if let Ok(declared) = eval::evaluate(&mut quiet, Mode::Whatis, target) {
+            if let Ok(declared) = eval::evaluate(&mut quiet, Mode::Whatis, target, &crate::ops::Ops) {
                 lines.extend(declared.whatis.iter().map(|text| whatis_line(name, text)));
             }
         }
