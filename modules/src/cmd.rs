@@ -5,8 +5,9 @@
 //! Owns: the sub-command table, `show`, `help`, `use`, `unuse`, `is-loaded` and the usage
 //! errors. Must not: touch the process environment or print (the binary does).
 
+use crate::context::{Mode, Target};
 use crate::env::Env;
-use crate::eval::{self, Mode, Target};
+use crate::eval;
 use crate::find;
 use crate::format::separator;
 use crate::listing;

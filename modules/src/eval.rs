@@ -3,91 +3,17 @@
 //! session's environment, the file run in a mode (`load`, `unload`, `display`, `help`,
 //! `whatis`), and what it declared handed back.
 //!
-//! Owns: the evaluation context ([`Ctx`]) and turning interpreter outcomes into
-//! [`ModError`]s. Loading and unloading other modules from inside a modulefile goes through
-//! the [`Loader`] the caller supplies (ops.rs's `Ops`), so this file and the modulefile
+//! Owns: setting up the interpreter and turning its outcomes into [`ModError`]s; the context
+//! types are context.rs's. Loading and unloading other modules from inside a modulefile goes
+//! through the [`Loader`] the caller supplies (ops.rs's `Ops`), so this file and the modulefile
 //! commands never import ops.rs: the imports among this crate's files have no cycle. The session is moved into the interpreter for the evaluation and back out,
 //! so nested loads (`module load` inside a modulefile) evaluate with the same session; every
 //! interpreter counts against the session's budget, and one that reaches a limit is reported
 //! as [`ModError::Limit`] naming its file.
 
+use crate::context::{Ctx, Declared, Loader, Mode, Target};
 use crate::session::{ModError, Session};
 use crate::tcl::{Exception, Interp};
-use std::path::{Path, PathBuf};
-
-/// What an evaluation is for (`module-info mode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    Load,
-    Unload,
-    Display,
-    Help,
-    Whatis,
-}
-
-impl Mode {
-    pub fn word(self) -> &'static str {
-        match self {
-            Mode::Load => "load",
-            Mode::Unload => "unload",
-            Mode::Display => "display",
-            Mode::Help => "help",
-            Mode::Whatis => "whatis",
-        }
-    }
-}
-
-/// Loading and unloading other modules, for the modulefile commands that ask for it
-/// (`prereq`, `module load|unload|switch`), with the session being evaluated.
-pub trait Loader: std::fmt::Debug {
-    /// Loads the first of `group` that loads, as a requirement of the module being loaded.
-    fn load_requirement(&self, session: &mut Session, group: &[String]) -> Result<(), ModError>;
-    /// Unloads the last loaded module matching `designation`, with what depends on it.
-    fn unload(&self, session: &mut Session, designation: &str) -> Result<(), ModError>;
-    /// `switch [old] new`.
-    fn switch(&self, session: &mut Session, words: &[String]) -> Result<(), ModError>;
-}
-
-/// The state a modulefile's commands see.
-#[derive(Debug)]
-pub struct Ctx {
-    pub session: Session,
-    /// Loads and unloads the modules a modulefile asks for.
-    pub loader: &'static dyn Loader,
-    pub mode: Mode,
-    /// `name/version` of the module evaluated.
-    pub name: String,
-    pub file: PathBuf,
-    /// The designation the user gave.
-    pub specified: String,
-    /// The sub-command being run (`module-info command`).
-    pub command: String,
-    /// What the file declared.
-    pub declared: Declared,
-    /// A failure raised by a modulefile command (conflict, missing prereq, ...), which ends the
-    /// evaluation like a Tcl error but is reported in its own words.
-    pub failure: Option<ModError>,
-}
-
-/// What a modulefile declared while evaluated.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Declared {
-    pub prereqs: Vec<Vec<String>>,
-    pub conflicts: Vec<String>,
-    /// `module-whatis` texts.
-    pub whatis: Vec<String>,
-    /// Help mode: whether `ModulesHelp` existed.
-    pub has_help: bool,
-}
-
-/// Which module to evaluate and why.
-#[derive(Debug, Clone, Copy)]
-pub struct Target<'a> {
-    pub name: &'a str,
-    pub file: &'a Path,
-    pub specified: &'a str,
-    pub command: &'a str,
-}
 
 /// Evaluates `target` in `mode` with `session`'s environment; the modules it loads or unloads
 /// go through `loader`.

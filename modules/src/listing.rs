@@ -4,7 +4,8 @@
 //!
 //! Owns: the selection and decoration; layouts come from format.rs.
 
-use crate::eval::{self, Mode, Target};
+use crate::context::{Mode, Target};
+use crate::eval;
 use crate::find;
 use crate::format::{grid, header, whatis_line};
 use crate::session::Session;

@@ -6,7 +6,7 @@
 //! Owns: argument forms and per-mode behaviour of the environment commands; the
 //! dependency and information commands are in modfile_deps.rs.
 
-use crate::eval::{Ctx, Mode};
+use crate::context::{Ctx, Mode};
 use crate::session::ModError;
 use crate::tcl::list::format_list;
 use crate::tcl::{Exception, Interp, TclError};

@@ -3,9 +3,9 @@
 //! `is-loaded`, `is-avail`, `is-used`, `module-info`, `module-whatis`, `versioncmp`, `uname`.
 //!
 //! Owns: what each does per mode; loading and unloading themselves are the evaluation's
-//! loader's ([`crate::eval::Loader`], which ops.rs implements).
+//! loader's ([`crate::context::Loader`], which ops.rs implements).
 
-use crate::eval::{Ctx, Mode};
+use crate::context::{Ctx, Mode};
 use crate::modfile::{display, fail, usage};
 use crate::session::ModError;
 use crate::tcl::{Exception, Interp, TclError};

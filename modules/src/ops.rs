@@ -9,16 +9,17 @@
 //! reports its own errors into the session before returning them. [`Ops`] is the loader
 //! evaluations call back for the modules a modulefile loads or unloads.
 
-use crate::eval::{self, Mode, Target};
+use crate::context::{Loader, Mode, Target};
+use crate::eval;
 use crate::find;
 use crate::session::{ModError, Session};
 use crate::state::Loaded;
 
-/// The [`eval::Loader`] of this crate: the functions below, for modulefile commands.
+/// The [`Loader`] of this crate: the functions below, for modulefile commands.
 #[derive(Debug)]
 pub struct Ops;
 
-impl eval::Loader for Ops {
+impl Loader for Ops {
     fn load_requirement(&self, session: &mut Session, group: &[String]) -> Result<(), ModError> {
         load_requirement(session, group)
     }
