@@ -10,7 +10,8 @@ use job::{JobSpec, ResourceRequest};
 use proto::{ClientRequest, ServerReply};
 use std::path::{Path, PathBuf};
 
-/// A failure with the message for stderr (without the `qsub: ` prefix) and the exit code.
+/// A failure with the message for stderr (without the `qsub: ` or `qalter: ` prefix) and the
+/// exit code.
 pub struct Failure {
     pub message: String,
     /// Printed verbatim after the message (the input and a caret under the bad token).
@@ -44,6 +45,7 @@ pub(crate) fn caret_failure(code: u8, header: Option<String>, error: &ResourceEr
     Failure { message, detail: Some(error.caret_display()), code }
 }
 
+/// `path` as given if absolute, else joined to `cwd`.
 pub(crate) fn absolute(cwd: &Path, path: &str) -> PathBuf {
     if Path::new(path).is_absolute() {
         PathBuf::from(path)
