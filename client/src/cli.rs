@@ -1,6 +1,7 @@
 //! What every command does the same way: parse its arguments with clap (help on stdout and
 //! exit 0; a usage error as `<command>: <reason>` plus the usage line and exit 2) and open the
-//! connection to the server (an error as `<command>: <reason>` and its exit code).
+//! connection to the server (an error as `<command>: <reason>` and its exit code), and read the
+//! clock (`now`, for qsub, qalter, qstat and qselect).
 
 use crate::conn::Connection;
 use crate::exit;
@@ -123,6 +124,11 @@ pub fn well_formed_job_id(id: &str) -> bool {
         rest = &server[len..];
     }
     rest.is_empty()
+}
+
+/// The current time, epoch seconds.
+pub fn now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_secs() as i64)
 }
 
 #[cfg(test)]

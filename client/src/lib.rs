@@ -3,6 +3,11 @@
 //! `conn.rs` talks to it, `output/` formats what people and programs read (pure,
 //! snapshot-tested), `exit.rs` is the one exit-code table.
 //!
+//! Commands share code only through homes of their own, never through another command's file:
+//! `cli.rs` (arguments, connecting, the clock), `ids.rs` (job-id operands, a request per id
+//! list), `submit.rs` and `submit_env.rs` (what qsub and qalter share). A command's sub-files
+//! (`qsub_*.rs`, `qstat_*.rs`) are its own; `layout_tests.rs` checks this.
+//!
 //! Must not know: server internals, diesel, the scheduler. Speaks only `proto`.
 
 pub mod cli;
@@ -10,6 +15,7 @@ pub mod conf;
 pub mod conn;
 pub mod directives;
 pub mod exit;
+pub mod ids;
 pub mod minipbs;
 pub mod output;
 pub mod pbsnodes;
@@ -26,10 +32,14 @@ pub mod qstat;
 pub mod qstat_queues;
 pub mod qsub;
 pub mod qsub_block;
-pub mod qsub_env;
 pub mod qsub_greet;
 pub mod qsub_interactive;
 pub mod qsub_options;
 pub mod select;
+pub mod submit;
+pub mod submit_env;
 pub mod terminal;
 pub mod tracejob;
+
+#[cfg(test)]
+mod layout_tests;

@@ -123,7 +123,7 @@ pub fn up(args: &UpArgs) -> Result<PathBuf, String> {
         return Err("--nodes and --ppn must be at least 1".to_string());
     }
     std::fs::create_dir_all(dir.join("logs")).map_err(|error| format!("cannot create {}: {error}", dir.display()))?;
-    let server_name = args.server_name.clone().unwrap_or_else(crate::qsub_env::hostname);
+    let server_name = args.server_name.clone().unwrap_or_else(crate::submit_env::hostname);
     let mut conf = PbsConf {
         server_name: server_name.clone(),
         server: ServerAddr::Unix(dir.join("server.sock")),

@@ -5,7 +5,7 @@
 //! stderr line per failed id; exit code of the last failure; usage errors exit 2.
 
 use crate::exit;
-use crate::qsub::{caret_failure, check_resources, std_path};
+use crate::submit::{caret_failure, check_resources, std_path};
 use clap::Parser;
 use job::spec::Join;
 use proto::{ClientRequest, JobAlteration};
@@ -95,7 +95,7 @@ pub fn main() -> ExitCode {
             return exit::exit(exit::USAGE);
         }
     };
-    exit::exit(crate::qhold::send_for_ids("qalter", opts.ids, |ids| ClientRequest::AlterJob {
+    exit::exit(crate::ids::send_for_ids("qalter", opts.ids, |ids| ClientRequest::AlterJob {
         ids,
         changes: Box::new(changes.clone()),
     }))
@@ -120,7 +120,7 @@ fn alteration(opts: &QalterOpts) -> Result<JobAlteration, UsageError> {
         })?;
         job::resources::merge_override(&mut resources, &pairs);
     }
-    let variables = crate::qsub_env::named_variables(&opts.variables).map_err(usage_error)?;
+    let variables = crate::submit_env::named_variables(&opts.variables).map_err(usage_error)?;
     let mail_users = match &opts.mail_users {
         Some(list) => {
             Some(job::mail::parse_list(list).map_err(|error| usage_error(format!("illegal -M value: {error}")))?)
@@ -129,8 +129,7 @@ fn alteration(opts: &QalterOpts) -> Result<JobAlteration, UsageError> {
     };
     let execution_time = match &opts.execution_time {
         Some(text) => Some(
-            crate::qsub_options::execution_time(text, crate::qsub_options::now())
-                .ok_or_else(|| usage_error("illegal -a value"))?,
+            crate::submit::execution_time(text, crate::cli::now()).ok_or_else(|| usage_error("illegal -a value"))?,
         ),
         None => None,
     };
@@ -141,7 +140,7 @@ fn alteration(opts: &QalterOpts) -> Result<JobAlteration, UsageError> {
     if let Some(project) = &opts.project {
         job::options::check_project(project).map_err(|error| usage_error(format!("illegal -P value: {error}")))?;
     }
-    let (cwd, host) = (crate::qsub_env::workdir(), crate::qsub_env::hostname());
+    let (cwd, host) = (crate::submit_env::workdir(), crate::submit_env::hostname());
     Ok(JobAlteration {
         name: opts.name.clone(),
         resources,

@@ -43,6 +43,6 @@ pub fn main() -> ExitCode {
         }
     };
     let history = args.history;
-    let ids = crate::qhold::with_range(args.ids, args.range.as_deref());
-    exit::exit(crate::qhold::send_for_ids("qdel", ids, |ids| ClientRequest::DeleteJob { ids, force, history }))
+    let ids = crate::ids::with_range(args.ids, args.range.as_deref());
+    exit::exit(crate::ids::send_for_ids("qdel", ids, |ids| ClientRequest::DeleteJob { ids, force, history }))
 }

@@ -26,7 +26,7 @@ pub fn main() -> ExitCode {
         Err(code) => return code,
     };
     let destination = args.destination;
-    exit::exit(crate::qhold::send_for_ids("qmove", args.ids, |ids| ClientRequest::MoveJob {
+    exit::exit(crate::ids::send_for_ids("qmove", args.ids, |ids| ClientRequest::MoveJob {
         destination: destination.clone(),
         ids,
     }))

@@ -40,5 +40,5 @@ pub fn main() -> ExitCode {
             return exit::exit(exit::USAGE);
         }
     }
-    exit::exit(crate::qhold::send_for_ids("qrerun", args.ids, |ids| ClientRequest::RerunJob { ids }))
+    exit::exit(crate::ids::send_for_ids("qrerun", args.ids, |ids| ClientRequest::RerunJob { ids }))
 }

@@ -212,7 +212,7 @@ pub fn main() -> ExitCode {
         Ok(args) => args,
         Err(code) => return code,
     };
-    let (selection, destination) = match selection(&args, crate::qstat::epoch_now()) {
+    let (selection, destination) = match selection(&args, crate::cli::now()) {
         Ok(chosen) => chosen,
         Err(BadCriteria::Illegal(option)) => {
             eprintln!("qselect: illegal -{option} value");

@@ -28,7 +28,7 @@ pub fn main() -> ExitCode {
         Err(code) => return code,
     };
     let signal = args.signal;
-    exit::exit(crate::qhold::send_for_ids("qsig", args.ids, |ids| ClientRequest::SignalJob {
+    exit::exit(crate::ids::send_for_ids("qsig", args.ids, |ids| ClientRequest::SignalJob {
         ids,
         signal: signal.clone(),
     }))

@@ -256,7 +256,7 @@ fn run(args: &Args) -> u8 {
         let delimiter = args.delimiter.as_deref().unwrap_or(output::dsv::DEFAULT_DELIMITER);
         output::qstat_dsv_with(&jobs, delimiter, output::ctime_text)
     } else if args.format.is_some() {
-        output::qstat_json(&server, &jobs, epoch_now(), env!("CARGO_PKG_VERSION"))
+        output::qstat_json(&server, &jobs, crate::cli::now(), env!("CARGO_PKG_VERSION"))
     } else if xml_wanted(args, flavor) {
         // TORQUE prints an empty document for an empty listing, but nothing for unknown ids.
         if jobs.is_empty() && !errors.is_empty() {
@@ -300,9 +300,4 @@ pub(crate) fn print_listing(text: &str, errors: Vec<proto::error::RequestError>,
         code = exit::for_error(error.code);
     }
     code
-}
-
-/// Seconds since the epoch, now.
-pub(crate) fn epoch_now() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
 }

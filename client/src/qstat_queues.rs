@@ -55,13 +55,7 @@ pub fn run(mode: Mode, full: bool, format: Option<&str>, selectors: &[String]) -
     };
     let text = if json {
         let label = if mode.server { "Server" } else { "Queue" };
-        json::qstat_objects_json(
-            label,
-            &conn.server_name,
-            &objects,
-            crate::qstat::epoch_now(),
-            env!("CARGO_PKG_VERSION"),
-        )
+        json::qstat_objects_json(label, &conn.server_name, &objects, crate::cli::now(), env!("CARGO_PKG_VERSION"))
     } else {
         render(mode, full, &conn.server_name, &objects)
     };

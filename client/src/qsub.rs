@@ -3,28 +3,15 @@
 //! stdout. Sends `SubmitJob` (handled by `server/src/handlers/submit_job.rs`). With `-I` the
 //! session after submission is `qsub_interactive.rs`'s.
 
-use crate::conn::Connection;
 use crate::directives::{overlay, parse_directive, QsubOpts};
 use crate::exit;
-use job::resources::{merge_directive_lists, merge_override, parse_list, ResourceError};
+use crate::submit::{absolute, caret_failure, check_resources, fail, std_path, submit, Failure};
+use job::resources::{merge_directive_lists, merge_override, ResourceError, ResourceErrorKind};
 use job::spec::Join;
 use job::{JobSpec, ResourceRequest};
-use proto::{ClientRequest, ServerReply};
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
-
-/// A failure with the message for stderr (without the `qsub: ` prefix) and the exit code.
-pub struct Failure {
-    pub message: String,
-    /// Printed verbatim after the message (the input and a caret under the bad token).
-    pub detail: Option<String>,
-    pub code: u8,
-}
-
-pub(crate) fn fail(code: u8, message: impl Into<String>) -> Failure {
-    Failure { message: message.into(), detail: None, code }
-}
 
 /// Entry point of the `qsub` binary.
 pub fn main() -> ExitCode {
@@ -147,7 +134,7 @@ pub fn prepare(cli: QsubOpts, command: Option<Vec<String>>, typed_args: &[String
     overlay(&mut opts, cli);
     check_extra(&opts.extra)?;
     check_interactive(&opts)?;
-    let (job_options, warnings) = crate::qsub_options::job_options(&opts, crate::qsub_options::now())?;
+    let (job_options, warnings) = crate::qsub_options::job_options(&opts, crate::cli::now())?;
     for warning in warnings {
         eprintln!("qsub: warning: {warning}");
     }
@@ -158,7 +145,7 @@ pub fn prepare(cli: QsubOpts, command: Option<Vec<String>>, typed_args: &[String
         eprintln!("qsub (Warning): Interactive jobs will be treated as not rerunnable");
     }
     if let Err(error) = ResourceRequest::from_list(&resources) {
-        if !error.unknown_resource {
+        if !error.is_unknown_resource() {
             return Err(fail(exit::FAILURE, format!("illegal -l value: {}", error.message)));
         }
     }
@@ -190,16 +177,6 @@ fn array_spec(opts: &QsubOpts) -> Result<Option<job::array::ArraySpec>, Failure>
     }
 }
 
-/// Parses one `-l` value and checks each resource's value on its own, so an error can name the
-/// line it came from. Unknown resource names are left for the server to refuse.
-pub(crate) fn check_resources(value: &str) -> Result<Vec<(String, String)>, ResourceError> {
-    let pairs = parse_list(value)?;
-    match ResourceRequest::from_list(&pairs) {
-        Err(error) if !error.unknown_resource && !is_combination_error(&error) => Err(error),
-        _ => Ok(pairs),
-    }
-}
-
 /// The `-W depend=` values among `-W` items, last one last (a later one replaces an earlier).
 fn depend_values(extra: &[String]) -> impl Iterator<Item = &str> {
     extra.iter().filter_map(|item| item.trim().strip_prefix("depend=")).map(str::trim)
@@ -222,17 +199,12 @@ fn exec_options(extra: &[String]) -> Result<job::exec_opts::ExecOptions, Failure
     })
 }
 
-/// Errors that only concern combining resources, which a single `-l` line may not show.
-fn is_combination_error(error: &ResourceError) -> bool {
-    error.message.contains("cannot be used with")
-}
-
 /// A `-l` error on the command line: a bad value is OpenPBS's `Illegal attribute or resource
 /// value Resource_List.<name>` with that error's exit code (166); anything else is a syntax
 /// error shown with a caret, exit 2.
 fn command_line_failure(error: &ResourceError) -> Failure {
     let bad_value = proto::ErrorCode::BadAttributeValue;
-    if error.message.starts_with(bad_value.text()) {
+    if error.kind == ResourceErrorKind::BadValue {
         fail(bad_value.exit_code(), error.message.clone())
     } else {
         caret_failure(exit::USAGE, None, error)
@@ -275,17 +247,6 @@ fn check_extra(items: &[String]) -> Result<(), Failure> {
         }
     }
     Ok(())
-}
-
-/// `illegal -l value <reason>:` (after an optional header line naming the directive), then the
-/// input and a caret under the bad token, as OpenPBS prints `-l` errors.
-pub(crate) fn caret_failure(code: u8, header: Option<String>, error: &ResourceError) -> Failure {
-    let reason = format!("illegal -l value {}:", error.message);
-    let message = match header {
-        Some(header) => format!("{header}\n{reason}"),
-        None => reason,
-    };
-    Failure { message, detail: Some(error.caret_display()), code }
 }
 
 /// `-I` and `-X` against the other options (OpenPBS's texts), then the terminal `-I` needs.
@@ -397,8 +358,8 @@ fn build_spec(
     script: &Script,
     typed_args: &[String],
 ) -> Result<JobSpec, Failure> {
-    let cwd = crate::qsub_env::workdir();
-    let host = crate::qsub_env::hostname();
+    let cwd = crate::submit_env::workdir();
+    let host = crate::submit_env::hostname();
     let name = opts.name.clone().or_else(|| script.file_name.clone()).unwrap_or_else(|| "STDIN".to_string());
     job::spec::check_job_name(&name).map_err(job_name_failure)?;
     let mail_users = match &opts.mail_users {
@@ -408,7 +369,7 @@ fn build_spec(
         None => Vec::new(),
     };
     let init_dir = opts.init_dir.as_deref().map(|dir| absolute(&cwd, dir).to_string_lossy().into_owned());
-    let mut variables = crate::qsub_env::variables(&opts, &cwd, &host, init_dir.as_deref())
+    let mut variables = crate::submit_env::variables(&opts, &cwd, &host, init_dir.as_deref())
         .map_err(|message| fail(exit::FAILURE, message))?;
     crate::qsub_options::torque_dirs(&opts, &cwd, &mut variables)?;
     Ok(JobSpec {
@@ -446,48 +407,6 @@ fn build_spec(
         options: Default::default(),
         exec: exec_options(&opts.extra)?,
     })
-}
-
-pub(crate) fn absolute(cwd: &Path, path: &str) -> PathBuf {
-    if Path::new(path).is_absolute() {
-        PathBuf::from(path)
-    } else {
-        cwd.join(path)
-    }
-}
-
-/// `-o`/`-e`: `[host:]path` made absolute against the submit directory; an existing
-/// directory gets a trailing `/` so the server appends the default file name.
-pub(crate) fn std_path(cwd: &Path, host: &str, given: &str) -> String {
-    let (host, path) = match given.split_once(':') {
-        Some((host, path)) if !host.contains('/') => (host.to_string(), path.to_string()),
-        _ => (host.to_string(), given.to_string()),
-    };
-    let mut full = absolute(cwd, &path).to_string_lossy().into_owned();
-    if !full.ends_with('/') && Path::new(&full).is_dir() {
-        full.push('/');
-    }
-    format!("{host}:{full}")
-}
-
-/// Sends the job to the server and returns its id.
-pub(crate) fn submit(spec: JobSpec) -> Result<String, Failure> {
-    submit_on(&mut connect()?, spec)
-}
-
-/// Connects to the server, for [`submit_on`].
-pub(crate) fn connect() -> Result<Connection, Failure> {
-    Connection::open().map_err(|error| fail(error.exit_code(), error.to_string()))
-}
-
-/// Sends the job to the server over `conn` and returns its id.
-pub(crate) fn submit_on(conn: &mut Connection, spec: JobSpec) -> Result<String, Failure> {
-    match conn.request(&ClientRequest::SubmitJob(Box::new(spec))) {
-        Ok(ServerReply::JobSubmitted { id }) => Ok(id),
-        Ok(ServerReply::Error(error)) => Err(fail(exit::for_error(error.code), error.message)),
-        Ok(other) => Err(fail(exit::FAILURE, format!("unexpected reply from server: {other:?}"))),
-        Err(error) => Err(fail(error.exit_code(), error.to_string())),
-    }
 }
 
 #[cfg(test)]

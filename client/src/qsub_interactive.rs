@@ -20,8 +20,8 @@
 
 use crate::conn::Connection;
 use crate::exit;
-use crate::qsub::{fail, Failure};
 use crate::qsub_greet::{Expected, Greeted, Greeter};
+use crate::submit::{fail, Failure};
 use crate::terminal;
 use job::spec::Interactive;
 use job::JobSpec;
@@ -53,7 +53,7 @@ struct Session {
 
 /// Submits `spec` as an interactive job and runs its terminal session; returns the exit code.
 pub fn run(mut spec: JobSpec) -> Result<u8, Failure> {
-    let mut conn = crate::qsub::connect()?;
+    let mut conn = crate::submit::connect()?;
     let listener = TcpListener::bind(listen_address(&conn))
         .map_err(|error| fail(exit::FAILURE, format!("unable to bind to socket: {error}")))?;
     let port =
@@ -77,7 +77,7 @@ pub fn run(mut spec: JobSpec) -> Result<u8, Failure> {
             .map_err(|error| fail(exit::FAILURE, format!("cannot start the signal thread: {error}")))?;
     }
     let munge_socket = conn.munge_socket();
-    let job_id = crate::qsub::submit_on(&mut conn, spec)?;
+    let job_id = crate::submit::submit_on(&mut conn, spec)?;
     drop(conn);
     let _ = session.job_id.set(job_id.clone());
     println!("qsub: waiting for job {job_id} to start");

@@ -5,7 +5,7 @@
 
 use crate::directives::QsubOpts;
 use crate::exit;
-use crate::qsub::{fail, Failure};
+use crate::submit::{execution_time, fail, Failure};
 use job::options::{self, JobOptions};
 
 /// The `-W` names read here or elsewhere and never stored by this module: `depend` (qsub.rs),
@@ -73,35 +73,6 @@ fn ignored(opts: &QsubOpts) -> Vec<String> {
     warnings
 }
 
-/// `-a` as epoch seconds: the date-time read against the local date at `now`; a time already
-/// past moves on by the unit left out (`1730` at 18:00 is tomorrow), as OpenPBS's `cvtdate`.
-pub fn execution_time(text: &str, now: i64) -> Option<i64> {
-    use job::exec_time::Roll;
-    use pbslog::time::Tm;
-    let today = Tm::local(now);
-    let at = job::exec_time::parse(text, (i32::try_from(today.year).ok()?, today.month, today.day))?;
-    let mut tm = Tm {
-        year: i64::from(at.year),
-        month: at.month,
-        day: at.day,
-        hour: at.hour,
-        minute: at.minute,
-        second: at.second,
-    };
-    let first = tm.local_epoch()?;
-    if first >= now {
-        return Some(first);
-    }
-    match at.roll {
-        Some(Roll::Day) => tm.day += 1,
-        Some(Roll::Month) => tm.month += 1,
-        Some(Roll::Year) => tm.year += 1,
-        // A full date in the past: OpenPBS takes it (the job is eligible at once).
-        None => return Some(first),
-    }
-    tm.local_epoch()
-}
-
 /// `-n`: node-exclusive, `place=excl` added to the resources (kept if already there).
 pub fn node_exclusive(resources: &mut Vec<(String, String)>) {
     match resources.iter_mut().find(|(name, _)| name == "place") {
@@ -124,7 +95,7 @@ pub fn torque_dirs(
 ) -> Result<(), Failure> {
     for (letter, given, name) in [('D', &opts.root_dir, "PBS_O_ROOTDIR"), ('w', &opts.work_dir, "PBS_O_WORKDIR")] {
         let Some(given) = given else { continue };
-        let path = crate::qsub::absolute(cwd, given).to_string_lossy().into_owned();
+        let path = crate::submit::absolute(cwd, given).to_string_lossy().into_owned();
         if given.is_empty() || path.len() > MAX_DIR || path.chars().any(char::is_control) {
             return Err(fail(
                 exit::USAGE,
@@ -135,11 +106,6 @@ pub fn torque_dirs(
         variables.push((name.to_string(), path));
     }
     Ok(())
-}
-
-/// The current time, epoch seconds.
-pub fn now() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_secs() as i64)
 }
 
 #[cfg(test)]

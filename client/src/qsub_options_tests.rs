@@ -1,6 +1,7 @@
 //! qsub's extra options: what each makes of the job, refusals with OpenPBS's texts, warnings.
 
 use super::*;
+use crate::cli::now;
 use clap::Parser;
 
 fn parse(args: &[&str]) -> QsubOpts {

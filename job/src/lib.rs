@@ -29,6 +29,6 @@ mod no_panic;
 pub use attrs::Attr;
 pub use id::JobId;
 pub use pairs::PairList;
-pub use resources::{Chunk, Placement, ResourceError, ResourceRequest};
+pub use resources::{Chunk, Placement, ResourceError, ResourceErrorKind, ResourceRequest};
 pub use spec::JobSpec;
 pub use state::{JobEvent, JobState};

@@ -39,8 +39,25 @@ pub struct ResourceError {
     pub column: usize,
     /// The bad token itself.
     pub token: String,
-    /// The resource name is not one we know (the server answers `Unknown resource`).
-    pub unknown_resource: bool,
+    /// What is wrong, decided where the error is made: callers choose by kind, never by text.
+    #[serde(default)]
+    pub kind: ResourceErrorKind,
+}
+
+/// The kinds of [`ResourceError`]. Every kind shows the input with a caret under the token.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ResourceErrorKind {
+    /// The list's grammar: an empty item, a bad name, an unmatched quote (`list.rs`).
+    #[default]
+    Syntax,
+    /// A value the resource does not take, in OpenPBS's words: `Illegal attribute or
+    /// resource value Resource_List.<name>: <detail>` ([`Span::bad_value`]).
+    BadValue,
+    /// Resources that cannot be asked for together (`nodes` with `select`, ...): only the
+    /// whole request shows it, never one `-l` value alone.
+    Combination,
+    /// A resource name not defined (the server answers `Unknown resource`).
+    UnknownResource,
 }
 
 /// One chunk of a request: `count` places each with `ncpus` cpus, `ngpus` GPUs, `mem` bytes.
@@ -191,15 +208,25 @@ impl ResourceRequest {
 }
 
 impl ResourceError {
-    /// An error about `token`, found at byte offset `byte` of `input`.
+    /// A syntax error about `token`, found at byte offset `byte` of `input`.
     pub(crate) fn at(message: impl Into<String>, input: &str, byte: usize, token: &str) -> ResourceError {
         ResourceError {
             message: message.into(),
             input: input.to_string(),
             column: char_column(input, byte),
             token: token.to_string(),
-            unknown_resource: false,
+            kind: ResourceErrorKind::Syntax,
         }
+    }
+
+    /// The same error, of `kind`.
+    pub(crate) fn of_kind(self, kind: ResourceErrorKind) -> ResourceError {
+        ResourceError { kind, ..self }
+    }
+
+    /// Whether the resource name is not one we know (the server answers `Unknown resource`).
+    pub fn is_unknown_resource(&self) -> bool {
+        self.kind == ResourceErrorKind::UnknownResource
     }
 
     /// The input with a caret under the bad token, as OpenPBS's qsub shows `-l` errors:
@@ -231,15 +258,20 @@ pub(crate) struct Span<'a> {
 }
 
 impl Span<'_> {
-    /// An error about `token` found at byte `offset` of the value.
+    /// A syntax error about `token` found at byte `offset` of the value.
     pub fn error(&self, message: impl Into<String>, offset: usize, token: &str) -> ResourceError {
         ResourceError::at(message, self.input, self.base + offset, token)
     }
 
     /// [`Span::error`] with OpenPBS's value-error wording naming resource `name`.
     pub fn bad_value(&self, name: &str, detail: impl std::fmt::Display, offset: usize, token: &str) -> ResourceError {
-        self.error(format!("Illegal attribute or resource value Resource_List.{name}: {detail}"), offset, token)
+        self.error(bad_value_text(name, detail), offset, token).of_kind(ResourceErrorKind::BadValue)
     }
+}
+
+/// OpenPBS's text for a bad value of resource `name` (PBSE_BADATVAL's, then `detail`).
+pub(crate) fn bad_value_text(name: &str, detail: impl std::fmt::Display) -> String {
+    format!("Illegal attribute or resource value Resource_List.{name}: {detail}")
 }
 
 /// Splits `text` at every `separator`, yielding each piece with its byte offset.

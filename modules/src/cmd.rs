@@ -5,8 +5,9 @@
 //! Owns: the sub-command table, `show`, `help`, `use`, `unuse`, `is-loaded` and the usage
 //! errors. Must not: touch the process environment or print (the binary does).
 
+use crate::context::{Mode, Target};
 use crate::env::Env;
-use crate::eval::{self, Mode, Target};
+use crate::eval;
 use crate::find;
 use crate::format::separator;
 use crate::listing;
@@ -218,7 +219,7 @@ fn between_separators(
     let file = found.file.display().to_string();
     session.out.extend([separator(session.width), title(&file), String::new()]);
     let target = Target { name: &found.name, file: &found.file, specified: designation, command: mode.word() };
-    let result = eval::evaluate(session, mode, target);
+    let result = eval::evaluate(session, mode, target, &ops::Ops);
     match &result {
         Ok(declared) if mode == Mode::Help && !declared.has_help => {
             session.out.push(format!("WARNING: Unable to find ModulesHelp in {file}."));

@@ -3,79 +3,26 @@
 //! session's environment, the file run in a mode (`load`, `unload`, `display`, `help`,
 //! `whatis`), and what it declared handed back.
 //!
-//! Owns: the evaluation context ([`Ctx`]) and turning interpreter outcomes into
-//! [`ModError`]s. The session is moved into the interpreter for the evaluation and back out,
+//! Owns: setting up the interpreter and turning its outcomes into [`ModError`]s; the context
+//! types are context.rs's. Loading and unloading other modules from inside a modulefile goes
+//! through the [`Loader`] the caller supplies (ops.rs's `Ops`), so this file and the modulefile
+//! commands never import ops.rs: the imports among this crate's files have no cycle. The session is moved into the interpreter for the evaluation and back out,
 //! so nested loads (`module load` inside a modulefile) evaluate with the same session; every
 //! interpreter counts against the session's budget, and one that reaches a limit is reported
 //! as [`ModError::Limit`] naming its file.
 
+use crate::context::{Ctx, Declared, Loader, Mode, Target};
 use crate::session::{ModError, Session};
 use crate::tcl::{Exception, Interp};
-use std::path::{Path, PathBuf};
 
-/// What an evaluation is for (`module-info mode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    Load,
-    Unload,
-    Display,
-    Help,
-    Whatis,
-}
-
-impl Mode {
-    pub fn word(self) -> &'static str {
-        match self {
-            Mode::Load => "load",
-            Mode::Unload => "unload",
-            Mode::Display => "display",
-            Mode::Help => "help",
-            Mode::Whatis => "whatis",
-        }
-    }
-}
-
-/// The state a modulefile's commands see.
-#[derive(Debug)]
-pub struct Ctx {
-    pub session: Session,
-    pub mode: Mode,
-    /// `name/version` of the module evaluated.
-    pub name: String,
-    pub file: PathBuf,
-    /// The designation the user gave.
-    pub specified: String,
-    /// The sub-command being run (`module-info command`).
-    pub command: String,
-    /// What the file declared.
-    pub declared: Declared,
-    /// A failure raised by a modulefile command (conflict, missing prereq, ...), which ends the
-    /// evaluation like a Tcl error but is reported in its own words.
-    pub failure: Option<ModError>,
-}
-
-/// What a modulefile declared while evaluated.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Declared {
-    pub prereqs: Vec<Vec<String>>,
-    pub conflicts: Vec<String>,
-    /// `module-whatis` texts.
-    pub whatis: Vec<String>,
-    /// Help mode: whether `ModulesHelp` existed.
-    pub has_help: bool,
-}
-
-/// Which module to evaluate and why.
-#[derive(Debug, Clone, Copy)]
-pub struct Target<'a> {
-    pub name: &'a str,
-    pub file: &'a Path,
-    pub specified: &'a str,
-    pub command: &'a str,
-}
-
-/// Evaluates `target` in `mode` with `session`'s environment.
-pub fn evaluate(session: &mut Session, mode: Mode, target: Target<'_>) -> Result<Declared, ModError> {
+/// Evaluates `target` in `mode` with `session`'s environment; the modules it loads or unloads
+/// go through `loader`.
+pub fn evaluate(
+    session: &mut Session,
+    mode: Mode,
+    target: Target<'_>,
+    loader: &'static dyn Loader,
+) -> Result<Declared, ModError> {
     let text = match crate::tcl::read_script(target.file) {
         Ok(text) if text.starts_with("#%Module") => text,
         Ok(_) => return Err(ModError::Cookie(target.file.to_path_buf())),
@@ -84,6 +31,7 @@ pub fn evaluate(session: &mut Session, mode: Mode, target: Target<'_>) -> Result
     let budget = session.budget.clone();
     let ctx = Ctx {
         session: std::mem::take(session),
+        loader,
         mode,
         name: target.name.to_string(),
         file: target.file.to_path_buf(),
@@ -95,6 +43,7 @@ pub fn evaluate(session: &mut Session, mode: Mode, target: Target<'_>) -> Result
     let mut interp = Interp::new(ctx);
     interp.set_budget(budget);
     crate::modfile::register(&mut interp);
+    crate::modfile_deps::register(&mut interp);
     let vars: Vec<(String, String)> =
         interp.ctx.session.env.vars().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     for (name, value) in vars {

@@ -9,8 +9,10 @@
 //! * `listing.rs`: `avail`, `list`, `whatis`; `format.rs`: their layouts (pure).
 //! * `ops.rs`: load, unload, switch, purge with dependencies; `session.rs`: the run's state
 //!   and its messages.
-//! * `eval.rs`: one modulefile evaluation; `modfile.rs` and `modfile_deps.rs`: the modulefile
-//!   commands.
+//! * `eval.rs`: one modulefile evaluation, with `context.rs`'s types; `modfile.rs` and
+//!   `modfile_deps.rs`: the modulefile commands, which load other modules through the
+//!   `context::Loader` ops.rs implements (no file imports ops.rs back: `layout_tests.rs`
+//!   checks that the imports among sibling files have no cycle).
 //! * `find.rs`: modulepaths, names, defaults; `rc.rs`: `.modulerc` and `.version`.
 //! * `env.rs`: the environment and reference-counted paths; `state.rs`: the loaded modules
 //!   in environment variables; `shell.rs`: the shell code and `autoinit`.
@@ -18,6 +20,7 @@
 //! Must not know: PBS, jobs, the network. Depends on no other crate of the workspace.
 
 pub mod cmd;
+pub mod context;
 pub mod env;
 pub mod eval;
 pub mod find;
@@ -59,3 +62,6 @@ Modulefile handling commands:
 Modulepath handling commands:
   use     [-a] dir [...]            Add dir(s) to MODULEPATH variable
   unuse           dir [...]         Remove dir(s) from MODULEPATH variable";
+
+#[cfg(test)]
+mod layout_tests;

@@ -4,7 +4,8 @@
 //!
 //! Owns: the selection and decoration; layouts come from format.rs.
 
-use crate::eval::{self, Mode, Target};
+use crate::context::{Mode, Target};
+use crate::eval;
 use crate::find;
 use crate::format::{grid, header, whatis_line};
 use crate::session::Session;
@@ -170,7 +171,7 @@ pub fn whatis(session: &mut Session, patterns: &[String]) {
             let target = Target { name, file: &file, specified: name, command: "whatis" };
             let mut quiet = Session::new(session.env.clone(), session.width);
             quiet.budget = session.budget.clone();
-            if let Ok(declared) = eval::evaluate(&mut quiet, Mode::Whatis, target) {
+            if let Ok(declared) = eval::evaluate(&mut quiet, Mode::Whatis, target, &crate::ops::Ops) {
                 lines.extend(declared.whatis.iter().map(|text| whatis_line(name, text)));
             }
         }

@@ -1,19 +1,19 @@
 //! The commands a modulefile may use (modules.md 8.2), each doing what its mode asks: change
 //! the environment on load, the reverse on unload (re-evaluation, not replay: modules.md 6.1),
 //! record a `show` line on display, nothing else otherwise. Dependencies (`prereq`,
-//! `module load`, `conflict`) call back into ops.rs with the same session.
+//! `module load`, `conflict`) load through the evaluation's loader with the same session.
 //!
 //! Owns: argument forms and per-mode behaviour of the environment commands; the
 //! dependency and information commands are in modfile_deps.rs.
 
-use crate::eval::{Ctx, Mode};
+use crate::context::{Ctx, Mode};
 use crate::session::ModError;
 use crate::tcl::list::format_list;
 use crate::tcl::{Exception, Interp, TclError};
 
 type Result = std::result::Result<String, Exception>;
 
-/// Registers every modulefile command.
+/// Registers the environment commands (eval.rs registers modfile_deps.rs's too).
 pub fn register(interp: &mut Interp<Ctx>) {
     interp.register("setenv", setenv);
     interp.register("unsetenv", unsetenv);
@@ -31,7 +31,6 @@ pub fn register(interp: &mut Interp<Ctx>) {
     for ignored in ["add-property", "remove-property", "extensions", "module-version", "module-alias", "module-tag"] {
         interp.register(ignored, |_, _| Ok(String::new()));
     }
-    crate::modfile_deps::register(interp);
 }
 
 /// A Tcl error with Tcl's usage text.

@@ -2,11 +2,11 @@
 //! `-any`/`-all`, `depends-on`, `always-load` forms), `conflict`, `module <sub-command>`,
 //! `is-loaded`, `is-avail`, `is-used`, `module-info`, `module-whatis`, `versioncmp`, `uname`.
 //!
-//! Owns: what each does per mode; loading and unloading themselves are ops.rs's.
+//! Owns: what each does per mode; loading and unloading themselves are the evaluation's
+//! loader's ([`crate::context::Loader`], which ops.rs implements).
 
-use crate::eval::{Ctx, Mode};
+use crate::context::{Ctx, Mode};
 use crate::modfile::{display, fail, usage};
-use crate::ops;
 use crate::session::ModError;
 use crate::tcl::{Exception, Interp, TclError};
 
@@ -68,6 +68,7 @@ fn prereq(interp: &mut Interp<Ctx>, args: &[String]) -> Result {
 /// Makes sure one of `group` is loaded (loading the first that loads when auto-handling is
 /// on) and records the group as a requirement of the module evaluated.
 fn require(interp: &mut Interp<Ctx>, group: Vec<String>) -> std::result::Result<(), Exception> {
+    let loader = interp.ctx.loader;
     let session = &mut interp.ctx.session;
     let satisfied = group.iter().any(|designation| session.find_loaded(designation).is_some());
     if !satisfied {
@@ -79,7 +80,7 @@ fn require(interp: &mut Interp<Ctx>, group: Vec<String>) -> std::result::Result<
             } else {
                 return Err(fail(interp, ModError::MissingPrereq(group.join(" or "))));
             }
-        } else if let Err(error) = ops::load_requirement(session, &group) {
+        } else if let Err(error) = loader.load_requirement(session, &group) {
             return Err(fail(interp, error));
         }
     }
@@ -114,7 +115,7 @@ fn module(interp: &mut Interp<Ctx>, args: &[String]) -> Result {
     let Some(sub) = args.get(1) else { return Err(usage("module command ?arg ...?")) };
     let words: Vec<String> = args[2..].iter().filter(|arg| !arg.starts_with('-')).cloned().collect();
     display(interp, args);
-    let mode = interp.ctx.mode;
+    let (mode, loader) = (interp.ctx.mode, interp.ctx.loader);
     match (sub.as_str(), mode) {
         ("load" | "add" | "always-load", Mode::Load) => {
             for designation in words {
@@ -125,7 +126,7 @@ fn module(interp: &mut Interp<Ctx>, args: &[String]) -> Result {
             let any = sub == "load-any";
             for designation in words {
                 let loaded = interp.ctx.session.find_loaded(&designation).is_some()
-                    || ops::load_requirement(&mut interp.ctx.session, std::slice::from_ref(&designation)).is_ok();
+                    || loader.load_requirement(&mut interp.ctx.session, std::slice::from_ref(&designation)).is_ok();
                 if loaded {
                     interp.ctx.declared.prereqs.push(vec![designation]);
                     if any {
@@ -136,11 +137,11 @@ fn module(interp: &mut Interp<Ctx>, args: &[String]) -> Result {
         }
         ("unload" | "rm", Mode::Load) => {
             for designation in words {
-                ops::unload(&mut interp.ctx.session, &designation).map_err(|error| fail(interp, error))?;
+                loader.unload(&mut interp.ctx.session, &designation).map_err(|error| fail(interp, error))?;
             }
         }
         ("switch" | "swap", Mode::Load) => {
-            ops::switch(&mut interp.ctx.session, &words).map_err(|error| fail(interp, error))?;
+            loader.switch(&mut interp.ctx.session, &words).map_err(|error| fail(interp, error))?;
         }
         ("use", Mode::Load) | ("unuse", Mode::Unload) => {
             let append = args.iter().any(|arg| arg == "-a" || arg == "--append");

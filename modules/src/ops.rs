@@ -6,12 +6,32 @@
 //! an error, never a hang.
 //!
 //! Owns: the order of these steps and the lines of their report blocks. Each function
-//! reports its own errors into the session before returning them.
+//! reports its own errors into the session before returning them. [`Ops`] is the loader
+//! evaluations call back for the modules a modulefile loads or unloads.
 
-use crate::eval::{self, Mode, Target};
+use crate::context::{Loader, Mode, Target};
+use crate::eval;
 use crate::find;
 use crate::session::{ModError, Session};
 use crate::state::Loaded;
+
+/// The [`Loader`] of this crate: the functions below, for modulefile commands.
+#[derive(Debug)]
+pub struct Ops;
+
+impl Loader for Ops {
+    fn load_requirement(&self, session: &mut Session, group: &[String]) -> Result<(), ModError> {
+        load_requirement(session, group)
+    }
+
+    fn unload(&self, session: &mut Session, designation: &str) -> Result<(), ModError> {
+        unload(session, designation)
+    }
+
+    fn switch(&self, session: &mut Session, words: &[String]) -> Result<(), ModError> {
+        switch(session, words)
+    }
+}
 
 /// Loads `designation` (a requirement when `auto`).
 pub fn load(session: &mut Session, designation: &str, auto: bool) -> Result<(), ModError> {
@@ -50,7 +70,7 @@ pub fn load(session: &mut Session, designation: &str, auto: bool) -> Result<(), 
     session.stack.push(found.name.clone());
     let file = found.file.clone();
     let target = Target { name: &found.name, file: &file, specified: designation, command: "load" };
-    let result = eval::evaluate(session, Mode::Load, target);
+    let result = eval::evaluate(session, Mode::Load, target, &Ops);
     session.stack.pop();
     let result = match result {
         Ok(declared) => {
@@ -150,7 +170,7 @@ fn unload_one(session: &mut Session, name: &str) -> Result<(), ModError> {
     let snapshot = session.env.clone();
     let file = std::path::PathBuf::from(&module.file);
     let target = Target { name: &module.name, file: &file, specified: &module.name, command: "unload" };
-    match eval::evaluate(session, Mode::Unload, target) {
+    match eval::evaluate(session, Mode::Unload, target, &Ops) {
         Ok(_) | Err(ModError::Abandoned) => {
             session.loaded.retain(|loaded| loaded.name != module.name);
             session.store_state();

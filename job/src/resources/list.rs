@@ -103,6 +103,7 @@ fn parse_value(text: &str, start: usize, name: &str) -> Result<(String, Option<u
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::resources::ResourceErrorKind;
 
     fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
         list.iter().map(|(name, value)| (name.to_string(), value.to_string())).collect()
@@ -166,7 +167,7 @@ mod tests {
             let err = parse_list(text).expect_err(text);
             assert_eq!((err.column, err.token.as_str()), (column, token), "{text}: {err}");
             assert_eq!(err.input, text);
-            assert!(!err.unknown_resource);
+            assert_eq!(err.kind, ResourceErrorKind::Syntax);
         }
     }
 

@@ -5,7 +5,10 @@
 use super::nodes::{parse_nodes, NodeSpec};
 use super::select::{parse_place, parse_select, PlaceSpec};
 use super::site::{ResourceType, SiteResources};
-use super::{display, parse_u32, Chunk, Placement, ResourceError, ResourceRequest, Span, MAX_MPIPROCS};
+use super::{
+    bad_value_text, display, parse_u32, Chunk, Placement, ResourceError, ResourceErrorKind, ResourceRequest, Span,
+    MAX_MPIPROCS,
+};
 use crate::duration::{format_hms, parse_duration};
 use crate::size::Size;
 use std::collections::BTreeMap;
@@ -87,10 +90,20 @@ fn last_wins(pairs: &[(String, String)]) -> Vec<(&str, &str)> {
     unique
 }
 
-/// An error about the whole pair `name=value` (column 0, token = the name).
-fn pair_error(pairs: &[(&str, &str)], name: &str, message: String) -> ResourceError {
+/// An error of `kind` about the whole pair `name=value` (column 0, token = the name).
+fn pair_error(pairs: &[(&str, &str)], name: &str, kind: ResourceErrorKind, message: String) -> ResourceError {
     let value = pairs.iter().find(|(known, _)| *known == name).map_or("", |(_, value)| *value);
-    ResourceError::at(message, &format!("{name}={value}"), 0, name)
+    ResourceError::at(message, &format!("{name}={value}"), 0, name).of_kind(kind)
+}
+
+/// Resources that cannot be asked for together, the error naming pair `name`.
+fn conflict(pairs: &[(&str, &str)], name: &str, message: String) -> ResourceError {
+    pair_error(pairs, name, ResourceErrorKind::Combination, message)
+}
+
+/// A bad value found in the whole request, the error naming pair `name`.
+fn bad_pair(pairs: &[(&str, &str)], name: &str, detail: &str) -> ResourceError {
+    pair_error(pairs, name, ResourceErrorKind::BadValue, bad_value_text(name, detail))
 }
 
 impl Given {
@@ -136,9 +149,8 @@ impl Given {
             _ if KNOWN.contains(&name) => value.to_string(),
             _ if site.get(name).is_some() => self.add_site(name, value, site).map_err(bad)?,
             _ => {
-                let mut error = ResourceError::at(format!("Unknown resource Resource_List.{name}"), &input, 0, name);
-                error.unknown_resource = true;
-                return Err(error);
+                let error = ResourceError::at(format!("Unknown resource Resource_List.{name}"), &input, 0, name);
+                return Err(error.of_kind(ResourceErrorKind::UnknownResource));
             }
         };
         self.shown.insert(name.to_string(), shown);
@@ -185,15 +197,15 @@ impl Given {
 fn check_conflicts(pairs: &[(&str, &str)]) -> Result<(), ResourceError> {
     let has = |name: &str| pairs.iter().any(|(known, _)| *known == name);
     if has("nodes") && (has("select") || has("place")) {
-        return Err(pair_error(pairs, "nodes", "\"nodes\" cannot be used with \"select\" or \"place\"".into()));
+        return Err(conflict(pairs, "nodes", "\"nodes\" cannot be used with \"select\" or \"place\"".into()));
     }
     if has("procs") && (has("nodes") || has("select")) {
-        return Err(pair_error(pairs, "procs", "\"procs\" cannot be used with \"nodes\" or \"select\"".into()));
+        return Err(conflict(pairs, "procs", "\"procs\" cannot be used with \"nodes\" or \"select\"".into()));
     }
     for (spec, job_wide, with) in CONFLICTS {
         if let Some(name) = job_wide.iter().find(|name| has(spec) && has(name)) {
             let message = format!("\"-lresource=\" cannot be used with {with}, resource is: {name}");
-            return Err(pair_error(pairs, name, message));
+            return Err(conflict(pairs, name, message));
         }
     }
     Ok(())
@@ -205,7 +217,7 @@ fn check_site_conflict(pairs: &[(&str, &str)], given: &Given) -> Result<(), Reso
     match &given.site_host_name {
         Some(name) if pairs.iter().any(|(known, _)| *known == "select") => {
             let message = format!("\"-lresource=\" cannot be used with \"select\" or \"place\", resource is: {name}");
-            Err(pair_error(pairs, name, message))
+            Err(conflict(pairs, name, message))
         }
         _ => Ok(()),
     }
@@ -274,13 +286,8 @@ fn check_mps(pairs: &[(&str, &str)], chunks: &mut [Chunk]) -> Result<(), Resourc
     }
     let name = ["select", "nodes"].into_iter().find(|name| pairs.iter().any(|(known, _)| known == name));
     let name = name.unwrap_or("select");
-    Err(pair_error(
-        pairs,
-        name,
-        format!(
-            "Illegal attribute or resource value Resource_List.{name}: mps asks for a share of one GPU: the request must be one node with one GPU (gpus=1 or ngpus=1)"
-        ),
-    ))
+    let detail = "mps asks for a share of one GPU: the request must be one node with one GPU (gpus=1 or ngpus=1)";
+    Err(bad_pair(pairs, name, detail))
 }
 
 /// Refuses requests whose totals do not fit the counters (`u32`), and more MPI processes than
@@ -300,5 +307,5 @@ fn check_totals(pairs: &[(&str, &str)], chunks: &[Chunk]) -> Result<(), Resource
     };
     let name = ["select", "nodes", "procs"].into_iter().find(|name| pairs.iter().any(|(known, _)| known == name));
     let name = name.unwrap_or("ncpus");
-    Err(pair_error(pairs, name, format!("Illegal attribute or resource value Resource_List.{name}: {detail}")))
+    Err(bad_pair(pairs, name, &detail))
 }

@@ -3,7 +3,7 @@
 //! `place=[free|pack|scatter|vscatter][:excl|:shared|:exclhost][:group=res]`.
 
 use super::site::SiteResources;
-use super::{check_spec_count, is_name, parse_u32, pieces, Chunk, Placement, ResourceError, Span};
+use super::{check_spec_count, is_name, parse_u32, pieces, Chunk, Placement, ResourceError, ResourceErrorKind, Span};
 use crate::size::Size;
 
 /// A parsed `place=` value.
@@ -183,9 +183,7 @@ fn add_boolean(span: Span, state: &mut Items, key: &str, value: &str, base: usiz
         return Err(span.bad_value("select", detail, base, item));
     }
     // OpenPBS's text (`reply_send.c` with `resc_in_err`, set by `validate_perm_res_in_select`).
-    let mut error = span.error(format!("Unknown resource: {key}"), base, key);
-    error.unknown_resource = true;
-    Err(error)
+    Err(span.error(format!("Unknown resource: {key}"), base, key).of_kind(ResourceErrorKind::UnknownResource))
 }
 
 /// A host or vnode name: starts with a letter or digit; letters, digits, `_ - .` follow.
@@ -302,7 +300,7 @@ mod tests {
         for (value, column, token, unknown) in cases {
             let err = select(value).expect_err(value);
             assert_eq!(
-                (err.column, err.token.as_str(), err.unknown_resource),
+                (err.column, err.token.as_str(), err.is_unknown_resource()),
                 (column, token, unknown),
                 "{value}: {err}"
             );

@@ -28,10 +28,10 @@ fn request(list: &str) -> Result<ResourceRequest, ResourceError> {
 #[test]
 fn undefined_names_stay_unknown_with_openpbs_texts() {
     let job_wide = ResourceRequest::from_list(&parse_list("gpu_type=a100").unwrap()).unwrap_err();
-    assert!(job_wide.unknown_resource);
+    assert!(job_wide.is_unknown_resource());
     assert_eq!(job_wide.message, "Unknown resource Resource_List.gpu_type");
     let chunk = ResourceRequest::from_list(&parse_list("select=1:ngpus=1:gpu_type=a100").unwrap()).unwrap_err();
-    assert!(chunk.unknown_resource);
+    assert!(chunk.is_unknown_resource());
     assert_eq!(chunk.message, "Unknown resource: gpu_type");
     assert_eq!(request("select=1:model=x").unwrap_err().message, "Unknown resource: model");
 }
@@ -76,7 +76,7 @@ fn bad_site_values_and_placements_are_refused() {
     ];
     for (list, part) in cases {
         let error = request(list).expect_err(list);
-        assert!(!error.unknown_resource, "{list}");
+        assert!(!error.is_unknown_resource(), "{list}");
         assert!(error.message.contains(part), "{list}: {error}");
     }
     let long = format!("gpu_type={}", "x".repeat(super::site::MAX_SITE_VALUE + 1));

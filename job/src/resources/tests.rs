@@ -228,7 +228,7 @@ fn empty_list_is_one_default_chunk() {
 fn unknown_resources_are_flagged() {
     for list in ["gpus=1", "Walltime=1:00:00", "foo=bar", "select=1:model=x"] {
         let err = request(list).expect_err(list);
-        assert!(err.unknown_resource, "{list}: {err}");
+        assert!(err.is_unknown_resource(), "{list}: {err}");
         assert!(err.message.starts_with("Unknown resource"), "{list}: {err}");
     }
 }
@@ -379,4 +379,30 @@ fn a_nodes_word_naming_a_node_is_a_host_in_the_select() {
         unknown.display_value("select"),
         Some("1:ncpus=2:node1=True:mpiprocs=2+1:ncpus=1:Node2=True+1:ncpus=1:gpu=True")
     );
+}
+
+#[test]
+fn every_error_has_the_kind_its_text_says() {
+    use ResourceErrorKind::{BadValue, Combination, Syntax, UnknownResource};
+    let syntax = ["mem=1gb,,ncpus=1", "=1", "a='x"].map(|list| parse_list(list).unwrap_err());
+    assert!(syntax.iter().all(|error| error.kind == Syntax), "{syntax:?}");
+    let cases = [
+        ("walltime=x", BadValue),
+        ("nodes=0", BadValue),
+        ("select=1:ncpus=x", BadValue),
+        ("place=bogus", BadValue),
+        ("nodes=1:gpus=2:mps", BadValue),
+        ("nodes=1,select=1", Combination),
+        ("procs=2,select=1", Combination),
+        ("select=1,ncpus=2", Combination),
+        ("foo=1", UnknownResource),
+        ("select=1:model=x", UnknownResource),
+    ];
+    for (list, kind) in cases {
+        let error = request(list).expect_err(list);
+        assert_eq!(error.kind, kind, "{list}: {error}");
+        // The texts the client matched before the kinds existed still say the same.
+        assert_eq!(error.message.starts_with("Illegal attribute or resource value"), kind == BadValue, "{list}");
+        assert_eq!(error.message.contains("cannot be used with"), kind == Combination, "{list}");
+    }
 }

@@ -1,5 +1,6 @@
 //! `expr`: a one-pass recursive-descent evaluator with Tcl's operator precedence, its own `$var`/`[cmd]`/`"..."`
-//! substitution (skipped on the unevaluated side of `&&`, `||` and `?:`), and the math functions.
+//! substitution (skipped on the unevaluated side of `&&`, `||` and `?:`), and the math functions
+//! (mathfunc.rs, a child of this module since it works on this module's values).
 
 use std::cmp::Ordering;
 
@@ -7,6 +8,9 @@ use super::list::parse_list;
 use super::number::{format_double, parse_bool, parse_number, Num};
 use super::parse::{Parser, Term};
 use super::{error, Exception, Interp};
+
+#[path = "mathfunc.rs"]
+mod mathfunc;
 
 /// Nesting limit of parentheses, unary operators and right-associative chains.
 const MAX_EXPR_DEPTH: usize = 600;
@@ -309,7 +313,7 @@ impl<C> Ex<'_, '_, C> {
         if self.p.peek() == Some(b'(') {
             self.p.pos += 1;
             let args = self.call_args(skip)?;
-            return if skip { Ok(Val::Int(0)) } else { super::mathfunc::math_func(&name, args) };
+            return if skip { Ok(Val::Int(0)) } else { mathfunc::math_func(&name, args) };
         }
         if parse_bool(&name).is_some() && parse_number(&name).is_none() {
             return Ok(Val::Str(name));

@@ -1,10 +1,11 @@
 //! Math functions callable in `expr` (`int`, `double`, `round`, `abs`, `max`, `min`, `sqrt`, `pow`, ...).
+//! A child module of expr.rs, whose values it takes and returns.
 
 use std::cmp::Ordering;
 
-use super::expr::{compare, from_num, operand, Val};
-use super::number::Num;
-use super::{error, Exception};
+use super::{compare, from_num, operand, Val};
+use crate::tcl::number::Num;
+use crate::tcl::{error, Exception};
 
 /// Applies the math function `name` to evaluated arguments.
 pub(crate) fn math_func(name: &str, args: Vec<Val>) -> Result<Val, Exception> {

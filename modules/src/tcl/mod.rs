@@ -15,7 +15,6 @@ mod info;
 mod limits;
 pub mod list;
 mod list_cmds;
-mod mathfunc;
 mod number;
 mod parse;
 mod regexp_cmds;

@@ -205,7 +205,7 @@ pub(crate) fn parse_request(
     let names = crate::state::NodeNames::new(state.nodes.keys());
     let is_node = |word: &str| names.contains(word);
     ResourceRequest::from_list_at(resources, &state.resources, &is_node).map_err(|error| {
-        if error.unknown_resource {
+        if error.is_unknown_resource() {
             RequestError::new(ErrorCode::UnknownResource, error.message)
         } else {
             bad_value(format!("Resource_List: {}", error.message))

@@ -209,7 +209,7 @@ fn a_resource_list_that_no_longer_parses_loads_with_a_fallback_request() {
             input: format!("{pairs:?}"),
             column: 0,
             token: "nodes".to_string(),
-            unknown_resource: true,
+            kind: job::ResourceErrorKind::UnknownResource,
         })
     };
     let loaded = store.load_with(SERVER, &refuse).unwrap();

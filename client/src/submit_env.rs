@@ -1,6 +1,6 @@
 //! The environment qsub sends with a job (pbs-reference 4.1): `PBS_O_*` from qsub's own
 //! environment, then `-V` (everything) and `-v` (named variables, a bare name takes its
-//! current value).
+//! current value). Shared: qalter sends `-v` lists too, and minipbs names this host.
 
 use crate::directives::QsubOpts;
 use std::os::unix::fs::MetadataExt;
