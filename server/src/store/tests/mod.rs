@@ -11,6 +11,7 @@ mod group_commit;
 mod jobs;
 mod migrations;
 mod next_seq;
+mod previous_release;
 mod queues;
 mod scripts;
 mod site;
