@@ -62,13 +62,11 @@ mod tests {
     use super::*;
 
     fn spec() -> JobSpec {
-        serde_json::from_value(serde_json::json!({
-            "name": "STDIN", "script": "true\n", "queue": null, "resources": [], "output_path": null,
-            "error_path": null, "join": "No", "keep": "n", "user_hold": false, "rerunnable": true,
-            "priority": 0, "variables": [["PBS_O_HOME", "/root"]], "shell": null, "init_dir": null,
-            "mail_points": "a", "mail_users": [], "account": null, "submit_host": "h", "submit_args": ""
-        }))
-        .unwrap()
+        JobSpec {
+            variables: vec![("PBS_O_HOME".to_string(), "/root".to_string())].into(),
+            submit_host: "h".to_string(),
+            ..JobSpec::new("STDIN", "true\n")
+        }
     }
 
     #[test]

@@ -129,7 +129,59 @@ impl Interactive {
     }
 }
 
+/// What `qsub` submits for an empty script on stdin with no option: the name `STDIN`, keep
+/// `n`, rerunnable, priority 0, mail on abort (`a`), and nothing else set. Tests and examples
+/// build their specs from it (`JobSpec { script, ..JobSpec::default() }`, or
+/// [`JobSpec::new`]) instead of naming every field.
+impl Default for JobSpec {
+    fn default() -> JobSpec {
+        JobSpec {
+            name: "STDIN".to_string(),
+            script: String::new(),
+            queue: None,
+            resources: Vec::new(),
+            output_path: None,
+            error_path: None,
+            join: Join::No,
+            keep: "n".to_string(),
+            user_hold: false,
+            rerunnable: true,
+            priority: 0,
+            variables: crate::PairList::default(),
+            shell: None,
+            init_dir: None,
+            mail_points: "a".to_string(),
+            mail_users: Vec::new(),
+            account: None,
+            submit_host: String::new(),
+            submit_args: String::new(),
+            depend: Vec::new(),
+            array: None,
+            interactive: None,
+            options: crate::options::JobOptions::default(),
+            exec: crate::exec_opts::ExecOptions::default(),
+        }
+    }
+}
+
 impl JobSpec {
+    /// The job `name` running `script`, every other attribute as [`JobSpec::default`].
+    pub fn new(name: impl Into<String>, script: impl Into<String>) -> JobSpec {
+        JobSpec { name: name.into(), script: script.into(), ..JobSpec::default() }
+    }
+
+    /// Sets `PBS_O_WORKDIR`, the submit directory (as qsub does from its working directory).
+    pub fn with_workdir(mut self, workdir: impl Into<String>) -> JobSpec {
+        self.variables.set("PBS_O_WORKDIR", &workdir.into());
+        self
+    }
+
+    /// Sets the `-l` pairs.
+    pub fn with_resources(mut self, resources: &[(&str, &str)]) -> JobSpec {
+        self.resources = resources.iter().map(|(name, value)| (name.to_string(), value.to_string())).collect();
+        self
+    }
+
     /// The submit directory (`PBS_O_WORKDIR`), from the variable list.
     pub fn workdir(&self) -> Option<&str> {
         self.variables.get("PBS_O_WORKDIR")

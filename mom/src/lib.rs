@@ -225,9 +225,10 @@ fn random_hex(bytes: usize) -> String {
     buffer.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Locks the job table (a poisoned lock still holds a usable table).
+/// Locks the job table; a panic while it was held (the table may be half-changed) ends the
+/// mom: at restart it ends what it left behind and the server reconciles its jobs.
 fn lock_table(table: &Mutex<jobs::JobTable>) -> std::sync::MutexGuard<'_, jobs::JobTable> {
-    table.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    pbslog::fatal::lock_or_exit(table, "job table")
 }
 
 #[cfg(test)]

@@ -300,9 +300,10 @@ async fn with_timeout<T>(future: impl std::future::Future<Output = Result<T, Lin
     tokio::time::timeout(HANDSHAKE_TIMEOUT, future).await.unwrap_or(Err(LinkError::Timeout(HANDSHAKE_TIMEOUT)))
 }
 
-/// Locks the table. A poisoned lock only means a panic elsewhere; the data is still usable.
+/// Locks the table; a panic while it was held (the table may be half-changed) ends the mom:
+/// at restart it ends what it left behind and the server reconciles its jobs.
 pub(crate) fn lock(table: &Mutex<JobTable>) -> std::sync::MutexGuard<'_, JobTable> {
-    table.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    pbslog::fatal::lock_or_exit(table, "job table")
 }
 
 /// Aborts a task when dropped.

@@ -18,6 +18,9 @@ fn main() -> std::process::ExitCode {
 
 fn run() -> anyhow::Result<()> {
     let args = mom::MomArgs::parse();
+    // A panic anywhere (any task, under the job table's lock or not) ends the mom: the server
+    // is the truth, and a restarted mom ends its leftovers and registers again.
+    pbslog::fatal::install_panic_hook("pbs_mom");
     let level = match args.verbose {
         0 => "info",
         1 => "debug",

@@ -3,9 +3,11 @@
 //! numeric error codes.
 //!
 //! API boundary: everything here is a compatibility promise. New fields get `#[serde(default)]`;
-//! the server accepts the current and the previous protocol version. Identity is never a
-//! message field: the server takes it from the transport (`SO_PEERCRED` on the Unix socket, the MUNGE
-//! credential of each sealed frame on TCP: `munge.rs`, `seal.rs`, `transport.rs`).
+//! the server accepts the current and the previous protocol version ([`ACCEPTED_PROTOCOLS`]);
+//! `tests/previous_release.rs` decodes messages as released builds wrote them (fixtures in
+//! `tests/fixtures/<release>/`). Identity is never a message field: the server takes it from
+//! the transport (`SO_PEERCRED` on the Unix socket, the MUNGE credential of each sealed frame
+//! on TCP: `munge.rs`, `seal.rs`, `transport.rs`).
 //!
 //! Must not know: the database, scheduling policy, process execution, terminal output.
 
@@ -36,10 +38,13 @@ pub use status::{JobStatus, NodeStatus, ObjectStatus};
 
 use serde::{Deserialize, Serialize};
 
-/// The protocol version this build speaks. The server also accepts `PROTOCOL_VERSION - 1`.
-/// Version 2: on TCP every frame is bound to its connection (`seal::Binding`); version 1
-/// peers' frames are not.
+/// The protocol version this build speaks. Version 1 was the first; version 2: on TCP every
+/// frame is bound to its connection (`seal::Binding`); version 1 peers' frames are not.
 pub const PROTOCOL_VERSION: u32 = 2;
+
+/// The versions a server of this build accepts: its own and the previous release's, which
+/// existed (`tests/fixtures/` keeps messages as released builds wrote them).
+pub const ACCEPTED_PROTOCOLS: [u32; 2] = [1, PROTOCOL_VERSION];
 
 /// Who opens a connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -103,5 +108,5 @@ impl HelloReply {
 
 /// Whether a peer's protocol version is one this build accepts.
 pub fn protocol_accepted(version: u32) -> bool {
-    version == PROTOCOL_VERSION || version + 1 == PROTOCOL_VERSION
+    ACCEPTED_PROTOCOLS.contains(&version)
 }

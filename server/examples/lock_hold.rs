@@ -22,30 +22,12 @@ const REPEATS: usize = 21;
 
 fn spec(select: &str, hold: bool) -> job::JobSpec {
     job::JobSpec {
-        name: "job.sh".into(),
-        script: "#!/bin/sh\necho hello\n".into(),
-        queue: None,
-        resources: vec![("select".into(), select.into())],
-        output_path: None,
-        error_path: None,
-        join: Default::default(),
-        keep: "n".into(),
         user_hold: hold,
-        rerunnable: true,
-        priority: 0,
-        variables: vec![("PBS_O_WORKDIR".to_string(), "/home/alice".to_string())].into(),
-        shell: None,
-        init_dir: None,
-        mail_points: "a".into(),
-        mail_users: vec![],
-        account: None,
         submit_host: "login".into(),
         submit_args: "job.sh".into(),
-        depend: Vec::new(),
-        array: None,
-        interactive: None,
-        options: Default::default(),
-        exec: Default::default(),
+        ..job::JobSpec::new("job.sh", "#!/bin/sh\necho hello\n")
+            .with_workdir("/home/alice")
+            .with_resources(&[("select", select)])
     }
 }
 

@@ -42,30 +42,11 @@ fn main() {
     .map(|(name, value)| (name.to_string(), value.to_string()))
     .collect();
     let spec = job::JobSpec {
-        name: "job.sh".into(),
-        script: "#!/bin/sh\necho hello\n".into(),
-        queue: None,
-        resources: vec![],
-        output_path: None,
-        error_path: None,
-        join: Default::default(),
-        keep: "n".into(),
         user_hold: true,
-        rerunnable: true,
-        priority: 0,
         variables: variables.into(),
-        shell: None,
-        init_dir: None,
-        mail_points: "a".into(),
-        mail_users: vec![],
-        account: None,
         submit_host: "login".into(),
         submit_args: "-h job.sh".into(),
-        depend: Vec::new(),
-        array: None,
-        interactive: None,
-        options: Default::default(),
-        exec: Default::default(),
+        ..job::JobSpec::new("job.sh", "#!/bin/sh\necho hello\n")
     };
     let before = LIVE.load(Ordering::Relaxed);
     for _ in 0..10_000 {

@@ -79,6 +79,8 @@ struct PeerShare {
 
 impl Drop for PeerShare {
     fn drop(&mut self) {
+        // Recovered, not fatal: the counts cannot be half-changed (each change is one entry's
+        // increment or removal), and this runs while unwinding too.
         let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(count) = counts.get_mut(&self.key) {
             *count -= 1;
@@ -115,6 +117,7 @@ impl Pool {
     fn take(&self, key: Option<PeerKey>) -> Result<Slot, Refused> {
         let share = match key {
             Some(key) => {
+                // Recovered: pure counters (see `PeerShare::drop`).
                 let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
                 let count = counts.entry(key).or_insert(0);
                 if *count >= self.per_peer {
@@ -272,6 +275,7 @@ impl RateLimited {
     }
 
     fn due(&self, now: Instant) -> bool {
+        // Recovered: a rate limit's window and count, which at worst log one line too many.
         let mut window = self.window.lock().unwrap_or_else(|p| p.into_inner());
         match &mut *window {
             Some((start, logged)) if now.duration_since(*start) < WARN_EVERY => {

@@ -74,6 +74,9 @@ async fn main() -> std::process::ExitCode {
 
 async fn run() -> anyhow::Result<()> {
     let args = Args::parse();
+    // A panic anywhere (a handler under the state lock, any task) ends the server, as a failed
+    // commit does: the store is the truth and a restart recovers from it.
+    pbslog::fatal::install_panic_hook("pbs_server");
     let level = ["warn", "info", "debug"][args.verbose.min(2) as usize];
     let mut config = ServerConfig::new(args.state_dir, args.name.unwrap_or_else(short_hostname));
     // OpenPBS-style log lines (`tracejob` reads them): `date;event;Server@name;type;name;message`.

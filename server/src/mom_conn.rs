@@ -35,7 +35,7 @@ pub async fn serve(shared: Arc<Shared>, mut reader: FrameReader, mut writer: Fra
     let (sender, mut receiver) = mpsc::unbounded_channel::<ServerToMom>();
     let link_id = NEXT_LINK_ID.fetch_add(1, Ordering::Relaxed);
     let registered = shared.apply(|state, out| {
-        let mut moms = shared.moms.lock().unwrap_or_else(|p| p.into_inner());
+        let mut moms = crate::shared::lock_moms(&shared.moms);
         if let Some(live) = moms.get(&node).filter(|link| !link.sender.is_closed() && !same_host(link.peer, peer)) {
             return Err(format!("node {node} is connected from {}", live.peer));
         }
@@ -121,7 +121,7 @@ fn same_host(a: Peer, b: Peer) -> bool {
 /// Marks `node` down if `link_id` is still its current link.
 fn mark_down(shared: &Shared, node: &str, link_id: u64, reason: &str) {
     let mut state = shared.state();
-    let mut moms = shared.moms.lock().unwrap_or_else(|p| p.into_inner());
+    let mut moms = crate::shared::lock_moms(&shared.moms);
     if moms.get(node).map(|link| link.link_id) != Some(link_id) {
         return;
     }

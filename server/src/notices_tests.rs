@@ -20,30 +20,11 @@ fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
 fn queued() -> Job {
     let resources = pairs(&[("nodes", "2:ppn=2"), ("walltime", "01:00:00")]);
     let spec = JobSpec {
-        name: "myjob".to_string(),
-        script: "sleep 1\n".to_string(),
-        queue: None,
         resources: resources.clone(),
-        output_path: None,
-        error_path: None,
-        join: job::spec::Join::No,
-        keep: "n".to_string(),
-        user_hold: false,
-        rerunnable: true,
-        priority: 0,
-        variables: Vec::new().into(),
-        shell: None,
-        init_dir: None,
         mail_points: "abe".to_string(),
-        mail_users: Vec::new(),
-        account: None,
         submit_host: "login1".to_string(),
         submit_args: "job.sh".to_string(),
-        depend: Vec::new(),
-        array: None,
-        interactive: None,
-        options: Default::default(),
-        exec: Default::default(),
+        ..JobSpec::new("myjob", "sleep 1\n")
     };
     Job {
         id: JobId::new(123, "head"),

@@ -84,9 +84,11 @@ impl Shared {
         self
     }
 
-    /// Locks the state. Never hold the guard across an `.await`.
+    /// Locks the state. Never hold the guard across an `.await`. A handler that panicked while
+    /// holding it may have left the state half-changed: the server exits (as on a failed
+    /// commit) rather than serve it, and a restart recovers from the store.
     pub fn state(&self) -> MutexGuard<'_, ServerState> {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        pbslog::fatal::lock_or_exit(&self.state, "server state")
     }
 
     /// Runs `handler` on the state, then carries out its effects: its rows are committed and
@@ -96,6 +98,8 @@ impl Shared {
         let (result, commit, schedule) = {
             let mut state = self.state();
             let (result, mut out) = run_handler(&mut state, now(), handler);
+            #[cfg(debug_assertions)]
+            panic_if_asked(&out);
             // The accounting records go into the same commit as the change they record, in the
             // flavor of the moment (qmgr may change it): records follow the displays.
             let records = self.accounting_records(&out.notices, state.flavor);
@@ -129,7 +133,7 @@ impl Shared {
                 // two drift apart (a job acknowledged but not stored, or stored twice). Exit and
                 // let a restart recover from the store, which is consistent.
                 tracing::error!(error = %error.report(), "store commit failed; pbs_server exits to recover from the store");
-                std::process::exit(70);
+                std::process::exit(pbslog::fatal::EXIT_SOFTWARE);
             }
         }
         if schedule {
@@ -157,7 +161,7 @@ impl Shared {
         if messages.is_empty() {
             return Vec::new();
         }
-        let moms = self.moms.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let moms = lock_moms(&self.moms);
         messages
             .into_iter()
             .map(|(node, message)| (node.clone(), moms.get(&node).map(|link| link.link_id), message))
@@ -177,6 +181,29 @@ pub(crate) fn run_handler<R>(
     let result = handler(state, &mut out);
     state.settle_arrays(&mut out, now);
     (result, out)
+}
+
+/// Locks the mom links; a panic while they were held (under the state lock, as registration
+/// holds them) ends the server, as for the state ([`Shared::state`]).
+pub fn lock_moms(moms: &Mutex<HashMap<String, MomLink>>) -> MutexGuard<'_, HashMap<String, MomLink>> {
+    pbslog::fatal::lock_or_exit(moms, "mom links")
+}
+
+/// Debug builds only (compiled out of release builds): fault injection for the test that a
+/// panic in a handler ends the server (`tests/tests/system/panics.rs`). If the environment
+/// variable `MINIPBS_DEBUG_PANIC_ON_SUBMIT` (read once) names the job being stored, panics
+/// here, with the state lock held and the state changed but not committed.
+#[cfg(debug_assertions)]
+fn panic_if_asked(out: &Outbox) {
+    static NAME: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let Some(name) = NAME.get_or_init(|| std::env::var("MINIPBS_DEBUG_PANIC_ON_SUBMIT").ok()) else { return };
+    for op in &out.persist {
+        if let StoreOp::InsertJob(job) = op {
+            if &job.spec.name == name {
+                panic!("MINIPBS_DEBUG_PANIC_ON_SUBMIT: job {} is named {:?}", job.id, job.spec.name);
+            }
+        }
+    }
 }
 
 /// Sends messages to the mom connections they were addressed to; a message whose connection
@@ -205,7 +232,7 @@ fn send_to_moms(
         }
         ready.push((node, link_id, message));
     }
-    let moms = moms.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let moms = lock_moms(moms);
     for (node, link_id, message) in ready {
         match moms.get(&node) {
             Some(link) if Some(link.link_id) == link_id => {

@@ -35,6 +35,7 @@ pub struct ReportCell(Arc<Mutex<Vec<GpuReport>>>);
 impl ReportCell {
     /// The reports last published.
     pub fn get(&self) -> Vec<GpuReport> {
+        // Recovered, not fatal: the reports are replaced whole (`set`), never half-changed.
         self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
     }
 
@@ -222,7 +223,7 @@ impl GpuBoard {
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        pbslog::fatal::lock_or_exit(&self.inner, "GPU board")
     }
 }
 

@@ -18,30 +18,9 @@ pub(crate) fn requester(uid: u32) -> Requester {
 
 pub(crate) fn spec(resources: &[(&str, &str)]) -> JobSpec {
     JobSpec {
-        name: "job.sh".to_string(),
-        script: "true\n".to_string(),
-        queue: None,
-        resources: resources.iter().map(|(name, value)| (name.to_string(), value.to_string())).collect(),
-        output_path: None,
-        error_path: None,
-        join: Default::default(),
-        keep: "n".to_string(),
-        user_hold: false,
-        rerunnable: true,
-        priority: 0,
-        variables: vec![("PBS_O_WORKDIR".to_string(), "/home/alice".to_string())].into(),
-        shell: None,
-        init_dir: None,
-        mail_points: "a".to_string(),
-        mail_users: vec![],
-        account: None,
         submit_host: "login".to_string(),
         submit_args: "job.sh".to_string(),
-        depend: Vec::new(),
-        array: None,
-        interactive: None,
-        options: Default::default(),
-        exec: Default::default(),
+        ..JobSpec::new("job.sh", "true\n").with_workdir("/home/alice").with_resources(resources)
     }
 }
 

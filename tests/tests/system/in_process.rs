@@ -10,30 +10,12 @@ use std::time::Duration;
 
 fn spec(script: &str, workdir: &std::path::Path) -> JobSpec {
     JobSpec {
-        name: "inproc".into(),
-        script: script.into(),
-        queue: None,
-        resources: vec![("nodes".into(), "2:ppn=1".into())],
-        output_path: None,
-        error_path: None,
-        join: Default::default(),
-        keep: "n".into(),
-        user_hold: false,
-        rerunnable: true,
-        priority: 0,
-        variables: vec![("PBS_O_WORKDIR".to_string(), workdir.display().to_string())].into(),
         shell: Some("/bin/sh".into()),
-        init_dir: None,
-        mail_points: "a".into(),
-        mail_users: vec![],
-        account: None,
         submit_host: "localhost".into(),
         submit_args: "inproc".into(),
-        depend: Vec::new(),
-        array: None,
-        interactive: None,
-        options: Default::default(),
-        exec: Default::default(),
+        ..JobSpec::new("inproc", script)
+            .with_workdir(workdir.display().to_string())
+            .with_resources(&[("nodes", "2:ppn=1")])
     }
 }
 

@@ -28,6 +28,7 @@ mod multihost;
 mod multihost_interactive;
 mod node_admin;
 mod output_paths;
+mod panics;
 mod qsub_options;
 mod queues;
 mod restart;

@@ -11,6 +11,7 @@ mod group_commit;
 mod jobs;
 mod migrations;
 mod next_seq;
+mod previous_release;
 mod queues;
 mod scripts;
 mod site;
@@ -90,7 +91,7 @@ fn load(store: &mut Store) -> Loaded {
     loaded
 }
 
-/// A spec with every field set, distinct per seq.
+/// A spec with most fields set (the rest as `JobSpec::default`), distinct per seq.
 fn sample_spec(seq: u64) -> JobSpec {
     JobSpec {
         name: format!("job{seq}"),
@@ -102,7 +103,6 @@ fn sample_spec(seq: u64) -> JobSpec {
             ("walltime".to_string(), "1:00:00".to_string()),
         ],
         output_path: Some("login:/home/alice/out/".to_string()),
-        error_path: None,
         join: Join::OutErr,
         keep: "oe".to_string(),
         user_hold: true,
@@ -111,17 +111,12 @@ fn sample_spec(seq: u64) -> JobSpec {
         variables: vec![("PBS_O_WORKDIR".to_string(), "/home/alice".to_string()), ("EMPTY".to_string(), String::new())]
             .into(),
         shell: Some("/bin/bash".to_string()),
-        init_dir: None,
         mail_points: "abe".to_string(),
         mail_users: vec!["alice@example.com".to_string(), "bob".to_string()],
         account: Some("proj-1".to_string()),
         submit_host: "login".to_string(),
         submit_args: "-l nodes=2:ppn=2 job.sh".to_string(),
-        depend: Vec::new(),
-        array: None,
-        interactive: None,
-        options: Default::default(),
-        exec: Default::default(),
+        ..JobSpec::default()
     }
 }
 
