@@ -229,7 +229,7 @@ impl ServerState {
         requester: &Requester,
         owner: &str,
         request: &ResourceRequest,
-        moving: Option<u64>,
+        moving: Option<::job::JobKey>,
     ) -> Result<(), RequestError> {
         self.check_admission_of(queue, requester, owner, request, moving, 1)
     }
@@ -242,7 +242,7 @@ impl ServerState {
         requester: &Requester,
         owner: &str,
         request: &ResourceRequest,
-        moving: Option<u64>,
+        moving: Option<::job::JobKey>,
         count: u32,
     ) -> Result<(), RequestError> {
         let queue = self.queues.get(queue).ok_or_else(|| RequestError::with_detail(ErrorCode::UnknownQueue, queue))?;
