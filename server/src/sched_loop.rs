@@ -156,11 +156,11 @@ impl SlotLimits {
 /// Takes the shares on the nodes, marks the job running and sends it to its moms.
 fn start_job(state: &mut ServerState, out: &mut Outbox, key: JobKey, shares: Vec<NodeShare>, now: i64) -> bool {
     // Checked before anything is taken, so the transition below cannot fail half-way.
-    if state.jobs()[&key].state().apply(JobEvent::Run).is_err() {
+    let Some(job) = state.job(key).filter(|job| job.state().apply(JobEvent::Run).is_ok()) else {
         return false;
-    }
-    let exclusive = state.jobs()[&key].request.exclusive;
-    let owner = state.jobs()[&key].owner.clone();
+    };
+    let exclusive = job.request.exclusive;
+    let owner = job.owner.clone();
     for (index, share) in shares.iter().enumerate() {
         let node = state.node_mut(&share.node).expect("scheduler placed a job on a known node");
         if !node.assign(key, share, &owner, exclusive) {

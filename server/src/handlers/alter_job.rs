@@ -50,8 +50,7 @@ fn alter_one(
         // A range of subjobs cannot be altered or moved (OpenPBS: PBSE_IVALREQ).
         return Err(RequestError::with_detail(ErrorCode::InvalidRequest, text));
     }
-    let key = state.find_job(text)?;
-    let job = &state.jobs()[&key];
+    let (key, job) = state.find_job_entry(text)?;
     let id = job.id.clone();
     let manager = state.is_manager(requester);
     if !state.may_alter(requester, job.owner_uid) {
@@ -78,7 +77,7 @@ fn alter_one(
         return Ok(());
     }
     let old_spec = std::sync::Arc::clone(&job.spec);
-    let mut altered: Job = (**job).clone();
+    let mut altered: Job = job.clone();
     let hold_letters = match (manager, state.is_operator(requester)) {
         (true, _) => "soup",
         (false, true) => "ou",

@@ -53,9 +53,8 @@ fn delete_one(
     text: &str,
     how: How,
 ) -> Result<(), RequestError> {
-    let key = state.find_job(text)?;
-    let id = state.jobs()[&key].id.clone();
-    let job = &state.jobs()[&key];
+    let (key, job) = state.find_job_entry(text)?;
+    let id = job.id.clone();
     if !state.may_modify(requester, job.owner_uid) {
         // OpenPBS's text ends with a blank, so two blanks precede the id.
         return Err(RequestError::new(
@@ -108,8 +107,8 @@ fn delete_key(
     key: JobKey,
     how: How,
 ) -> Result<(), RequestError> {
-    let id = state.jobs()[&key].id.clone();
-    let job = &state.jobs()[&key];
+    let job = state.known_job(key)?;
+    let id = job.id.clone();
     let bad_state = |_| RequestError::with_detail(ErrorCode::BadState, &id);
     match job.state() {
         JobState::Finished | JobState::Expired if how.history => {

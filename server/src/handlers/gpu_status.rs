@@ -37,11 +37,10 @@ pub fn share_refused(
     reason: &str,
     now: i64,
 ) {
-    let Ok(key) = state.find_job(job_id) else {
+    let Ok((key, job)) = state.find_job_entry(job_id) else {
         tracing::warn!(node, job_id, "share refused for an unknown job");
         return;
     };
-    let job = &state.jobs()[&key];
     let sister_here = job.is_current_share_of(node, run_count);
     if job.state() != JobState::Running || job.rerun_requested || job.delete_requested || !sister_here {
         tracing::info!(node, job_id, reason, "share refused for a job not running there; nothing to do");

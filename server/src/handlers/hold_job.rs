@@ -45,9 +45,8 @@ fn hold_one(
     hold_types: &str,
     hold: bool,
 ) -> Result<(), RequestError> {
-    let key = state.find_job(text)?;
-    let id = state.jobs()[&key].id.clone();
-    let job = &state.jobs()[&key];
+    let (key, job) = state.find_job_entry(text)?;
+    let id = job.id.clone();
     // OpenPBS: `o` needs an operator, `s` and `p` a manager (`u`: the owner will do).
     let needs_manager = hold_types.chars().any(|c| "sp".contains(c));
     let needs_operator = hold_types.contains('o');
@@ -84,7 +83,7 @@ fn hold_key(
     hold_types: &str,
     hold: bool,
 ) -> Result<(), RequestError> {
-    let job = &state.jobs()[&key];
+    let job = state.known_job(key)?;
     let id = job.id.clone();
     let held = merge_holds(&job.hold_types, hold_types, hold);
     let event = if held == "n" { JobEvent::Release } else { JobEvent::Hold };

@@ -20,12 +20,11 @@ const STAGEIN_REASON_CHARS: usize = 1024;
 /// Handles the end of a job reported by `node`.
 pub fn job_ended(state: &mut ServerState, out: &mut Outbox, node: &str, obit: JobObit, now: i64) {
     let ack = ServerToMom::ObitAck { job_id: obit.job_id.clone() };
-    let Ok(key) = state.find_job(&obit.job_id) else {
+    let Ok((key, job)) = state.find_job_entry(&obit.job_id) else {
         tracing::warn!(job_id = %obit.job_id, node, "end report for an unknown job");
         out.send(node, ack);
         return;
     };
-    let job = &state.jobs()[&key];
     if !job.is_current_run_of(node, obit.run_count) {
         if job.state().is_active() {
             // A node back after node_fail_requeue, or any other mom: the job runs elsewhere

@@ -46,8 +46,7 @@ fn move_one(
         // A range of subjobs cannot be altered or moved (OpenPBS: PBSE_IVALREQ).
         return Err(RequestError::with_detail(ErrorCode::InvalidRequest, text));
     }
-    let key = state.find_job(text)?;
-    let job = &state.jobs()[&key];
+    let (key, job) = state.find_job_entry(text)?;
     if !state.may_modify(requester, job.owner_uid) {
         // OpenPBS's text is "Unauthorized Request " and prt_job_err adds a space before the id.
         return Err(RequestError::new(

@@ -78,8 +78,8 @@ pub fn register_mom(state: &mut ServerState, out: &mut Outbox, registration: Reg
 /// A job lost with its mother superior (`why`, for the comment): requeue it if rerunnable
 /// (an interactive job never is), else end it with [`LOST_WITH_MOM`].
 pub fn end_lost_job(state: &mut ServerState, out: &mut Outbox, key: JobKey, now: i64, why: &str) {
-    let spec = &state.jobs()[&key].spec;
-    let rerun = spec.rerunnable && spec.interactive.is_none() && !state.jobs()[&key].delete_requested;
+    let Some(lost) = state.job(key) else { return };
+    let rerun = lost.spec.rerunnable && lost.spec.interactive.is_none() && !lost.delete_requested;
     let job = if rerun {
         let Ok(job) = state.requeue_job(key, now) else { return };
         job.comment = Some(format!("requeued: {why}"));

@@ -69,8 +69,7 @@ fn rerun_one(
     now: i64,
     text: &str,
 ) -> Result<(), RequestError> {
-    let key = state.find_job(text)?;
-    let job = &state.jobs()[&key];
+    let (key, job) = state.find_job_entry(text)?;
     let id = job.id.clone();
     if !state.is_operator(requester) {
         return Err(RequestError::new(

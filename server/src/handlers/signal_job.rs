@@ -154,8 +154,7 @@ fn signal_one(
     text: &str,
     request: SignalRequest,
 ) -> Result<(), RequestError> {
-    let key = state.find_job(text)?;
-    let job = &state.jobs()[&key];
+    let (key, job) = state.find_job_entry(text)?;
     let id = job.id.clone();
     let operator_only = !matches!(request, SignalRequest::Signal(_));
     if !state.may_modify(requester, job.owner_uid) || (operator_only && !state.is_operator(requester)) {

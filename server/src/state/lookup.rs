@@ -8,6 +8,7 @@
 
 use super::{Job, Node, Queue, ServerState};
 use ::job::JobKey;
+use proto::error::{ErrorCode, RequestError};
 use std::collections::BTreeMap;
 
 impl ServerState {
@@ -20,6 +21,19 @@ impl ServerState {
     /// The job with key `key`, if the state has it.
     pub fn job(&self, key: JobKey) -> Option<&Job> {
         self.jobs.get(&key).map(|job| &**job)
+    }
+
+    /// Resolves a user-typed id as [`ServerState::find_job`] does, with the job found: a
+    /// handler's one lookup, so it never indexes the map with a key it "knows" exists.
+    pub fn find_job_entry(&self, text: &str) -> Result<(JobKey, &Job), RequestError> {
+        let key = self.find_job(text)?;
+        Ok((key, self.known_job(key)?))
+    }
+
+    /// The job with key `key`, or `Unknown Job Id` (the typed error at a handler's edge, for
+    /// a key that came from a request or a report).
+    pub fn known_job(&self, key: JobKey) -> Result<&Job, RequestError> {
+        self.job(key).ok_or_else(|| RequestError::with_detail(ErrorCode::UnknownJobId, key.to_id(&self.server_name)))
     }
 
     /// The job with key `key`, to change anything but its state.
