@@ -7,6 +7,8 @@
 
 mod admin;
 pub mod array;
+#[cfg(test)]
+mod invariant_tests;
 pub mod job;
 mod lookup;
 pub mod node;
