@@ -69,14 +69,7 @@ fn manage_server(state: &mut ServerState, op: ManageOp, attrs: &[AttrOp]) -> Res
             ))
         }
     };
-    let before = (state.attrs.clone(), state.default_queue.clone(), state.flavor);
-    for attr in attrs {
-        if let Err(error) = state.apply_server_attr(attr, unset) {
-            (state.attrs, state.default_queue, state.flavor) = before;
-            return Err(error);
-        }
-    }
-    Ok(())
+    state.apply_server_attrs(attrs, unset)
 }
 
 /// Queue names as OpenPBS allows them: a letter first, then letters, digits, `_` and `-`,
@@ -120,10 +113,6 @@ fn manage_queue(
                 return Err(RequestError::with_detail(ErrorCode::QueueBusy, name));
             }
             state.remove_queue(name);
-            if state.default_queue == name {
-                state.default_queue.clear();
-                state.attrs.mark("default_queue", true);
-            }
             out.persist(StoreOp::DeleteQueue(name.to_string()));
             return Ok(());
         }

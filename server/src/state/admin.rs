@@ -54,6 +54,19 @@ impl ServerState {
         self.attrs.acl_roots = acl_roots.to_vec();
     }
 
+    /// Applies `set server`/`unset server` attribute operations, all or none: on the first
+    /// refused one the server's attributes, default queue and flavor are as before.
+    pub fn apply_server_attrs(&mut self, attrs: &[AttrOp], unset: bool) -> Result<(), RequestError> {
+        let before = (self.attrs.clone(), self.default_queue.clone(), self.flavor);
+        for attr in attrs {
+            if let Err(error) = self.apply_server_attr(attr, unset) {
+                (self.attrs, self.default_queue, self.flavor) = before;
+                return Err(error);
+            }
+        }
+        Ok(())
+    }
+
     /// Applies one `set server`/`unset server` attribute operation.
     pub fn apply_server_attr(&mut self, attr: &AttrOp, unset: bool) -> Result<(), RequestError> {
         if attr.resource.is_some() && attr.name.eq_ignore_ascii_case("resources_available") {

@@ -124,8 +124,19 @@ impl ServerState {
     }
 
     /// Forgets queue `name` (qmgr `delete queue`); the caller checked that it holds no job.
+    /// The default queue, deleted, is unset, so `default_queue` names a queue or nothing.
     pub fn remove_queue(&mut self, name: &str) -> Option<Queue> {
+        if self.default_queue == name {
+            self.default_queue.clear();
+            self.attrs.mark("default_queue", true);
+        }
         self.queues.remove(name)
+    }
+
+    /// The queue a submission without `-q` goes to; empty if unset. Invariant: names one of
+    /// [`Self::queues`] or is empty (set through qmgr, `state/admin.rs`).
+    pub fn default_queue(&self) -> &str {
+        &self.default_queue
     }
 
     /// The next job sequence number. Invariant: greater than every id ever handed out.

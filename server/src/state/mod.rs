@@ -52,7 +52,8 @@ pub struct Requester {
 #[derive(Debug)]
 pub struct ServerState {
     pub server_name: String,
-    pub default_queue: String,
+    /// Private: see [`ServerState::default_queue`].
+    default_queue: String,
     pub kill_delay: u64,
     /// The uid the server runs as; it and root are managers.
     pub server_uid: u32,
