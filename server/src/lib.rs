@@ -52,7 +52,6 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
     state.restore_next_seq(loaded.next_seq);
     state.configure_defaults(config.history_duration.as_secs() as i64, config.flavor);
     state.configure_acl_roots(&config.acl_roots);
-    state.keep_completed = config.keep_completed;
     state.attrs.keep_completed = i64::try_from(config.keep_completed).unwrap_or(i64::MAX);
     for stored in &loaded.resource_defs {
         let def = job::resources::site::ResourceDef::from_words(&stored.name, Some(&stored.kind), Some(&stored.flags))

@@ -133,7 +133,7 @@ pub fn select(state: &ServerState, flavor: Flavor, now: i64, query: &Query) -> S
     let user_ok = |owner: &str| users.is_empty() || users.contains(owner);
     // Finished jobs show with -x, and in TORQUE for keep_completed seconds.
     let shown = |job: &Job| {
-        query.history || !job.state().is_finished() || recently_completed(flavor, job, now, state.keep_completed)
+        query.history || !job.state().is_finished() || recently_completed(flavor, job, now, state.keep_completed())
     };
     // A subjob is listed (with -t) when its parent is.
     let top_listed = |job: &Job| shown(job) && user_ok(&job.owner);
@@ -276,7 +276,7 @@ mod tests {
     #[test]
     fn torque_keeps_completed_jobs_as_c_for_keep_completed() {
         let (state, id) = server_with_overrun_job(Flavor::Torque);
-        assert_eq!(state.keep_completed, 300);
+        assert_eq!(state.keep_completed(), 300);
         let by_id = std::slice::from_ref(&id);
         for selectors in [&[][..], by_id] {
             let (jobs, errors) = ask(&state, 30 + 299, selectors, false);

@@ -48,6 +48,13 @@ impl ServerState {
         Ok(())
     }
 
+    /// TORQUE `keep_completed`: seconds a finished job stays in plain listings (torque flavor;
+    /// `crate::flavor::recently_completed`). Read from the server attribute, so the two never
+    /// disagree (a refused qmgr used to restore one and not the other).
+    pub fn keep_completed(&self) -> u64 {
+        u64::try_from(self.attrs.keep_completed).unwrap_or(0)
+    }
+
     /// Takes `pbs_server --acl-roots` as `acl_roots` until qmgr sets it (`unset` returns to it).
     pub fn configure_acl_roots(&mut self, acl_roots: &[String]) {
         self.attrs.defaults.acl_roots = acl_roots.to_vec();
@@ -72,11 +79,7 @@ impl ServerState {
         if attr.resource.is_some() && attr.name.eq_ignore_ascii_case("resources_available") {
             return self.set_server_resource(attr, unset);
         }
-        if let Some(name) = self.attrs.apply(attr, unset)? {
-            if name == "keep_completed" {
-                // What the torque flavor's listings read (`crate::flavor::recently_completed`).
-                self.keep_completed = u64::try_from(self.attrs.keep_completed).unwrap_or(0);
-            }
+        if self.attrs.apply(attr, unset)?.is_some() {
             return Ok(());
         }
         match attr.name.to_ascii_lowercase().as_str() {

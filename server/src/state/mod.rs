@@ -60,9 +60,6 @@ pub struct ServerState {
     /// Which dialect conflicting displays follow (pbs-reference section 0); from the config at
     /// start.
     pub flavor: crate::config::Flavor,
-    /// TORQUE `keep_completed`: seconds a finished job stays in plain listings (torque flavor;
-    /// `crate::flavor::recently_completed`).
-    pub keep_completed: u64,
     /// Every job, by key (`JobId::key`: an array's subjobs follow their parent). Add jobs with
     /// [`ServerState::insert_job`] and change their state only with [`ServerState::transition`],
     /// so `queued` stays true. Private: read through `lookup.rs`.
@@ -103,7 +100,6 @@ impl ServerState {
             kill_delay,
             server_uid,
             flavor: crate::config::Flavor::OpenPbs,
-            keep_completed: crate::flavor::DEFAULT_KEEP_COMPLETED,
             jobs: BTreeMap::new(),
             queued: BTreeSet::new(),
             waiting: BTreeSet::new(),
