@@ -29,8 +29,8 @@ pub fn settle_waiting(state: &mut ServerState, out: &mut Outbox, now: i64) -> us
         .collect();
     let mut changed = 0;
     for (key, event) in changes {
-        if state.transition(key, event, now).is_ok() {
-            out.persist(StoreOp::UpdateJob(state.jobs()[&key].clone()));
+        if let Ok(job) = state.transition(key, event, now) {
+            out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
             out.schedule |= event == JobEvent::Wake;
             changed += 1;
         }

@@ -178,10 +178,10 @@ fn signal_one(
         return Err(RequestError::with_detail(ErrorCode::BadState, &id));
     };
     if let Some(event) = event {
-        state.transition(key, event, now).map_err(|_| RequestError::with_detail(ErrorCode::BadState, &id))?;
-        out.persist(StoreOp::UpdateJob(state.jobs()[&key].clone()));
+        let job = state.transition(key, event, now).map_err(|_| RequestError::with_detail(ErrorCode::BadState, &id))?;
+        out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
         let kind = if event == JobEvent::Suspend { NoticeKind::Suspended } else { NoticeKind::Resumed };
-        out.notice(kind, &state.jobs()[&key], now);
+        out.notice(kind, job, now);
     }
     // Only suspend/resume move the mom's walltime clock: a plain STOP from the owner must not.
     out.send(&mother, ServerToMom::SignalJob { job_id: id.to_string(), signal, suspend: event.is_some() });
