@@ -3,7 +3,9 @@
 //! what must be persisted and sent.
 //!
 //! Invariant: a job's state changes only through [`ServerState::transition`], which applies
-//! `job::JobState::apply` and refuses illegal transitions.
+//! `job::JobState::apply` and refuses illegal transitions. Held by the types: the maps are
+//! private (`lookup.rs` hands out views and single entries) and `Job::state` is written only
+//! in `state/`; `invariant_tests.rs` and [`ServerState::sanity_check`] check the rest.
 
 mod admin;
 pub mod array;
@@ -48,7 +50,11 @@ pub struct Requester {
     pub user: String,
 }
 
-/// All live state of the server.
+/// All live state of the server. Jobs (by [`JobKey`]), nodes, queues, the next id, the
+/// default queue and the dependency index are private: each has an invariant over the rest.
+/// The public fields are configuration with none: names and uids fixed at start, the flavor,
+/// and the qmgr-set server attributes and site resources, whose values `admin.rs` and
+/// `site.rs` check as they are set.
 #[derive(Debug)]
 pub struct ServerState {
     pub server_name: String,
