@@ -31,11 +31,11 @@ pub(super) fn follow_parent(
     hold_letters: &str,
     now: i64,
 ) {
-    let parent = state.jobs()[&parent_key].clone();
+    let Some(parent) = state.job(parent_key).cloned() else { return };
     for key in state.subjob_keys(parent_key) {
-        let sub = &state.jobs()[&key];
+        let Some(sub) = state.job(key) else { continue };
         let waiting = matches!(sub.state(), JobState::Queued | JobState::Held | JobState::Waiting);
-        let mut altered = (**sub).clone();
+        let mut altered = sub.clone();
         let mut spec_changed = false;
         if sub.run_count == 0 {
             let Some(ArrayPart::Sub(index)) = sub.id.array else { continue };
@@ -63,7 +63,11 @@ pub(super) fn follow_parent(
                 tracing::error!(job_key = %key, ?event, "subjob cannot follow its parent's holds");
             }
         }
-        let sub = &state.jobs()[&key];
-        out.persist(if spec_changed { StoreOp::UpdateJobSpec(sub.clone()) } else { StoreOp::UpdateJob(sub.clone()) });
+        let Some(sub) = state.job(key) else { continue };
+        out.persist(if spec_changed {
+            StoreOp::UpdateJobSpec(Box::new(sub.clone()))
+        } else {
+            StoreOp::UpdateJob(Box::new(sub.clone()))
+        });
     }
 }

@@ -66,7 +66,10 @@ fn hold_one(
     if id.array == Some(ArrayPart::Parent) {
         // The parent's holds apply to its subjobs that have not started.
         for sub in state.subjob_keys(key) {
-            if matches!(state.jobs()[&sub].state(), JobState::Queued | JobState::Held | JobState::Waiting) {
+            if state
+                .job(sub)
+                .is_some_and(|job| matches!(job.state(), JobState::Queued | JobState::Held | JobState::Waiting))
+            {
                 hold_key(state, out, now, sub, hold_types, hold)?;
             }
         }
@@ -90,7 +93,7 @@ fn hold_key(
     let job = state.transition(key, event, now).map_err(|_| RequestError::with_detail(ErrorCode::BadState, &id))?;
     job.hold_types = held;
     out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
-    if state.jobs()[&key].state() == JobState::Queued {
+    if job.state() == JobState::Queued {
         out.schedule = true;
     }
     Ok(())

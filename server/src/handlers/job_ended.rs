@@ -37,11 +37,12 @@ pub fn job_ended(state: &mut ServerState, out: &mut Outbox, node: &str, obit: Jo
         out.send(node, ack);
         return;
     }
-    if state.jobs()[&key].rerun_requested && !state.jobs()[&key].delete_requested {
+    let (rerun_requested, delete_requested) = (job.rerun_requested, job.delete_requested);
+    if rerun_requested && !delete_requested {
         super::rerun_job::requeue_killed_run(state, out, node, key, &obit, now);
         return;
     }
-    if let (Some(reason), false) = (&obit.stagein_failed, state.jobs()[&key].delete_requested) {
+    if let (Some(reason), false) = (&obit.stagein_failed, delete_requested) {
         // OpenPBS waits 30 minutes and retries (req_runjob.c post_stagein); here the job waits
         // on a user hold until its owner fixes the input and releases it (no retry loop).
         let Some(job) = state.job_mut(key) else { return };
@@ -52,7 +53,7 @@ pub fn job_ended(state: &mut ServerState, out: &mut Outbox, node: &str, obit: Jo
         super::rerun_job::requeue_killed_run(state, out, node, key, &obit, now);
         return;
     }
-    if obit.exit_status == JOB_EXEC_RETRY && !state.jobs()[&key].delete_requested {
+    if obit.exit_status == JOB_EXEC_RETRY && !delete_requested {
         // The mother superior did not start it (a GPU of the job was no longer free there).
         let Some(job) = state.job_mut(key) else { return };
         job.comment = Some(format!("requeued: {node} could not start the job; it will be retried"));
