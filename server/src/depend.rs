@@ -65,7 +65,7 @@ pub enum Status {
 pub fn outcome(state: &ServerState, key: JobKey) -> Outcome {
     let Some(job) = state.jobs().get(&key) else { return Outcome::Gone };
     let is_parent = job.id.array == Some(job::id::ArrayPart::Parent);
-    let subjobs = || state.subjob_keys(key).into_iter().map(|sub| &*state.jobs()[&sub]);
+    let subjobs = || state.subjob_keys(key).into_iter().filter_map(|sub| state.job(sub));
     let started = if is_parent {
         job.state() == job::JobState::Begun || subjobs().any(|sub| sub.run_count > 0 || sub.times.stime.is_some())
     } else {
@@ -174,8 +174,7 @@ fn admit_one(
     text: &str,
     admission: &mut Admission,
 ) -> Result<Option<String>, RequestError> {
-    let key = state.find_job(text)?;
-    let target = &state.jobs()[&key];
+    let (key, target) = state.find_job_entry(text)?;
     let id = target.id.to_string();
     let outcome = outcome(state, key);
     if !kind.is_after() {
@@ -456,7 +455,7 @@ fn release(state: &mut ServerState, out: &mut Outbox, key: JobKey, now: i64) {
 }
 
 fn release_one(state: &mut ServerState, out: &mut Outbox, key: JobKey, now: i64) {
-    let job = &state.jobs()[&key];
+    let Some(job) = state.job(key) else { return };
     if !job.hold_types.contains('s') {
         return;
     }

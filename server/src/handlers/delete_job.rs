@@ -84,7 +84,7 @@ fn delete_array(
     parent.delete_requested = true;
     out.persist(StoreOp::UpdateJob(Box::new(parent.clone())));
     for sub in state.subjob_keys(key) {
-        let job = &state.jobs()[&sub];
+        let Some(job) = state.job(sub) else { continue };
         if job.state().is_finished() || (job.delete_requested && !how.force) {
             continue;
         }
