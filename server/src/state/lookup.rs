@@ -88,11 +88,6 @@ impl ServerState {
         self.nodes.get_mut(name)
     }
 
-    /// Every node, to change them.
-    pub fn nodes_mut(&mut self) -> impl Iterator<Item = &mut Node> {
-        self.nodes.values_mut()
-    }
-
     /// Adds or replaces a node (registration, qmgr, loading from the store).
     pub fn insert_node(&mut self, node: Node) {
         self.nodes.insert(node.name.clone(), node);
