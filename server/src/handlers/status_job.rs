@@ -161,10 +161,9 @@ pub fn select(state: &ServerState, flavor: Flavor, now: i64, query: &Query) -> S
             }
         };
         if selector.starts_with(|c: char| c.is_ascii_digit()) {
-            match state.find_job(&selector) {
-                Ok(key) if !named_jobs.insert(key) => {}
-                Ok(key) => {
-                    let job = &state.jobs()[&key];
+            match state.find_job_entry(&selector) {
+                Ok((key, _)) if !named_jobs.insert(key) => {}
+                Ok((key, job)) => {
                     // A subjob that is over (X) is still shown; a finished job needs -x.
                     if job.state() == JobState::Finished && !shown(job) {
                         errors.push(finished_error(flavor, job));
