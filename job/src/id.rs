@@ -2,9 +2,9 @@
 //! (pbs-reference 5.1). Users may abbreviate to `123` (the default server is implied), and may
 //! give the full host name of the server (`123.head.example.com`).
 //!
-//! Also the server's internal key of a job ([`JobId::key`]): one `u64` that orders a parent
-//! before its subjobs and needs no lookup to compute.
+//! Also the server's internal key of a job ([`JobId::key`], a [`JobKey`]: `key.rs`).
 
+use crate::key::JobKey;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -33,9 +33,6 @@ pub struct JobId {
 #[error("illegally formed job identifier: {0}")]
 pub struct BadJobId(pub String);
 
-/// Bits of [`JobId::key`] below the sequence number: a subjob's index + 1 lives there.
-const INDEX_BITS: u32 = 32;
-
 impl JobId {
     /// An ordinary job's id.
     pub fn new(seq: u64, server: impl Into<String>) -> Self {
@@ -52,44 +49,18 @@ impl JobId {
         JobId { seq, server: server.into(), array: Some(ArrayPart::Sub(index)) }
     }
 
-    /// The server's key for this job: `seq << 32`, plus `index + 1` for a subjob. Ordinary
-    /// jobs and array parents share the form (they never share a seq), and a parent's
-    /// subjobs sort right after it. Invariant: `seq < 2^31` (ids wrap long before; the store
-    /// keeps keys in a signed 64-bit column).
-    pub fn key(&self) -> u64 {
-        let low = match self.array {
-            Some(ArrayPart::Sub(index)) => u64::from(index) + 1,
-            _ => 0,
+    /// The server's key for this job (see [`JobKey`]).
+    pub fn key(&self) -> JobKey {
+        let index = match self.array {
+            Some(ArrayPart::Sub(index)) => Some(index),
+            _ => None,
         };
-        (self.seq << INDEX_BITS) | low
-    }
-
-    /// The sequence number of a key.
-    pub fn seq_of_key(key: u64) -> u64 {
-        key >> INDEX_BITS
-    }
-
-    /// The subjob index of a key, if it is a subjob's.
-    pub fn index_of_key(key: u64) -> Option<u32> {
-        match key & ((1 << INDEX_BITS) - 1) {
-            0 => None,
-            low => Some((low - 1) as u32),
-        }
+        JobKey::new(self.seq, index)
     }
 
     /// The key of the parent (or ordinary job) with this key's seq.
-    pub fn parent_key(key: u64) -> u64 {
-        key & !((1 << INDEX_BITS) - 1)
-    }
-
-    /// The id a key was made from, except that an array parent's comes back as an ordinary
-    /// job's (the key does not tell them apart; the caller knows from the job's spec).
-    pub fn from_key(key: u64, server: impl Into<String>) -> JobId {
-        let seq = JobId::seq_of_key(key);
-        match JobId::index_of_key(key) {
-            Some(index) => JobId::sub(seq, index, server),
-            None => JobId::new(seq, server),
-        }
+    pub fn parent_key(key: JobKey) -> JobKey {
+        key.parent()
     }
 
     /// The array parent's id for a subjob's id (itself otherwise).
@@ -168,22 +139,6 @@ mod tests {
         assert_eq!(JobId::parent(12, "vm").to_string(), "12[].vm");
         assert_eq!(JobId::sub(12, 0, "vm").to_string(), "12[0].vm");
         assert_eq!(JobId::sub(12, 4, "vm").to_parent(), JobId::parent(12, "vm"));
-    }
-
-    #[test]
-    fn keys_order_parents_before_their_subjobs() {
-        let parent = JobId::parent(5, "s").key();
-        let first = JobId::sub(5, 0, "s").key();
-        let big = JobId::sub(5, u32::MAX - 1, "s").key();
-        let next = JobId::new(6, "s").key();
-        assert!(parent < first && first < big && big < next);
-        assert_eq!(JobId::new(5, "s").key(), parent);
-        assert_eq!(JobId::seq_of_key(big), 5);
-        assert_eq!(JobId::index_of_key(first), Some(0));
-        assert_eq!(JobId::index_of_key(parent), None);
-        assert_eq!(JobId::parent_key(big), parent);
-        assert_eq!(JobId::from_key(first, "s"), JobId::sub(5, 0, "s"));
-        assert_eq!(JobId::from_key(parent, "s"), JobId::new(5, "s"));
     }
 
     #[test]

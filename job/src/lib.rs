@@ -13,6 +13,7 @@ pub mod duration;
 pub mod exec_opts;
 pub mod exec_time;
 pub mod id;
+pub mod key;
 pub mod limits;
 pub mod mail;
 pub mod options;
@@ -28,6 +29,7 @@ mod no_panic;
 
 pub use attrs::Attr;
 pub use id::JobId;
+pub use key::JobKey;
 pub use pairs::PairList;
 pub use resources::{Chunk, Placement, ResourceError, ResourceErrorKind, ResourceRequest};
 pub use spec::JobSpec;

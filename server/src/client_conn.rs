@@ -13,6 +13,7 @@ use crate::handlers;
 use crate::listener::Peer;
 use crate::shared::{now, Shared};
 use crate::state::Requester;
+use job::JobKey;
 use proto::error::{ErrorCode, RequestError};
 use proto::transport::{FrameReader, FrameWriter};
 use proto::{ClientRequest, ServerReply};
@@ -205,7 +206,7 @@ impl Listing {
 /// is sent ([`Part::build`]), so a long listing never exists whole in memory.
 enum Part {
     Ready(ServerReply),
-    Jobs { listing: Arc<Listing>, keys: Vec<u64>, errors: Vec<RequestError>, more: bool },
+    Jobs { listing: Arc<Listing>, keys: Vec<JobKey>, errors: Vec<RequestError>, more: bool },
 }
 
 impl Part {
@@ -242,8 +243,8 @@ fn list_jobs(shared: &Shared, requester: &Requester, asked: Asked) -> Vec<Part> 
 
 /// Cuts a listing into frames: the jobs [`JOBS_PER_FRAME`] at a time, then the errors
 /// [`ERRORS_PER_FRAME`] at a time; every frame but the last has `more`. At least one frame.
-fn frames(keys: Vec<u64>, errors: Vec<RequestError>) -> Vec<(Vec<u64>, Vec<RequestError>, bool)> {
-    let mut frames: Vec<(Vec<u64>, Vec<RequestError>, bool)> =
+fn frames(keys: Vec<JobKey>, errors: Vec<RequestError>) -> Vec<(Vec<JobKey>, Vec<RequestError>, bool)> {
+    let mut frames: Vec<(Vec<JobKey>, Vec<RequestError>, bool)> =
         keys.chunks(JOBS_PER_FRAME).map(|keys| (keys.to_vec(), Vec::new(), true)).collect();
     let mut errors = errors.into_iter().peekable();
     while errors.peek().is_some() {
@@ -286,7 +287,7 @@ mod tests {
     fn long_job_lists_are_cut_into_frames_and_errors_come_last() {
         let error = RequestError::new(ErrorCode::UnknownJobId, "Unknown Job Id 9.s");
         let shapes = |keys: usize, errors: usize| -> Vec<(usize, usize, bool)> {
-            frames((0..keys as u64).collect(), vec![error.clone(); errors])
+            frames((0..keys as u64).map(JobKey::from_raw).collect(), vec![error.clone(); errors])
                 .into_iter()
                 .map(|(keys, errors, more)| (keys.len(), errors.len(), more))
                 .collect()

@@ -21,6 +21,7 @@ use crate::outbox::{NoticeKind, Outbox};
 use crate::state::{Job, Requester, ServerState};
 use crate::store::StoreOp;
 use job::depend::{merge, DependItem, DependKind};
+use job::JobKey;
 use job::{JobEvent, JobId, JobSpec, JobState};
 use proto::error::{ErrorCode, RequestError};
 use std::collections::{BTreeMap, BTreeSet};
@@ -30,10 +31,10 @@ use std::collections::{BTreeMap, BTreeSet};
 pub struct Index {
     /// A job's key -> the keys of jobs with a dependency on it that may still be unmet.
     /// Dropped when the job finishes (its dependents were evaluated then).
-    children: BTreeMap<u64, BTreeSet<u64>>,
+    children: BTreeMap<JobKey, BTreeSet<JobKey>>,
     /// A job's key -> the `after*` dependencies other jobs' `before*` gave it: (kind, key of
     /// the job that named it).
-    registered: BTreeMap<u64, Vec<(DependKind, u64)>>,
+    registered: BTreeMap<JobKey, Vec<(DependKind, JobKey)>>,
 }
 
 /// What a job named in a dependency has done so far: the one place that says it. (An array
@@ -61,16 +62,16 @@ pub enum Status {
 /// The outcome of job `key` so far.
 /// An array parent's outcome is its subjobs': started when one started, ended when all are
 /// over, ok when every one exited 0.
-pub fn outcome(state: &ServerState, key: u64) -> Outcome {
-    let Some(job) = state.jobs.get(&key) else { return Outcome::Gone };
+pub fn outcome(state: &ServerState, key: JobKey) -> Outcome {
+    let Some(job) = state.jobs().get(&key) else { return Outcome::Gone };
     let is_parent = job.id.array == Some(job::id::ArrayPart::Parent);
-    let subjobs = || state.subjob_keys(key).into_iter().map(|sub| &*state.jobs[&sub]);
+    let subjobs = || state.subjob_keys(key).into_iter().filter_map(|sub| state.job(sub));
     let started = if is_parent {
-        job.state == job::JobState::Begun || subjobs().any(|sub| sub.run_count > 0 || sub.times.stime.is_some())
+        job.state() == job::JobState::Begun || subjobs().any(|sub| sub.run_count > 0 || sub.times.stime.is_some())
     } else {
         job.run_count > 0 || job.times.stime.is_some()
     };
-    if !job.state.is_finished() {
+    if !job.state().is_finished() {
         return Outcome::Pending { started };
     }
     let ok = if is_parent { subjobs().all(|sub| sub.exit_status == Some(0)) } else { job.exit_status == Some(0) };
@@ -79,11 +80,11 @@ pub fn outcome(state: &ServerState, key: u64) -> Outcome {
 
 /// `key` and, if it is an array parent, its subjobs that have not started: a dependency of
 /// an array holds, releases or deletes all of them.
-fn with_waiting_subjobs(state: &ServerState, key: u64) -> Vec<u64> {
+fn with_waiting_subjobs(state: &ServerState, key: JobKey) -> Vec<JobKey> {
     let mut keys = vec![key];
-    if state.jobs.get(&key).is_some_and(|job| job.id.array == Some(job::id::ArrayPart::Parent)) {
+    if state.jobs().get(&key).is_some_and(|job| job.id.array == Some(job::id::ArrayPart::Parent)) {
         keys.extend(state.subjob_keys(key).into_iter().filter(|sub| {
-            matches!(state.jobs[sub].state, job::JobState::Queued | job::JobState::Held | job::JobState::Waiting)
+            matches!(state.jobs()[sub].state(), job::JobState::Queued | job::JobState::Held | job::JobState::Waiting)
         }));
     }
     keys
@@ -137,7 +138,7 @@ pub struct Admission {
     /// A dependency can never be met: the job is created and deleted at once, as OpenPBS does.
     pub never: Option<String>,
     /// `before*` targets: (key of the job that gets the dependency, its `after*` kind).
-    pub registrations: Vec<(u64, DependKind)>,
+    pub registrations: Vec<(JobKey, DependKind)>,
 }
 
 /// Checks a new job's dependencies and normalises their ids (`12` -> `12.<server>`). Every
@@ -173,8 +174,7 @@ fn admit_one(
     text: &str,
     admission: &mut Admission,
 ) -> Result<Option<String>, RequestError> {
-    let key = state.find_job(text)?;
-    let target = &state.jobs[&key];
+    let (key, target) = state.find_job_entry(text)?;
     let id = target.id.to_string();
     let outcome = outcome(state, key);
     if !kind.is_after() {
@@ -186,7 +186,7 @@ fn admit_one(
             let message = format!("{} {}:{id} has already started", ErrorCode::BadDepend.text(), kind.name());
             return Err(RequestError::new(ErrorCode::BadDepend, message));
         }
-        if target.state.is_finished() {
+        if target.state().is_finished() {
             admission.never.get_or_insert_with(|| rejected(&id));
         } else {
             admission.registrations.push((key, kind.mirror()));
@@ -198,7 +198,7 @@ fn admit_one(
             admission.never.get_or_insert_with(|| rejected(&id));
         }
         Status::Pending => admission.hold = true,
-        Status::Met if target.state.is_finished() => return Ok(None),
+        Status::Met if target.state().is_finished() => return Ok(None),
         Status::Met => {}
     }
     Ok(Some(id))
@@ -209,22 +209,24 @@ fn rejected(id: &str) -> String {
     format!("Dependency request for job rejected by {id} Finished job did not satisfy dependency")
 }
 
-/// Applies [`Admission::hold`] to a job being created.
-pub fn hold_new(job: &mut Job, admission: &Admission) {
-    if admission.hold {
-        job.hold_types = crate::handlers::hold_job::merge_holds(&job.hold_types, "s", true);
-        job.state = JobState::Held;
+/// Applies [`Admission::hold`] to a job being created, through a legal `Hold` (a new job is
+/// `Q`, `W` or `H`, which may all be held).
+pub fn hold_new(mut job: Job, admission: &Admission) -> Result<Job, RequestError> {
+    if !admission.hold {
+        return Ok(job);
     }
+    job.hold_types = crate::handlers::hold_job::merge_holds(&job.hold_types, "s", true);
+    job.with_event(JobEvent::Hold).map_err(|_| RequestError::new(ErrorCode::BadState, ErrorCode::BadState.text()))
 }
 
 /// Records a new job's dependencies once it is in the state: indexes them, gives `before*`
 /// targets their `after*` dependency (holding them), and deletes the job at once if one can
 /// never be met.
-pub fn submitted(state: &mut ServerState, out: &mut Outbox, key: u64, admission: Admission, now: i64) {
+pub fn submitted(state: &mut ServerState, out: &mut Outbox, key: JobKey, admission: Admission, now: i64) {
     index_job(state, key);
     for (target, kind) in admission.registrations {
-        state.depend.registered.entry(target).or_default().push((kind, key));
-        state.depend.children.entry(key).or_default().insert(target);
+        state.depend_mut().registered.entry(target).or_default().push((kind, key));
+        state.depend_mut().children.entry(key).or_default().insert(target);
         hold_for_dependency(state, out, target, now);
     }
     if let Some(reason) = admission.never {
@@ -236,12 +238,15 @@ pub fn submitted(state: &mut ServerState, out: &mut Outbox, key: u64, admission:
 
 /// A job started, ended, was deleted or requeued: re-evaluates the jobs waiting on it, and on
 /// down the chain for the ones deleted because of it.
-pub fn job_changed(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64) {
+pub fn job_changed(state: &mut ServerState, out: &mut Outbox, key: JobKey, now: i64) {
     let mut work = vec![key];
     while let Some(parent) = work.pop() {
-        let finished = state.jobs.get(&parent).is_none_or(|job| job.state.is_finished());
-        let children =
-            if finished { state.depend.children.remove(&parent) } else { state.depend.children.get(&parent).cloned() };
+        let finished = state.jobs().get(&parent).is_none_or(|job| job.state().is_finished());
+        let children = if finished {
+            state.depend_mut().children.remove(&parent)
+        } else {
+            state.depend().children.get(&parent).cloned()
+        };
         for child in children.unwrap_or_default() {
             if evaluate(state, out, child, now) == Status::Never {
                 work.push(child);
@@ -253,9 +258,9 @@ pub fn job_changed(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64
 /// Drops the entries naming job `key`, which is being purged from history (call while it is
 /// still stored: its spec says where it is listed). One is kept: its `before*` registration
 /// on a target still waiting for `on:N`, which counts it.
-pub fn forget(state: &mut ServerState, key: u64) {
-    let named: Vec<(DependKind, u64)> = waits_named(state, key).map(|(kind, parent, _)| (kind, parent)).collect();
-    let index = &mut state.depend;
+pub fn forget(state: &mut ServerState, key: JobKey) {
+    let named: Vec<(DependKind, JobKey)> = waits_named(state, key).map(|(kind, parent, _)| (kind, parent)).collect();
+    let (jobs, index) = state.jobs_and_depend_mut();
     index.children.remove(&key);
     let registered = index.registered.remove(&key).unwrap_or_default();
     let parents = named.iter().filter(|(kind, _)| kind.is_after()).map(|(_, parent)| *parent);
@@ -268,7 +273,7 @@ pub fn forget(state: &mut ServerState, key: u64) {
         }
     }
     for (_, target) in named.iter().filter(|(kind, _)| !kind.is_after()) {
-        let counts = state.jobs.get(target).is_some_and(|job| !job.state.is_finished() && on_wanted(job).is_some());
+        let counts = jobs.get(target).is_some_and(|job| !job.state().is_finished() && on_wanted(job).is_some());
         if let (false, Some(list)) = (counts, index.registered.get_mut(target)) {
             list.retain(|(_, from)| *from != key);
             if list.is_empty() {
@@ -280,19 +285,23 @@ pub fn forget(state: &mut ServerState, key: u64) {
 
 /// Rebuilds the derived index from the jobs' specs (after loading them from the store).
 pub fn rebuild(state: &mut ServerState) {
-    state.depend = Index::default();
+    *state.depend_mut() = Index::default();
     // A subjob's dependencies are its array's (they share the spec): only parents are indexed.
-    let keys: Vec<u64> = state.jobs.keys().copied().filter(|key| !crate::state::array::is_subjob_key(*key)).collect();
+    let keys: Vec<JobKey> =
+        state.jobs().keys().copied().filter(|key| !crate::state::array::is_subjob_key(*key)).collect();
     for key in keys {
         index_job(state, key);
-        let befores: Vec<(DependKind, u64)> = waits_named(state, key)
+        let befores: Vec<(DependKind, JobKey)> = waits_named(state, key)
             .filter(|(kind, _, _)| !kind.is_after())
             .map(|(kind, target, _)| (kind, target))
             .collect();
-        for (kind, target) in befores.into_iter().filter(|(_, target)| state.jobs.contains_key(target)) {
-            state.depend.registered.entry(target).or_default().push((kind.mirror(), key));
-            if state.jobs.get(&target).is_some_and(|job| !job.state.is_finished()) {
-                state.depend.children.entry(key).or_default().insert(target);
+        for (kind, target) in befores {
+            if !state.jobs().contains_key(&target) {
+                continue;
+            }
+            state.depend_mut().registered.entry(target).or_default().push((kind.mirror(), key));
+            if state.jobs().get(&target).is_some_and(|job| !job.state().is_finished()) {
+                state.depend_mut().children.entry(key).or_default().insert(target);
             }
         }
     }
@@ -317,15 +326,15 @@ pub fn depend_value(state: &ServerState, job: &Job) -> Option<String> {
             add(kind, &text);
         }
     }
-    for (kind, parent) in state.depend.registered.get(&key).into_iter().flatten() {
+    for (kind, parent) in state.depend().registered.get(&key).into_iter().flatten() {
         if status(*kind, outcome(state, *parent)) != Status::Met {
-            add(*kind, &state.jobs.get(parent).map(|job| job.id.to_string()).unwrap_or_default());
+            add(*kind, &state.jobs().get(parent).map(|job| job.id.to_string()).unwrap_or_default());
         }
     }
-    for child in state.depend.children.get(&key).into_iter().flatten() {
+    for child in state.depend().children.get(&key).into_iter().flatten() {
         for (kind, parent, _) in waits_named(state, *child) {
             if parent == key && kind.is_after() {
-                add(kind.mirror(), &state.jobs[child].id.to_string());
+                add(kind.mirror(), &state.jobs()[child].id.to_string());
             }
         }
     }
@@ -338,32 +347,32 @@ pub fn depend_value(state: &ServerState, job: &Job) -> Option<String> {
 /// Checks the index against the jobs (for tests): every job held by a dependency that is not
 /// met yet is listed under the job it waits on.
 pub fn sanity_check(state: &ServerState) {
-    for (key, job) in &state.jobs {
-        if job.state.is_finished() || job.state.is_active() || crate::state::array::is_subjob_key(*key) {
+    for (key, job) in state.jobs() {
+        if job.state().is_finished() || job.state().is_active() || crate::state::array::is_subjob_key(*key) {
             continue;
         }
         for (kind, parent, text) in waits(state, *key) {
             if kind.is_after() && status(kind, outcome(state, parent)) == Status::Pending {
-                let listed = state.depend.children.get(&parent).is_some_and(|children| children.contains(key));
+                let listed = state.depend().children.get(&parent).is_some_and(|children| children.contains(key));
                 assert!(listed, "{} waits on {text} but is not indexed under it", job.id);
             }
         }
     }
     // Nothing names a job that is gone, but a registration an `on:N` target still counts.
-    let stored = |key: &u64| state.jobs.contains_key(key);
-    for (parent, children) in &state.depend.children {
+    let stored = |key: &JobKey| state.jobs().contains_key(key);
+    for (parent, children) in &state.depend().children {
         assert!(stored(parent) && children.iter().all(stored), "index names a purged job: {parent} {children:?}");
     }
-    for (target, list) in &state.depend.registered {
+    for (target, list) in &state.depend().registered {
         assert!(stored(target), "index names a purged job: {target}");
-        let counting = !state.jobs[target].state.is_finished() && on_wanted(&state.jobs[target]).is_some();
+        let counting = !state.jobs()[target].state().is_finished() && on_wanted(&state.jobs()[target]).is_some();
         assert!(list.iter().all(|(_, from)| stored(from) || counting), "registration of a purged job on {target}");
     }
 }
 
 /// A job's own dependencies as (kind, key of the named job, its id as stored).
-fn waits_named(state: &ServerState, key: u64) -> impl Iterator<Item = (DependKind, u64, String)> + '_ {
-    let items = state.jobs.get(&key).map(|job| job.spec.depend.as_slice()).unwrap_or_default();
+fn waits_named(state: &ServerState, key: JobKey) -> impl Iterator<Item = (DependKind, JobKey, String)> + '_ {
+    let items = state.jobs().get(&key).map(|job| job.spec.depend.as_slice()).unwrap_or_default();
     items.iter().flat_map(move |item| match item {
         DependItem::Jobs { kind, jobs } => jobs
             .iter()
@@ -374,10 +383,10 @@ fn waits_named(state: &ServerState, key: u64) -> impl Iterator<Item = (DependKin
 }
 
 /// Everything job `key` waits on: its own `after*` dependencies and the registered ones.
-fn waits(state: &ServerState, key: u64) -> Vec<(DependKind, u64, String)> {
+fn waits(state: &ServerState, key: JobKey) -> Vec<(DependKind, JobKey, String)> {
     let mut all: Vec<_> = waits_named(state, key).filter(|(kind, _, _)| kind.is_after()).collect();
-    for (kind, parent) in state.depend.registered.get(&key).into_iter().flatten() {
-        let text = state.jobs.get(parent).map(|job| job.id.to_string()).unwrap_or_default();
+    for (kind, parent) in state.depend().registered.get(&key).into_iter().flatten() {
+        let text = state.jobs().get(parent).map(|job| job.id.to_string()).unwrap_or_default();
         all.push((*kind, *parent, text));
     }
     all
@@ -386,7 +395,7 @@ fn waits(state: &ServerState, key: u64) -> Vec<(DependKind, u64, String)> {
 /// What is left of a job's `on:N` (N minus the `before*` registrations it received).
 fn on_left(state: &ServerState, job: &Job) -> Option<u32> {
     let wanted = on_wanted(job)?;
-    let got = state.depend.registered.get(&job.id.key()).map_or(0, Vec::len) as u32;
+    let got = state.depend().registered.get(&job.id.key()).map_or(0, Vec::len) as u32;
     Some(wanted.saturating_sub(got)).filter(|left| *left > 0)
 }
 
@@ -399,25 +408,25 @@ fn on_wanted(job: &Job) -> Option<u32> {
 }
 
 /// Lists a not-finished job under every job its own `after*` dependencies name.
-fn index_job(state: &mut ServerState, key: u64) {
-    if state.jobs.get(&key).is_none_or(|job| job.state.is_finished()) {
+fn index_job(state: &mut ServerState, key: JobKey) {
+    if state.jobs().get(&key).is_none_or(|job| job.state().is_finished()) {
         return;
     }
     // A purged parent is met for good (see [`Outcome::Gone`]): nothing to list under it.
-    let parents: Vec<u64> = waits_named(state, key)
-        .filter(|(kind, parent, _)| kind.is_after() && state.jobs.contains_key(parent))
+    let parents: Vec<JobKey> = waits_named(state, key)
+        .filter(|(kind, parent, _)| kind.is_after() && state.jobs().contains_key(parent))
         .map(|(_, parent, _)| parent)
         .collect();
     for parent in parents {
-        state.depend.children.entry(parent).or_default().insert(key);
+        state.depend_mut().children.entry(parent).or_default().insert(key);
     }
 }
 
 /// Evaluates one waiting job: releases its system hold if everything is met, deletes it if
 /// something never can be. Returns what it found.
-fn evaluate(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64) -> Status {
-    let Some(job) = state.jobs.get(&key) else { return Status::Met };
-    if !matches!(job.state, JobState::Queued | JobState::Held | JobState::Waiting) {
+fn evaluate(state: &mut ServerState, out: &mut Outbox, key: JobKey, now: i64) -> Status {
+    let Some(job) = state.jobs().get(&key) else { return Status::Met };
+    if !matches!(job.state(), JobState::Queued | JobState::Held | JobState::Waiting) {
         return Status::Met;
     }
     let mut verdict = if on_left(state, job).is_some() { Status::Pending } else { Status::Met };
@@ -439,66 +448,58 @@ fn evaluate(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64) -> St
 
 /// Clears the system hold of a job whose dependencies are all met (state `Q` unless other
 /// holds remain).
-fn release(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64) {
+fn release(state: &mut ServerState, out: &mut Outbox, key: JobKey, now: i64) {
     for key in with_waiting_subjobs(state, key) {
         release_one(state, out, key, now);
     }
 }
 
-fn release_one(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64) {
-    let job = &state.jobs[&key];
+fn release_one(state: &mut ServerState, out: &mut Outbox, key: JobKey, now: i64) {
+    let Some(job) = state.job(key) else { return };
     if !job.hold_types.contains('s') {
         return;
     }
     let left: String = job.hold_types.chars().filter(|c| *c != 's' && *c != 'n').collect();
     let event = if left.is_empty() { JobEvent::Release } else { JobEvent::Hold };
-    if state.transition(key, event, now).is_err() {
-        return;
-    }
-    let job = state.jobs.get_mut(&key).expect("job exists");
+    let Ok(job) = state.transition(key, event, now) else { return };
     job.hold_types = if left.is_empty() { "n".to_string() } else { left };
     tracing::info!(job_id = %job.id, "dependencies met, system hold released");
-    out.persist(StoreOp::UpdateJob(job.clone()));
+    out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
     out.schedule = true;
 }
 
 /// Gives a job a system hold for a dependency it just received (a `before*` registration).
-fn hold_for_dependency(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64) {
+fn hold_for_dependency(state: &mut ServerState, out: &mut Outbox, key: JobKey, now: i64) {
     for key in with_waiting_subjobs(state, key) {
         hold_one_for_dependency(state, out, key, now);
     }
 }
 
-fn hold_one_for_dependency(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64) {
-    let job = &state.jobs[&key];
-    if job.hold_types.contains('s') || state.transition(key, JobEvent::Hold, now).is_err() {
+fn hold_one_for_dependency(state: &mut ServerState, out: &mut Outbox, key: JobKey, now: i64) {
+    if state.job(key).is_none_or(|job| job.hold_types.contains('s')) {
         return;
     }
-    let job = state.jobs.get_mut(&key).expect("job exists");
+    let Ok(job) = state.transition(key, JobEvent::Hold, now) else { return };
     job.hold_types = crate::handlers::hold_job::merge_holds(&job.hold_types, "s", true);
-    out.persist(StoreOp::UpdateJob(job.clone()));
+    out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
 }
 
 /// Deletes a waiting job whose dependency can never be met (state `F`, the reason as its
 /// comment), as the server does on its own behalf.
-fn abort(state: &mut ServerState, out: &mut Outbox, key: u64, reason: String, now: i64) {
+fn abort(state: &mut ServerState, out: &mut Outbox, key: JobKey, reason: String, now: i64) {
     // An array's waiting subjobs end first (X); the parent follows.
     for sub in with_waiting_subjobs(state, key).into_iter().skip(1) {
-        if state.transition(sub, JobEvent::Expire, now).is_ok() {
-            let job = state.jobs.get_mut(&sub).expect("job exists");
+        if let Ok(job) = state.transition(sub, JobEvent::Expire, now) {
             job.times.obittime = Some(now);
             job.comment = Some(reason.clone());
-            out.persist(StoreOp::UpdateJob(job.clone()));
+            out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
         }
     }
-    if state.transition(key, JobEvent::Delete, now).is_err() {
-        return;
-    }
-    let job = state.jobs.get_mut(&key).expect("job exists");
+    let Ok(job) = state.transition(key, JobEvent::Delete, now) else { return };
     job.times.obittime = Some(now);
     tracing::info!(job_id = %job.id, reason = %reason, "deleted: dependency can never be met");
     job.comment = Some(reason);
-    out.persist(StoreOp::UpdateJob(job.clone()));
+    out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
     out.notice(NoticeKind::Aborted, job, now);
 }
 

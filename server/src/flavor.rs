@@ -59,7 +59,7 @@ pub fn shown_resources(flavor: Flavor, job: &Job) -> impl Iterator<Item = (&str,
 /// in TORQUE for `keep_completed` seconds after it ended (0 = not at all). Other jobs always
 /// show.
 pub fn recently_completed(flavor: Flavor, job: &Job, now: i64, keep_completed: u64) -> bool {
-    if !job.state.is_finished() || flavor != Flavor::Torque {
+    if !job.state().is_finished() || flavor != Flavor::Torque {
         return false;
     }
     let ended = job.times.obittime.unwrap_or(job.times.mtime);

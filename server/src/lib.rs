@@ -49,10 +49,9 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
     let loaded = store.load(&config.server_name).context("cannot load jobs from the store")?;
     let mut state =
         ServerState::new(&config.server_name, &config.default_queue, config.kill_delay, nix::unistd::getuid().as_raw());
-    state.next_seq = loaded.next_seq;
+    state.restore_next_seq(loaded.next_seq);
     state.configure_defaults(config.history_duration.as_secs() as i64, config.flavor);
     state.configure_acl_roots(&config.acl_roots);
-    state.keep_completed = config.keep_completed;
     state.attrs.keep_completed = i64::try_from(config.keep_completed).unwrap_or(i64::MAX);
     for stored in &loaded.resource_defs {
         let def = job::resources::site::ResourceDef::from_words(&stored.name, Some(&stored.kind), Some(&stored.flags))
@@ -76,20 +75,20 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
         let mut node = state::Node::new(&stored.name, stored.np, stored.mem_bytes, stored.ngpus, stored.properties, 0);
         node.offline = stored.offline;
         node.operator_comment = stored.comment;
-        state.nodes.insert(stored.name, node);
+        state.insert_node(node);
     }
     for (node, name, value) in loaded.node_resources {
-        if let Some(node) = state.nodes.get_mut(&node) {
+        if let Some(node) = state.node_mut(&node) {
             node.site.insert(name, value);
         }
     }
-    for name in state.nodes.keys().cloned().collect::<Vec<_>>() {
+    for name in state.nodes().keys().cloned().collect::<Vec<_>>() {
         state.claim_shares_on(&name);
-        if let Some(node) = state.nodes.get_mut(&name) {
+        if let Some(node) = state.node_mut(&name) {
             node.comment = Some("node down: waiting for its mom since the server started".to_string());
         }
     }
-    tracing::info!(server = %config.server_name, jobs = state.jobs.len(), next_seq = state.next_seq, "state loaded");
+    tracing::info!(server = %config.server_name, jobs = state.jobs().len(), next_seq = state.next_seq(), "state loaded");
 
     let _ = std::fs::remove_file(&config.socket_path);
     let listener = tokio::net::UnixListener::bind(&config.socket_path)

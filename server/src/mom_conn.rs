@@ -42,7 +42,7 @@ pub async fn serve(shared: Arc<Shared>, mut reader: FrameReader, mut writer: Fra
         // Under the state lock: the link exists and `Registered` is queued first, before any
         // message the scheduler may send once the node is up.
         let reply = handlers::register_mom::register_mom(state, out, registration, now());
-        if let Some(entry) = state.nodes.get_mut(&node) {
+        if let Some(entry) = state.node_mut(&node) {
             entry.mom_addr = match peer {
                 Peer::Tcp(addr) => Some(addr.ip().to_string()),
                 Peer::Local => None,
@@ -126,7 +126,7 @@ fn mark_down(shared: &Shared, node: &str, link_id: u64, reason: &str) {
         return;
     }
     moms.remove(node);
-    if let Some(entry) = state.nodes.get_mut(node) {
+    if let Some(entry) = state.node_mut(node) {
         entry.up = false;
         entry.comment = Some(format!("node down: {reason}"));
         entry.last_state_change = now();

@@ -26,42 +26,32 @@ fn queued() -> Job {
         submit_args: "job.sh".to_string(),
         ..JobSpec::new("myjob", "sleep 1\n")
     };
-    Job {
-        id: JobId::new(123, "head"),
-        request: ResourceRequest::from_list(&resources).expect("valid request"),
-        spec: spec.into(),
-        state: JobState::Queued,
-        owner: "alice".to_string(),
-        owner_uid: 1000,
-        group: "users".to_string(),
-        queue: "workq".to_string(),
-        hold_types: "n".to_string(),
-        times: JobTimes {
-            ctime: 1_700_605_560,
-            qtime: 1_700_605_560,
-            mtime: 1_700_605_560,
-            etime: 1_700_605_560,
-            stime: None,
-            obittime: None,
-        },
-        exec: Vec::new(),
-        session_id: None,
-        exit_status: None,
-        used: ResourcesUsed::default(),
-        run_count: 0,
-        comment: None,
-        output_path: "login1:/home/alice/myjob.o123".to_string(),
-        error_path: "login1:/home/alice/myjob.e123".to_string(),
-        delete_requested: false,
-        rerun_requested: false,
-        script_bytes: 0,
-        spec_bytes: 0,
-    }
+    let mut job = Job::new(
+        JobId::new(123, "head"),
+        spec.into(),
+        ResourceRequest::from_list(&resources).expect("valid request"),
+        JobState::Queued,
+    );
+    job.owner = "alice".to_string();
+    job.owner_uid = 1000;
+    job.group = "users".to_string();
+    job.queue = "workq".to_string();
+    job.times = JobTimes {
+        ctime: 1_700_605_560,
+        qtime: 1_700_605_560,
+        mtime: 1_700_605_560,
+        etime: 1_700_605_560,
+        stime: None,
+        obittime: None,
+    };
+    job.output_path = "login1:/home/alice/myjob.o123".to_string();
+    job.error_path = "login1:/home/alice/myjob.e123".to_string();
+    job
 }
 
 fn running() -> Job {
     let mut job = queued();
-    job.state = JobState::Running;
+    job.set_state_for_test(JobState::Running);
     job.times.stime = Some(1_700_605_565);
     job.run_count = 1;
     job.exec = ["node1", "node2"]
@@ -81,7 +71,7 @@ fn running() -> Job {
 
 fn ended(exit_status: i32) -> Job {
     let mut job = running();
-    job.state = JobState::Finished;
+    job.set_state_for_test(JobState::Finished);
     job.session_id = Some(24567);
     job.exit_status = Some(exit_status);
     job.used = ResourcesUsed { cput_secs: 3, mem_kb: 4312, vmem_kb: 12960, walltime_secs: 7, ncpus: 4 };
@@ -131,7 +121,7 @@ fn accounting_records_of_aborts_reruns_and_torque() {
 #[test]
 fn accounting_records_of_suspend_and_resume() {
     let mut suspended = running();
-    suspended.state = JobState::Suspended;
+    suspended.set_state_for_test(JobState::Suspended);
     suspended.used = ResourcesUsed { cput_secs: 2, mem_kb: 4312, vmem_kb: 12960, walltime_secs: 5, ncpus: 4 };
     let notices = [
         notice(NoticeKind::Suspended, suspended, 1_700_605_570),

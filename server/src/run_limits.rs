@@ -17,19 +17,19 @@ pub struct RunLimits {
 
 /// Whether jobs of `queue` may start (the queue exists and is started).
 pub fn queue_started(state: &ServerState, queue: &str) -> bool {
-    state.queues.get(queue).is_some_and(|queue| queue.started)
+    state.queue(queue).is_some_and(|queue| queue.started)
 }
 
 /// Builds the counters for `jobs` (the queued jobs the pass considers).
 pub fn run_limits(state: &ServerState, jobs: &[&Job]) -> RunLimits {
-    let limited = state.queues.values().any(|queue| queue.run.total.is_some() || queue.run.per_user.is_some());
+    let limited = state.queues().values().any(|queue| queue.run.total.is_some() || queue.run.per_user.is_some());
     if !limited {
         return RunLimits { capacities: Vec::new(), per_job: vec![Vec::new(); jobs.len()] };
     }
     // Jobs running per queue and per (queue, owner).
     let mut running: HashMap<&str, u32> = HashMap::new();
     let mut running_by_user: HashMap<(&str, &str), u32> = HashMap::new();
-    for job in state.jobs.values().filter(|job| job.state.is_active()) {
+    for job in state.jobs().values().filter(|job| job.state().is_active()) {
         *running.entry(job.queue.as_str()).or_default() += 1;
         *running_by_user.entry((job.queue.as_str(), job.owner.as_str())).or_default() += 1;
     }
@@ -38,7 +38,7 @@ pub fn run_limits(state: &ServerState, jobs: &[&Job]) -> RunLimits {
     let mut user_index: HashMap<(&str, &str), usize> = HashMap::new();
     for job in jobs {
         let mut indices = Vec::new();
-        if let Some(queue) = state.queues.get(&job.queue) {
+        if let Some(queue) = state.queue(&job.queue) {
             if let Some(total) = queue.run.total {
                 let index = *queue_index.entry(job.queue.as_str()).or_insert_with(|| {
                     limits.capacities.push(total.saturating_sub(running.get(job.queue.as_str()).copied().unwrap_or(0)));

@@ -10,6 +10,7 @@ use crate::state::{Job, Node, NodeShare, ServerState};
 use crate::store::StoreOp;
 use job::id::ArrayPart;
 use job::resources::site::SiteResources;
+use job::JobKey;
 use job::{JobEvent, JobId};
 use proto::mom::{HostAlloc, JobLaunch};
 use proto::ServerToMom;
@@ -59,9 +60,10 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
     if state.queued_jobs().next().is_none() {
         return 0;
     }
-    let names: Vec<String> = state.nodes.keys().cloned().collect();
+    let names: Vec<String> = state.nodes().keys().cloned().collect();
     let decisions = {
-        let nodes: Vec<sched::NodeView> = state.nodes.values().map(|node| node_view(node, &state.resources)).collect();
+        let nodes: Vec<sched::NodeView> =
+            state.nodes().values().map(|node| node_view(node, &state.resources)).collect();
         if !nodes.iter().any(|node| node.available) {
             return 0;
         }
@@ -82,10 +84,10 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
             .iter()
             .zip(limits.per_job.iter().zip(&pools.takes))
             .map(|(job, (job_limits, takes))| sched::PendingJob {
-                key: job.id.key(),
-                queue_priority: state.queues.get(&job.queue).and_then(|queue| queue.priority).unwrap_or(0),
+                key: job.id.key().raw(),
+                queue_priority: state.queue(&job.queue).and_then(|queue| queue.priority).unwrap_or(0),
                 priority: job.spec.priority,
-                order: job.id.key(),
+                order: job.id.key().raw(),
                 request: &job.request,
                 limits: job_limits,
                 user: &job.owner,
@@ -96,11 +98,13 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
     };
     let mut started = 0;
     for decision in decisions {
+        // The scheduler keeps keys as plain integers (its order key); back to a key here.
+        let key = JobKey::from_raw(decision.key);
         // `-a`: never before its execution time, whatever its state letter says (a job released
         // from a hold early is queued until the timer defers it). Checked on the few decisions,
         // not on every queued job: reading each one's options cost the pass a cache miss per
         // job, 1.5x its time at 10,000 queued jobs (bench/lock_hold).
-        if state.jobs.get(&decision.key).is_some_and(|job| job.spec.options.execution_time.is_some_and(|at| at > now)) {
+        if state.job(key).is_some_and(|job| job.spec.options.execution_time.is_some_and(|at| at > now)) {
             continue;
         }
         let shares: Vec<NodeShare> = decision
@@ -116,7 +120,7 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
                 amounts: assignment.amounts.clone(),
             })
             .collect();
-        if start_job(state, out, decision.key, shares, now) {
+        if start_job(state, out, key, shares, now) {
             started += 1;
         }
     }
@@ -129,7 +133,7 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
 #[derive(Default)]
 struct SlotLimits {
     /// Parent key -> how many more subjobs may be offered.
-    left: std::collections::HashMap<u64, u32>,
+    left: std::collections::HashMap<JobKey, u32>,
 }
 
 impl SlotLimits {
@@ -150,31 +154,31 @@ impl SlotLimits {
 }
 
 /// Takes the shares on the nodes, marks the job running and sends it to its moms.
-fn start_job(state: &mut ServerState, out: &mut Outbox, key: u64, shares: Vec<NodeShare>, now: i64) -> bool {
+fn start_job(state: &mut ServerState, out: &mut Outbox, key: JobKey, shares: Vec<NodeShare>, now: i64) -> bool {
     // Checked before anything is taken, so the transition below cannot fail half-way.
-    if state.jobs[&key].state.apply(JobEvent::Run).is_err() {
+    let Some(job) = state.job(key).filter(|job| job.state().apply(JobEvent::Run).is_ok()) else {
         return false;
-    }
-    let exclusive = state.jobs[&key].request.exclusive;
-    let owner = state.jobs[&key].owner.clone();
+    };
+    let exclusive = job.request.exclusive;
+    let owner = job.owner.clone();
     for (index, share) in shares.iter().enumerate() {
-        let node = state.nodes.get_mut(&share.node).expect("scheduler placed a job on a known node");
+        let node = state.node_mut(&share.node).expect("scheduler placed a job on a known node");
         if !node.assign(key, share, &owner, exclusive) {
             // Invariant broken between view and apply: undo and leave the job queued.
-            tracing::error!(job_id = key, node = %share.node, "scheduler decision conflicts with node state");
+            tracing::error!(job_id = %key, node = %share.node, "scheduler decision conflicts with node state");
             for earlier in &shares[..index] {
-                if let Some(node) = state.nodes.get_mut(&earlier.node) {
+                if let Some(node) = state.node_mut(&earlier.node) {
                     node.release(key, earlier);
                 }
             }
             return false;
         }
     }
-    state.transition(key, JobEvent::Run, now).expect("checked above");
     let kill_delay = state.kill_delay;
     let flavor = state.flavor;
-    let root_allowed = state.root_allowed(&state.jobs[&key].owner);
-    let job = state.jobs.get_mut(&key).expect("job exists");
+    let root_allowed = state.root_allowed(&owner);
+    // Invariant: checked legal above, before any share was taken.
+    let job = state.transition(key, JobEvent::Run, now).expect("checked above");
     job.exec = shares;
     job.times.stime = Some(now);
     job.run_count += 1;
@@ -183,12 +187,14 @@ fn start_job(state: &mut ServerState, out: &mut Outbox, key: u64, shares: Vec<No
     job.session_id = None;
     job.exit_status = None;
     tracing::debug!(job_id = %job.id, exec_host = %job.exec_host().unwrap_or_default(), "job run");
-    out.persist(StoreOp::UpdateJob(job.clone()));
+    out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
     out.notice(NoticeKind::Started, job, now);
+    // Read-only from here, beside the nodes.
+    let Some(job) = state.job(key) else { return false };
     let mut launch = job_launch(job, kill_delay);
     // The moms check at start that these are the GPUs they reported free.
     for host in &mut launch.hosts {
-        let gpus = state.nodes.get(&host.node).map(|node| node.gpus.as_slice()).unwrap_or_default();
+        let gpus = state.node(&host.node).map(|node| node.gpus.as_slice()).unwrap_or_default();
         host.gpu_uuids =
             host.gpus.iter().filter_map(|&index| gpus.get(index as usize)).map(|gpu| gpu.info.uuid.clone()).collect();
     }
@@ -285,8 +291,8 @@ fn strip_host(path: &str) -> String {
     }
 }
 
-fn cookie(key: u64) -> String {
+fn cookie(key: JobKey) -> String {
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u64(key);
+    hasher.write_u64(key.raw());
     format!("{:016X}", hasher.finish())
 }

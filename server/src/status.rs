@@ -59,7 +59,7 @@ pub fn job_status_with_array(
         out.add_res("resources_used", "vmem", || format!("{}kb", used.vmem_kb));
         out.add_res("resources_used", "walltime", || format_hms(used.walltime_secs));
     }
-    out.add("job_state", || flavor::state_letter(flavor, job.state).to_string());
+    out.add("job_state", || flavor::state_letter(flavor, job.state()).to_string());
     out.add("queue", || job.queue.clone());
     out.add("server", || server_name.to_string());
     if let Some(account) = &job.spec.account {
@@ -160,13 +160,13 @@ fn torque_tail(out: &mut Builder, job: &Job, now: i64) {
     if let Some(stime) = job.times.stime {
         out.add("start_time", || stime.to_string());
     }
-    if let (Some(stime), Some(walltime), true) = (job.times.stime, job.request.walltime, job.state.is_active()) {
+    if let (Some(stime), Some(walltime), true) = (job.times.stime, job.request.walltime, job.state().is_active()) {
         let limit = i64::try_from(walltime).unwrap_or(i64::MAX);
         out.add_res("Walltime", "Remaining", || limit.saturating_sub(now.saturating_sub(stime)).to_string());
     }
     out.add("start_count", || job.run_count.to_string());
     out.add("fault_tolerant", || "False".to_string());
-    let ended = job.times.obittime.filter(|_| job.state.is_finished());
+    let ended = job.times.obittime.filter(|_| job.state().is_finished());
     if let Some(comp_time) = ended {
         out.add("comp_time", || comp_time.to_string());
     }
@@ -185,7 +185,7 @@ fn torque_tail(out: &mut Builder, job: &Job, now: i64) {
 
 /// The exit status of a finished job, named and valued as the flavor shows it.
 fn add_exit_status(out: &mut Builder, job: &Job, flavor: Flavor) {
-    if let Some(status) = job.exit_status.filter(|_| job.state.is_finished()) {
+    if let Some(status) = job.exit_status.filter(|_| job.state().is_finished()) {
         out.add(flavor::exit_status_name(flavor), || flavor::shown_exit_status(flavor, status).to_string());
     }
 }
@@ -380,7 +380,7 @@ fn node_jobs(node: &Node, server_name: &str) -> String {
         .slot_owner
         .iter()
         .enumerate()
-        .filter_map(|(slot, owner)| owner.map(|key| format!("{}/{slot}", job::JobId::from_key(key, server_name))))
+        .filter_map(|(slot, owner)| owner.map(|key| format!("{}/{slot}", key.to_id(server_name))))
         .collect();
     items.join(", ")
 }

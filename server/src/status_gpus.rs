@@ -5,6 +5,7 @@
 
 use crate::state::node_gpus::torque_state;
 use crate::state::{Job, Node};
+use job::JobKey;
 
 /// `node1-gpu/0+node1-gpu/1+node2-gpu/0`, or `None` when the job holds no GPU.
 pub fn exec_gpus(job: &Job) -> Option<String> {
@@ -39,14 +40,13 @@ pub fn gpu_status(node: &Node, server_name: &str) -> Option<String> {
             }
             fields.push(format!("gpu_state={}", torque_state(gpu, owner.is_some())));
             fields.push(format!("gpu_use={}", gpu.reported().map_or("unknown", |state| state.word())));
-            let mut jobs: Vec<u64> = owner.into_iter().collect();
+            let mut jobs: Vec<JobKey> = owner.into_iter().collect();
             if let Some(hold) = &gpu.mps {
                 jobs.extend(hold.shares.keys());
                 fields.push(format!("gpu_mps={}:{}%", hold.user, hold.used()));
             }
             if !jobs.is_empty() {
-                let ids: Vec<String> =
-                    jobs.iter().map(|&key| job::JobId::from_key(key, server_name).to_string()).collect();
+                let ids: Vec<String> = jobs.iter().map(|&key| key.to_id(server_name).to_string()).collect();
                 fields.push(format!("gpu_jobs={}", ids.join(",")));
             }
             if let Some(reason) = gpu.report.as_ref().map(|report| &report.reason).filter(|reason| !reason.is_empty()) {

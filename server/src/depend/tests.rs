@@ -6,6 +6,7 @@ use crate::handlers::tests::{cluster, requester, spec};
 use crate::handlers::{delete_job, job_ended, submit_job};
 use crate::sched_loop::schedule_pass;
 use job::depend::parse;
+use job::JobKey;
 use proto::mom::JobObit;
 use proto::ServerReply;
 
@@ -30,11 +31,11 @@ fn submit(state: &mut ServerState, depend: &str) -> String {
 }
 
 fn job<'a>(state: &'a ServerState, id: &str) -> &'a Job {
-    &state.jobs[&state.find_job(id).unwrap()]
+    &state.jobs()[&state.find_job(id).unwrap()]
 }
 
 fn letter(state: &ServerState, id: &str) -> char {
-    job(state, id).state.letter()
+    job(state, id).state().letter()
 }
 
 /// Runs what the scheduler places now.
@@ -194,8 +195,8 @@ fn unknown_and_malformed_parents_are_refused() {
     assert_eq!((error.code, error.message.as_str()), (ErrorCode::UnknownJobId, "Unknown Job Id 99.head"));
     let error = try_submit(&mut state, ALICE, "afterok:5.otherserver").unwrap_err();
     assert_eq!(error.code, ErrorCode::UnknownJobId);
-    assert!(state.jobs.is_empty());
-    assert_eq!(state.next_seq, 1);
+    assert!(state.jobs().is_empty());
+    assert_eq!(state.next_seq(), 1);
 }
 
 #[test]
@@ -241,9 +242,9 @@ fn rebuild_recovers_the_index_and_registrations() {
     let b = submit(&mut state, &format!("afterok:{a}"));
     let c = submit(&mut state, "on:1");
     let _d = submit(&mut state, &format!("beforeany:{c},afterok:{b}"));
-    let before = state.depend.clone();
+    let before = state.depend().clone();
     rebuild(&mut state);
-    assert_eq!(state.depend, before);
+    assert_eq!(state.depend(), &before);
     state.sanity_check();
     run(&mut state, 20);
     end(&mut state, &a, 0, 30);
@@ -398,7 +399,7 @@ fn a_failed_subjob_deletes_what_waits_on_its_array_and_a_failed_parent_expires_t
 
 impl Index {
     /// Whether any entry names job `key`.
-    fn mentions(&self, key: u64) -> bool {
+    fn mentions(&self, key: JobKey) -> bool {
         self.children.iter().any(|(parent, children)| *parent == key || children.contains(&key))
             || self.registered.iter().any(|(target, list)| *target == key || list.iter().any(|(_, from)| *from == key))
     }
@@ -421,9 +422,9 @@ fn purging_a_job_leaves_no_index_entry_naming_it() {
     run(&mut state, 20);
     delete(&mut state, &b, false);
     let b_key = key(&state, &b);
-    assert!(state.depend.mentions(b_key));
+    assert!(state.depend().mentions(b_key));
     delete(&mut state, &b, true);
-    assert!(!state.depend.mentions(b_key));
+    assert!(!state.depend().mentions(b_key));
 
     // K's beforeok gave T a registration, which outlives both: the history purge drops it.
     let t = submit(&mut state, "");
@@ -434,10 +435,10 @@ fn purging_a_job_leaves_no_index_entry_naming_it() {
     end(&mut state, &t, 0, 60);
     end(&mut state, &a, 0, 60);
     let keys = [key(&state, &a), key(&state, &t), key(&state, &k)];
-    assert!(state.depend.mentions(keys[1]) && state.depend.mentions(keys[2]), "{:?}", state.depend);
+    assert!(state.depend().mentions(keys[1]) && state.depend().mentions(keys[2]), "{:?}", state.depend());
     assert_eq!(crate::handlers::purge_history::purge_history(&mut state, &mut Outbox::default(), 1000, 0), 3);
-    assert!(keys.iter().all(|key| !state.depend.mentions(*key)), "{:?}", state.depend);
-    assert_eq!(state.depend, Index::default());
+    assert!(keys.iter().all(|key| !state.depend().mentions(*key)), "{:?}", state.depend());
+    assert_eq!(state.depend(), &Index::default());
     state.sanity_check();
 
     // A target still waiting for `on:2` keeps counting a purged `before*` job.

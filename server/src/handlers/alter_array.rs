@@ -15,6 +15,7 @@ use crate::outbox::Outbox;
 use crate::state::ServerState;
 use crate::store::StoreOp;
 use job::id::ArrayPart;
+use job::JobKey;
 use job::{JobSpec, JobState};
 use proto::JobAlteration;
 use std::sync::Arc;
@@ -24,17 +25,17 @@ use std::sync::Arc;
 pub(super) fn follow_parent(
     state: &mut ServerState,
     out: &mut Outbox,
-    parent_key: u64,
+    parent_key: JobKey,
     old_spec: &Arc<JobSpec>,
     changes: &JobAlteration,
     hold_letters: &str,
     now: i64,
 ) {
-    let parent = state.jobs[&parent_key].clone();
+    let Some(parent) = state.job(parent_key).cloned() else { return };
     for key in state.subjob_keys(parent_key) {
-        let sub = &state.jobs[&key];
-        let waiting = matches!(sub.state, JobState::Queued | JobState::Held | JobState::Waiting);
-        let mut altered = (**sub).clone();
+        let Some(sub) = state.job(key) else { continue };
+        let waiting = matches!(sub.state(), JobState::Queued | JobState::Held | JobState::Waiting);
+        let mut altered = sub.clone();
         let mut spec_changed = false;
         if sub.run_count == 0 {
             let Some(ArrayPart::Sub(index)) = sub.id.array else { continue };
@@ -55,13 +56,18 @@ pub(super) fn follow_parent(
             _ => None,
         };
         altered.times.mtime = now;
-        **state.jobs.get_mut(&key).expect("subjob exists") = altered;
+        let Some(sub) = state.job_mut(key) else { continue };
+        sub.replace_keeping_state(altered);
         if let Some(event) = event {
             if state.transition(key, event, now).is_err() {
-                tracing::error!(job_key = key, ?event, "subjob cannot follow its parent's holds");
+                tracing::error!(job_key = %key, ?event, "subjob cannot follow its parent's holds");
             }
         }
-        let sub = &state.jobs[&key];
-        out.persist(if spec_changed { StoreOp::UpdateJobSpec(sub.clone()) } else { StoreOp::UpdateJob(sub.clone()) });
+        let Some(sub) = state.job(key) else { continue };
+        out.persist(if spec_changed {
+            StoreOp::UpdateJobSpec(Box::new(sub.clone()))
+        } else {
+            StoreOp::UpdateJob(Box::new(sub.clone()))
+        });
     }
 }

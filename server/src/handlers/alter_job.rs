@@ -50,8 +50,7 @@ fn alter_one(
         // A range of subjobs cannot be altered or moved (OpenPBS: PBSE_IVALREQ).
         return Err(RequestError::with_detail(ErrorCode::InvalidRequest, text));
     }
-    let key = state.find_job(text)?;
-    let job = &state.jobs[&key];
+    let (key, job) = state.find_job_entry(text)?;
     let id = job.id.clone();
     let manager = state.is_manager(requester);
     if !state.may_alter(requester, job.owner_uid) {
@@ -65,7 +64,7 @@ fn alter_one(
         return Err(RequestError::with_detail(ErrorCode::InvalidRequest, &id));
     }
     let parent = id.array == Some(ArrayPart::Parent);
-    match job.state {
+    match job.state() {
         JobState::Finished | JobState::Expired => return Err(RequestError::with_detail(ErrorCode::JobFinished, &id)),
         JobState::Begun if parent => {}
         JobState::Exiting | JobState::Begun => return Err(RequestError::with_detail(ErrorCode::BadState, &id)),
@@ -78,7 +77,7 @@ fn alter_one(
         return Ok(());
     }
     let old_spec = std::sync::Arc::clone(&job.spec);
-    let mut altered: Job = (**job).clone();
+    let mut altered: Job = job.clone();
     let hold_letters = match (manager, state.is_operator(requester)) {
         (true, _) => "soup",
         (false, true) => "ou",
@@ -93,23 +92,25 @@ fn alter_one(
     })?;
     let event = hold_event(&altered);
     if let Some(event) = event {
-        altered.state.apply(event).map_err(|_| RequestError::with_detail(ErrorCode::BadState, &id))?;
+        altered.state().apply(event).map_err(|_| RequestError::with_detail(ErrorCode::BadState, &id))?;
     }
     altered.times.mtime = now;
-    **state.jobs.get_mut(&key).expect("job exists") = altered;
+    let unknown = || RequestError::with_detail(ErrorCode::UnknownJobId, &id);
+    state.job_mut(key).ok_or_else(unknown)?.replace_keeping_state(altered);
     if let Some(event) = event {
         state.transition(key, event, now).expect("checked on the altered copy");
     }
-    if let Some(event) = changes.execution_time.and_then(|at| execution_time_event(state.jobs[&key].state, at, now)) {
+    if let Some(event) = changes.execution_time.and_then(|at| execution_time_event(state.jobs()[&key].state(), at, now))
+    {
         state.transition(key, event, now).expect("a queued job waits, a waiting one is queued");
     }
-    let job = &state.jobs[&key];
+    let job = &state.jobs()[&key];
     out.persist(StoreOp::UpdateJobSpec(job.clone()));
     if parent {
         super::alter_array::follow_parent(state, out, key, &old_spec, changes, hold_letters, now);
     }
-    let job = &state.jobs[&key];
-    if job.state.is_active() && !changes.resources.is_empty() {
+    let job = &state.jobs()[&key];
+    if job.state().is_active() && !changes.resources.is_empty() {
         if let Some(mother) = job.exec.first() {
             let message = ServerToMom::SetWalltime { job_id: id.to_string(), walltime: job.request.walltime };
             out.send(&mother.node, message);
@@ -214,7 +215,7 @@ fn apply(state: &ServerState, job: &mut Job, changes: &JobAlteration, hold_lette
     apply_options(std::sync::Arc::make_mut(&mut job.spec), changes)?;
     job.spec_bytes = Job::spec_size(&job.spec);
     // A spec grown by qalter counts against its owner's `max_user_kept_bytes` as a new one would.
-    let before = state.jobs.get(&job.id.key()).map_or(0, |old| old.spec_bytes);
+    let before = state.jobs().get(&job.id.key()).map_or(0, |old| old.spec_bytes);
     if job.spec_bytes > before {
         state.check_kept_bytes(&job.owner, job.spec_bytes - before)?;
     }
@@ -281,7 +282,7 @@ pub(super) fn new_holds(current: &str, given: &str, allowed: &str) -> Result<Str
 /// without one is queued again.
 pub(super) fn hold_event(job: &Job) -> Option<JobEvent> {
     let held = job.hold_types != "n";
-    match job.state {
+    match job.state() {
         JobState::Queued | JobState::Waiting if held => Some(JobEvent::Hold),
         JobState::Held if !held => Some(JobEvent::Release),
         _ => None,

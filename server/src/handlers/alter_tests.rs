@@ -30,7 +30,7 @@ fn codes(reply: ServerReply) -> Vec<ErrorCode> {
 }
 
 fn job<'a>(state: &'a ServerState, id: &str) -> &'a crate::state::Job {
-    &state.jobs[&state.find_job(id).unwrap()]
+    &state.jobs()[&state.find_job(id).unwrap()]
 }
 
 fn walltime(value: &str) -> JobAlteration {
@@ -141,11 +141,11 @@ fn holds_move_the_job_between_queued_and_held() {
     let (errors, _) =
         alter(&mut state, ALICE, &id, JobAlteration { hold_types: Some("u".into()), ..Default::default() });
     assert!(errors.is_empty());
-    assert_eq!((job(&state, &id).state, job(&state, &id).hold_types.as_str()), (JobState::Held, "u"));
+    assert_eq!((job(&state, &id).state(), job(&state, &id).hold_types.as_str()), (JobState::Held, "u"));
     let (errors, _) =
         alter(&mut state, ALICE, &id, JobAlteration { hold_types: Some("n".into()), ..Default::default() });
     assert!(errors.is_empty());
-    assert_eq!((job(&state, &id).state, job(&state, &id).hold_types.as_str()), (JobState::Queued, "n"));
+    assert_eq!((job(&state, &id).state(), job(&state, &id).hold_types.as_str()), (JobState::Queued, "n"));
     state.sanity_check();
 }
 
@@ -154,7 +154,7 @@ fn running_jobs_only_by_managers_and_of_their_resources_only_walltime() {
     let mut state = cluster(1);
     let id = submit(&mut state, ALICE, &[("walltime", "01:00:00")]);
     run_all(&mut state);
-    assert_eq!(job(&state, &id).state, JobState::Running);
+    assert_eq!(job(&state, &id).state(), JobState::Running);
     let rename = JobAlteration { name: Some("renamed".into()), ..Default::default() };
     assert_eq!(alter(&mut state, ALICE, &id, rename.clone()).0, vec![ErrorCode::ModifyWhileRunning]);
     assert_eq!(alter(&mut state, ALICE, &id, walltime("00:00:05")).0, vec![ErrorCode::ModifyWhileRunning]);
@@ -167,7 +167,7 @@ fn running_jobs_only_by_managers_and_of_their_resources_only_walltime() {
     assert_eq!(job(&state, &id).request.walltime, Some(5));
     assert!(alter(&mut state, ROOT, &id, rename).0.is_empty());
     assert_eq!(job(&state, &id).spec.name, "renamed");
-    assert_eq!(job(&state, &id).state, JobState::Running);
+    assert_eq!(job(&state, &id).state(), JobState::Running);
 }
 
 #[test]
@@ -201,20 +201,20 @@ fn rerun_kills_then_requeues_and_runs_again() {
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(sent_kinds(&out), ["RerunJob->node1"]);
     assert!(matches!(&out.persist[..], [StoreOp::UpdateJob(job)] if job.rerun_requested));
-    assert_eq!(job(&state, &id).state, JobState::Exiting);
+    assert_eq!(job(&state, &id).state(), JobState::Exiting);
 
     let mut out = Outbox::default();
     job_ended::job_ended(&mut state, &mut out, "node1", obit(&id, -11), 45);
     assert_eq!(sent_kinds(&out), ["EndJob->node2", "ObitAck->node1"]);
     let requeued = job(&state, &id);
-    assert_eq!((requeued.state, requeued.exit_status, requeued.rerun_requested), (JobState::Queued, None, false));
+    assert_eq!((requeued.state(), requeued.exit_status, requeued.rerun_requested), (JobState::Queued, None, false));
     assert!(requeued.exec.is_empty());
     assert_eq!(out.notices.iter().map(|notice| notice.kind.clone()).collect::<Vec<_>>(), vec![NoticeKind::Rerun]);
     assert!(out.schedule);
     state.sanity_check();
 
     run_all(&mut state);
-    assert_eq!((job(&state, &id).state, job(&state, &id).run_count), (JobState::Running, 2));
+    assert_eq!((job(&state, &id).state(), job(&state, &id).run_count), (JobState::Running, 2));
 }
 
 #[test]
@@ -238,7 +238,7 @@ fn a_rerun_missed_while_the_mom_was_away_is_sent_again() {
     let mut out = Outbox::default();
     register_mom::register_mom(&mut state, &mut out, registration, 42);
     assert_eq!(sent_kinds(&out), ["RerunJob->node1"]);
-    assert_eq!(job(&state, &id).state, JobState::Exiting);
+    assert_eq!(job(&state, &id).state(), JobState::Exiting);
 }
 
 #[test]
@@ -246,15 +246,15 @@ fn rerun_refusals_and_a_delete_that_wins() {
     let mut state = cluster(1);
     let id = submit(&mut state, ALICE, &[]);
     run_all(&mut state);
-    std::sync::Arc::make_mut(&mut state.jobs.get_mut(&state.find_job(&id).unwrap()).unwrap().spec).rerunnable = false;
+    std::sync::Arc::make_mut(&mut state.job_mut(state.find_job(&id).unwrap()).unwrap().spec).rerunnable = false;
     assert_eq!(rerun(&mut state, ROOT, &id).0, vec![ErrorCode::NotRerunnable]);
     assert_eq!(rerun(&mut state, ROOT, "99").0, vec![ErrorCode::UnknownJobId]);
-    std::sync::Arc::make_mut(&mut state.jobs.get_mut(&state.find_job(&id).unwrap()).unwrap().spec).rerunnable = true;
+    std::sync::Arc::make_mut(&mut state.job_mut(state.find_job(&id).unwrap()).unwrap().spec).rerunnable = true;
     assert!(rerun(&mut state, ROOT, &id).0.is_empty());
     let mut out = Outbox::default();
     delete_job::delete_job(&mut state, &mut out, &requester(ALICE), 41, std::slice::from_ref(&id), Default::default());
     job_ended::job_ended(&mut state, &mut Outbox::default(), "node1", obit(&id, 271), 45);
-    assert_eq!(job(&state, &id).state, JobState::Finished, "the qdel wins over the rerun");
+    assert_eq!(job(&state, &id).state(), JobState::Finished, "the qdel wins over the rerun");
     assert_eq!(rerun(&mut state, ROOT, &id).0, vec![ErrorCode::JobFinished]);
 }
 
@@ -286,7 +286,7 @@ fn signals_by_name_or_number_reach_the_mother_superior() {
     assert!(errors.is_empty());
     assert_eq!(sent_kinds(&out), ["SignalJob->node1"]);
     assert!(out.persist.is_empty());
-    assert_eq!(job(&state, &id).state, JobState::Running);
+    assert_eq!(job(&state, &id).state(), JobState::Running);
 }
 
 #[test]
@@ -304,8 +304,8 @@ fn suspend_and_resume_stop_and_continue_the_job_for_operators() {
     assert_eq!(signal(&mut state, ROOT, "resume").0, vec![ErrorCode::BadState], "not suspended");
     let (errors, out) = signal(&mut state, ROOT, "suspend");
     assert!(errors.is_empty(), "{errors:?}");
-    assert_eq!(job(&state, &id).state, JobState::Suspended);
-    assert!(matches!(&out.persist[..], [StoreOp::UpdateJob(job)] if job.state == JobState::Suspended));
+    assert_eq!(job(&state, &id).state(), JobState::Suspended);
+    assert!(matches!(&out.persist[..], [StoreOp::UpdateJob(job)] if job.state() == JobState::Suspended));
     assert!(matches!(
         &out.to_moms[..],
         [(_, proto::ServerToMom::SignalJob { signal, suspend: true, .. })] if *signal == libc::SIGSTOP
@@ -317,7 +317,7 @@ fn suspend_and_resume_stop_and_continue_the_job_for_operators() {
     state.sanity_check();
     let (errors, out) = signal(&mut state, ROOT, "resume");
     assert!(errors.is_empty(), "{errors:?}");
-    assert_eq!(job(&state, &id).state, JobState::Running);
+    assert_eq!(job(&state, &id).state(), JobState::Running);
     assert!(matches!(
         &out.to_moms[..],
         [(_, proto::ServerToMom::SignalJob { signal, suspend: true, .. })] if *signal == libc::SIGCONT
@@ -327,7 +327,7 @@ fn suspend_and_resume_stop_and_continue_the_job_for_operators() {
         let (errors, out) = signal(&mut state, ALICE, name);
         assert!(errors.is_empty(), "{errors:?}");
         assert!(matches!(&out.to_moms[..], [(_, proto::ServerToMom::SignalJob { suspend: false, .. })]), "{name}");
-        assert_eq!(job(&state, &id).state, JobState::Running);
+        assert_eq!(job(&state, &id).state(), JobState::Running);
     }
     assert_eq!(kinds(&out), [crate::outbox::NoticeKind::Resumed], "the r record");
 
@@ -337,6 +337,6 @@ fn suspend_and_resume_stop_and_continue_the_job_for_operators() {
     delete_job::delete_job(&mut state, &mut out, &requester(ALICE), 70, std::slice::from_ref(&id), Default::default());
     assert_eq!(sent_kinds(&out), ["KillJob->node1"]);
     job_ended::job_ended(&mut state, &mut Outbox::default(), "node1", obit(&id, 271), 75);
-    assert_eq!(job(&state, &id).state, JobState::Finished);
+    assert_eq!(job(&state, &id).state(), JobState::Finished);
     state.sanity_check();
 }

@@ -36,11 +36,11 @@ fn submit_array(state: &mut ServerState, indices: &str, limit: Option<u32>, held
 }
 
 fn state_of(state: &ServerState, id: &str) -> JobState {
-    state.jobs[&state.find_job(id).unwrap()].state
+    state.jobs()[&state.find_job(id).unwrap()].state()
 }
 
 fn running(state: &ServerState) -> Vec<String> {
-    state.jobs.values().filter(|job| job.state == JobState::Running).map(|job| job.id.to_string()).collect()
+    state.jobs().values().filter(|job| job.state() == JobState::Running).map(|job| job.id.to_string()).collect()
 }
 
 fn end(state: &mut ServerState, id: &str, node: &str, now: i64) -> Outbox {
@@ -69,10 +69,10 @@ fn submit_creates_the_parent_and_one_queued_job_per_subjob_sharing_its_spec() {
     assert_eq!(inserted, ["1[].head", "1[1].head", "1[3].head", "1[5].head", "1[7].head", "1[9].head"]);
     let kinds: Vec<_> = out.notices.iter().map(|notice| (notice.kind.clone(), notice.job.id.to_string())).collect();
     assert_eq!(kinds, [(NoticeKind::Queued, "1[].head".to_string())]);
-    let parent = &state.jobs[&state.find_job("1[]").unwrap()];
-    let sub = &state.jobs[&state.find_job("1[7]").unwrap()];
+    let parent = &state.jobs()[&state.find_job("1[]").unwrap()];
+    let sub = &state.jobs()[&state.find_job("1[7]").unwrap()];
     assert!(Arc::ptr_eq(&parent.spec, &sub.spec), "one spec for the whole array");
-    assert_eq!(parent.state, JobState::Queued);
+    assert_eq!(parent.state(), JobState::Queued);
     assert_eq!(parent.output_path, "login:/home/alice/job.sh.o1.^array_index^");
     assert_eq!(sub.output_path, "login:/home/alice/job.sh.o1.7");
     assert_eq!(sub.error_path, "login:/home/alice/job.sh.e1.7");
@@ -92,7 +92,7 @@ fn torque_flavor_names_output_files_and_pbs_jobname_with_a_dash() {
     let mut state = cluster(1);
     state.flavor = Flavor::Torque;
     submit_array(&mut state, "3-4", None, false);
-    assert_eq!(state.jobs[&state.find_job("1[4]").unwrap()].output_path, "login:/home/alice/job.sh.o1-4");
+    assert_eq!(state.jobs()[&state.find_job("1[4]").unwrap()].output_path, "login:/home/alice/job.sh.o1-4");
     let names = |state: &mut ServerState| -> Vec<String> {
         let (_, out) = apply(state, 20, |state, out| schedule_pass(state, out, 20));
         out.to_moms
@@ -120,14 +120,14 @@ fn bad_arrays_are_refused_and_leave_nothing() {
         let ServerReply::Error(error) = reply else { panic!("{indices:?} accepted") };
         assert_eq!(error.code, proto::error::ErrorCode::BadAttributeValue, "{indices:?}");
         assert!(error.message.contains("array_indices_submitted"), "{}", error.message);
-        assert!(out.persist.is_empty() && state.jobs.is_empty());
+        assert!(out.persist.is_empty() && state.jobs().is_empty());
     }
     let mut not_rerunnable = spec(&[]);
     not_rerunnable.array = Some(ArraySpec { indices: "1-2".to_string(), limit: None });
     not_rerunnable.rerunnable = false;
     let reply = submit_job::submit_job(&mut state, &mut Outbox::default(), &requester(ALICE), 10, not_rerunnable);
     assert!(matches!(reply, ServerReply::Error(_)));
-    assert_eq!(state.next_seq, 1);
+    assert_eq!(state.next_seq(), 1);
 }
 
 #[test]
@@ -165,7 +165,7 @@ fn slot_limit_bounds_every_pass_and_the_parent_begins_and_finishes() {
     }
     assert_eq!(order, (1..=10).collect::<Vec<u32>>(), "lowest indices first, each once");
     assert_eq!(state_of(&state, "1[]"), JobState::Finished);
-    assert!(state.jobs[&state.find_job("1[]").unwrap()].times.obittime.is_some());
+    assert!(state.jobs()[&state.find_job("1[]").unwrap()].times.obittime.is_some());
     let counts = state.array_counts(state.find_job("1[]").unwrap());
     assert_eq!(counts.state_count_text(), "Queued:0 Running:0 Exiting:0 Expired:10 ");
 }
@@ -299,7 +299,7 @@ fn status_shows_parents_by_default_subjobs_with_t_and_array_attributes() {
     assert_eq!(ids(listing(false, false), &["2[3]"]), pairs(&[("2[3].head", "Q")]));
 
     let full = |id: &str| {
-        let job = &state.jobs[&state.find_job(id).unwrap()];
+        let job = &state.jobs()[&state.find_job(id).unwrap()];
         let selectors = [job.id.to_string()];
         let query = status_job::Query { selectors: &selectors, ..Default::default() };
         let ServerReply::Jobs { jobs, .. } = status_job::status_job(&state, Flavor::OpenPbs, 0, query) else {
@@ -348,19 +348,19 @@ fn qalter_of_a_begun_parent_reaches_the_subjobs_that_have_not_started() {
     };
     let (reply, out) = alter(&mut state, "1[]", changes);
     assert_eq!(reply, ServerReply::Done { errors: vec![] });
-    let job = |id: &str| &state.jobs[&state.find_job(id).unwrap()];
+    let job = |id: &str| &state.jobs()[&state.find_job(id).unwrap()];
     let parent = job("1[]");
-    assert_eq!((parent.spec.name.as_str(), parent.state), ("renamed", JobState::Begun));
+    assert_eq!((parent.spec.name.as_str(), parent.state()), ("renamed", JobState::Begun));
     for index in 2..=4 {
         let sub = job(&format!("1[{index}]"));
         assert!(Arc::ptr_eq(&sub.spec, &parent.spec), "1[{index}] takes the new spec");
         assert_eq!(sub.request, parent.request);
-        assert_eq!((sub.state, sub.hold_types.as_str()), (JobState::Held, "u"));
+        assert_eq!((sub.state(), sub.hold_types.as_str()), (JobState::Held, "u"));
         assert_eq!(sub.output_path, format!("login:/home/alice/job.sh.o1.{index}"));
     }
     assert_eq!(parent.request.walltime, Some(600));
     let started = job("1[1]");
-    assert_eq!((started.spec.name.as_str(), started.state), ("job.sh", JobState::Running), "keeps what it ran with");
+    assert_eq!((started.spec.name.as_str(), started.state()), ("job.sh", JobState::Running), "keeps what it ran with");
     assert_ne!(started.request.walltime, Some(600));
     let spec_updates: Vec<String> = out
         .persist
@@ -409,7 +409,7 @@ fn qalter_of_a_subjob_is_an_invalid_request_and_of_a_finished_array_finished() {
     let (reply, _) = alter(&mut state, "1[]", changes());
     let ServerReply::Done { errors } = reply else { panic!() };
     assert_eq!(errors[0].code, proto::error::ErrorCode::JobFinished);
-    assert_eq!(state.jobs[&state.find_job("1[]").unwrap()].spec.name, "job.sh");
+    assert_eq!(state.jobs()[&state.find_job("1[]").unwrap()].spec.name, "job.sh");
 }
 
 #[test]

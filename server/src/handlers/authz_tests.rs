@@ -205,10 +205,10 @@ fn only_managers_alter_a_root_job() {
         JobAlteration { name: Some("renamed".into()), ..Default::default() },
     ];
     for changes in &attacks {
-        let before = state.jobs[&state.find_job(&root_job).unwrap()].clone();
+        let before = state.jobs()[&state.find_job(&root_job).unwrap()].clone();
         let reply = alter(&mut state, &requester(OPER), &root_job, changes.clone());
         assert!(outcome(reply).starts_with("Unauthorized Request"), "{changes:?}");
-        assert_eq!(state.jobs[&state.find_job(&root_job).unwrap()], before, "nothing changed");
+        assert_eq!(state.jobs()[&state.find_job(&root_job).unwrap()], before, "nothing changed");
         assert_eq!(outcome(alter(&mut state, &requester(OPER), &alices, changes.clone())), "ok", "a user's job");
     }
     assert_eq!(outcome(alter(&mut state, &requester(MGR), &root_job, attacks[3].clone())), "ok", "managers may");

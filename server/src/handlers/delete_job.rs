@@ -9,6 +9,7 @@ use crate::outbox::{NoticeKind, Outbox};
 use crate::state::{Requester, ServerState};
 use crate::store::StoreOp;
 use job::id::ArrayPart;
+use job::JobKey;
 use job::{JobEvent, JobState};
 use proto::error::{ErrorCode, RequestError};
 use proto::{ServerReply, ServerToMom};
@@ -52,9 +53,8 @@ fn delete_one(
     text: &str,
     how: How,
 ) -> Result<(), RequestError> {
-    let key = state.find_job(text)?;
-    let id = state.jobs[&key].id.clone();
-    let job = &state.jobs[&key];
+    let (key, job) = state.find_job_entry(text)?;
+    let id = job.id.clone();
     if !state.may_modify(requester, job.owner_uid) {
         // OpenPBS's text ends with a blank, so two blanks precede the id.
         return Err(RequestError::new(
@@ -62,7 +62,7 @@ fn delete_one(
             format!("{}  {id}", ErrorCode::PermissionDenied.text()),
         ));
     }
-    if id.array == Some(ArrayPart::Parent) && !job.state.is_finished() {
+    if id.array == Some(ArrayPart::Parent) && !job.state().is_finished() {
         return delete_array(state, out, requester, now, key, how);
     }
     delete_key(state, out, requester, now, key, how)
@@ -75,24 +75,26 @@ fn delete_array(
     out: &mut Outbox,
     requester: &Requester,
     now: i64,
-    key: u64,
+    key: JobKey,
     how: How,
 ) -> Result<(), RequestError> {
-    let parent = state.jobs.get_mut(&key).expect("job exists");
+    let Some(parent) = state.job_mut(key) else {
+        return Err(RequestError::new(ErrorCode::UnknownJobId, ErrorCode::UnknownJobId.text()));
+    };
     parent.delete_requested = true;
-    out.persist(StoreOp::UpdateJob(parent.clone()));
+    out.persist(StoreOp::UpdateJob(Box::new(parent.clone())));
     for sub in state.subjob_keys(key) {
-        let job = &state.jobs[&sub];
-        if job.state.is_finished() || (job.delete_requested && !how.force) {
+        let Some(job) = state.job(sub) else { continue };
+        if job.state().is_finished() || (job.delete_requested && !how.force) {
             continue;
         }
         if let Err(error) = delete_key(state, out, requester, now, sub, how) {
-            tracing::warn!(job_key = sub, error = %error.message, "subjob of a deleted array not deleted");
+            tracing::warn!(job_key = %sub, error = %error.message, "subjob of a deleted array not deleted");
         }
     }
     // Every subjob may be over already (all were queued): the parent follows in this commit.
     state.settle_arrays(out, now);
-    tracing::info!(job_id = %state.jobs[&key].id, requestor = %requester.user, "delete of array");
+    tracing::info!(job_id = %state.jobs()[&key].id, requestor = %requester.user, "delete of array");
     Ok(())
 }
 
@@ -102,13 +104,13 @@ fn delete_key(
     out: &mut Outbox,
     requester: &Requester,
     now: i64,
-    key: u64,
+    key: JobKey,
     how: How,
 ) -> Result<(), RequestError> {
-    let id = state.jobs[&key].id.clone();
-    let job = &state.jobs[&key];
+    let job = state.known_job(key)?;
+    let id = job.id.clone();
     let bad_state = |_| RequestError::with_detail(ErrorCode::BadState, &id);
-    match job.state {
+    match job.state() {
         JobState::Finished | JobState::Expired if how.history => {
             if matches!(id.array, Some(ArrayPart::Sub(_))) {
                 // A subjob's history goes with its array.
@@ -129,12 +131,11 @@ fn delete_key(
         }
         JobState::Running | JobState::Exiting | JobState::Suspended => {
             let mother = job.exec.first().map(|share| share.node.clone());
-            state.transition(key, JobEvent::Exit, now).map_err(bad_state)?;
-            let job = state.jobs.get_mut(&key).expect("job exists");
-            job.delete_requested = true;
-            out.persist(StoreOp::UpdateJob(job.clone()));
             let requestor = requestor(state, requester);
-            out.notice(NoticeKind::Deleted { requestor }, state.jobs.get(&key).expect("job exists"), now);
+            let job = state.transition(key, JobEvent::Exit, now).map_err(bad_state)?;
+            job.delete_requested = true;
+            out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
+            out.notice(NoticeKind::Deleted { requestor }, job, now);
             if let Some(mother) = mother {
                 out.send(&mother, ServerToMom::KillJob { job_id: id.to_string() });
             }
@@ -144,13 +145,12 @@ fn delete_key(
         JobState::Queued | JobState::Held | JobState::Waiting => {
             // A subjob that never ran is over (X); anything else goes to history (F).
             let event = if matches!(id.array, Some(ArrayPart::Sub(_))) { JobEvent::Expire } else { JobEvent::Delete };
-            state.transition(key, event, now).map_err(bad_state)?;
-            let job = state.jobs.get_mut(&key).expect("job exists");
+            let requestor = requestor(state, requester);
+            let job = state.transition(key, event, now).map_err(bad_state)?;
             job.delete_requested = true;
             job.times.obittime = Some(now);
-            out.persist(StoreOp::UpdateJob(job.clone()));
-            let requestor = requestor(state, requester);
-            out.notice(NoticeKind::Deleted { requestor }, state.jobs.get(&key).expect("job exists"), now);
+            out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
+            out.notice(NoticeKind::Deleted { requestor }, job, now);
             tracing::debug!(job_id = %id, requestor = %requester.user, "deleted queued job");
             crate::depend::job_changed(state, out, key, now);
             Ok(())
@@ -160,7 +160,7 @@ fn delete_key(
 
 /// Ends a running job now: frees its nodes, records 265, and still tells its moms to kill
 /// and drop it in case they are alive.
-fn force_end(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64) {
+fn force_end(state: &mut ServerState, out: &mut Outbox, key: JobKey, now: i64) {
     let job = state.finish_job(key, FORCED_EXIT_STATUS, now).expect("an active job may finish");
     job.delete_requested = true;
     out.persist(StoreOp::UpdateJob(Box::new(job.clone())));

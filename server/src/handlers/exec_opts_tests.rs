@@ -30,7 +30,7 @@ fn launches(state: &mut ServerState) -> Vec<JobLaunch> {
 }
 
 fn shown(state: &ServerState, id: &str, name: &str) -> Option<String> {
-    let job = &state.jobs[&state.find_job(id).unwrap()];
+    let job = &state.jobs()[&state.find_job(id).unwrap()];
     let status = crate::status::job_status(job, "head", state.flavor, 0);
     status.attrs.iter().find(|attr| attr.name == name).map(|attr| attr.value.clone())
 }
@@ -138,8 +138,8 @@ fn a_failed_stagein_holds_the_job_with_the_reason() {
         ..Default::default()
     };
     crate::shared::run_handler(&mut state, 30, |state, out| job_ended::job_ended(state, out, "node1", obit, 30));
-    let job = &state.jobs[&state.find_job(&id).unwrap()];
-    assert_eq!((job.state, job.hold_types.as_str()), (job::JobState::Held, "u"));
+    let job = &state.jobs()[&state.find_job(&id).unwrap()];
+    assert_eq!((job.state(), job.hold_types.as_str()), (job::JobState::Held, "u"));
     let comment = job.comment.clone().unwrap();
     assert!(comment.starts_with("Job held: stagein failed on node1: stagein of x from /d/x failed: "), "{comment}");
     assert!(comment.len() < 1200, "the mom's text is bounded in the comment");

@@ -14,12 +14,12 @@ use job::{JobEvent, JobState};
 /// Moves waiting jobs whose time came to `Q`, and queued ones whose time is ahead to `W`.
 /// Returns how many changed.
 pub fn settle_waiting(state: &mut ServerState, out: &mut Outbox, now: i64) -> usize {
-    let changes: Vec<(u64, JobEvent)> = state
+    let changes: Vec<(job::JobKey, JobEvent)> = state
         .waiting_jobs()
         .chain(state.queued_jobs())
         .filter_map(|job| {
             let at = job.spec.options.execution_time?;
-            let event = match job.state {
+            let event = match job.state() {
                 JobState::Waiting if at <= now => JobEvent::Wake,
                 JobState::Queued if at > now && job.id.array != Some(ArrayPart::Parent) => JobEvent::Defer,
                 _ => return None,
@@ -29,8 +29,8 @@ pub fn settle_waiting(state: &mut ServerState, out: &mut Outbox, now: i64) -> us
         .collect();
     let mut changed = 0;
     for (key, event) in changes {
-        if state.transition(key, event, now).is_ok() {
-            out.persist(StoreOp::UpdateJob(state.jobs[&key].clone()));
+        if let Ok(job) = state.transition(key, event, now) {
+            out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
             out.schedule |= event == JobEvent::Wake;
             changed += 1;
         }

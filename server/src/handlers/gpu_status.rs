@@ -13,7 +13,7 @@ use proto::ServerToMom;
 
 /// Records `node`'s GPU reports, logs each change, and schedules again (a GPU may be free).
 pub fn gpu_status(state: &mut ServerState, out: &mut Outbox, node: &str, reports: Vec<GpuReport>) {
-    let Some(entry) = state.nodes.get_mut(node) else {
+    let Some(entry) = state.node_mut(node) else {
         tracing::warn!(node, "GPU status from an unknown node");
         return;
     };
@@ -37,22 +37,23 @@ pub fn share_refused(
     reason: &str,
     now: i64,
 ) {
-    let Ok(key) = state.find_job(job_id) else {
+    let Ok((key, job)) = state.find_job_entry(job_id) else {
         tracing::warn!(node, job_id, "share refused for an unknown job");
         return;
     };
-    let job = &state.jobs[&key];
     let sister_here = job.is_current_share_of(node, run_count);
-    if job.state != JobState::Running || job.rerun_requested || job.delete_requested || !sister_here {
+    if job.state() != JobState::Running || job.rerun_requested || job.delete_requested || !sister_here {
         tracing::info!(node, job_id, reason, "share refused for a job not running there; nothing to do");
         return;
     }
     let mother = job.exec[0].node.clone();
-    state.transition(key, JobEvent::Exit, now).expect("a running job may exit");
-    let job = state.jobs.get_mut(&key).expect("job exists");
+    let Ok(job) = state.transition(key, JobEvent::Exit, now) else {
+        tracing::error!(node, job_id, "a running job cannot exit");
+        return;
+    };
     job.rerun_requested = true;
     job.comment = Some(format!("requeued: {node} could not take its share: {reason}"));
-    out.persist(StoreOp::UpdateJob(job.clone()));
+    out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
     out.send(&mother, ServerToMom::RerunJob { job_id: job.id.to_string() });
     tracing::warn!(job_id = %job.id, node, reason, "sister refused its share; the job is requeued");
 }

@@ -81,7 +81,7 @@ fn gpu_status_of(state: &mut ServerState, node: &str, reports: Vec<GpuReport>) {
 }
 
 fn job_state(state: &ServerState, id: &str) -> JobState {
-    state.jobs[&state.find_job(id).unwrap()].state
+    state.jobs()[&state.find_job(id).unwrap()].state()
 }
 
 #[test]
@@ -124,8 +124,8 @@ fn a_start_the_mom_refuses_is_retried_elsewhere() {
     gpu_status_of(&mut state, "node1", vec![report("node1", 0, GpuUse::BusyForeign, "pid 7")]);
     let out = end(&mut state, &id, job_ended::JOB_EXEC_RETRY);
     assert!(out.to_moms.iter().any(|(_, message)| matches!(message, ServerToMom::ObitAck { .. })));
-    let job = &state.jobs[&state.find_job(&id).unwrap()];
-    assert_eq!(job.state, JobState::Queued);
+    let job = &state.jobs()[&state.find_job(&id).unwrap()];
+    assert_eq!(job.state(), JobState::Queued);
     assert_eq!(job.comment.as_deref(), Some("requeued: node1 could not start the job; it will be retried"));
     assert_eq!(pass(&mut state, 30)[0].hosts[0].gpus, vec![1], "retried on the other GPU");
 }
@@ -158,9 +158,9 @@ fn mps_shares_of_one_user_fill_a_gpu_and_others_wait() {
     assert_eq!(job_state(&state, &alice[4]), JobState::Queued, "a fifth waits");
     assert_eq!(job_state(&state, &bob), JobState::Queued, "another user never joins");
     gpu_status_of(&mut state, "node1", vec![report("node1", 0, GpuUse::Shared, "")]);
-    let node = crate::status::node_status(&state.nodes["node1"], "head", &state.resources);
+    let node = crate::status::node_status(&state.nodes()["node1"], "head", &state.resources);
     insta::assert_snapshot!("mps_gpu_status", node.get("gpu_status").unwrap());
-    let job = &state.jobs[&state.find_job(&alice[0]).unwrap()];
+    let job = &state.jobs()[&state.find_job(&alice[0]).unwrap()];
     assert_eq!(job.exec_vnode().unwrap(), "(node1:ncpus=1:ngpus=1:mps=25)");
     assert_eq!(crate::status_gpus::exec_gpus(job).unwrap(), "node1-gpu/0");
     // Alice's first share ends: her fifth job takes its place, bob still waits.
@@ -190,7 +190,7 @@ fn gpu_status_shows_use_jobs_and_reasons() {
             report("node1", 2, GpuUse::Down, "GPU lost"),
         ],
     );
-    let node = crate::status::node_status(&state.nodes["node1"], "head", &state.resources);
+    let node = crate::status::node_status(&state.nodes()["node1"], "head", &state.resources);
     insta::assert_snapshot!(node.get("gpu_status").unwrap().replace(";gpu[", "\n;gpu["));
     assert_eq!(node.get("resources_assigned.ngpus"), Some("1"));
 }

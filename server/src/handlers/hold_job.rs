@@ -9,6 +9,7 @@ use crate::outbox::Outbox;
 use crate::state::{Requester, ServerState};
 use crate::store::StoreOp;
 use job::id::ArrayPart;
+use job::JobKey;
 use job::{JobEvent, JobState};
 use proto::error::{ErrorCode, RequestError};
 use proto::ServerReply;
@@ -44,9 +45,8 @@ fn hold_one(
     hold_types: &str,
     hold: bool,
 ) -> Result<(), RequestError> {
-    let key = state.find_job(text)?;
-    let id = state.jobs[&key].id.clone();
-    let job = &state.jobs[&key];
+    let (key, job) = state.find_job_entry(text)?;
+    let id = job.id.clone();
     // OpenPBS: `o` needs an operator, `s` and `p` a manager (`u`: the owner will do).
     let needs_manager = hold_types.chars().any(|c| "sp".contains(c));
     let needs_operator = hold_types.contains('o');
@@ -59,14 +59,17 @@ fn hold_one(
             format!("{}  {id}", ErrorCode::PermissionDenied.text()),
         ));
     }
-    if job.state.is_finished() {
+    if job.state().is_finished() {
         return Err(RequestError::with_detail(ErrorCode::JobFinished, &id));
     }
     hold_key(state, out, now, key, hold_types, hold)?;
     if id.array == Some(ArrayPart::Parent) {
         // The parent's holds apply to its subjobs that have not started.
         for sub in state.subjob_keys(key) {
-            if matches!(state.jobs[&sub].state, JobState::Queued | JobState::Held | JobState::Waiting) {
+            if state
+                .job(sub)
+                .is_some_and(|job| matches!(job.state(), JobState::Queued | JobState::Held | JobState::Waiting))
+            {
                 hold_key(state, out, now, sub, hold_types, hold)?;
             }
         }
@@ -79,19 +82,18 @@ fn hold_key(
     state: &mut ServerState,
     out: &mut Outbox,
     now: i64,
-    key: u64,
+    key: JobKey,
     hold_types: &str,
     hold: bool,
 ) -> Result<(), RequestError> {
-    let job = &state.jobs[&key];
+    let job = state.known_job(key)?;
     let id = job.id.clone();
     let held = merge_holds(&job.hold_types, hold_types, hold);
     let event = if held == "n" { JobEvent::Release } else { JobEvent::Hold };
-    state.transition(key, event, now).map_err(|_| RequestError::with_detail(ErrorCode::BadState, &id))?;
-    let job = state.jobs.get_mut(&key).expect("job exists");
+    let job = state.transition(key, event, now).map_err(|_| RequestError::with_detail(ErrorCode::BadState, &id))?;
     job.hold_types = held;
-    out.persist(StoreOp::UpdateJob(job.clone()));
-    if state.jobs[&key].state == JobState::Queued {
+    out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
+    if job.state() == JobState::Queued {
         out.schedule = true;
     }
     Ok(())

@@ -49,11 +49,11 @@ fn submit(state: &mut ServerState, depend: &str) -> String {
 }
 
 fn letter(state: &ServerState, id: &str) -> char {
-    state.jobs[&state.find_job(id).unwrap()].state.letter()
+    state.jobs()[&state.find_job(id).unwrap()].state().letter()
 }
 
 fn job<'a>(state: &'a ServerState, id: &str) -> &'a crate::state::Job {
-    &state.jobs[&state.find_job(id).unwrap()]
+    &state.jobs()[&state.find_job(id).unwrap()]
 }
 
 fn run(state: &mut ServerState, now: i64) -> usize {
@@ -203,7 +203,7 @@ fn a_suspended_job_counts_as_running_keeps_its_nodes_and_can_be_held_deleted_or_
     // Its mom restarts without it: requeued, held (the hold was set), nodes free.
     mom_restarts(&mut state, "node1", 30);
     assert_eq!(letter(&state, &first), 'H');
-    assert_eq!(state.nodes["node1"].free_slots().len(), 4);
+    assert_eq!(state.nodes()["node1"].free_slots().len(), 4);
     assert_eq!(run(&mut state, 31), 1);
     assert_eq!(letter(&state, &second), 'R');
 
@@ -274,16 +274,16 @@ fn qmgr_and_pbsnodes_set_the_same_stored_offline_flag_and_comment() {
     assert_eq!(stored[0].comment, stored[1].comment);
     assert_eq!(stored[0].comment.as_deref(), Some("bad disk"), "the qmgr comment is stored");
     assert!(matches!(out.persist.last(), Some(StoreOp::SetNodes(_))));
-    assert_eq!(state.nodes["node1"].last_state_change, state.nodes["node2"].last_state_change);
+    assert_eq!(state.nodes()["node1"].last_state_change, state.nodes()["node2"].last_state_change);
     // Both kinds survive the mom registering again (which clears the server's own reason).
     mom_restarts(&mut state, "node1", 40);
-    assert_eq!(state.nodes["node1"].operator_comment.as_deref(), Some("bad disk"));
-    assert_eq!(state.nodes["node1"].state_text(), "offline");
-    let shown = crate::status::node_status(&state.nodes["node1"], "head", &state.resources);
+    assert_eq!(state.nodes()["node1"].operator_comment.as_deref(), Some("bad disk"));
+    assert_eq!(state.nodes()["node1"].state_text(), "offline");
+    let shown = crate::status::node_status(&state.nodes()["node1"], "head", &state.resources);
     assert!(shown.attrs.iter().any(|attr| attr.name == "comment" && attr.value == "bad disk"), "{shown:?}");
     // And either path clears it for the other.
     assert!(qmgr(&mut state, ROOT, ObjectKind::Node, "node2", &[attr("comment", SetOp::Set, "")]).is_empty());
-    assert_eq!(state.nodes["node2"].operator_comment, None);
+    assert_eq!(state.nodes()["node2"].operator_comment, None);
 }
 
 #[test]
@@ -366,7 +366,7 @@ fn per_user_run_limits_and_array_slot_limits_both_hold() {
     let array =
         submit_with(&mut state, "", |spec| spec.array = Some(ArraySpec { indices: "1-4".to_string(), limit: Some(2) }));
     run(&mut state, 20);
-    let running = |state: &ServerState| state.jobs.values().filter(|job| job.state == JobState::Running).count();
+    let running = |state: &ServerState| state.jobs().values().filter(|job| job.state() == JobState::Running).count();
     assert_eq!(running(&state), 1, "max_user_run 1 is below %2");
     assert_eq!(letter(&state, &array), 'B');
     let limit = attr("max_user_run", SetOp::Set, "3");

@@ -20,14 +20,13 @@ const STAGEIN_REASON_CHARS: usize = 1024;
 /// Handles the end of a job reported by `node`.
 pub fn job_ended(state: &mut ServerState, out: &mut Outbox, node: &str, obit: JobObit, now: i64) {
     let ack = ServerToMom::ObitAck { job_id: obit.job_id.clone() };
-    let Ok(key) = state.find_job(&obit.job_id) else {
+    let Ok((key, job)) = state.find_job_entry(&obit.job_id) else {
         tracing::warn!(job_id = %obit.job_id, node, "end report for an unknown job");
         out.send(node, ack);
         return;
     };
-    let job = &state.jobs[&key];
     if !job.is_current_run_of(node, obit.run_count) {
-        if job.state.is_active() {
+        if job.state().is_active() {
             // A node back after node_fail_requeue, or any other mom: the job runs elsewhere
             // (or is a later run here). Acknowledged so the mom stops resending, else ignored.
             let mother = job.exec.first().map_or("", |share| share.node.as_str());
@@ -38,14 +37,15 @@ pub fn job_ended(state: &mut ServerState, out: &mut Outbox, node: &str, obit: Jo
         out.send(node, ack);
         return;
     }
-    if state.jobs[&key].rerun_requested && !state.jobs[&key].delete_requested {
+    let (rerun_requested, delete_requested) = (job.rerun_requested, job.delete_requested);
+    if rerun_requested && !delete_requested {
         super::rerun_job::requeue_killed_run(state, out, node, key, &obit, now);
         return;
     }
-    if let (Some(reason), false) = (&obit.stagein_failed, state.jobs[&key].delete_requested) {
+    if let (Some(reason), false) = (&obit.stagein_failed, delete_requested) {
         // OpenPBS waits 30 minutes and retries (req_runjob.c post_stagein); here the job waits
         // on a user hold until its owner fixes the input and releases it (no retry loop).
-        let job = state.jobs.get_mut(&key).expect("found above");
+        let Some(job) = state.job_mut(key) else { return };
         // Hold letters in OpenPBS's order (`soup`), `n` dropped.
         job.hold_types = "soup".chars().filter(|c| *c == 'u' || job.hold_types.contains(*c)).collect();
         let reason: String = reason.chars().take(STAGEIN_REASON_CHARS).collect();
@@ -53,9 +53,9 @@ pub fn job_ended(state: &mut ServerState, out: &mut Outbox, node: &str, obit: Jo
         super::rerun_job::requeue_killed_run(state, out, node, key, &obit, now);
         return;
     }
-    if obit.exit_status == JOB_EXEC_RETRY && !state.jobs[&key].delete_requested {
+    if obit.exit_status == JOB_EXEC_RETRY && !delete_requested {
         // The mother superior did not start it (a GPU of the job was no longer free there).
-        let job = state.jobs.get_mut(&key).expect("found above");
+        let Some(job) = state.job_mut(key) else { return };
         job.comment = Some(format!("requeued: {node} could not start the job; it will be retried"));
         super::rerun_job::requeue_killed_run(state, out, node, key, &obit, now);
         return;

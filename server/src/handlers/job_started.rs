@@ -14,14 +14,13 @@ pub fn job_started(
     session_id: i32,
     run_count: u32,
 ) {
-    let Ok(key) = state.find_job(job_id) else {
+    let Some(job) = state.find_job(job_id).ok().and_then(|key| state.job_mut(key)) else {
         tracing::warn!(job_id, "start report for an unknown job");
         return;
     };
-    let job = state.jobs.get_mut(&key).expect("job exists");
     if job.is_current_run_of(node, run_count) {
         job.session_id = Some(session_id);
-        out.persist(StoreOp::UpdateJob(job.clone()));
+        out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
     } else {
         tracing::info!(
             job_id,

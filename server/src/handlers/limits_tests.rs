@@ -36,7 +36,7 @@ fn a_script_over_the_limit_is_refused_with_openpbs_code_and_text() {
     assert_eq!(code, ErrorCode::JobscriptMaxSize);
     assert_eq!(code.number(), 15175);
     assert!(message.starts_with("jobscript size exceeded the jobscript_max_size"), "{message}");
-    assert!(state.jobs.is_empty());
+    assert!(state.jobs().is_empty());
 }
 
 #[test]
@@ -53,7 +53,7 @@ fn too_many_or_too_large_variables_are_refused() {
     job.variables.push("BIG", &"x".repeat(job::limits::MAX_VARIABLE_BYTES));
     let (code, _) = try_submit(&mut state, job).unwrap_err();
     assert_eq!(code, ErrorCode::BadAttributeValue);
-    assert!(state.jobs.is_empty());
+    assert!(state.jobs().is_empty());
 }
 
 /// qmgr as root: `op` on queue `name` with `name = value` pairs.
@@ -107,7 +107,7 @@ fn qmove_of_an_array_counts_its_subjobs_in_the_destination() {
     };
     assert_eq!(moved(&mut state, &big), [ErrorCode::UserLimit]);
     assert_eq!(moved(&mut state, &fits), []);
-    assert_eq!(state.jobs.values().filter(|job| job.queue == "small").count(), 6, "the parent and its five subjobs");
+    assert_eq!(state.jobs().values().filter(|job| job.queue == "small").count(), 6, "the parent and its five subjobs");
 }
 
 #[test]
@@ -118,7 +118,7 @@ fn a_submitted_script_goes_to_the_store_and_not_into_the_state() {
     let mut out = Outbox::default();
     let reply = submit_job::submit_job(&mut state, &mut out, &requester(ALICE), 10, job.clone());
     assert!(matches!(reply, ServerReply::JobSubmitted { .. }), "{reply:?}");
-    let kept = state.jobs.values().next().unwrap();
+    let kept = state.jobs().values().next().unwrap();
     assert_eq!(kept.spec.script, "", "the state keeps no script");
     assert_eq!(kept.script_bytes, job.script.len() as u64);
     let stored = out.persist.iter().find_map(|op| match op {
@@ -149,6 +149,6 @@ fn qalter_cannot_grow_a_variable_list_past_the_qsub_limits() {
     let (errors, out) = alter(&mut state, "D");
     assert_eq!(errors, [ErrorCode::BadAttributeValue], "a fourth quarter of the limit is over it");
     assert!(out.persist.is_empty(), "nothing stored");
-    let kept = state.jobs.values().next().unwrap();
+    let kept = state.jobs().values().next().unwrap();
     assert!(kept.spec.variables.get("D").is_none());
 }

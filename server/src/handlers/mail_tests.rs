@@ -22,7 +22,7 @@ fn a_raw_submit_with_an_option_as_recipient_is_refused_and_stores_nothing() {
             }
             other => panic!("{bad:?} accepted: {other:?}"),
         }
-        assert!(out.persist.is_empty() && state.jobs.is_empty(), "{bad:?}: nothing stored");
+        assert!(out.persist.is_empty() && state.jobs().is_empty(), "{bad:?}: nothing stored");
     }
 }
 
@@ -40,10 +40,10 @@ fn a_raw_alter_with_an_option_as_recipient_is_refused_and_changes_nothing() {
             other => panic!("{other:?}"),
         }
         assert!(out.persist.is_empty(), "{bad:?}: nothing stored");
-        assert!(state.jobs[&state.find_job(&id).unwrap()].spec.mail_users.is_empty());
+        assert!(state.jobs()[&state.find_job(&id).unwrap()].spec.mail_users.is_empty());
     }
     let good = JobAlteration { mail_users: Some(vec!["bob@example.org".to_string()]), ..Default::default() };
     let mut out = Outbox::default();
     alter_job::alter_job(&mut state, &mut out, &requester(ALICE), 50, std::slice::from_ref(&id), &good);
-    assert_eq!(state.jobs[&state.find_job(&id).unwrap()].spec.mail_users, ["bob@example.org"]);
+    assert_eq!(state.jobs()[&state.find_job(&id).unwrap()].spec.mail_users, ["bob@example.org"]);
 }

@@ -46,7 +46,7 @@ pub fn manage(
             // The configuration is stored whole: the first qmgr command (say `set node`) also
             // stores the queues the server started with, or the stored server attributes
             // (`default_queue`) would name a queue a restarted server does not have.
-            for (name, queue) in &state.queues {
+            for (name, queue) in state.queues() {
                 out.persist(StoreOp::PutQueue(StoredQueue { name: name.clone(), attrs: queue.pairs() }));
             }
             out.persist(StoreOp::SetServerAttrs(state.server_attr_pairs()));
@@ -69,14 +69,7 @@ fn manage_server(state: &mut ServerState, op: ManageOp, attrs: &[AttrOp]) -> Res
             ))
         }
     };
-    let before = (state.attrs.clone(), state.default_queue.clone(), state.flavor);
-    for attr in attrs {
-        if let Err(error) = state.apply_server_attr(attr, unset) {
-            (state.attrs, state.default_queue, state.flavor) = before;
-            return Err(error);
-        }
-    }
-    Ok(())
+    state.apply_server_attrs(attrs, unset)
 }
 
 /// Queue names as OpenPBS allows them: a letter first, then letters, digits, `_` and `-`,
@@ -109,31 +102,27 @@ fn manage_queue(
     let mut queue = match op {
         ManageOp::Create => {
             check_queue_name(name)?;
-            if state.queues.contains_key(name) {
+            if state.queues().contains_key(name) {
                 return Err(RequestError::with_detail(ErrorCode::QueueExists, name));
             }
             Queue::new(name)
         }
         ManageOp::Delete => {
-            state.queues.get(name).ok_or_else(unknown)?;
-            if state.jobs.values().any(|job| job.queue == name && !job.state.is_finished()) {
+            state.queue(name).ok_or_else(unknown)?;
+            if state.jobs().values().any(|job| job.queue == name && !job.state().is_finished()) {
                 return Err(RequestError::with_detail(ErrorCode::QueueBusy, name));
             }
-            state.queues.remove(name);
-            if state.default_queue == name {
-                state.default_queue.clear();
-                state.attrs.mark("default_queue", true);
-            }
+            state.remove_queue(name);
             out.persist(StoreOp::DeleteQueue(name.to_string()));
             return Ok(());
         }
-        ManageOp::Set | ManageOp::Unset => state.queues.get(name).ok_or_else(unknown)?.clone(),
+        ManageOp::Set | ManageOp::Unset => state.queue(name).ok_or_else(unknown)?.clone(),
     };
     for attr in attrs {
         queue.apply_with(attr, op == ManageOp::Unset, &state.resources)?;
     }
     queue.check_complete()?;
-    state.queues.insert(name.to_string(), queue);
+    state.insert_queue(name, queue);
     Ok(())
 }
 
@@ -148,7 +137,7 @@ fn manage_node(
     let unknown = || RequestError::with_detail(ErrorCode::UnknownNode, name);
     let mut node = match op {
         ManageOp::Create => {
-            if state.nodes.contains_key(name) || name.is_empty() {
+            if state.nodes().contains_key(name) || name.is_empty() {
                 return Err(RequestError::with_detail(ErrorCode::NodeExists, name));
             }
             let mut node = Node::new(name, 1, 0, 0, Vec::new(), now);
@@ -156,16 +145,16 @@ fn manage_node(
             node
         }
         ManageOp::Delete => {
-            let node = state.nodes.get(name).ok_or_else(unknown)?;
+            let node = state.node(name).ok_or_else(unknown)?;
             if !node.jobs.is_empty() {
                 return Err(RequestError::new(ErrorCode::QueueBusy, format!("node {name} has running jobs")));
             }
-            state.nodes.remove(name);
+            state.remove_node(name);
             out.persist(StoreOp::SetNodes(state.stored_nodes()));
             out.persist(StoreOp::SetNodeResources { node: name.to_string(), values: Vec::new() });
             return Ok(());
         }
-        ManageOp::Set | ManageOp::Unset => state.nodes.get(name).ok_or_else(unknown)?.clone(),
+        ManageOp::Set | ManageOp::Unset => state.node(name).ok_or_else(unknown)?.clone(),
     };
     let mut site_op = None;
     for attr in attrs {
@@ -178,7 +167,7 @@ fn manage_node(
             apply_node_attr(&mut node, attr, op == ManageOp::Unset, now)?;
         }
     }
-    state.nodes.insert(name.to_string(), node);
+    state.insert_node(node);
     if let Some(op) = site_op {
         out.persist(op);
     }

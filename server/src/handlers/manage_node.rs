@@ -42,7 +42,7 @@ pub fn manage_node(
     let mut errors = Vec::new();
     let mut changed = false;
     for name in names {
-        let Some(node) = state.nodes.get_mut(name) else {
+        let Some(node) = state.node_mut(name) else {
             errors.push(RequestError::new(ErrorCode::UnknownNode, marking_error(name, ErrorCode::UnknownNode)));
             continue;
         };
@@ -81,7 +81,7 @@ mod tests {
         for name in ["node1", "node2"] {
             let mut node = Node::new(name, 2, 0, 0, Vec::new(), 0);
             node.up = true;
-            state.nodes.insert(name.to_string(), node);
+            state.insert_node(node);
         }
         state
     }
@@ -102,18 +102,18 @@ mod tests {
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].code, ErrorCode::UnknownNode);
         assert_eq!(errors[0].message, "Error marking node nosuch - Unknown node ");
-        assert_eq!(state.nodes["node1"].state_text(), "offline");
+        assert_eq!(state.nodes()["node1"].state_text(), "offline");
         assert_eq!(state.stored_nodes()[0].comment.as_deref(), Some("disk swap"));
-        assert!(!state.nodes["node2"].offline);
+        assert!(!state.nodes()["node2"].offline);
         assert!(out.schedule);
 
         let back = Change { offline: Some(false), comment: None };
         manage_node(&mut state, &mut Outbox::default(), &user(500), 6, &names[..1], &back);
-        assert_eq!(state.nodes["node1"].state_text(), "free");
-        assert_eq!(state.nodes["node1"].operator_comment.as_deref(), Some("disk swap"), "-r keeps the comment");
+        assert_eq!(state.nodes()["node1"].state_text(), "free");
+        assert_eq!(state.nodes()["node1"].operator_comment.as_deref(), Some("disk swap"), "-r keeps the comment");
         let clear = Change { offline: None, comment: Some(String::new()) };
         manage_node(&mut state, &mut Outbox::default(), &user(0), 7, &names[..1], &clear);
-        assert_eq!(state.nodes["node1"].operator_comment, None);
+        assert_eq!(state.nodes()["node1"].operator_comment, None);
     }
 
     #[test]
@@ -128,8 +128,8 @@ mod tests {
         };
         assert_eq!(errors[0].code, ErrorCode::PermissionDenied);
         assert_eq!(errors[0].message, "Error marking node node1 - Unauthorized Request ");
-        assert!(!state.nodes["node1"].offline);
-        assert_eq!(state.nodes["node1"].operator_comment, None);
+        assert!(!state.nodes()["node1"].offline);
+        assert_eq!(state.nodes()["node1"].operator_comment, None);
         assert!(!out.schedule);
     }
 }

@@ -12,7 +12,7 @@ use job::JobState;
 use proto::mom::JobObit;
 
 fn job<'a>(state: &'a ServerState, id: &str) -> &'a Job {
-    &state.jobs[&state.find_job(id).unwrap()]
+    &state.jobs()[&state.find_job(id).unwrap()]
 }
 
 fn obit(id: &str, run_count: u32) -> JobObit {
@@ -28,7 +28,7 @@ fn report_end(state: &mut ServerState, node: &str, obit: JobObit, now: i64) -> (
 
 /// Cuts `node` off long enough for node_fail_requeue to requeue its jobs.
 fn lose_node(state: &mut ServerState, node: &str, now: i64) {
-    let entry = state.nodes.get_mut(node).unwrap();
+    let entry = state.node_mut(node).unwrap();
     entry.up = false;
     entry.last_state_change = now;
     node_fail::requeue_on_failed_nodes(state, &mut Outbox::default(), now + state.attrs.node_fail_requeue);
@@ -47,7 +47,7 @@ fn an_end_report_from_a_node_that_is_not_the_mother_superior_changes_nothing() {
         assert!(!persisted);
         assert_eq!(job(&state, &id), &before, "run {run_count}");
     }
-    assert!(state.nodes["node1"].free_slots().is_empty(), "the job keeps its node");
+    assert!(state.nodes()["node1"].free_slots().is_empty(), "the job keeps its node");
     state.sanity_check();
 }
 
@@ -58,7 +58,7 @@ fn a_stale_end_report_after_a_requeue_and_a_rerun_elsewhere_changes_nothing() {
     schedule_pass(&mut state, &mut Outbox::default(), 20);
     assert_eq!((job(&state, &id).exec[0].node.as_str(), job(&state, &id).run_count), ("node1", 1));
     lose_node(&mut state, "node1", 100);
-    assert_eq!(job(&state, &id).state, JobState::Queued);
+    assert_eq!(job(&state, &id).state(), JobState::Queued);
     schedule_pass(&mut state, &mut Outbox::default(), 500);
     assert_eq!((job(&state, &id).exec[0].node.as_str(), job(&state, &id).run_count), ("node2", 2));
     let before = job(&state, &id).clone();
@@ -72,7 +72,7 @@ fn a_stale_end_report_after_a_requeue_and_a_rerun_elsewhere_changes_nothing() {
     // The current run's end from its mother superior still ends the job.
     let (sent, _) = report_end(&mut state, "node2", obit(&id, 2), 520);
     assert_eq!(sent, ["ObitAck->node2"]);
-    assert_eq!(job(&state, &id).state, JobState::Finished);
+    assert_eq!(job(&state, &id).state(), JobState::Finished);
     state.sanity_check();
 }
 
@@ -101,7 +101,7 @@ fn the_end_of_an_earlier_run_on_the_same_node_changes_nothing() {
     assert_eq!((sent, persisted), (vec!["ObitAck->node1".to_string()], false));
     assert_eq!(job(&state, &id), &before);
     report_end(&mut state, "node1", obit(&id, 2), 520);
-    assert_eq!(job(&state, &id).state, JobState::Finished);
+    assert_eq!(job(&state, &id).state(), JobState::Finished);
 }
 
 #[test]

@@ -46,8 +46,7 @@ fn move_one(
         // A range of subjobs cannot be altered or moved (OpenPBS: PBSE_IVALREQ).
         return Err(RequestError::with_detail(ErrorCode::InvalidRequest, text));
     }
-    let key = state.find_job(text)?;
-    let job = &state.jobs[&key];
+    let (key, job) = state.find_job_entry(text)?;
     if !state.may_modify(requester, job.owner_uid) {
         // OpenPBS's text is "Unauthorized Request " and prt_job_err adds a space before the id.
         return Err(RequestError::new(
@@ -60,7 +59,7 @@ fn move_one(
     }
     let queue =
         queue.as_deref().map_err(|error| RequestError::new(error.code, format!("{} {}", error.message, job.id)))?;
-    if !matches!(job.state, JobState::Queued | JobState::Held | JobState::Waiting) {
+    if !matches!(job.state(), JobState::Queued | JobState::Held | JobState::Waiting) {
         return Err(RequestError::with_detail(ErrorCode::BadState, &job.id));
     }
     if job.queue == queue {
@@ -76,11 +75,11 @@ fn move_one(
         .check_admission_of(queue, requester, &job.owner, &job.request, Some(key), count as u32)
         .map_err(|error| RequestError::new(error.code, format!("{} {}", error.message, job.id)))?;
     for key in keys {
-        let job = state.jobs.get_mut(&key).expect("found above");
+        let Some(job) = state.job_mut(key) else { continue };
         job.queue = queue.to_string();
         job.times.mtime = now;
-        out.persist(StoreOp::UpdateJob(job.clone()));
+        out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
     }
-    tracing::info!(job_id = %state.jobs[&key].id, queue, "job moved");
+    tracing::info!(job_id = %state.jobs()[&key].id, queue, "job moved");
     Ok(())
 }

@@ -9,6 +9,7 @@
 use super::register_mom::end_lost_job;
 use crate::outbox::Outbox;
 use crate::state::ServerState;
+use job::JobKey;
 
 /// Requeues or ends the jobs of nodes down for at least `node_fail_requeue` seconds.
 pub fn requeue_on_failed_nodes(state: &mut ServerState, out: &mut Outbox, now: i64) {
@@ -17,19 +18,19 @@ pub fn requeue_on_failed_nodes(state: &mut ServerState, out: &mut Outbox, now: i
         return;
     }
     let failed: Vec<(String, i64)> = state
-        .nodes
+        .nodes()
         .values()
         .filter(|node| !node.up && now - node.last_state_change >= after)
         .map(|node| (node.name.clone(), now - node.last_state_change))
         .collect();
     for (node, down_for) in failed {
         // The node's own job list, not a scan of every job: a node scaled away stays down.
-        let lost: Vec<u64> = state.nodes[&node]
+        let lost: Vec<JobKey> = state.nodes()[&node]
             .jobs
             .iter()
             .filter(|key| {
-                state.jobs.get(key).is_some_and(|job| {
-                    job.state.is_active() && job.exec.first().is_some_and(|share| share.node == node)
+                state.jobs().get(key).is_some_and(|job| {
+                    job.state().is_active() && job.exec.first().is_some_and(|share| share.node == node)
                 })
             })
             .copied()
@@ -56,24 +57,24 @@ mod tests {
         let rerunnable = submit(&mut state, ALICE, &[("ncpus", "4")]);
         let once = submit(&mut state, ALICE, &[("ncpus", "4")]);
         let key = state.find_job(&once).unwrap();
-        std::sync::Arc::make_mut(&mut state.jobs.get_mut(&key).unwrap().spec).rerunnable = false;
+        std::sync::Arc::make_mut(&mut state.job_mut(key).unwrap().spec).rerunnable = false;
         schedule_pass(&mut state, &mut Outbox::default(), 20);
-        let node_of = |state: &ServerState, id: &str| state.jobs[&state.find_job(id).unwrap()].exec[0].node.clone();
+        let node_of = |state: &ServerState, id: &str| state.jobs()[&state.find_job(id).unwrap()].exec[0].node.clone();
         let (first, second) = (node_of(&state, &rerunnable), node_of(&state, &once));
         assert_ne!(first, second);
         for node in [&first, &second] {
-            let node = state.nodes.get_mut(node).unwrap();
+            let node = state.node_mut(node).unwrap();
             node.up = false;
             node.last_state_change = 100;
         }
         requeue_on_failed_nodes(&mut state, &mut Outbox::default(), 100 + 309);
-        let state_of = |state: &ServerState, id: &str| state.jobs[&state.find_job(id).unwrap()].state;
+        let state_of = |state: &ServerState, id: &str| state.jobs()[&state.find_job(id).unwrap()].state();
         assert_eq!(state_of(&state, &rerunnable), JobState::Running, "not yet 310 s");
         let mut out = Outbox::default();
         requeue_on_failed_nodes(&mut state, &mut out, 100 + 310);
         assert_eq!(state_of(&state, &rerunnable), JobState::Queued);
-        let job = &state.jobs[&state.find_job(&once).unwrap()];
-        assert_eq!((job.state, job.exit_status), (JobState::Finished, Some(-20)));
+        let job = &state.jobs()[&state.find_job(&once).unwrap()];
+        assert_eq!((job.state(), job.exit_status), (JobState::Finished, Some(-20)));
         assert_eq!(
             job.comment.as_deref(),
             Some(format!("ended: node {second} was down for 310 s (node_fail_requeue 310)").as_str())

@@ -22,7 +22,7 @@ fn submit_with(state: &mut ServerState, options: JobOptions, now: i64) -> Result
 }
 
 fn shown(state: &ServerState, id: &str, flavor: Flavor) -> Vec<(String, String)> {
-    let job = &state.jobs[&state.find_job(id).unwrap()];
+    let job = &state.jobs()[&state.find_job(id).unwrap()];
     let status = crate::status::job_status(job, "head", flavor, 0);
     status.attrs.iter().map(|attr| (attr.name.clone(), attr.value.clone())).collect()
 }
@@ -83,7 +83,7 @@ fn another_user_in_user_list_is_refused() {
         let error = submit_with(&mut state, options, 10).unwrap_err();
         assert_eq!(error, "Bad UID for job execution", "{list:?}");
     }
-    assert!(state.jobs.is_empty(), "nothing kept");
+    assert!(state.jobs().is_empty(), "nothing kept");
 }
 
 #[test]
@@ -103,7 +103,7 @@ fn values_qsub_would_not_send_are_refused() {
         let error = submit_with(&mut state, options.clone(), 10).unwrap_err();
         assert!(error.starts_with("Illegal attribute or resource value"), "{options:?}: {error}");
     }
-    assert!(state.jobs.is_empty(), "nothing kept");
+    assert!(state.jobs().is_empty(), "nothing kept");
 }
 
 #[test]
@@ -112,13 +112,13 @@ fn a_job_waits_for_its_execution_time() {
     let options = JobOptions { execution_time: Some(100), ..JobOptions::default() };
     let id = submit_with(&mut state, options, 10).unwrap();
     let key = state.find_job(&id).unwrap();
-    assert_eq!(state.jobs[&key].state, JobState::Waiting);
+    assert_eq!(state.jobs()[&key].state(), JobState::Waiting);
     assert_eq!(value(&shown(&state, &id, Flavor::OpenPbs), "Execution_Time").as_deref(), Some("100"));
     let mut out = Outbox::default();
     assert_eq!(execution_time::settle_waiting(&mut state, &mut out, 99), 0);
     assert_eq!(schedule_pass(&mut state, &mut out, 99), 0, "not before its time");
     assert_eq!(execution_time::settle_waiting(&mut state, &mut out, 100), 1);
-    assert_eq!(state.jobs[&key].state, JobState::Queued);
+    assert_eq!(state.jobs()[&key].state(), JobState::Queued);
     assert!(out.schedule && !out.persist.is_empty(), "the change is stored and schedules a pass");
     assert_eq!(schedule_pass(&mut state, &mut out, 100), 1);
     state.sanity_check();
@@ -136,12 +136,12 @@ fn a_queued_job_before_its_time_is_never_started_and_goes_back_to_waiting() {
     let reply = submit_job::submit_job(&mut state, &mut Outbox::default(), &requester(ALICE), 10, spec);
     let ServerReply::JobSubmitted { id } = reply else { panic!("{reply:?}") };
     let key = state.find_job(&id).unwrap();
-    assert_eq!(state.jobs[&key].state, JobState::Held, "a hold comes first");
+    assert_eq!(state.jobs()[&key].state(), JobState::Held, "a hold comes first");
     state.transition(key, job::JobEvent::Release, 20).unwrap();
     let mut out = Outbox::default();
     assert_eq!(schedule_pass(&mut state, &mut out, 20), 0, "the scheduler checks the time itself");
     assert_eq!(execution_time::settle_waiting(&mut state, &mut out, 20), 1);
-    assert_eq!(state.jobs[&key].state, JobState::Waiting);
+    assert_eq!(state.jobs()[&key].state(), JobState::Waiting);
     state.sanity_check();
 }
 
@@ -150,7 +150,7 @@ fn a_past_execution_time_queues_at_once() {
     let mut state = cluster(1);
     let options = JobOptions { execution_time: Some(5), ..JobOptions::default() };
     let id = submit_with(&mut state, options, 10).unwrap();
-    assert_eq!(state.jobs[&state.find_job(&id).unwrap()].state, JobState::Queued);
+    assert_eq!(state.jobs()[&state.find_job(&id).unwrap()].state(), JobState::Queued);
 }
 
 #[test]
@@ -176,12 +176,12 @@ fn qalter_sets_execution_time_checkpoint_and_project() {
         ..Default::default()
     };
     alter(&mut state, later);
-    assert_eq!(state.jobs[&key].state, JobState::Waiting, "at once, not on the next tick");
+    assert_eq!(state.jobs()[&key].state(), JobState::Waiting, "at once, not on the next tick");
     let attrs = shown(&state, &id, Flavor::OpenPbs);
     assert_eq!(value(&attrs, "Checkpoint").as_deref(), Some("w"));
     assert_eq!(value(&attrs, "project").as_deref(), Some("p1"));
     alter(&mut state, proto::JobAlteration { execution_time: Some(15), ..Default::default() });
-    assert_eq!(state.jobs[&key].state, JobState::Queued);
+    assert_eq!(state.jobs()[&key].state(), JobState::Queued);
     let refused = alter(&mut state, proto::JobAlteration { project: Some("a b".into()), ..Default::default() });
     assert!(refused.contains("Illegal attribute or resource value"), "{refused}");
     assert_eq!(value(&shown(&state, &id, Flavor::OpenPbs), "project").as_deref(), Some("p1"), "all or nothing");

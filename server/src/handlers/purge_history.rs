@@ -5,16 +5,17 @@
 use crate::outbox::Outbox;
 use crate::state::ServerState;
 use crate::store::StoreOp;
+use job::JobKey;
 
 /// Removes finished jobs that ended before `now - keep_secs`; returns how many went.
 pub fn purge_history(state: &mut ServerState, out: &mut Outbox, now: i64, keep_secs: i64) -> usize {
     let cutoff = now - keep_secs;
-    let expired: Vec<u64> = state
-        .jobs
+    let expired: Vec<JobKey> = state
+        .jobs()
         .values()
         // Subjobs go with their array parent.
         .filter(|job| !matches!(job.id.array, Some(job::id::ArrayPart::Sub(_))))
-        .filter(|job| job.state.is_finished() && job.times.obittime.unwrap_or(job.times.mtime) < cutoff)
+        .filter(|job| job.state().is_finished() && job.times.obittime.unwrap_or(job.times.mtime) < cutoff)
         .map(|job| job.id.key())
         .collect();
     for key in &expired {
@@ -24,7 +25,7 @@ pub fn purge_history(state: &mut ServerState, out: &mut Outbox, now: i64, keep_s
     }
     if !expired.is_empty() {
         // Ids are never reused: the counter is stored with the deletions.
-        out.persist(StoreOp::SetNextSeq(state.next_seq));
+        out.persist(StoreOp::SetNextSeq(state.next_seq()));
         tracing::info!(count = expired.len(), "finished jobs purged from history");
     }
     expired.len()
@@ -61,7 +62,9 @@ mod tests {
         assert_eq!(purge_history(&mut state, &mut out, 1000, 600), 1);
         assert!(state.find_job(&old).is_err());
         assert!(state.find_job(&young).is_ok() && state.find_job(&queued).is_ok());
-        assert!(matches!(out.persist[..], [StoreOp::DeleteJob(0x1_0000_0000), StoreOp::SetNextSeq(4)]));
+        assert!(
+            matches!(out.persist[..], [StoreOp::DeleteJob(key), StoreOp::SetNextSeq(4)] if key.raw() == 0x1_0000_0000)
+        );
         state.sanity_check();
     }
 }

@@ -75,7 +75,7 @@ fn create_exec_queue(state: &mut ServerState, name: &str, extra: &[&str]) {
 #[test]
 fn fresh_server_has_an_enabled_started_workq() {
     let state = ServerState::new("head", "workq", 10, 0);
-    let workq = &state.queues["workq"];
+    let workq = &state.queues()["workq"];
     assert!(workq.enabled && workq.started);
     assert_eq!(
         state.server_attr_pairs(),
@@ -91,11 +91,11 @@ fn only_managers_change_things_and_a_bad_command_changes_nothing() {
         code(qmgr(&mut state, ALICE, ManageOp::Create, ObjectKind::Queue, "q2", &[])),
         ErrorCode::PermissionDenied
     );
-    assert!(!state.queues.contains_key("q2"));
+    assert!(!state.queues().contains_key("q2"));
     // One bad attribute refuses the whole command.
     let reply = qmgr(&mut state, ROOT, ManageOp::Set, ObjectKind::Queue, "workq", &["Priority = 5", "no_such = 1"]);
     assert_eq!(code(reply), ErrorCode::NoAttribute);
-    assert_eq!(state.queues["workq"].priority, None);
+    assert_eq!(state.queues()["workq"].priority, None);
     let reply = qmgr(&mut state, ROOT, ManageOp::Set, ObjectKind::Server, "", &["scheduling = false", "flavor = nope"]);
     assert_eq!(code(reply), ErrorCode::BadAttributeValue);
     assert!(state.attrs.scheduling);
@@ -110,7 +110,7 @@ fn only_managers_change_things_and_a_bad_command_changes_nothing() {
     ));
     ok(qmgr(&mut state, ALICE, ManageOp::Create, ObjectKind::Queue, "q2", &["queue_type = e"]));
     ok(qmgr(&mut state, BOB, ManageOp::Set, ObjectKind::Node, "node1", &["state = offline"]));
-    assert!(state.nodes["node1"].offline);
+    assert!(state.nodes()["node1"].offline);
     assert_eq!(
         code(qmgr(&mut state, BOB, ManageOp::Set, ObjectKind::Node, "node1", &["np = 2"])),
         ErrorCode::PermissionDenied
@@ -156,7 +156,7 @@ fn submission_checks_the_queue() {
         &["resources_default.walltime = 10:00", "resources_max.walltime = 1:00:00", "max_user_queued = 2"],
     );
     let id = submit_to(&mut state, ALICE, "short", &[]).unwrap();
-    let job = &state.jobs[&state.find_job(&id).unwrap()];
+    let job = &state.jobs()[&state.find_job(&id).unwrap()];
     assert_eq!((job.queue.as_str(), job.request.walltime), ("short", Some(600)), "default walltime filled in");
     assert_eq!(submit_to(&mut state, ALICE, "short", &[("walltime", "2:00:00")]), Err(ErrorCode::ExceedsLimits));
     submit_to(&mut state, ALICE, "short", &[("walltime", "30:00")]).unwrap();
@@ -188,8 +188,8 @@ fn qmove_applies_the_destination_checks() {
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(state.jobs[&state.find_job(&quick).unwrap()].queue, "short");
-    assert_eq!(state.jobs[&state.find_job(&long).unwrap()].queue, "workq");
+    assert_eq!(state.jobs()[&state.find_job(&quick).unwrap()].queue, "short");
+    assert_eq!(state.jobs()[&state.find_job(&long).unwrap()].queue, "workq");
     match mv(&mut state, requester(BOB), std::slice::from_ref(&long)) {
         ServerReply::Done { errors } => assert_eq!(errors[0].code, ErrorCode::PermissionDenied),
         other => panic!("{other:?}"),
@@ -205,7 +205,7 @@ fn a_per_user_run_limit_does_not_let_a_sweep_starve_others() {
     let other = submit_to(&mut state, BOB, "shared", &[]).unwrap();
     assert_eq!(schedule_pass(&mut state, &mut Outbox::default(), 20), 3);
     let running = |state: &ServerState, ids: &[String]| {
-        ids.iter().filter(|id| state.jobs[&state.find_job(id).unwrap()].state == JobState::Running).count()
+        ids.iter().filter(|id| state.jobs()[&state.find_job(id).unwrap()].state() == JobState::Running).count()
     };
     assert_eq!(running(&state, &sweep), 2);
     assert_eq!(running(&state, std::slice::from_ref(&other)), 1);
@@ -213,7 +213,7 @@ fn a_per_user_run_limit_does_not_let_a_sweep_starve_others() {
     assert_eq!(schedule_pass(&mut state, &mut Outbox::default(), 21), 0);
     // TORQUE's max_user_run is the same limit.
     ok(qmgr(&mut state, ROOT, ManageOp::Set, ObjectKind::Queue, "shared", &["max_user_run = 3"]));
-    assert_eq!(state.queues["shared"].run.entlim().unwrap(), "[u:PBS_GENERIC=3]");
+    assert_eq!(state.queues()["shared"].run.entlim().unwrap(), "[u:PBS_GENERIC=3]");
     assert_eq!(schedule_pass(&mut state, &mut Outbox::default(), 22), 1);
     state.sanity_check();
 }
@@ -228,7 +228,7 @@ fn queue_priority_started_and_scheduling() {
         let high = submit_to(&mut state, ALICE, "high", &[("ncpus", "4")]).unwrap();
         (state, low, high)
     };
-    let state_of = |state: &ServerState, id: &str| state.jobs[&state.find_job(id).unwrap()].state;
+    let state_of = |state: &ServerState, id: &str| state.jobs()[&state.find_job(id).unwrap()].state();
     // The later job of the higher-priority queue takes the whole node first.
     let (mut state, low, high) = setup();
     assert_eq!(schedule_pass(&mut state, &mut Outbox::default(), 20), 1);
@@ -249,17 +249,17 @@ fn queue_priority_started_and_scheduling() {
 fn nodes_and_torque_server_attributes() {
     let mut state = cluster(1);
     ok(qmgr(&mut state, ROOT, ManageOp::Create, ObjectKind::Node, "node9", &["np = 8", "properties = fast,big"]));
-    assert_eq!((state.nodes["node9"].np, state.nodes["node9"].properties.len()), (8, 2));
-    assert!(!state.nodes["node9"].up, "down until its mom registers");
+    assert_eq!((state.nodes()["node9"].np, state.nodes()["node9"].properties.len()), (8, 2));
+    assert!(!state.nodes()["node9"].up, "down until its mom registers");
     ok(qmgr(&mut state, ROOT, ManageOp::Set, ObjectKind::Node, "node9", &["properties -= big", "comment = spare"]));
-    assert_eq!(state.nodes["node9"].properties, ["fast"]);
+    assert_eq!(state.nodes()["node9"].properties, ["fast"]);
     assert_eq!(code(qmgr(&mut state, ROOT, ManageOp::Create, ObjectKind::Node, "node9", &[])), ErrorCode::NodeExists);
     assert_eq!(
         code(qmgr(&mut state, ROOT, ManageOp::Set, ObjectKind::Node, "node9", &["state = busy"])),
         ErrorCode::BadAttributeValue
     );
     ok(qmgr(&mut state, ROOT, ManageOp::Delete, ObjectKind::Node, "node9", &[]));
-    assert!(!state.nodes.contains_key("node9"));
+    assert!(!state.nodes().contains_key("node9"));
     assert_eq!(code(qmgr(&mut state, ROOT, ManageOp::Delete, ObjectKind::Node, "node9", &[])), ErrorCode::UnknownNode);
     // TORQUE's keep_completed (seconds, default 300).
     assert_eq!(state.attrs.keep_completed, 300);
@@ -297,7 +297,7 @@ fn operators_may_delete_other_users_jobs() {
     );
     ok(qmgr(&mut state, ROOT, ManageOp::Set, ObjectKind::Server, "", &["operators = user1001@*"]));
     ok(delete(&mut state, BOB));
-    assert_eq!(state.jobs[&state.find_job(&alices).unwrap()].state, JobState::Finished);
+    assert_eq!(state.jobs()[&state.find_job(&alices).unwrap()].state(), JobState::Finished);
 }
 
 #[test]
@@ -320,7 +320,7 @@ fn qmove_of_an_array_moves_its_subjobs_and_refuses_one_subjob_or_a_begun_array()
     };
     let queues = |state: &ServerState, seq: u64| -> Vec<String> {
         let parent = state.find_job(&format!("{seq}[]")).unwrap();
-        std::iter::once(parent).chain(state.subjob_keys(parent)).map(|key| state.jobs[&key].queue.clone()).collect()
+        std::iter::once(parent).chain(state.subjob_keys(parent)).map(|key| state.jobs()[&key].queue.clone()).collect()
     };
     assert_eq!(mv(&mut state, "1[2]"), [ErrorCode::InvalidRequest]);
     assert_eq!(queues(&state, 1), ["workq"; 4]);
@@ -333,7 +333,7 @@ fn qmove_of_an_array_moves_its_subjobs_and_refuses_one_subjob_or_a_begun_array()
     let mut out = Outbox::default();
     schedule_pass(&mut state, &mut out, 30);
     state.settle_arrays(&mut out, 30);
-    assert_eq!(state.jobs[&state.find_job("2[]").unwrap()].state, JobState::Begun);
+    assert_eq!(state.jobs()[&state.find_job("2[]").unwrap()].state(), JobState::Begun);
     assert_eq!(mv(&mut state, "2[]"), [ErrorCode::BadState]);
     assert_eq!(queues(&state, 2), ["workq"; 4]);
 }

@@ -7,7 +7,7 @@ use super::*;
 use crate::outbox::Outbox;
 use crate::state::server_attrs::{MAX_QUEUED_PER_USER, MAX_USER_KEPT_BYTES};
 use crate::state::ServerState;
-use job::{JobSpec, JobState};
+use job::JobSpec;
 use proto::error::ErrorCode;
 use proto::manage::{AttrOp, ManageOp, ObjectKind, SetOp};
 use proto::ServerReply;
@@ -69,7 +69,8 @@ fn the_servers_per_user_max_queued_counts_every_queue_and_arrays_as_subjobs() {
     assert_eq!(code.exit_code(), 38);
     try_submit(&mut state, BOB, spec(&[])).expect("another user has a limit of his own");
     // A finished job no longer counts.
-    state.jobs.values_mut().find(|job| job.owner_uid == ALICE).unwrap().state = JobState::Finished;
+    let key = state.jobs().values().find(|job| job.owner_uid == ALICE).unwrap().id.key();
+    state.transition(key, job::JobEvent::Delete, 0).unwrap();
     try_submit(&mut state, ALICE, spec(&[])).unwrap();
     let reply = qmgr_server(&mut state, ManageOp::Unset, "max_queued", "");
     assert!(matches!(reply, ServerReply::Done { ref errors } if errors.is_empty()), "{reply:?}");
@@ -84,7 +85,8 @@ fn the_quota_counts_the_scripts_kept_history_included() {
     assert_eq!(shown(&state, "max_user_kept_bytes").as_deref(), Some("65536b"));
     try_submit(&mut state, ALICE, with_script(40_000)).unwrap();
     // Finished, in history: its script is still kept.
-    state.jobs.values_mut().next().unwrap().state = JobState::Finished;
+    let key = *state.jobs().keys().next().unwrap();
+    state.transition(key, job::JobEvent::Delete, 0).unwrap();
     let (code, message) = try_submit(&mut state, ALICE, with_script(40_000)).unwrap_err();
     assert_eq!(code, ErrorCode::UserLimit);
     assert!(message.starts_with("would exceed complex's per-user limit of kept job bytes"), "{message}");
@@ -104,9 +106,9 @@ fn the_quota_counts_the_environment_the_state_keeps_history_included() {
     let mut job = spec(&[]);
     job.variables.push("BIG", &"x".repeat(40_000));
     try_submit(&mut state, ALICE, job.clone()).unwrap();
-    let kept = state.jobs.values_mut().next().unwrap();
+    let kept = state.jobs().values().next().unwrap();
     assert!(kept.spec_bytes > 40_000, "{}", kept.spec_bytes);
-    kept.state = JobState::Finished;
+    state.transition(kept.id.key(), job::JobEvent::Delete, 0).unwrap();
     let (code, _) = try_submit(&mut state, ALICE, job).unwrap_err();
     assert_eq!(code, ErrorCode::UserLimit, "a finished job's environment is still in memory");
 }
@@ -139,7 +141,7 @@ fn qalter_cannot_grow_a_spec_past_the_quota() {
     let (errors, out) = alter(&mut state, "a".repeat(100_000));
     assert_eq!(errors, [ErrorCode::UserLimit]);
     assert!(out.persist.is_empty(), "nothing stored");
-    let kept = state.jobs.values().next().unwrap();
+    let kept = state.jobs().values().next().unwrap();
     assert_eq!(kept.spec.account.as_ref().map(String::len), Some(30_000));
     let (errors, _) = alter(&mut state, "short".to_string());
     assert!(errors.is_empty(), "a spec that shrinks is always accepted: {errors:?}");

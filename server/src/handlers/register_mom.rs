@@ -7,6 +7,7 @@ use crate::outbox::{NoticeKind, Outbox};
 use crate::state::node_gpus::registered;
 use crate::state::{Node, ServerState};
 use crate::store::StoreOp;
+use job::JobKey;
 use proto::mom::Registration;
 use proto::ServerToMom;
 
@@ -16,11 +17,11 @@ pub const LOST_WITH_MOM: i32 = -20;
 /// Handles a mom's registration; returns the `Registered` answer.
 pub fn register_mom(state: &mut ServerState, out: &mut Outbox, registration: Registration, now: i64) -> ServerToMom {
     let name = registration.node.clone();
-    let changed = state.nodes.get(&name).is_none_or(|node| {
+    let changed = state.node(&name).is_none_or(|node| {
         (node.np, node.mem_bytes, node.ngpus, &node.properties)
             != (registration.np, registration.mem_bytes, registration.ngpus, &registration.properties)
     });
-    let node = state.nodes.entry(name.clone()).or_insert_with(|| {
+    let node = state.node_or_insert_with(&name, || {
         Node::new(&name, registration.np, registration.mem_bytes, registration.ngpus, Vec::new(), now)
     });
     node.resize(registration.np, registration.mem_bytes, registration.ngpus, registration.properties.clone());
@@ -44,16 +45,16 @@ pub fn register_mom(state: &mut ServerState, out: &mut Outbox, registration: Reg
         let known_here = state
             .find_job(reported)
             .ok()
-            .and_then(|key| state.jobs.get(&key))
-            .is_some_and(|job| job.state.is_active() && job.exec.iter().any(|share| share.node == name));
+            .and_then(|key| state.jobs().get(&key))
+            .is_some_and(|job| job.state().is_active() && job.exec.iter().any(|share| share.node == name));
         if !known_here {
             stale_jobs.push(reported.clone());
         }
     }
-    let lost: Vec<u64> = state
-        .jobs
+    let lost: Vec<JobKey> = state
+        .jobs()
         .values()
-        .filter(|job| job.state.is_active() && job.exec.first().is_some_and(|share| share.node == name))
+        .filter(|job| job.state().is_active() && job.exec.first().is_some_and(|share| share.node == name))
         .filter(|job| !registration.jobs.contains(&job.id.to_string()))
         .map(|job| job.id.key())
         .collect();
@@ -62,11 +63,11 @@ pub fn register_mom(state: &mut ServerState, out: &mut Outbox, registration: Reg
         crate::depend::job_changed(state, out, key, now);
     }
     // A qdel that arrived while this mom was away: ask again.
-    for job in state.jobs.values() {
+    for job in state.jobs().values() {
         let mother_here = job.exec.first().is_some_and(|share| share.node == name);
-        if job.state.is_active() && job.delete_requested && mother_here {
+        if job.state().is_active() && job.delete_requested && mother_here {
             out.send(&name, ServerToMom::KillJob { job_id: job.id.to_string() });
-        } else if job.state.is_active() && job.rerun_requested && mother_here {
+        } else if job.state().is_active() && job.rerun_requested && mother_here {
             out.send(&name, ServerToMom::RerunJob { job_id: job.id.to_string() });
         }
     }
@@ -76,9 +77,9 @@ pub fn register_mom(state: &mut ServerState, out: &mut Outbox, registration: Reg
 
 /// A job lost with its mother superior (`why`, for the comment): requeue it if rerunnable
 /// (an interactive job never is), else end it with [`LOST_WITH_MOM`].
-pub fn end_lost_job(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64, why: &str) {
-    let spec = &state.jobs[&key].spec;
-    let rerun = spec.rerunnable && spec.interactive.is_none() && !state.jobs[&key].delete_requested;
+pub fn end_lost_job(state: &mut ServerState, out: &mut Outbox, key: JobKey, now: i64, why: &str) {
+    let Some(lost) = state.job(key) else { return };
+    let rerun = lost.spec.rerunnable && lost.spec.interactive.is_none() && !lost.delete_requested;
     let job = if rerun {
         let Ok(job) = state.requeue_job(key, now) else { return };
         job.comment = Some(format!("requeued: {why}"));

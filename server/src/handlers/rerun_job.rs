@@ -12,6 +12,7 @@
 use crate::outbox::{NoticeKind, Outbox};
 use crate::state::{Requester, ServerState};
 use crate::store::StoreOp;
+use job::JobKey;
 use job::{JobEvent, JobState};
 use proto::error::{ErrorCode, RequestError};
 use proto::mom::JobObit;
@@ -52,8 +53,8 @@ fn rerun_text(
     }
     let ids: Vec<String> = keys
         .iter()
-        .filter(|key| matches!(state.jobs[key].state, JobState::Running | JobState::Suspended))
-        .map(|key| state.jobs[key].id.to_string())
+        .filter(|key| matches!(state.jobs()[key].state(), JobState::Running | JobState::Suspended))
+        .map(|key| state.jobs()[key].id.to_string())
         .collect();
     if ids.is_empty() && job::array::parse_range_id(text).is_some() {
         return vec![RequestError::with_detail(ErrorCode::BadState, text)];
@@ -68,8 +69,7 @@ fn rerun_one(
     now: i64,
     text: &str,
 ) -> Result<(), RequestError> {
-    let key = state.find_job(text)?;
-    let job = &state.jobs[&key];
+    let (key, job) = state.find_job_entry(text)?;
     let id = job.id.clone();
     if !state.is_operator(requester) {
         return Err(RequestError::new(
@@ -77,7 +77,7 @@ fn rerun_one(
             format!("{}  {id}", ErrorCode::PermissionDenied.text()),
         ));
     }
-    match job.state {
+    match job.state() {
         JobState::Finished => return Err(RequestError::with_detail(ErrorCode::JobFinished, &id)),
         JobState::Running | JobState::Suspended => {}
         _ => return Err(RequestError::with_detail(ErrorCode::BadState, &id)),
@@ -86,10 +86,10 @@ fn rerun_one(
         return Err(RequestError::with_detail(ErrorCode::NotRerunnable, &id));
     }
     let mother = job.exec.first().map(|share| share.node.clone());
-    state.transition(key, JobEvent::Exit, now).map_err(|_| RequestError::with_detail(ErrorCode::BadState, &id))?;
-    let job = state.jobs.get_mut(&key).expect("job exists");
+    let job =
+        state.transition(key, JobEvent::Exit, now).map_err(|_| RequestError::with_detail(ErrorCode::BadState, &id))?;
     job.rerun_requested = true;
-    out.persist(StoreOp::UpdateJob(job.clone()));
+    out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
     if let Some(mother) = mother {
         out.send(&mother, ServerToMom::RerunJob { job_id: id.to_string() });
     }
@@ -99,7 +99,14 @@ fn rerun_one(
 
 /// The end of a run killed by qrerun: free the nodes, queue the job again (held if a hold was
 /// set meanwhile), tell the sisters and acknowledge the end report.
-pub fn requeue_killed_run(state: &mut ServerState, out: &mut Outbox, node: &str, key: u64, obit: &JobObit, now: i64) {
+pub fn requeue_killed_run(
+    state: &mut ServerState,
+    out: &mut Outbox,
+    node: &str,
+    key: JobKey,
+    obit: &JobObit,
+    now: i64,
+) {
     let job = state.requeue_job(key, now).expect("an active job may be requeued");
     let sisters: Vec<String> = job.exec.iter().skip(1).map(|share| share.node.clone()).collect();
     // The notice keeps the nodes of the killed run (the R record names them).

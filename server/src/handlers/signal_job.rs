@@ -120,7 +120,7 @@ fn signal_text(
         Some(Err(error)) => return vec![error],
         Some(Ok(keys)) => keys,
     };
-    let owner = keys.first().map(|key| state.jobs[key].owner_uid);
+    let owner = keys.first().map(|key| state.jobs()[key].owner_uid);
     let operator_only = !matches!(request, SignalRequest::Signal(_));
     if owner.is_some_and(|owner| !state.may_modify(requester, owner))
         || (operator_only && !state.is_operator(requester))
@@ -135,8 +135,11 @@ fn signal_text(
         SignalRequest::Suspend => job_state == JobState::Running,
         SignalRequest::Resume => job_state == JobState::Suspended,
     };
-    let ids: Vec<String> =
-        keys.iter().filter(|key| wanted(state.jobs[key].state)).map(|key| state.jobs[key].id.to_string()).collect();
+    let ids: Vec<String> = keys
+        .iter()
+        .filter(|key| wanted(state.jobs()[key].state()))
+        .map(|key| state.jobs()[key].id.to_string())
+        .collect();
     if ids.is_empty() && job::array::parse_range_id(text).is_some() {
         return vec![RequestError::with_detail(ErrorCode::BadState, text)];
     }
@@ -151,8 +154,7 @@ fn signal_one(
     text: &str,
     request: SignalRequest,
 ) -> Result<(), RequestError> {
-    let key = state.find_job(text)?;
-    let job = &state.jobs[&key];
+    let (key, job) = state.find_job_entry(text)?;
     let id = job.id.clone();
     let operator_only = !matches!(request, SignalRequest::Signal(_));
     if !state.may_modify(requester, job.owner_uid) || (operator_only && !state.is_operator(requester)) {
@@ -162,24 +164,24 @@ fn signal_one(
         ));
     }
     let (wanted, event, signal) = match request {
-        SignalRequest::Signal(number) => (job.state, None, number),
+        SignalRequest::Signal(number) => (job.state(), None, number),
         SignalRequest::Suspend => (JobState::Running, Some(JobEvent::Suspend), libc::SIGSTOP),
         SignalRequest::Resume => (JobState::Suspended, Some(JobEvent::Resume), libc::SIGCONT),
     };
-    match job.state {
+    match job.state() {
         JobState::Finished => return Err(RequestError::with_detail(ErrorCode::JobFinished, &id)),
         // Plain signals go to running and suspended jobs alike.
-        JobState::Running | JobState::Suspended if job.state == wanted => {}
+        JobState::Running | JobState::Suspended if job.state() == wanted => {}
         _ => return Err(RequestError::with_detail(ErrorCode::BadState, &id)),
     }
     let Some(mother) = job.exec.first().map(|share| share.node.clone()) else {
         return Err(RequestError::with_detail(ErrorCode::BadState, &id));
     };
     if let Some(event) = event {
-        state.transition(key, event, now).map_err(|_| RequestError::with_detail(ErrorCode::BadState, &id))?;
-        out.persist(StoreOp::UpdateJob(state.jobs[&key].clone()));
+        let job = state.transition(key, event, now).map_err(|_| RequestError::with_detail(ErrorCode::BadState, &id))?;
+        out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
         let kind = if event == JobEvent::Suspend { NoticeKind::Suspended } else { NoticeKind::Resumed };
-        out.notice(kind, &state.jobs[&key], now);
+        out.notice(kind, job, now);
     }
     // Only suspend/resume move the mom's walltime clock: a plain STOP from the owner must not.
     out.send(&mother, ServerToMom::SignalJob { job_id: id.to_string(), signal, suspend: event.is_some() });

@@ -104,7 +104,7 @@ fn node_values_are_checked_shown_and_matched() {
     let not_big = submit(&mut state, ALICE, &[("select", "1:ncpus=4:bigmem=false")]);
     schedule_pass(&mut state, &mut Outbox::default(), 20);
     let ran_on = |id: &str| {
-        state.jobs[&state.find_job(id).unwrap()].exec.iter().map(|share| share.node.clone()).collect::<Vec<_>>()
+        state.jobs()[&state.find_job(id).unwrap()].exec.iter().map(|share| share.node.clone()).collect::<Vec<_>>()
     };
     assert_eq!(ran_on(&wanted), ["node2"]);
     // node1 is bigmem, node2 has 3 cpus left: the first node without bigmem that fits.
@@ -145,10 +145,10 @@ fn a_resource_in_use_cannot_be_deleted_and_a_free_one_leaves_the_nodes() {
         ErrorCode::ResourceBusy
     );
     // Nothing uses qos: deleted, and a node value of it would go with it.
-    state.nodes.get_mut("node1").unwrap().site.insert("qos".into(), "x".into());
+    state.node_mut("node1").unwrap().site.insert("qos".into(), "x".into());
     let out = qmgr(&mut state, 0, ManageOp::Delete, ObjectKind::Resource, "qos", &[]).unwrap();
     assert!(out.persist.iter().any(|op| matches!(op, StoreOp::DeleteResourceDef(name) if name == "qos")));
-    assert!(!state.nodes["node1"].site.contains_key("qos"));
+    assert!(!state.nodes()["node1"].site.contains_key("qos"));
     assert!(state.resources.get("qos").is_none());
     let unknown = qmgr(&mut state, 0, ManageOp::Delete, ObjectKind::Resource, "qos", &[]).unwrap_err();
     assert_eq!(unknown.0, ErrorCode::UnknownResource);
@@ -170,10 +170,10 @@ fn queues_default_and_limit_site_resources() {
     set_queue(&mut state, "resources_default", "qos", "normal").unwrap();
     set_queue(&mut state, "resources_max", "licenses", "4").unwrap();
     set_queue(&mut state, "resources_max", "scratch", "8GB").unwrap();
-    assert_eq!(state.queues["workq"].resources_max["scratch"], "8gb", "normalised by type");
+    assert_eq!(state.queues()["workq"].resources_max["scratch"], "8gb", "normalised by type");
 
     let id = submit(&mut state, ALICE, &[("licenses", "4")]);
-    let job = &state.jobs[&state.find_job(&id).unwrap()];
+    let job = &state.jobs()[&state.find_job(&id).unwrap()];
     assert_eq!(job.request.display_value("qos"), Some("normal"), "the queue default");
     assert_eq!(refused(&mut state, &[("licenses", "5")]).0, ErrorCode::ExceedsLimits);
     submit(&mut state, ALICE, &[("select", "2:ncpus=1:scratch=4gb")]);
@@ -183,16 +183,16 @@ fn queues_default_and_limit_site_resources() {
 
     // Deleting a definition takes the queue's defaults and limits of it along.
     qmgr(&mut state, 0, ManageOp::Delete, ObjectKind::Resource, "qos", &[]).unwrap_err();
-    state.jobs.clear();
+    state.forget_all_jobs_for_test();
     qmgr(&mut state, 0, ManageOp::Delete, ObjectKind::Resource, "qos", &[]).unwrap();
-    assert!(state.queues["workq"].resources_default.is_empty());
+    assert!(state.queues()["workq"].resources_default.is_empty());
 }
 
 #[test]
 fn resources_available_ncpus_sets_the_slots_as_qmgr_print_writes_it() {
     let mut state = cluster(1);
     set_node(&mut state, "node1", "ncpus", "2").unwrap();
-    assert_eq!(state.nodes["node1"].np, 2);
+    assert_eq!(state.nodes()["node1"].np, 2);
     let (code, _) = set_node(&mut state, "node1", "mem", "1gb").unwrap_err();
     assert_eq!(code, ErrorCode::UnknownResource, "built-ins other than ncpus come from the mom");
 }
@@ -217,7 +217,7 @@ fn qalter_knows_the_site_resources_too() {
     assert!(
         matches!(alter(&mut state, "1:ncpus=1:gpu_type=a100"), ServerReply::Done { ref errors } if errors.is_empty())
     );
-    let job = &state.jobs[&state.find_job(&id).unwrap()];
+    let job = &state.jobs()[&state.find_job(&id).unwrap()];
     assert_eq!(job.request.chunks[0].properties, ["gpu_type=a100"]);
     let ServerReply::Done { errors } = alter(&mut state, "1:ncpus=1:colour=red") else { panic!() };
     assert_eq!(errors[0].message, "Unknown resource: colour");
@@ -268,17 +268,18 @@ fn consumable_amounts_are_held_shown_and_given_back() {
     let second = submit(&mut state, ALICE, &[("select", "1:ncpus=1:scratch=60gb")]);
     assert_eq!(schedule_pass(&mut state, &mut Outbox::default(), 20), 1, "60gb + 60gb > 100gb");
     let (first_key, second_key) = (state.find_job(&first).unwrap(), state.find_job(&second).unwrap());
-    assert_eq!(state.jobs[&first_key].state, ::job::JobState::Running);
+    assert_eq!(state.jobs()[&first_key].state(), ::job::JobState::Running);
     assert_eq!(assigned(&state).as_deref(), Some("62914560kb"));
     state.sanity_check();
 
     // A restart: the node's counts come back from the stored allocation alone.
-    let text = crate::store::exec_hosts::encode(&state.jobs[&first_key].exec).unwrap();
+    let text = crate::store::exec_hosts::encode(&state.jobs()[&first_key].exec).unwrap();
     assert!(text.ends_with(&format!("scratch={}", 60u64 << 30)), "{text}");
-    let job = state.jobs.get_mut(&first_key).unwrap();
+    let job = state.job_mut(first_key).unwrap();
     job.exec = crate::store::exec_hosts::decode(&text).unwrap();
-    let node = state.nodes.get_mut("node1").unwrap();
-    node.release(first_key, &job.exec[0].clone());
+    let share = job.exec[0].clone();
+    let node = state.node_mut("node1").unwrap();
+    node.release(first_key, &share);
     node.jobs.clear();
     assert!(node.site_assigned.is_empty());
     state.claim_shares_on("node1");
@@ -289,7 +290,7 @@ fn consumable_amounts_are_held_shown_and_given_back() {
     job_ended(&mut state, &mut Outbox::default(), "node1", obit, 30);
     assert_eq!(assigned(&state).as_deref(), Some("0kb"));
     assert_eq!(schedule_pass(&mut state, &mut Outbox::default(), 40), 1);
-    assert_eq!(state.jobs[&second_key].state, ::job::JobState::Running);
+    assert_eq!(state.jobs()[&second_key].state(), ::job::JobState::Running);
     state.sanity_check();
 }
 
@@ -330,7 +331,7 @@ fn server_level_consumables_block_until_given_back() {
     let second = submit(&mut state, ALICE, &[("lic", "3")]);
     let small = submit(&mut state, ALICE, &[("lic", "1")]);
     assert_eq!(schedule_pass(&mut state, &mut Outbox::default(), 20), 2, "3 + 1 of 4 licences");
-    let state_of = |state: &ServerState, id: &str| state.jobs[&state.find_job(id).unwrap()].state;
+    let state_of = |state: &ServerState, id: &str| state.jobs()[&state.find_job(id).unwrap()].state();
     assert_eq!(state_of(&state, &second), ::job::JobState::Queued);
     assert_eq!(state_of(&state, &small), ::job::JobState::Running);
     assert_eq!(shown(&state, "resources_assigned.lic").as_deref(), Some("4"));

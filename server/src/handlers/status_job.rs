@@ -16,6 +16,7 @@ use crate::flavor::recently_completed;
 use crate::state::{Job, Requester, ServerState};
 use crate::status::{job_status_with_array, ArrayView, Wanted};
 use job::id::ArrayPart;
+use job::JobKey;
 use job::JobState;
 use proto::error::{ErrorCode, RequestError};
 use proto::{JobStatus, ServerReply};
@@ -102,13 +103,13 @@ pub fn status_job(state: &ServerState, flavor: Flavor, now: i64, query: Query) -
 /// a piece at a time ([`statuses`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Selection {
-    pub keys: Vec<u64>,
+    pub keys: Vec<JobKey>,
     pub errors: Vec<RequestError>,
 }
 
 /// The status records of the jobs `keys` names, as `query` asks for them; a job gone since it
 /// was selected is left out.
-pub fn statuses(state: &ServerState, flavor: Flavor, now: i64, query: &Query, keys: &[u64]) -> Vec<JobStatus> {
+pub fn statuses(state: &ServerState, flavor: Flavor, now: i64, query: &Query, keys: &[JobKey]) -> Vec<JobStatus> {
     let wanted = query.wanted.map(Wanted::new);
     let job_status = |job: &Job| {
         let mut status = status_of(state, job, flavor, now, wanted.as_ref());
@@ -123,7 +124,7 @@ pub fn statuses(state: &ServerState, flavor: Flavor, now: i64, query: &Query, ke
         }
         crate::status::with_depend(status, wanted.as_ref(), || crate::depend::depend_value(state, job))
     };
-    keys.iter().filter_map(|key| state.jobs.get(key)).map(|job| job_status(job)).collect()
+    keys.iter().filter_map(|key| state.jobs().get(key)).map(|job| job_status(job)).collect()
 }
 
 /// The jobs a qstat at time `now` lists, in order (see the module's header).
@@ -132,7 +133,7 @@ pub fn select(state: &ServerState, flavor: Flavor, now: i64, query: &Query) -> S
     let user_ok = |owner: &str| users.is_empty() || users.contains(owner);
     // Finished jobs show with -x, and in TORQUE for keep_completed seconds.
     let shown = |job: &Job| {
-        query.history || !job.state.is_finished() || recently_completed(flavor, job, now, state.keep_completed)
+        query.history || !job.state().is_finished() || recently_completed(flavor, job, now, state.keep_completed())
     };
     // A subjob is listed (with -t) when its parent is.
     let top_listed = |job: &Job| shown(job) && user_ok(&job.owner);
@@ -145,7 +146,7 @@ pub fn select(state: &ServerState, flavor: Flavor, now: i64, query: &Query) -> S
     let mut jobs = Vec::new();
     let mut errors = Vec::new();
     if query.selectors.is_empty() {
-        jobs.extend(state.jobs.iter().filter(|(_, job)| listed(job)).map(|(key, _)| *key));
+        jobs.extend(state.jobs().iter().filter(|(_, job)| listed(job)).map(|(key, _)| *key));
     }
     // What the selectors resolve to, each listed once however many spellings name it (`1`,
     // `1.server`; `workq`, `workq@server`): the listing is bounded by the state, not the request.
@@ -160,12 +161,11 @@ pub fn select(state: &ServerState, flavor: Flavor, now: i64, query: &Query) -> S
             }
         };
         if selector.starts_with(|c: char| c.is_ascii_digit()) {
-            match state.find_job(&selector) {
-                Ok(key) if !named_jobs.insert(key) => {}
-                Ok(key) => {
-                    let job = &state.jobs[&key];
+            match state.find_job_entry(&selector) {
+                Ok((key, _)) if !named_jobs.insert(key) => {}
+                Ok((key, job)) => {
                     // A subjob that is over (X) is still shown; a finished job needs -x.
-                    if job.state == JobState::Finished && !shown(job) {
+                    if job.state() == JobState::Finished && !shown(job) {
                         errors.push(finished_error(flavor, job));
                     } else if user_ok(&job.owner) {
                         jobs.push(key);
@@ -182,7 +182,7 @@ pub fn select(state: &ServerState, flavor: Flavor, now: i64, query: &Query) -> S
                 Ok(queue) if named_queues.contains(&queue) => {}
                 Ok(queue) => {
                     jobs.extend(
-                        state.jobs.iter().filter(|(_, job)| job.queue == queue && listed(job)).map(|(key, _)| *key),
+                        state.jobs().iter().filter(|(_, job)| job.queue == queue && listed(job)).map(|(key, _)| *key),
                     );
                     named_queues.insert(queue);
                 }
@@ -213,7 +213,7 @@ fn finished_error(flavor: Flavor, job: &Job) -> RequestError {
 
 /// A subjob's parent.
 fn parent_of<'a>(state: &'a ServerState, job: &Job) -> Option<&'a Job> {
-    state.jobs.get(&job::JobId::parent_key(job.id.key())).map(|parent| &**parent)
+    state.jobs().get(&job::JobId::parent_key(job.id.key())).map(|parent| &**parent)
 }
 
 /// One job's status record, with its array's counts if it is an array parent.
@@ -227,8 +227,8 @@ fn status_of(state: &ServerState, job: &Job, flavor: Flavor, now: i64, wanted: O
         state
             .subjob_keys(key)
             .iter()
-            .map(|sub| &state.jobs[sub])
-            .filter(|sub| matches!(sub.state, JobState::Queued | JobState::Held | JobState::Waiting))
+            .map(|sub| &state.jobs()[sub])
+            .filter(|sub| matches!(sub.state(), JobState::Queued | JobState::Held | JobState::Waiting))
             .filter_map(|sub| match sub.id.array {
                 Some(ArrayPart::Sub(index)) => Some(index),
                 _ => None,
@@ -275,7 +275,7 @@ mod tests {
     #[test]
     fn torque_keeps_completed_jobs_as_c_for_keep_completed() {
         let (state, id) = server_with_overrun_job(Flavor::Torque);
-        assert_eq!(state.keep_completed, 300);
+        assert_eq!(state.keep_completed(), 300);
         let by_id = std::slice::from_ref(&id);
         for selectors in [&[][..], by_id] {
             let (jobs, errors) = ask(&state, 30 + 299, selectors, false);
@@ -326,7 +326,7 @@ mod tests {
 
     /// The submitter's group comes from this machine's user database: fix it for snapshots.
     fn same_group(state: &mut ServerState) {
-        for job in state.jobs.values_mut() {
+        for job in state.jobs_mut() {
             job.group = "staff".to_string();
         }
     }

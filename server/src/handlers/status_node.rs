@@ -12,10 +12,10 @@ pub fn status_node(state: &ServerState, requester: &Requester, names: &[String])
     let mut nodes = Vec::new();
     let mut errors = Vec::new();
     if names.is_empty() {
-        nodes.extend(state.nodes.values().map(|node| node_status(node, &state.server_name, &state.resources)));
+        nodes.extend(state.nodes().values().map(|node| node_status(node, &state.server_name, &state.resources)));
     }
     for name in names {
-        match state.nodes.get(name) {
+        match state.node(name) {
             Some(node) => nodes.push(node_status(node, &state.server_name, &state.resources)),
             None => errors
                 .push(RequestError::new(ErrorCode::UnknownNode, format!("{} {name}", ErrorCode::UnknownNode.text()))),

@@ -52,7 +52,9 @@ fn rerun(state: &mut ServerState, uid: u32, id: &str) -> (Vec<RequestError>, Out
 
 /// The subjobs' state letters, by index.
 fn letters(state: &ServerState, seq: u32, count: u32) -> String {
-    (1..=count).map(|index| state.jobs[&state.find_job(&format!("{seq}[{index}]")).unwrap()].state.letter()).collect()
+    (1..=count)
+        .map(|index| state.jobs()[&state.find_job(&format!("{seq}[{index}]")).unwrap()].state().letter())
+        .collect()
 }
 
 fn codes(errors: &[RequestError]) -> Vec<ErrorCode> {
@@ -126,8 +128,9 @@ fn qrerun_of_a_range_or_a_parent_reruns_its_running_subjobs() {
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(sent_kinds(&out), ["RerunJob->node1", "RerunJob->node1", "RerunJob->node1"]);
     assert_eq!(letters(&state, 1, 6), "REEEQQ");
-    let rerun_requested =
-        |state: &ServerState, index: u32| state.jobs[&state.find_job(&format!("1[{index}]")).unwrap()].rerun_requested;
+    let rerun_requested = |state: &ServerState, index: u32| {
+        state.jobs()[&state.find_job(&format!("1[{index}]")).unwrap()].rerun_requested
+    };
     assert!((2..=4).all(|index| rerun_requested(&state, index)));
 
     for (uid, id, code) in [

@@ -11,7 +11,6 @@ use crate::state::{Job, JobTimes, Requester, ServerState};
 use crate::store::StoreOp;
 use job::{JobId, JobSpec, JobState, ResourceRequest};
 use proto::error::{ErrorCode, RequestError};
-use proto::mom::ResourcesUsed;
 use proto::ServerReply;
 
 /// Handles a submission from `requester` at time `now`.
@@ -24,7 +23,7 @@ pub fn submit_job(
 ) -> ServerReply {
     let admitted = build_job(state, requester, now, spec).and_then(|mut job| {
         let admission = crate::depend::admit(state, requester, std::sync::Arc::make_mut(&mut job.spec))?;
-        crate::depend::hold_new(&mut job, &admission);
+        let job = crate::depend::hold_new(job, &admission)?;
         let indices = match &job.spec.array {
             Some(array) => array.expand().map_err(|error| bad_value(format!("array_indices_submitted: {error}")))?,
             None => Vec::new(),
@@ -35,10 +34,10 @@ pub fn submit_job(
         Ok((mut job, admission, indices)) => {
             let id = job.id.to_string();
             let key = job.id.key();
-            state.next_seq = job.id.seq + 1;
+            state.consume_seq(job.id.seq);
             // The script stays in the store only (read back when the job starts).
             out.persist(StoreOp::InsertJob(Box::new(take_script(&mut job))));
-            out.persist(StoreOp::SetNextSeq(state.next_seq));
+            out.persist(StoreOp::SetNextSeq(state.next_seq()));
             out.notice(NoticeKind::Queued, &job, now);
             let subjobs: Vec<Job> = indices.iter().map(|index| subjob(&job, *index)).collect();
             state.insert_job(job);
@@ -139,7 +138,7 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
     let (spec_bytes, script_bytes) = (Job::spec_size(&spec), script.len() as u64);
     spec.script = script;
     state.check_user_quota(&requester.user, count as u32, script_bytes.saturating_add(spec_bytes))?;
-    let seq = state.next_seq;
+    let seq = state.next_seq();
     let hold_types = if spec.user_hold { "u" } else { "n" }.to_string();
     let job_state = match spec.options.execution_time {
         _ if spec.user_hold => JobState::Held,
@@ -157,30 +156,20 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
         Some(_) => JobId::parent(seq, &state.server_name),
         None => JobId::new(seq, &state.server_name),
     };
-    Ok(Job {
-        id,
-        request,
-        state: job_state,
-        owner: requester.user.clone(),
-        owner_uid: requester.uid,
-        group,
-        queue,
-        hold_types,
-        times: JobTimes { ctime: now, qtime: now, mtime: now, etime: now, stime: None, obittime: None },
-        exec: Vec::new(),
-        session_id: None,
-        exit_status: None,
-        used: ResourcesUsed::default(),
-        run_count: spec.options.initial_run_count(),
-        comment: None,
-        output_path,
-        error_path,
-        delete_requested: false,
-        rerun_requested: false,
-        script_bytes,
-        spec_bytes,
-        spec: spec.into(),
-    })
+    let run_count = spec.options.initial_run_count();
+    let mut job = Job::new(id, spec.into(), request, job_state);
+    job.owner = requester.user.clone();
+    job.owner_uid = requester.uid;
+    job.group = group;
+    job.queue = queue;
+    job.hold_types = hold_types;
+    job.times = JobTimes { ctime: now, qtime: now, mtime: now, etime: now, stime: None, obittime: None };
+    job.run_count = run_count;
+    job.output_path = output_path;
+    job.error_path = error_path;
+    job.script_bytes = script_bytes;
+    job.spec_bytes = spec_bytes;
+    Ok(job)
 }
 
 /// The options of `job::options` again (the server never trusts qsub), and `-u`: a job runs as
@@ -202,7 +191,7 @@ pub(crate) fn parse_request(
     state: &ServerState,
     resources: &[(String, String)],
 ) -> Result<ResourceRequest, RequestError> {
-    let names = crate::state::NodeNames::new(state.nodes.keys());
+    let names = crate::state::NodeNames::new(state.nodes().keys());
     let is_node = |word: &str| names.contains(word);
     ResourceRequest::from_list_at(resources, &state.resources, &is_node).map_err(|error| {
         if error.is_unknown_resource() {
@@ -215,11 +204,11 @@ pub(crate) fn parse_request(
 
 /// Refuses a request no known node could ever satisfy (a job that would wait forever).
 pub(crate) fn check_feasible(state: &ServerState, request: &ResourceRequest) -> Result<(), RequestError> {
-    if state.nodes.is_empty() {
+    if state.nodes().is_empty() {
         return Ok(());
     }
     let empty_nodes: Vec<sched::NodeView> =
-        state.nodes.values().map(|node| crate::sched_loop::empty_view(node, &state.resources)).collect();
+        state.nodes().values().map(|node| crate::sched_loop::empty_view(node, &state.resources)).collect();
     sched::can_ever_run(request, &empty_nodes).map_err(|reason| {
         RequestError::new(ErrorCode::ExceedsLimits, format!("{} ({reason})", ErrorCode::ExceedsLimits.text()))
     })

@@ -84,7 +84,7 @@ pub(crate) fn sent_kinds(out: &Outbox) -> Vec<String> {
 }
 
 fn state_of(state: &ServerState, id: &str) -> JobState {
-    state.jobs[&state.find_job(id).unwrap()].state
+    state.jobs()[&state.find_job(id).unwrap()].state()
 }
 
 #[test]
@@ -96,8 +96,8 @@ fn submit_schedule_run_end() {
     assert_eq!(schedule_pass(&mut state, &mut out, 20), 1);
     assert_eq!(sent_kinds(&out), ["JoinJob->node2", "RunJob->node1"]);
     assert_eq!(state_of(&state, &id), JobState::Running);
-    assert_eq!(state.jobs[&state.find_job("1").unwrap()].exec_host().unwrap(), "node1/0*2+node2/0*2");
-    assert_eq!(state.nodes["node1"].free_gpus(), vec![1]);
+    assert_eq!(state.jobs()[&state.find_job("1").unwrap()].exec_host().unwrap(), "node1/0*2+node2/0*2");
+    assert_eq!(state.nodes()["node1"].free_gpus(), vec![1]);
     state.sanity_check();
 
     let mut out = Outbox::default();
@@ -105,8 +105,8 @@ fn submit_schedule_run_end() {
     job_ended::job_ended(&mut state, &mut out, "node1", obit.clone(), 30);
     assert_eq!(sent_kinds(&out), ["EndJob->node2", "ObitAck->node1"]);
     assert_eq!(state_of(&state, &id), JobState::Finished);
-    assert_eq!(state.jobs[&state.find_job("1").unwrap()].exit_status, Some(3));
-    assert_eq!(state.nodes["node1"].free_slots(), vec![0, 1, 2, 3], "resources freed");
+    assert_eq!(state.jobs()[&state.find_job("1").unwrap()].exit_status, Some(3));
+    assert_eq!(state.nodes()["node1"].free_slots(), vec![0, 1, 2, 3], "resources freed");
     state.sanity_check();
 
     // A resent obituary is acknowledged again and changes nothing.
@@ -135,8 +135,8 @@ fn impossible_and_malformed_requests_are_refused_and_leave_nothing() {
         }
         assert!(out.persist.is_empty());
     }
-    assert!(state.jobs.is_empty());
-    assert_eq!(state.next_seq, 1, "no id consumed by refused jobs");
+    assert!(state.jobs().is_empty());
+    assert_eq!(state.next_seq(), 1, "no id consumed by refused jobs");
 }
 
 #[test]
@@ -194,10 +194,10 @@ fn hold_and_release() {
     hold_job::hold_job(&mut state, &mut Outbox::default(), &requester(0), 13, ids, "o", true);
     hold_job::hold_job(&mut state, &mut Outbox::default(), &requester(ALICE), 14, ids, "u", false);
     assert_eq!(state_of(&state, &id), JobState::Held, "the operator hold remains");
-    assert_eq!(state.jobs[&state.find_job("1").unwrap()].hold_types, "o");
+    assert_eq!(state.jobs()[&state.find_job("1").unwrap()].hold_types, "o");
     hold_job::hold_job(&mut state, &mut Outbox::default(), &requester(0), 15, ids, "o", false);
     assert_eq!(state_of(&state, &id), JobState::Queued);
-    assert_eq!(state.jobs[&state.find_job("1").unwrap()].hold_types, "n");
+    assert_eq!(state.jobs()[&state.find_job("1").unwrap()].hold_types, "n");
     // `n` changes nothing; system and password holds need a manager too.
     hold_job::hold_job(&mut state, &mut Outbox::default(), &requester(ALICE), 16, ids, "n", true);
     assert_eq!(state_of(&state, &id), JobState::Queued);
@@ -207,9 +207,9 @@ fn hold_and_release() {
             other => panic!("{other:?}"),
         }
     }
-    assert_eq!(state.jobs[&state.find_job("1").unwrap()].hold_types, "n", "a refused hold sets nothing");
+    assert_eq!(state.jobs()[&state.find_job("1").unwrap()].hold_types, "n", "a refused hold sets nothing");
     hold_job::hold_job(&mut state, &mut Outbox::default(), &requester(0), 18, ids, "upso", true);
-    assert_eq!(state.jobs[&state.find_job("1").unwrap()].hold_types, "soup");
+    assert_eq!(state.jobs()[&state.find_job("1").unwrap()].hold_types, "soup");
     match hold_job::hold_job(&mut state, &mut Outbox::default(), &requester(ALICE), 19, ids, "x", true) {
         ServerReply::Error(error) => assert_eq!(error.code, proto::ErrorCode::BadAttributeValue),
         other => panic!("{other:?}"),
@@ -232,7 +232,7 @@ fn reregistration_reconciles_jobs() {
     );
     assert_eq!(state_of(&state, &kept), JobState::Running);
     assert_eq!(state_of(&state, &lost), JobState::Queued, "rerunnable job lost with its mom is requeued");
-    assert_eq!(state.nodes["node1"].free_slots().len(), 3, "only the kept job holds a slot");
+    assert_eq!(state.nodes()["node1"].free_slots().len(), 3, "only the kept job holds a slot");
     state.sanity_check();
 }
 
@@ -288,8 +288,8 @@ fn forced_delete_ends_a_running_job_at_once_and_history_delete_forgets_it() {
     delete_job::delete_job(&mut state, &mut out, &requester(0), 30, ids, force);
     assert_eq!(sent_kinds(&out), ["KillJob->node1"]);
     assert_eq!(state_of(&state, &id), JobState::Finished);
-    assert_eq!(state.jobs[&state.find_job("1").unwrap()].exit_status, Some(delete_job::FORCED_EXIT_STATUS));
-    assert_eq!(state.nodes["node1"].free_slots().len(), 4, "its slots are free again");
+    assert_eq!(state.jobs()[&state.find_job("1").unwrap()].exit_status, Some(delete_job::FORCED_EXIT_STATUS));
+    assert_eq!(state.nodes()["node1"].free_slots().len(), 4, "its slots are free again");
     state.sanity_check();
     let history = delete_job::How { force: false, history: true };
     delete_job::delete_job(&mut state, &mut Outbox::default(), &requester(ALICE), 40, ids, history);
@@ -315,7 +315,7 @@ fn interactive_jobs_are_not_rerunnable_and_carry_their_target_to_the_mom() {
     else {
         panic!("refused")
     };
-    let job = &state.jobs[&state.find_job(&id).unwrap()];
+    let job = &state.jobs()[&state.find_job(&id).unwrap()];
     assert!(!job.spec.rerunnable, "never rerun (pbs-reference 10.4)");
     let status = crate::status::job_status(job, "head", crate::config::Flavor::OpenPbs, 0);
     let listed = format!("{:?}", status.attrs);
@@ -342,7 +342,7 @@ fn root_jobs_need_acl_roots_and_the_launch_says_so() {
         }
         other => panic!("a root job was accepted without acl_roots: {other:?}"),
     }
-    assert!(out.persist.is_empty() && state.jobs.is_empty(), "nothing recorded");
+    assert!(out.persist.is_empty() && state.jobs().is_empty(), "nothing recorded");
 
     let set = |value: &str| proto::manage::AttrOp {
         name: "acl_roots".to_string(),
@@ -392,7 +392,7 @@ fn undelivered_output_goes_in_the_comment_and_a_notice() {
     let obit = JobObit { job_id: id.clone(), exit_status: 0, session_id: 7, undelivered, ..Default::default() };
     let mut out = Outbox::default();
     job_ended::job_ended(&mut state, &mut out, "node1", obit, 30);
-    let job = &state.jobs[&state.find_job(&id).unwrap()];
+    let job = &state.jobs()[&state.find_job(&id).unwrap()];
     assert_eq!(
         job.comment.as_deref(),
         Some("Post job file processing error; output retained on node1 in: /spool/undelivered/1.head.OU")

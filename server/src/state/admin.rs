@@ -48,10 +48,30 @@ impl ServerState {
         Ok(())
     }
 
+    /// TORQUE `keep_completed`: seconds a finished job stays in plain listings (torque flavor;
+    /// `crate::flavor::recently_completed`). Read from the server attribute, so the two never
+    /// disagree (a refused qmgr used to restore one and not the other).
+    pub fn keep_completed(&self) -> u64 {
+        u64::try_from(self.attrs.keep_completed).unwrap_or(0)
+    }
+
     /// Takes `pbs_server --acl-roots` as `acl_roots` until qmgr sets it (`unset` returns to it).
     pub fn configure_acl_roots(&mut self, acl_roots: &[String]) {
         self.attrs.defaults.acl_roots = acl_roots.to_vec();
         self.attrs.acl_roots = acl_roots.to_vec();
+    }
+
+    /// Applies `set server`/`unset server` attribute operations, all or none: on the first
+    /// refused one the server's attributes, default queue and flavor are as before.
+    pub fn apply_server_attrs(&mut self, attrs: &[AttrOp], unset: bool) -> Result<(), RequestError> {
+        let before = (self.attrs.clone(), self.default_queue.clone(), self.flavor);
+        for attr in attrs {
+            if let Err(error) = self.apply_server_attr(attr, unset) {
+                (self.attrs, self.default_queue, self.flavor) = before;
+                return Err(error);
+            }
+        }
+        Ok(())
     }
 
     /// Applies one `set server`/`unset server` attribute operation.
@@ -59,11 +79,7 @@ impl ServerState {
         if attr.resource.is_some() && attr.name.eq_ignore_ascii_case("resources_available") {
             return self.set_server_resource(attr, unset);
         }
-        if let Some(name) = self.attrs.apply(attr, unset)? {
-            if name == "keep_completed" {
-                // What the torque flavor's listings read (`crate::flavor::recently_completed`).
-                self.keep_completed = u64::try_from(self.attrs.keep_completed).unwrap_or(0);
-            }
+        if self.attrs.apply(attr, unset)?.is_some() {
             return Ok(());
         }
         match attr.name.to_ascii_lowercase().as_str() {
@@ -229,7 +245,7 @@ impl ServerState {
         requester: &Requester,
         owner: &str,
         request: &ResourceRequest,
-        moving: Option<u64>,
+        moving: Option<::job::JobKey>,
     ) -> Result<(), RequestError> {
         self.check_admission_of(queue, requester, owner, request, moving, 1)
     }
@@ -242,7 +258,7 @@ impl ServerState {
         requester: &Requester,
         owner: &str,
         request: &ResourceRequest,
-        moving: Option<u64>,
+        moving: Option<::job::JobKey>,
         count: u32,
     ) -> Result<(), RequestError> {
         let queue = self.queues.get(queue).ok_or_else(|| RequestError::with_detail(ErrorCode::UnknownQueue, queue))?;

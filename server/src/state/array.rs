@@ -13,9 +13,10 @@
 use super::ServerState;
 use crate::outbox::{NoticeKind, Outbox};
 use crate::store::StoreOp;
+use ::job::JobKey;
 use job::array::{ArrayError, RangeId, MAX_ARRAY_SIZE};
 use job::id::ArrayPart;
-use job::{JobEvent, JobId, JobState};
+use job::{JobEvent, JobState};
 use proto::error::{ErrorCode, RequestError};
 use std::collections::HashSet;
 
@@ -70,15 +71,14 @@ impl ArrayCounts {
 }
 
 /// Whether `key` is a subjob's key.
-pub fn is_subjob_key(key: u64) -> bool {
-    JobId::index_of_key(key).is_some()
+pub fn is_subjob_key(key: JobKey) -> bool {
+    key.is_subjob()
 }
 
 impl ServerState {
     /// The keys of array `parent_key`'s subjobs, by index.
-    pub fn subjob_keys(&self, parent_key: u64) -> Vec<u64> {
-        let last = parent_key | u64::from(u32::MAX);
-        self.jobs.range(parent_key + 1..=last).map(|(key, _)| *key).collect()
+    pub fn subjob_keys(&self, parent_key: JobKey) -> Vec<JobKey> {
+        self.jobs.range(parent_key.subjob_range()).map(|(key, _)| *key).collect()
     }
 
     /// The job ids a request names, with each subjob range id (`123[1-3]`, pbs-reference 5.1)
@@ -114,7 +114,7 @@ impl ServerState {
         text: &str,
         range: Result<RangeId, ArrayError>,
         budget: &mut u64,
-    ) -> Result<Vec<u64>, RequestError> {
+    ) -> Result<Vec<JobKey>, RequestError> {
         let unknown = || RequestError::with_detail(ErrorCode::UnknownJobId, text);
         let range = range.map_err(|_| unknown())?;
         let parent_key = self.find_job(&range.parent).map_err(|_| unknown())?;
@@ -130,7 +130,7 @@ impl ServerState {
             return Err(RequestError::new(ErrorCode::InvalidRequest, format!("{message} ({text})")));
         };
         *budget = left;
-        let keys: Vec<u64> = range.indices().iter().map(|index| parent_key + u64::from(*index) + 1).collect();
+        let keys: Vec<JobKey> = range.indices().iter().map(|index| parent_key.subjob(*index)).collect();
         match keys.iter().all(|key| self.jobs.contains_key(key)) {
             true => Ok(keys),
             false => Err(unknown()),
@@ -142,7 +142,7 @@ impl ServerState {
     /// is then one job). A range id gives its subjobs (errors as [`Self::expand_ranges`]); a
     /// parent gives all its subjobs once it has begun (`B`), `Job has finished` once it is over,
     /// and `Request invalid for state of job` before. The caller picks those in the right state.
-    pub fn array_targets(&self, text: &str) -> Option<Result<Vec<u64>, RequestError>> {
+    pub fn array_targets(&self, text: &str) -> Option<Result<Vec<JobKey>, RequestError>> {
         if job::array::parse_range_id(text).is_some() {
             let ids = self.expand_ranges(&[text.to_string()]);
             return Some(ids.into_iter().map(|id| id.and_then(|id| self.find_job(&id))).collect());
@@ -161,7 +161,7 @@ impl ServerState {
 
     /// A finished array's exit status (OpenPBS `chk_array_doneness`: 2 if a subjob ended with a
     /// negative status, else 1 if one ended with a positive one, else 0) and its first start.
-    fn array_end(&self, parent_key: u64) -> (i32, Option<i64>) {
+    fn array_end(&self, parent_key: JobKey) -> (i32, Option<i64>) {
         let subjobs: Vec<&super::Job> = self.subjob_keys(parent_key).iter().map(|key| &*self.jobs[key]).collect();
         let statuses: Vec<i32> = subjobs.iter().filter_map(|job| job.exit_status).collect();
         let exit_status = if statuses.iter().any(|status| *status < 0) {
@@ -173,7 +173,7 @@ impl ServerState {
     }
 
     /// The subjob counts of array `parent_key` (all zero if it has none).
-    pub fn array_counts(&self, parent_key: u64) -> ArrayCounts {
+    pub fn array_counts(&self, parent_key: JobKey) -> ArrayCounts {
         self.arrays.get(&parent_key).cloned().unwrap_or_default()
     }
 
@@ -192,7 +192,7 @@ impl ServerState {
     }
 
     /// One round of [`ServerState::settle_arrays`]; returns the parents that moved.
-    fn settle_touched(&mut self, out: &mut Outbox, now: i64) -> Vec<u64> {
+    fn settle_touched(&mut self, out: &mut Outbox, now: i64) -> Vec<JobKey> {
         let mut moved = Vec::new();
         for parent_key in std::mem::take(&mut self.touched_arrays) {
             let Some(parent) = self.jobs.get(&parent_key) else { continue };
@@ -211,12 +211,11 @@ impl ServerState {
             } else {
                 continue;
             };
-            if self.transition(parent_key, event, now).is_err() {
-                tracing::error!(job_key = parent_key, ?event, "array parent cannot follow its subjobs");
-                continue;
-            }
             let ended = (event == JobEvent::Finish).then(|| self.array_end(parent_key));
-            let parent = self.jobs.get_mut(&parent_key).expect("transition found it");
+            let Ok(parent) = self.transition(parent_key, event, now) else {
+                tracing::error!(job_key = %parent_key, ?event, "array parent cannot follow its subjobs");
+                continue;
+            };
             if event != JobEvent::Begin {
                 parent.times.obittime = Some(now);
             }
@@ -230,7 +229,7 @@ impl ServerState {
                 out.notice(NoticeKind::Ended, &record, now);
             }
             tracing::info!(job_id = %parent.id, state = %parent.state.letter(), "array parent follows its subjobs");
-            out.persist(StoreOp::UpdateJob(parent.clone()));
+            out.persist(StoreOp::UpdateJob(Box::new(parent.clone())));
             moved.push(parent_key);
         }
         moved

@@ -4,7 +4,8 @@
 //! Not serialisable on purpose: the store maps it to rows by hand, and status replies are
 //! built as attribute lists (`status.rs`).
 
-use job::{JobId, JobSpec, JobState, ResourceRequest};
+use job::state::IllegalTransition;
+use job::{JobEvent, JobId, JobSpec, JobState, ResourceRequest};
 use proto::mom::ResourcesUsed;
 use std::sync::Arc;
 
@@ -50,7 +51,9 @@ pub struct Job {
     pub spec: Arc<JobSpec>,
     /// Parsed from `spec.resources`; recomputed when loading from the store.
     pub request: ResourceRequest,
-    pub state: JobState,
+    /// Invariant: written only in `state/` (by `ServerState::transition`, and by the
+    /// constructors below for a job not yet in the state); read with [`Job::state`].
+    pub(in crate::state) state: JobState,
     /// Owner's user name and uid, from the submitting connection's credentials.
     pub owner: String,
     pub owner_uid: u32,
@@ -85,6 +88,76 @@ pub struct Job {
 }
 
 impl Job {
+    /// A job in its first state (`Q` or `W` for a submission, the stored one when loading),
+    /// with no owner, queue, times or run yet: the caller fills in the public fields.
+    pub fn new(id: JobId, spec: Arc<JobSpec>, request: ResourceRequest, state: JobState) -> Job {
+        Job {
+            id,
+            spec,
+            request,
+            state,
+            owner: String::new(),
+            owner_uid: 0,
+            group: String::new(),
+            queue: String::new(),
+            hold_types: "n".to_string(),
+            times: JobTimes::default(),
+            exec: Vec::new(),
+            session_id: None,
+            exit_status: None,
+            used: ResourcesUsed::default(),
+            run_count: 0,
+            comment: None,
+            output_path: String::new(),
+            error_path: String::new(),
+            delete_requested: false,
+            rerun_requested: false,
+            script_bytes: 0,
+            spec_bytes: 0,
+        }
+    }
+
+    /// The job's state (`qstat`'s `job_state`). Outside `state/` it can only be read: only
+    /// `ServerState::transition` changes it.
+    ///
+    /// ```
+    /// fn read(job: &server::state::Job) -> job::JobState {
+    ///     job.state()
+    /// }
+    /// ```
+    ///
+    /// ```compile_fail
+    /// fn bypass(job: &mut server::state::Job) {
+    ///     job.state = job::JobState::Finished;
+    /// }
+    /// ```
+    pub fn state(&self) -> JobState {
+        self.state
+    }
+
+    /// Applies `event` to a job being built that is not in the state yet (a submission held
+    /// for its dependencies). Takes the job by value, so it is no way around
+    /// `ServerState::transition` for a job the state holds.
+    pub fn with_event(mut self, event: JobEvent) -> Result<Job, IllegalTransition> {
+        self.state = self.state.apply(event)?;
+        Ok(self)
+    }
+
+    /// Takes every field of `altered` (a qalter'd copy of this job) but the state, which only
+    /// `ServerState::transition` changes.
+    pub fn replace_keeping_state(&mut self, altered: Job) {
+        let state = self.state;
+        *self = altered;
+        self.state = state;
+    }
+
+    /// Sets the state of a job built by a test (not one in a `ServerState`, whose indexes
+    /// would go out of step).
+    #[cfg(test)]
+    pub fn set_state_for_test(&mut self, state: JobState) {
+        self.state = state;
+    }
+
     /// What the job costs its owner against `max_user_kept_bytes`: its script (in the store)
     /// and the rest of its spec (in memory).
     pub fn kept_bytes(&self) -> u64 {

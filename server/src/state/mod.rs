@@ -3,11 +3,16 @@
 //! what must be persisted and sent.
 //!
 //! Invariant: a job's state changes only through [`ServerState::transition`], which applies
-//! `job::JobState::apply` and refuses illegal transitions.
+//! `job::JobState::apply` and refuses illegal transitions. Held by the types: the maps are
+//! private (`lookup.rs` hands out views and single entries) and `Job::state` is written only
+//! in `state/`; `invariant_tests.rs` and [`ServerState::sanity_check`] check the rest.
 
 mod admin;
 pub mod array;
+#[cfg(test)]
+mod invariant_tests;
 pub mod job;
+mod lookup;
 pub mod node;
 pub mod node_gpus;
 pub mod queue;
@@ -24,9 +29,18 @@ pub use server_attrs::ServerAttrs;
 
 use ::job::id::ArrayPart;
 use ::job::state::IllegalTransition;
-use ::job::{JobEvent, JobId};
+use ::job::{JobEvent, JobId, JobKey};
 use proto::error::{ErrorCode, RequestError};
 use std::collections::{BTreeMap, BTreeSet};
+
+/// Why [`ServerState::transition`] refused: no such job, or an illegal transition.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TransitionError {
+    #[error("no job with key {0}")]
+    UnknownJob(JobKey),
+    #[error(transparent)]
+    Illegal(#[from] IllegalTransition),
+}
 
 /// Who sent a request, as the transport established it (never from the message).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,42 +50,48 @@ pub struct Requester {
     pub user: String,
 }
 
-/// All live state of the server.
+/// All live state of the server. Jobs (by [`JobKey`]), nodes, queues, the next id, the
+/// default queue and the dependency index are private: each has an invariant over the rest.
+/// The public fields are configuration with none: names and uids fixed at start, the flavor,
+/// and the qmgr-set server attributes and site resources, whose values `admin.rs` and
+/// `site.rs` check as they are set.
 #[derive(Debug)]
 pub struct ServerState {
     pub server_name: String,
-    pub default_queue: String,
+    /// Private: see [`ServerState::default_queue`].
+    default_queue: String,
     pub kill_delay: u64,
     /// The uid the server runs as; it and root are managers.
     pub server_uid: u32,
     /// Which dialect conflicting displays follow (pbs-reference section 0); from the config at
     /// start.
     pub flavor: crate::config::Flavor,
-    /// TORQUE `keep_completed`: seconds a finished job stays in plain listings (torque flavor;
-    /// `crate::flavor::recently_completed`).
-    pub keep_completed: u64,
-    /// Every job, by key (`JobId::key`: an array's subjobs follow their parent). Add jobs with [`ServerState::insert_job`] and change their
-    /// state only with [`ServerState::transition`], so `queued` stays true.
+    /// Every job, by key (`JobId::key`: an array's subjobs follow their parent). Add jobs with
+    /// [`ServerState::insert_job`] and change their state only with [`ServerState::transition`],
+    /// so `queued` stays true. Private: read through `lookup.rs`.
     /// Boxed: a B-tree node holds 11 values whether full or not, and a `Job` is large.
-    pub jobs: BTreeMap<u64, Box<Job>>,
+    jobs: BTreeMap<JobKey, Box<Job>>,
     /// Invariant: exactly the keys of the jobs in state `Q` other than array parents (never
     /// scheduled themselves), so a scheduling pass does not walk the history.
-    queued: BTreeSet<u64>,
+    queued: BTreeSet<JobKey>,
     /// Invariant: exactly the keys of the jobs in state `W` (waiting for their `-a` time), so
     /// the timer that wakes them does not walk the history either.
-    waiting: BTreeSet<u64>,
+    waiting: BTreeSet<JobKey>,
     /// Subjob counts by state of every array, by parent key. Invariant: exact (kept by
     /// `insert_job`, `transition` and `remove_finished_job`).
-    arrays: BTreeMap<u64, ArrayCounts>,
+    arrays: BTreeMap<JobKey, ArrayCounts>,
     /// Arrays whose subjobs changed state since the last `settle_arrays`.
-    touched_arrays: BTreeSet<u64>,
-    pub nodes: BTreeMap<String, Node>,
+    touched_arrays: BTreeSet<JobKey>,
+    /// The nodes by name. Private: read and changed through `lookup.rs`.
+    nodes: BTreeMap<String, Node>,
     /// The next job sequence number. Invariant: greater than every id ever handed out.
-    pub next_seq: u64,
-    /// Who waits on whom (job dependencies), derived from the jobs' specs.
-    pub depend: crate::depend::Index,
+    next_seq: u64,
+    /// Who waits on whom (job dependencies). Invariant: derived from the jobs' specs; only
+    /// `depend.rs` changes it (`depend_mut`), checked by `depend::sanity_check`.
+    depend: crate::depend::Index,
     /// The queues by name. Invariant: `default_queue` names one of them (or is empty).
-    pub queues: BTreeMap<String, Queue>,
+    /// Private: read and changed through `lookup.rs`.
+    queues: BTreeMap<String, Queue>,
     /// Server attributes set with qmgr (see `state/admin.rs`).
     pub attrs: ServerAttrs,
     /// Site-defined resources (qmgr `create resource`; `state/site.rs`).
@@ -86,7 +106,6 @@ impl ServerState {
             kill_delay,
             server_uid,
             flavor: crate::config::Flavor::OpenPbs,
-            keep_completed: crate::flavor::DEFAULT_KEEP_COMPLETED,
             jobs: BTreeMap::new(),
             queued: BTreeSet::new(),
             waiting: BTreeSet::new(),
@@ -149,7 +168,7 @@ impl ServerState {
     /// Forgets a finished job (history purge, qdel -x), an array parent with all its subjobs,
     /// and their entries in the dependency index. Jobs in any other state are kept. Returns
     /// the keys removed.
-    pub fn remove_finished_job(&mut self, key: u64) -> Vec<u64> {
+    pub fn remove_finished_job(&mut self, key: JobKey) -> Vec<JobKey> {
         let Some(job) = self.jobs.get(&key).filter(|job| job.state.is_finished()) else { return Vec::new() };
         let mut removed = Vec::new();
         if job.id.array == Some(ArrayPart::Parent) {
@@ -209,7 +228,7 @@ impl ServerState {
 
     /// Resolves a user-typed id (`12`, `12.head`, `12[]`, `12[3]`) to a known job's key. `12`
     /// also finds the array parent `12[]`, as in OpenPBS.
-    pub fn find_job(&self, text: &str) -> Result<u64, RequestError> {
+    pub fn find_job(&self, text: &str) -> Result<JobKey, RequestError> {
         let id = JobId::parse(text, &self.server_name)
             .map_err(|_| RequestError::with_detail(ErrorCode::UnknownJobId, text))?;
         let key = id.key();
@@ -255,9 +274,10 @@ impl ServerState {
             || self.attrs.admins("operators").any(|entry| server_attrs::admin_matches(entry, &requester.user))
     }
 
-    /// Applies `event` to job `key`; the only way a job's state changes.
-    pub fn transition(&mut self, key: u64, event: JobEvent, now: i64) -> Result<(), IllegalTransition> {
-        let job = self.jobs.get_mut(&key).expect("transition on a job the caller just looked up");
+    /// Applies `event` to job `key`; the only way a job's state changes. Returns the job, so
+    /// that the caller goes on without looking it up again.
+    pub fn transition(&mut self, key: JobKey, event: JobEvent, now: i64) -> Result<&mut Job, TransitionError> {
+        let job = self.jobs.get_mut(&key).ok_or(TransitionError::UnknownJob(key))?;
         let before = job.state;
         job.state = job.state.apply(event)?;
         job.times.mtime = now;
@@ -277,25 +297,25 @@ impl ServerState {
         } else {
             self.waiting.remove(&key);
         }
-        Ok(())
+        Ok(job)
     }
 
     /// Checks the state's invariants (for tests, as tako's `Core::sanity_check`): the queued
     /// index matches the job states, and node slots and GPUs are owned exactly by the active
     /// jobs whose allocation names them.
     pub fn sanity_check(&self) {
-        let queued: BTreeSet<u64> = self
+        let queued: BTreeSet<JobKey> = self
             .jobs
             .values()
             .filter(|job| job.state == ::job::JobState::Queued && job.id.array != Some(ArrayPart::Parent))
             .map(|job| job.id.key())
             .collect();
         assert_eq!(queued, self.queued, "queued index out of step with job states");
-        let waiting: BTreeSet<u64> =
+        let waiting: BTreeSet<JobKey> =
             self.jobs.values().filter(|job| job.state == ::job::JobState::Waiting).map(|job| job.id.key()).collect();
         assert_eq!(waiting, self.waiting, "waiting index out of step with job states");
         crate::depend::sanity_check(self);
-        let mut arrays: BTreeMap<u64, ArrayCounts> = BTreeMap::new();
+        let mut arrays: BTreeMap<JobKey, ArrayCounts> = BTreeMap::new();
         for job in self.jobs.values() {
             match job.id.array {
                 Some(ArrayPart::Parent) => {
@@ -390,11 +410,10 @@ impl ServerState {
     /// Ends an active job (R or E): frees its nodes and records its exit status and end time.
     /// The one place the job ends of the mom's report, a forced qdel and a lost mom share.
     /// A subjob ends as X (expired), any other job as F.
-    pub fn finish_job(&mut self, key: u64, exit_status: i32, now: i64) -> Result<&mut Job, IllegalTransition> {
-        let event = if array::is_subjob_key(key) { JobEvent::Expire } else { JobEvent::Finish };
+    pub fn finish_job(&mut self, key: JobKey, exit_status: i32, now: i64) -> Result<&mut Job, TransitionError> {
+        let event = if key.is_subjob() { JobEvent::Expire } else { JobEvent::Finish };
         self.transition(key, event, now)?;
-        self.release_nodes(key);
-        let job = self.jobs.get_mut(&key).expect("transition found the job");
+        let job = self.release_nodes(key).ok_or(TransitionError::UnknownJob(key))?;
         job.exit_status = Some(exit_status);
         job.times.obittime = Some(now);
         Ok(job)
@@ -407,13 +426,13 @@ impl ServerState {
     /// the caller's rerun notice (the `R` record names them) and its sisters; the caller then
     /// calls [`Job::forget_run`]. `run_count` keeps counting the runs, so an `after`
     /// dependency met by the first start stays met.
-    pub fn requeue_job(&mut self, key: u64, now: i64) -> Result<&mut Job, IllegalTransition> {
+    pub fn requeue_job(&mut self, key: JobKey, now: i64) -> Result<&mut Job, TransitionError> {
         self.transition(key, ::job::JobEvent::Requeue, now)?;
-        self.release_nodes(key);
-        if self.jobs[&key].hold_types != "n" {
-            self.transition(key, ::job::JobEvent::Hold, now).expect("a queued job may be held");
-        }
-        let job = self.jobs.get_mut(&key).expect("transition found the job");
+        let held = self.release_nodes(key).is_some_and(|job| job.hold_types != "n");
+        let job = match held {
+            true => self.transition(key, ::job::JobEvent::Hold, now)?,
+            false => self.jobs.get_mut(&key).ok_or(TransitionError::UnknownJob(key))?,
+        };
         job.rerun_requested = false;
         job.session_id = None;
         job.exit_status = None;
@@ -422,14 +441,15 @@ impl ServerState {
         Ok(job)
     }
 
-    /// Frees every node share of job `key`.
-    pub fn release_nodes(&mut self, key: u64) {
-        let Some(job) = self.jobs.get(&key) else { return };
+    /// Frees every node share of job `key`; returns the job, if known.
+    pub fn release_nodes(&mut self, key: JobKey) -> Option<&mut Job> {
+        let job = self.jobs.get_mut(&key)?;
         for share in &job.exec {
             if let Some(node) = self.nodes.get_mut(&share.node) {
                 node.release(key, share);
             }
         }
+        Some(job)
     }
 
     /// Re-takes the node shares of active jobs (after loading from the store, or when a node

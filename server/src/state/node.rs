@@ -4,6 +4,7 @@
 
 use super::node_gpus::{MpsHold, NodeGpu};
 use super::NodeShare;
+use ::job::JobKey;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One node. Invariant: `slot_owner.len() == np` and `gpu_owner.len() == gpus.len() ==
@@ -31,15 +32,15 @@ pub struct Node {
     pub mom_addr: Option<String>,
     /// The mom's port (`--listen`) as it registered; 0 = none.
     pub mom_port: u16,
-    pub slot_owner: Vec<Option<u64>>,
-    pub gpu_owner: Vec<Option<u64>>,
+    pub slot_owner: Vec<Option<JobKey>>,
+    pub gpu_owner: Vec<Option<JobKey>>,
     /// Identity, reported use and MPS shares of each GPU, by index.
     pub gpus: Vec<NodeGpu>,
     pub mem_used: u64,
     /// Jobs with a share here.
-    pub jobs: BTreeSet<u64>,
+    pub jobs: BTreeSet<JobKey>,
     /// Jobs here that asked for exclusive nodes.
-    pub exclusive_jobs: BTreeSet<u64>,
+    pub exclusive_jobs: BTreeSet<JobKey>,
     pub last_state_change: i64,
     /// Values of site-defined resources (`resources_available.gpu_type = a100`), shown form,
     /// by name; set with qmgr and kept in the store (`state/site.rs`).
@@ -151,7 +152,7 @@ impl Node {
     /// Takes `share` (its slots, memory and GPUs, whole or as an MPS share of `user`) for job
     /// `key`. Returns false (and changes nothing) if a slot or GPU is already owned or out of
     /// range, a whole GPU has MPS shares, or a share would pass 100 % or join another user's.
-    pub fn assign(&mut self, key: u64, share: &NodeShare, user: &str, exclusive: bool) -> bool {
+    pub fn assign(&mut self, key: JobKey, share: &NodeShare, user: &str, exclusive: bool) -> bool {
         let (slots, gpus) = (&share.slots, &share.gpus);
         let slots_ok = slots.iter().all(|&slot| matches!(self.slot_owner.get(slot as usize), Some(None)));
         let gpu_free = |gpu: u32| {
@@ -203,7 +204,7 @@ impl Node {
     }
 
     /// Releases everything job `key` holds here (`share` is its share of this node).
-    pub fn release(&mut self, key: u64, share: &NodeShare) {
+    pub fn release(&mut self, key: JobKey, share: &NodeShare) {
         let mem = share.mem_bytes;
         for (name, amount) in &share.amounts {
             if let Some(held) = self.site_assigned.get_mut(name) {
@@ -232,7 +233,7 @@ impl Node {
     }
 }
 
-fn free_indices(owners: &[Option<u64>]) -> Vec<u32> {
+fn free_indices(owners: &[Option<JobKey>]) -> Vec<u32> {
     owners.iter().enumerate().filter(|(_, owner)| owner.is_none()).map(|(index, _)| index as u32).collect()
 }
 
@@ -256,6 +257,11 @@ impl NodeNames {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A job key in a test (no job behind it).
+    fn k(raw: u64) -> JobKey {
+        JobKey::from_raw(raw)
+    }
     use crate::state::node_gpus::registered;
 
     #[test]
@@ -288,12 +294,12 @@ mod tests {
     #[test]
     fn assign_is_all_or_nothing() {
         let mut node = node(4, 2);
-        assert!(node.assign(1, &share(&[0, 1], &[0], None), "u", false));
-        assert!(!node.assign(2, &share(&[1, 2], &[], None), "u", false), "slot 1 given twice");
+        assert!(node.assign(k(1), &share(&[0, 1], &[0], None), "u", false));
+        assert!(!node.assign(k(2), &share(&[1, 2], &[], None), "u", false), "slot 1 given twice");
         assert_eq!(node.free_slots(), vec![2, 3]);
-        assert!(!node.assign(2, &share(&[2], &[0], None), "u", false), "gpu 0 given twice");
+        assert!(!node.assign(k(2), &share(&[2], &[0], None), "u", false), "gpu 0 given twice");
         assert_eq!(node.free_gpus(), vec![1]);
-        node.release(1, &share(&[0, 1], &[0], None));
+        node.release(k(1), &share(&[0, 1], &[0], None));
         assert_eq!(node.free_slots(), vec![0, 1, 2, 3]);
         assert_eq!(node.free_gpus(), vec![0, 1]);
     }
@@ -302,16 +308,16 @@ mod tests {
     fn mps_shares_add_up_to_100_for_one_user_and_block_whole_use() {
         let mut node = node(8, 1);
         for key in 1..=4 {
-            assert!(node.assign(key, &share(&[key as u32], &[0], Some(25)), "alice", false), "share {key}");
+            assert!(node.assign(k(key), &share(&[key as u32], &[0], Some(25)), "alice", false), "share {key}");
         }
-        assert!(!node.assign(5, &share(&[5], &[0], Some(25)), "alice", false), "past 100 %");
+        assert!(!node.assign(k(5), &share(&[5], &[0], Some(25)), "alice", false), "past 100 %");
         assert!(node.free_gpus().is_empty(), "a shared GPU is not free");
         assert_eq!(node.mps_gpus()[0].used, 100);
-        (1..=4).for_each(|key| node.release(key, &share(&[key as u32], &[0], Some(25))));
+        (1..=4).for_each(|key| node.release(k(key), &share(&[key as u32], &[0], Some(25))));
         assert!(node.gpus[0].mps.is_none(), "the last share's end unshares it");
-        assert!(node.assign(6, &share(&[0], &[0], Some(50)), "alice", false));
-        assert!(!node.assign(7, &share(&[1], &[0], Some(25)), "bob", false), "another user's share");
-        assert!(!node.assign(8, &share(&[2], &[0], None), "alice", false), "whole while shared");
+        assert!(node.assign(k(6), &share(&[0], &[0], Some(50)), "alice", false));
+        assert!(!node.assign(k(7), &share(&[1], &[0], Some(25)), "bob", false), "another user's share");
+        assert!(!node.assign(k(8), &share(&[2], &[0], None), "alice", false), "whole while shared");
         assert_eq!(node.free_slots(), (1..8).collect::<Vec<u32>>(), "a refused share takes no slot");
     }
 
@@ -322,11 +328,11 @@ mod tests {
             amounts: vec![("scratch".into(), amount)],
             ..share(&[slot], &[], None)
         };
-        assert!(node.assign(1, &holding(0, 60), "u", false));
-        assert!(node.assign(2, &holding(1, u64::MAX), "u", false));
+        assert!(node.assign(k(1), &holding(0, 60), "u", false));
+        assert!(node.assign(k(2), &holding(1, u64::MAX), "u", false));
         assert_eq!(node.site_assigned["scratch"], u64::MAX, "sums saturate");
-        node.release(2, &holding(1, u64::MAX));
-        node.release(1, &holding(0, 60));
+        node.release(k(2), &holding(1, u64::MAX));
+        node.release(k(1), &holding(0, 60));
         assert!(node.site_assigned.is_empty(), "everything returned: {:?}", node.site_assigned);
     }
 
@@ -342,7 +348,7 @@ mod tests {
         assert_eq!(node.state_text(), "down");
         node.up = true;
         assert_eq!(node.state_text(), "free");
-        node.assign(1, &share(&[0], &[], None), "u", false);
+        node.assign(k(1), &share(&[0], &[], None), "u", false);
         assert_eq!(node.state_text(), "job-busy");
         node.offline = true;
         assert_eq!(node.state_text(), "offline");

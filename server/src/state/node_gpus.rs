@@ -24,7 +24,7 @@ pub struct NodeGpu {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MpsHold {
     pub user: String,
-    pub shares: BTreeMap<u64, u8>,
+    pub shares: BTreeMap<::job::JobKey, u8>,
 }
 
 impl MpsHold {
@@ -114,6 +114,7 @@ pub fn torque_state(gpu: &NodeGpu, owned: bool) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ::job::JobKey;
 
     fn info(index: u32, uuid: &str) -> GpuInfo {
         GpuInfo { index, uuid: uuid.into(), name: "g".into(), pci_bus_id: "b".into(), mem_total: 1 }
@@ -125,7 +126,7 @@ mod tests {
 
     #[test]
     fn registration_keeps_shares_of_the_same_gpu_only() {
-        let hold = MpsHold { user: "alice".into(), shares: BTreeMap::from([(7, 25)]) };
+        let hold = MpsHold { user: "alice".into(), shares: BTreeMap::from([(JobKey::from_raw(7), 25)]) };
         let mut old = registered(&[], 0, &[info(0, "A"), info(1, "B")], &[report("A", GpuUse::Shared, "")]);
         old[0].mps = Some(hold.clone());
         old[1].mps = Some(hold.clone());

@@ -43,7 +43,7 @@ pub enum StoreOp {
     UpdateJob(Box<Job>),
     /// Removes the job with this key (`JobId::key`; purged from history); a missing job is not
     /// an error.
-    DeleteJob(u64),
+    DeleteJob(job::JobKey),
     /// Records the next sequence number to hand out, so ids are not reused after restart
     /// even when the newest jobs were deleted.
     SetNextSeq(u64),

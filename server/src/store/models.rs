@@ -9,6 +9,7 @@
 
 use diesel::prelude::*;
 use job::id::ArrayPart;
+use job::JobKey;
 use job::{Chunk, JobId, JobSpec, JobState, Placement, ResourceError, ResourceRequest};
 use proto::mom::ResourcesUsed;
 use std::sync::Arc;
@@ -74,7 +75,7 @@ pub(super) fn key_column(id: &JobId) -> Result<i64, StoreError> {
             message: format!("seq {} is too large for a job key", id.seq),
         });
     }
-    to_column(id.seq, id.key(), "seq")
+    to_column(id.seq, id.key().raw(), "seq")
 }
 
 impl JobRow {
@@ -114,8 +115,8 @@ impl JobRow {
         parent: Option<&Job>,
     ) -> Result<Job, StoreError> {
         let row_seq = self.seq;
-        let key: u64 = from_column(row_seq, "seq", self.seq)?;
-        let mut id = JobId::from_key(key, server_name);
+        let key = JobKey::from_raw(from_column(row_seq, "seq", self.seq)?);
+        let mut id = key.to_id(server_name);
         if let Some(ArrayPart::Sub(_)) = id.array {
             let parent = parent
                 .filter(|parent| parent.id.key() == JobId::parent_key(key) && parent.id.array.is_some())
@@ -151,7 +152,7 @@ impl JobColumns {
         let exec_hosts = exec_hosts::encode(&job.exec)
             .map_err(|err| StoreError::Unstorable { seq, message: format!("exec: {err}") })?;
         Ok(JobColumns {
-            state: job.state.letter().to_string(),
+            state: job.state().letter().to_string(),
             owner: job.owner.clone(),
             owner_uid: i64::from(job.owner_uid),
             grp: job.group.clone(),
@@ -194,37 +195,33 @@ impl JobColumns {
             walltime_secs: from_column(row_seq, "used_walltime", self.used_walltime)?,
             ncpus: from_column(row_seq, "used_ncpus", self.used_ncpus)?,
         };
-        Ok(Job {
-            id,
-            request: fallback_request(&spec),
-            spec,
-            state,
-            owner: self.owner,
-            owner_uid: from_column(row_seq, "owner_uid", self.owner_uid)?,
-            group: self.grp,
-            queue: self.queue,
-            hold_types: self.hold_types,
-            times: JobTimes {
-                ctime: self.ctime,
-                qtime: self.qtime,
-                mtime: self.mtime,
-                etime: self.etime,
-                stime: self.stime,
-                obittime: self.obittime,
-            },
-            exec,
-            session_id: self.session_id,
-            exit_status: self.exit_status,
-            used,
-            run_count: from_column(row_seq, "run_count", self.run_count)?,
-            comment: self.comment,
-            output_path: self.output_path,
-            error_path: self.error_path,
-            delete_requested: self.delete_requested,
-            rerun_requested: self.rerun_requested,
-            script_bytes: from_column(row_seq, "script_bytes", self.script_bytes)?,
-            spec_bytes: 0,
-        })
+        let request = fallback_request(&spec);
+        let mut job = Job::new(id, spec, request, state);
+        job.owner = self.owner;
+        job.owner_uid = from_column(row_seq, "owner_uid", self.owner_uid)?;
+        job.group = self.grp;
+        job.queue = self.queue;
+        job.hold_types = self.hold_types;
+        job.times = JobTimes {
+            ctime: self.ctime,
+            qtime: self.qtime,
+            mtime: self.mtime,
+            etime: self.etime,
+            stime: self.stime,
+            obittime: self.obittime,
+        };
+        job.exec = exec;
+        job.session_id = self.session_id;
+        job.exit_status = self.exit_status;
+        job.used = used;
+        job.run_count = from_column(row_seq, "run_count", self.run_count)?;
+        job.comment = self.comment;
+        job.output_path = self.output_path;
+        job.error_path = self.error_path;
+        job.delete_requested = self.delete_requested;
+        job.rerun_requested = self.rerun_requested;
+        job.script_bytes = from_column(row_seq, "script_bytes", self.script_bytes)?;
+        Ok(job)
     }
 }
 

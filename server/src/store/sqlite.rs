@@ -5,6 +5,7 @@
 //! `load` before it serves anything and `commit` only through [`super::StoreHandle`]'s thread,
 //! never on an async worker.
 
+use job::JobKey;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -208,9 +209,9 @@ impl Store {
 
     /// The script the job keyed `key` runs: its own row's, else (a subjob) its array
     /// parent's. `None` if neither row has one (the job is not stored).
-    pub fn script(&mut self, key: u64) -> Result<Option<String>, StoreError> {
-        let own = i64::try_from(key).map_err(|_| StoreError::NoSuchJob { seq: job::JobId::seq_of_key(key) })?;
-        let parent = i64::try_from(job::JobId::parent_key(key)).unwrap_or(own);
+    pub fn script(&mut self, key: JobKey) -> Result<Option<String>, StoreError> {
+        let own = i64::try_from(key.raw()).map_err(|_| StoreError::NoSuchJob { seq: key.seq() })?;
+        let parent = i64::try_from(key.parent().raw()).unwrap_or(own);
         jobs::table
             .filter(jobs::seq.eq_any([own, parent]))
             .filter(jobs::script.is_not_null())
@@ -265,7 +266,7 @@ fn apply(connection: &mut SqliteConnection, op: &StoreOp) -> Result<(), Transact
         }
         StoreOp::DeleteJob(key) => {
             // A key beyond i64 cannot have been stored: there is nothing to delete.
-            if let Ok(column) = i64::try_from(*key) {
+            if let Ok(column) = i64::try_from(key.raw()) {
                 diesel::delete(jobs::table.find(column))
                     .execute(connection)
                     .map_err(|err| StoreError::database(format!("delete of job key {key}"), err))?;

@@ -21,7 +21,7 @@ fn array(n: u32) -> Vec<Job> {
     for index in 1..=n {
         let mut sub = parent.clone();
         sub.id = JobId::sub(5, index, SERVER);
-        sub.state = if index == 1 { JobState::Expired } else { JobState::Queued };
+        sub.set_state_for_test(if index == 1 { JobState::Expired } else { JobState::Queued });
         sub.output_path = format!("login:/home/alice/job5.o5.{index}");
         jobs.push(sub);
     }

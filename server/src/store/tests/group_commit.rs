@@ -66,7 +66,7 @@ async fn enqueue_sends_at_once_so_commit_order_is_enqueue_order() {
     let (_dir, path, store) = fresh_store();
     let handle = StoreHandle::spawn(store);
     let mut finished = queued_job(1);
-    finished.state = JobState::Finished;
+    finished.set_state_for_test(JobState::Finished);
     // Both batches are handed over before either future is polled; the update, awaited
     // first, must still see the insert before it.
     let insert = handle.enqueue(vec![StoreOp::InsertJob(Box::new(queued_job(1)))]);

@@ -2,6 +2,7 @@
 //! data, and the recomputation of the request on load.
 
 use diesel::prelude::*;
+use job::JobKey;
 use job::{JobState, ResourceError, ResourceRequest};
 
 use super::{fresh_store, full_job, load, queued_job, SERVER};
@@ -46,7 +47,7 @@ fn update_changes_columns_but_keeps_the_spec() {
     store.commit(&[StoreOp::InsertJob(Box::new(original.clone()))]).unwrap();
 
     let mut updated = queued_job(1);
-    updated.state = JobState::Finished;
+    updated.set_state_for_test(JobState::Finished);
     updated.exit_status = Some(0);
     updated.times.obittime = Some(1_700_000_100);
     std::sync::Arc::make_mut(&mut updated.spec).name = "renamed".to_string();
@@ -109,7 +110,13 @@ fn delete_removes_only_that_job() {
     let (_dir, _path, mut store) = fresh_store();
     let ops: Vec<StoreOp> = (1..=3).map(|seq| StoreOp::InsertJob(Box::new(queued_job(seq)))).collect();
     store.commit(&ops).unwrap();
-    store.commit(&[StoreOp::DeleteJob(2 << 32), StoreOp::DeleteJob(99 << 32), StoreOp::DeleteJob(u64::MAX)]).unwrap();
+    store
+        .commit(&[
+            StoreOp::DeleteJob(JobKey::from_raw(2 << 32)),
+            StoreOp::DeleteJob(JobKey::from_raw(99 << 32)),
+            StoreOp::DeleteJob(JobKey::from_raw(u64::MAX)),
+        ])
+        .unwrap();
     let seqs: Vec<u64> = load(&mut store).jobs.iter().map(|job| job.id.seq).collect();
     assert_eq!(seqs, vec![1, 3]);
 }
@@ -121,7 +128,7 @@ fn reopen_after_drop_keeps_everything() {
     jobs[4] = full_job(5);
     let ops: Vec<StoreOp> = jobs.iter().map(|job| StoreOp::InsertJob(Box::new(job.clone()))).collect();
     store.commit(&ops).unwrap();
-    store.commit(&[StoreOp::DeleteJob(20 << 32), StoreOp::SetNextSeq(21)]).unwrap();
+    store.commit(&[StoreOp::DeleteJob(JobKey::from_raw(20 << 32)), StoreOp::SetNextSeq(21)]).unwrap();
     jobs.pop();
     drop(store);
 

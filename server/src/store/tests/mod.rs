@@ -122,44 +122,29 @@ fn sample_spec(seq: u64) -> JobSpec {
 
 /// A queued job: every optional field `None`, no allocation.
 fn queued_job(seq: u64) -> Job {
-    Job {
-        id: JobId::new(seq, SERVER),
-        spec: sample_spec(seq).into(),
-        request: sample_request(),
-        state: JobState::Queued,
-        owner: "alice".to_string(),
-        owner_uid: 1000,
-        group: "users".to_string(),
-        queue: "batch".to_string(),
-        hold_types: "n".to_string(),
-        times: JobTimes {
-            ctime: 1_700_000_000,
-            qtime: 1_700_000_001,
-            mtime: 1_700_000_002,
-            etime: 1_700_000_003,
-            stime: None,
-            obittime: None,
-        },
-        exec: Vec::new(),
-        session_id: None,
-        exit_status: None,
-        used: ResourcesUsed::default(),
-        run_count: 0,
-        comment: None,
-        output_path: format!("login:/home/alice/out/job{seq}.o{seq}"),
-        error_path: format!("login:/home/alice/job{seq}.e{seq}"),
-        delete_requested: false,
-        rerun_requested: false,
-        script_bytes: 0,
-        spec_bytes: 0,
-    }
+    let mut job = Job::new(JobId::new(seq, SERVER), sample_spec(seq).into(), sample_request(), JobState::Queued);
+    job.owner = "alice".to_string();
+    job.owner_uid = 1000;
+    job.group = "users".to_string();
+    job.queue = "batch".to_string();
+    job.times = JobTimes {
+        ctime: 1_700_000_000,
+        qtime: 1_700_000_001,
+        mtime: 1_700_000_002,
+        etime: 1_700_000_003,
+        stime: None,
+        obittime: None,
+    };
+    job.output_path = format!("login:/home/alice/out/job{seq}.o{seq}");
+    job.error_path = format!("login:/home/alice/job{seq}.e{seq}");
+    job
 }
 
 /// A job that ran on two nodes and ended: every optional field `Some`, extreme values where
 /// the types allow them.
 fn full_job(seq: u64) -> Job {
     let mut job = queued_job(seq);
-    job.state = JobState::Exiting;
+    job.set_state_for_test(JobState::Exiting);
     job.owner_uid = u32::MAX;
     job.hold_types = "uos".to_string();
     job.times.ctime = -5;

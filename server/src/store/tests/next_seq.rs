@@ -3,6 +3,7 @@
 use super::{fresh_store, load, queued_job};
 use crate::store::{Store, StoreError, StoreOp};
 use diesel::prelude::*;
+use job::JobKey;
 
 #[test]
 fn an_empty_store_starts_at_one() {
@@ -38,7 +39,7 @@ fn next_seq_is_the_larger_of_counter_and_highest_seq_plus_one() {
     store.commit(&[StoreOp::SetNextSeq(100)]).unwrap();
     assert_eq!(load(&mut store).next_seq, 100, "a counter above the jobs wins");
 
-    store.commit(&[StoreOp::DeleteJob(70 << 32), StoreOp::SetNextSeq(71)]).unwrap();
+    store.commit(&[StoreOp::DeleteJob(JobKey::from_raw(70 << 32)), StoreOp::SetNextSeq(71)]).unwrap();
     drop(store);
     let mut store = Store::open(&path).unwrap();
     let loaded = load(&mut store);
