@@ -22,7 +22,7 @@ use std::sync::Arc;
 use diesel::connection::SimpleConnection;
 use diesel::{Connection, SqliteConnection};
 use job::array::ArraySpec;
-use job::{JobId, JobState};
+use job::{JobId, JobKey, JobState};
 
 use super::{fresh_db, full_job, load, queued_job, SERVER};
 use crate::state::Job;
@@ -41,7 +41,7 @@ const RELEASES: &[Release] = &[Release { name: "0.1.0", sample: release_0_1_0 }]
 struct Sample {
     ops: Vec<StoreOp>,
     jobs: Vec<Job>,
-    scripts: Vec<(u64, &'static str)>,
+    scripts: Vec<(JobKey, &'static str)>,
     next_seq: u64,
     nodes: Vec<StoredNode>,
     config: StoredConfig,
@@ -110,7 +110,7 @@ fn release_0_1_0() -> Sample {
     Arc::make_mut(&mut queued.spec).script = script.to_string();
     queued.script_bytes = script.len() as u64;
     let mut finished = full_job(2);
-    finished.state = JobState::Finished;
+    finished.set_state_for_test(JobState::Finished);
     let array = array_of_two(5);
     let node = StoredNode {
         name: "n1".into(),
@@ -168,7 +168,7 @@ fn array_of_two(seq: u64) -> Vec<Job> {
     for index in 1..=2 {
         let mut sub = parent.clone();
         sub.id = JobId::sub(seq, index, SERVER);
-        sub.state = if index == 1 { JobState::Expired } else { JobState::Queued };
+        sub.set_state_for_test(if index == 1 { JobState::Expired } else { JobState::Queued });
         sub.output_path = format!("login:/home/alice/job{seq}.o{seq}.{index}");
         jobs.push(sub);
     }
