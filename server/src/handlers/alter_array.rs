@@ -10,8 +10,8 @@
 //! the parent) or touch the parent.
 
 use super::alter_job::{hold_event, new_holds};
-use super::submit_job::ARRAY_INDEX_PLACEHOLDER;
 use crate::outbox::Outbox;
+use crate::state::submission::ARRAY_INDEX_PLACEHOLDER;
 use crate::state::ServerState;
 use crate::store::StoreOp;
 use job::id::ArrayPart;

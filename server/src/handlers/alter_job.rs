@@ -16,8 +16,8 @@
 //! (B is not "running" there); the change reaches the subjobs that have not started
 //! (`alter_array`). A subjob alone, or a range of them, is `Invalid request`.
 
-use super::submit_job::{bad_value, check_feasible, parse_request, std_path};
 use crate::outbox::Outbox;
+use crate::state::submission::{array_suffix, bad_value, check_feasible, parse_request, std_path};
 use crate::state::{Job, Requester, ServerState};
 use crate::store::StoreOp;
 use job::id::ArrayPart;
@@ -201,7 +201,7 @@ fn apply(state: &ServerState, job: &mut Job, changes: &JobAlteration, hold_lette
             let name = if kind == 'o' { "Output_Path" } else { "Error_Path" };
             return Err(bad_value(format!("{name}: {path} is not host:/absolute/path")));
         }
-        let suffix = super::submit_job::array_suffix(&job.spec, state.flavor);
+        let suffix = array_suffix(&job.spec, state.flavor);
         let resolved = std_path(Some(path), &job.spec, &workdir, kind, job.id.seq, &suffix);
         if kind == 'o' {
             std::sync::Arc::make_mut(&mut job.spec).output_path = Some(path.clone());

@@ -14,6 +14,7 @@ pub mod queue;
 pub mod server_attrs;
 pub mod server_pools;
 pub mod site;
+pub mod submission;
 pub mod values;
 
 pub use array::ArrayCounts;
