@@ -212,7 +212,7 @@ fn rejected(id: &str) -> String {
 /// Applies [`Admission::hold`] to a job being created.
 pub fn hold_new(job: &mut Job, admission: &Admission) {
     if admission.hold {
-        job.hold_types = crate::handlers::hold_job::merge_holds(&job.hold_types, "s", true);
+        job.hold_types = crate::state::holds::merge_holds(&job.hold_types, "s", true);
         job.state = JobState::Held;
     }
 }
@@ -475,7 +475,7 @@ fn hold_one_for_dependency(state: &mut ServerState, out: &mut Outbox, key: u64, 
         return;
     }
     let job = state.jobs.get_mut(&key).expect("job exists");
-    job.hold_types = crate::handlers::hold_job::merge_holds(&job.hold_types, "s", true);
+    job.hold_types = crate::state::holds::merge_holds(&job.hold_types, "s", true);
     out.persist(StoreOp::UpdateJob(job.clone()));
 }
 

@@ -17,6 +17,7 @@
 //! (`alter_array`). A subjob alone, or a range of them, is `Invalid request`.
 
 use crate::outbox::Outbox;
+use crate::state::holds::{hold_event, new_holds};
 use crate::state::submission::{array_suffix, bad_value, check_feasible, parse_request, std_path};
 use crate::state::{Job, Requester, ServerState};
 use crate::store::StoreOp;
@@ -255,35 +256,4 @@ fn merged_resources(current: &[(String, String)], changes: &[(String, String)]) 
         current.iter().filter(|(name, _)| !(new_shape && is_shape(name))).cloned().collect();
     job::resources::merge_override(&mut merged, changes);
     merged
-}
-
-/// `-h`: adds the given holds (`u`, `o`, `s`), or with `n` clears the holds the requester may
-/// clear. The letters a requester may set or clear are `allowed` (the same rule as qhold's:
-/// `u` the owner, `o` an operator, `s` a manager); the order is qhold's
-/// ([`super::hold_job::merge_holds`]).
-pub(super) fn new_holds(current: &str, given: &str, allowed: &str) -> Result<String, RequestError> {
-    if given.is_empty() || !(given == "n" || given.chars().all(|c| "uos".contains(c))) {
-        return Err(bad_value(format!("Hold_Types: {given}")));
-    }
-    if let Some(kind) = given.chars().find(|kind| *kind != 'n' && !allowed.contains(*kind)) {
-        let who = if kind == 'o' { "an operator" } else { "a manager" };
-        let message = format!("{} (hold {kind} needs {who})", ErrorCode::PermissionDenied.text());
-        return Err(RequestError::new(ErrorCode::PermissionDenied, message));
-    }
-    Ok(if given == "n" {
-        super::hold_job::merge_holds(current, allowed, false)
-    } else {
-        super::hold_job::merge_holds(current, given, true)
-    })
-}
-
-/// The state change the job's holds call for: a queued job with a hold is held, a held job
-/// without one is queued again.
-pub(super) fn hold_event(job: &Job) -> Option<JobEvent> {
-    let held = job.hold_types != "n";
-    match job.state {
-        JobState::Queued | JobState::Waiting if held => Some(JobEvent::Hold),
-        JobState::Held if !held => Some(JobEvent::Release),
-        _ => None,
-    }
 }

@@ -7,6 +7,7 @@
 
 mod admin;
 pub mod array;
+pub mod holds;
 pub mod job;
 pub mod node;
 pub mod node_gpus;
