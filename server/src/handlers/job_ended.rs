@@ -6,6 +6,7 @@
 //! old run's, another node's) is acknowledged, logged and otherwise ignored.
 
 use crate::outbox::{NoticeKind, Outbox};
+use crate::state::requeue::requeue_killed_run;
 use crate::state::ServerState;
 use crate::store::StoreOp;
 use proto::mom::{JobObit, Undelivered};
@@ -39,7 +40,7 @@ pub fn job_ended(state: &mut ServerState, out: &mut Outbox, node: &str, obit: Jo
         return;
     }
     if state.jobs[&key].rerun_requested && !state.jobs[&key].delete_requested {
-        super::rerun_job::requeue_killed_run(state, out, node, key, &obit, now);
+        requeue_killed_run(state, out, node, key, &obit, now);
         return;
     }
     if let (Some(reason), false) = (&obit.stagein_failed, state.jobs[&key].delete_requested) {
@@ -50,14 +51,14 @@ pub fn job_ended(state: &mut ServerState, out: &mut Outbox, node: &str, obit: Jo
         job.hold_types = "soup".chars().filter(|c| *c == 'u' || job.hold_types.contains(*c)).collect();
         let reason: String = reason.chars().take(STAGEIN_REASON_CHARS).collect();
         job.comment = Some(format!("Job held: stagein failed on {node}: {reason}"));
-        super::rerun_job::requeue_killed_run(state, out, node, key, &obit, now);
+        requeue_killed_run(state, out, node, key, &obit, now);
         return;
     }
     if obit.exit_status == JOB_EXEC_RETRY && !state.jobs[&key].delete_requested {
         // The mother superior did not start it (a GPU of the job was no longer free there).
         let job = state.jobs.get_mut(&key).expect("found above");
         job.comment = Some(format!("requeued: {node} could not start the job; it will be retried"));
-        super::rerun_job::requeue_killed_run(state, out, node, key, &obit, now);
+        requeue_killed_run(state, out, node, key, &obit, now);
         return;
     }
     let job = state.finish_job(key, obit.exit_status, now).expect("an active job may finish");

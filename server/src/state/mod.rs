@@ -12,6 +12,7 @@ pub mod job;
 pub mod node;
 pub mod node_gpus;
 pub mod queue;
+pub mod requeue;
 pub mod server_attrs;
 pub mod server_pools;
 pub mod site;
