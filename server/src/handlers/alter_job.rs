@@ -14,7 +14,10 @@
 //!
 //! Arrays (OpenPBS `req_modifyjob`): the parent may be altered while queued, held or begun
 //! (B is not "running" there); the change reaches the subjobs that have not started
-//! (`alter_array`). A subjob alone, or a range of them, is `Invalid request`.
+//! (`alter_job/array.rs`, a child module: no other handler uses it). A subjob alone, or a
+//! range of them, is `Invalid request`.
+
+mod array;
 
 use crate::outbox::Outbox;
 use crate::state::holds::{hold_event, new_holds};
@@ -107,7 +110,7 @@ fn alter_one(
     let job = &state.jobs[&key];
     out.persist(StoreOp::UpdateJobSpec(job.clone()));
     if parent {
-        super::alter_array::follow_parent(state, out, key, &old_spec, changes, hold_letters, now);
+        array::follow_parent(state, out, key, &old_spec, changes, hold_letters, now);
     }
     let job = &state.jobs[&key];
     if job.state.is_active() && !changes.resources.is_empty() {

@@ -2,7 +2,6 @@
 //! synchronous functions of the state: they mutate it and record effects in an `Outbox`; they
 //! never touch sockets or the database.
 
-pub mod alter_array;
 pub mod alter_job;
 pub mod delete_job;
 pub mod execution_time;
