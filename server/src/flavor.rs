@@ -9,12 +9,11 @@
 use crate::state::Job;
 use job::JobState;
 use proto::error::{ErrorCode, RequestError};
+use proto::exit_status::JOB_EXEC_KILL_WALLTIME;
 use proto::{Flavor, ServerReply};
 
-/// OpenPBS `JOB_EXEC_KILL_WALLTIME`, what the mom reports and the store keeps.
-pub const OPENPBS_WALLTIME_EXCEEDED: i32 = -29;
-
-/// TORQUE's `JOB_EXEC_OVERLIMIT_WT`, shown instead in the `torque` flavor.
+/// TORQUE's `JOB_EXEC_OVERLIMIT_WT`, shown in the `torque` flavor instead of OpenPBS's
+/// `JOB_EXEC_KILL_WALLTIME` (what the mom reports and the store keeps).
 pub const TORQUE_WALLTIME_EXCEEDED: i32 = -11;
 
 /// TORQUE's default `keep_completed`: seconds a completed job stays in plain listings.
@@ -35,7 +34,7 @@ pub fn state_letter(flavor: Flavor, state: JobState) -> char {
 /// (pbs-reference 7.2). Every other value is the same in both.
 pub fn shown_exit_status(flavor: Flavor, stored: i32) -> i32 {
     match (flavor, stored) {
-        (Flavor::Torque, OPENPBS_WALLTIME_EXCEEDED) => TORQUE_WALLTIME_EXCEEDED,
+        (Flavor::Torque, JOB_EXEC_KILL_WALLTIME) => TORQUE_WALLTIME_EXCEEDED,
         _ => stored,
     }
 }

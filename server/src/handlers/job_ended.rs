@@ -9,11 +9,9 @@ use crate::outbox::{NoticeKind, Outbox};
 use crate::state::requeue::requeue_killed_run;
 use crate::state::ServerState;
 use crate::store::StoreOp;
+use proto::exit_status::JOB_EXEC_RETRY;
 use proto::mom::{JobObit, Undelivered};
 use proto::ServerToMom;
-
-/// Exit status of a job the mom did not start and that should be retried (`JOB_EXEC_RETRY`).
-pub const JOB_EXEC_RETRY: i32 = -3;
 
 /// At most this much of the mom's stage-in failure goes into the job's comment.
 const STAGEIN_REASON_CHARS: usize = 1024;

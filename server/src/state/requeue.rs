@@ -7,11 +7,9 @@
 use crate::outbox::{NoticeKind, Outbox};
 use crate::state::ServerState;
 use crate::store::StoreOp;
+use proto::exit_status::JOB_EXEC_RERUN_MS_FAIL;
 use proto::mom::JobObit;
 use proto::ServerToMom;
-
-/// Exit status recorded for a job whose mother superior lost it (OpenPBS JOB_EXEC_RERUN_MS_FAIL).
-pub const LOST_WITH_MOM: i32 = -20;
 
 /// The end of a run killed by qrerun: free the nodes, queue the job again (held if a hold was
 /// set meanwhile), tell the sisters and acknowledge the end report.
@@ -31,7 +29,7 @@ pub fn requeue_killed_run(state: &mut ServerState, out: &mut Outbox, node: &str,
 }
 
 /// A job lost with its mother superior (`why`, for the comment): requeue it if rerunnable
-/// (an interactive job never is), else end it with [`LOST_WITH_MOM`].
+/// (an interactive job never is), else end it with `JOB_EXEC_RERUN_MS_FAIL` (-20).
 pub fn end_lost_job(state: &mut ServerState, out: &mut Outbox, key: u64, now: i64, why: &str) {
     let spec = &state.jobs[&key].spec;
     let rerun = spec.rerunnable && spec.interactive.is_none() && !state.jobs[&key].delete_requested;
@@ -40,7 +38,7 @@ pub fn end_lost_job(state: &mut ServerState, out: &mut Outbox, key: u64, now: i6
         job.comment = Some(format!("requeued: {why}"));
         job
     } else {
-        let Ok(job) = state.finish_job(key, LOST_WITH_MOM, now) else { return };
+        let Ok(job) = state.finish_job(key, JOB_EXEC_RERUN_MS_FAIL, now) else { return };
         job.comment = Some(format!("ended: {why}"));
         job
     };
