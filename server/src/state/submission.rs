@@ -4,7 +4,8 @@
 //! default output and error paths and an array's index placeholder in them, and the
 //! `Bad attribute value` error both refuse with.
 
-use crate::state::ServerState;
+use crate::state::{Node, ServerState};
+use job::resources::site::SiteResources;
 use job::{JobSpec, ResourceRequest};
 use proto::error::{ErrorCode, RequestError};
 
@@ -46,10 +47,29 @@ pub(crate) fn check_feasible(state: &ServerState, request: &ResourceRequest) -> 
         return Ok(());
     }
     let empty_nodes: Vec<sched::NodeView> =
-        state.nodes.values().map(|node| crate::sched_loop::empty_view(node, &state.resources)).collect();
+        state.nodes.values().map(|node| empty_view(node, &state.resources)).collect();
     sched::can_ever_run(request, &empty_nodes).map_err(|reason| {
         RequestError::new(ErrorCode::ExceedsLimits, format!("{} ({reason})", ErrorCode::ExceedsLimits.text()))
     })
+}
+
+/// A node as if it were empty and up (for "could this ever run" checks at submit).
+fn empty_view(node: &Node, site: &SiteResources) -> sched::NodeView {
+    sched::NodeView {
+        name: node.name.clone(),
+        properties: crate::state::site::node_words(node, site),
+        available: true,
+        np: node.np,
+        free_slots: (0..node.np).collect(),
+        mem_total: node.mem_bytes,
+        mem_free: node.mem_bytes,
+        ngpus: node.ngpus,
+        free_gpus: (0..node.ngpus).collect(),
+        mps_gpus: Vec::new(),
+        busy: false,
+        exclusive: false,
+        amounts: crate::state::site::node_amounts(node, site),
+    }
 }
 
 /// `Output_Path`/`Error_Path`: the given `host:/path` as given (a directory, `logs/`, stays a
