@@ -86,14 +86,14 @@ fn localize_errors(errors: Vec<RequestError>) -> Vec<RequestError> {
     errors.into_iter().map(localize_error).collect()
 }
 
-/// One error in TORQUE's words.
+/// One error in TORQUE's words, made from its kind and detail (`RequestError::detail`), never
+/// by reading its text: the unknown-job text has `Error` before the id. Errors made without a
+/// detail keep their text.
 fn localize_error(error: RequestError) -> RequestError {
-    if error.code != ErrorCode::UnknownJobId {
-        return error;
-    }
-    let text = ErrorCode::UnknownJobId.text();
-    match error.message.strip_prefix(text) {
-        Some(rest) if !rest.starts_with(" Error") => RequestError { message: format!("{text} Error{rest}"), ..error },
+    match (error.code, error.detail.as_deref()) {
+        (ErrorCode::UnknownJobId, Some(detail)) => {
+            RequestError { message: format!("{} Error {detail}", error.code.text()), ..error }
+        }
         _ => error,
     }
 }
@@ -144,5 +144,7 @@ mod tests {
             panic!()
         };
         assert_eq!(twice.message, "Unknown Job Id Error 12.head");
+        let text_only = RequestError::new(ErrorCode::UnknownJobId, "Unknown Job Id 9.s");
+        assert_eq!(texts(localize_reply(Flavor::Torque, reply(&text_only))), ["Unknown Job Id 9.s"], "text not read");
     }
 }
