@@ -28,7 +28,6 @@ pub mod shared;
 pub mod state;
 pub mod status;
 pub mod status_gpus;
-mod status_options;
 pub mod store;
 
 use anyhow::Context;

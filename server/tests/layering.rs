@@ -37,8 +37,6 @@ const KNOWN_CYCLES: &[&[&str]] = &[
     // The state and its durable log: `state` records `store::StoreOp`s in the `outbox` and
     // `store` loads `state::Job`s; `state` calls `depend` and reads `config`/`flavor`.
     &["crate::config", "crate::depend", "crate::flavor", "crate::outbox", "crate::state", "crate::store"],
-    // `status_options` is a part of `status` split off for size (its `Builder`).
-    &["crate::status", "crate::status_options"],
 ];
 
 /// A module path, `["crate", "state", "holds"]`.
