@@ -1,7 +1,9 @@
 //! The layering rules of the workspace, checked on the source text (issue 14):
 //!
 //! - no handler imports another handler: a file of `server/src/handlers/` (its non-test code)
-//!   names no sibling handler module; shared rules live in `server/src/state/`;
+//!   names no sibling handler module; shared rules live in `server/src/state/`, and a part of
+//!   one handler only is its child module (`handlers/alter_job/array.rs`). Tests may call any
+//!   handler's entry point, as the dispatch does (a test of qdel submits first);
 //! - only `server/src/store/` uses `diesel` (every crate's `src/` is scanned);
 //! - no two sibling modules of a directory of `server/src` (`server/src` itself, `state/`,
 //!   `handlers/`, `store/`, ...) name each other, directly or through a longer cycle, beyond the
