@@ -32,7 +32,7 @@ pub mod store;
 
 use anyhow::Context;
 use config::ServerConfig;
-use shared::Shared;
+use shared::{NoticeSink, Shared};
 use state::ServerState;
 use std::future::Future;
 use std::os::unix::fs::PermissionsExt;
@@ -111,7 +111,7 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
         accounting_writer::Accountant::spawn(accounting::accounting_dir(&config.state_dir), loaded.accounting, forget)
             .context("cannot start the accounting log")?;
     let mailer = mail::Mailer::spawn(config.sendmail.clone()).context("cannot start the mail thread")?;
-    let sink = notices::sink(config.server_name.clone(), mailer);
+    let sink = notice_sink(config.server_name.clone(), mailer);
     let shared = Arc::new(
         Shared::new(config, state, store).with_notice_sink(sink).with_accountant(accountant.clone(), next_record),
     );
@@ -130,6 +130,19 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
     let _ = std::fs::remove_file(&shared.config.socket_path);
     tracing::info!("server stopped");
     Ok(())
+}
+
+/// The notice sink of a running server: log line and mail. (The accounting records are
+/// committed with the change, `Shared::apply`, and written by `accounting_writer.rs`.)
+fn notice_sink(server_name: String, mailer: mail::Mailer) -> NoticeSink {
+    Arc::new(move |batch: Vec<outbox::Notice>| {
+        for notice in batch {
+            tracing::info!(job_id = %notice.job.id, "{}", notices::log_text(&notice, &server_name));
+            if let Some(mail) = mail::mail_for(&notice) {
+                mailer.send(mail);
+            }
+        }
+    })
 }
 
 /// The TCP listener of cluster mode, after checking that munged answers (one clear error
