@@ -5,7 +5,7 @@
 //! Layout: `handlers/` (one file per request, pure), `state/` (jobs and nodes in memory),
 //! `status.rs` (attribute lists), `bounds.rs` (what one request may name), `notices.rs` + `accounting.rs` + `accounting_writer.rs` + `mail.rs` (what happens after
 //! a job event: log line, accounting record, mail), `sched_loop.rs` (state <-> crate `sched`), `store/` (diesel,
-//! the only database code), `shared.rs` + `listener.rs` + `client_conn.rs` + `mom_conn.rs`
+//! the only database code), `shared.rs` + `listener.rs` + `peer.rs` + `client_conn.rs` + `mom_conn.rs`
 //! (async glue).
 
 pub mod accounting;
@@ -22,6 +22,7 @@ pub mod mail;
 pub mod mom_conn;
 pub mod notices;
 pub mod outbox;
+pub mod peer;
 pub mod run_limits;
 pub mod sched_loop;
 pub mod shared;
