@@ -10,6 +10,7 @@ use crate::exec::{self, ExecContext, JobOutcome, KillRequest};
 use crate::gpu::GpuBoard;
 use crate::jobs::{Action, JobTable};
 use crate::link::lock;
+use proto::exit_status::{JOB_EXEC_FAIL2, JOB_EXEC_RETRY};
 use proto::mom::{JobLaunch, JobObit, MomToServer, ServerToMom};
 use std::collections::HashMap;
 use std::future::Future;
@@ -30,10 +31,6 @@ pub struct Daemon {
     task_jobs: HashMap<tokio::task::Id, (String, u32)>,
     gpus: Arc<GpuBoard>,
 }
-
-/// Exit status of a job the mother superior did not start because one of its GPUs is not
-/// usable here any more: the server requeues it (OpenPBS `JOB_EXEC_RETRY`).
-pub const JOB_EXEC_RETRY: i32 = -3;
 
 impl Daemon {
     /// A daemon with no jobs.
@@ -155,7 +152,7 @@ impl Daemon {
             Err(err) => {
                 let Some((job_id, run_count)) = self.task_jobs.remove(&err.id()) else { return };
                 tracing::error!(job_id, "job task failed: {err}");
-                (job_id, run_count, JobOutcome::not_started(exec::JOB_EXEC_FAIL2, 0))
+                (job_id, run_count, JobOutcome::not_started(JOB_EXEC_FAIL2, 0))
             }
         };
         self.kill_senders.remove(&job_id);

@@ -152,16 +152,23 @@ pub struct RequestError {
     pub code: ErrorCode,
     /// Full text for the user, e.g. `Unknown Job Id 12.head`.
     pub message: String,
+    /// What [`RequestError::with_detail`] put after the code's standard text (usually a job
+    /// id), kept so the server can word the message again for its flavor (TORQUE's `Unknown
+    /// Job Id Error 12.head`) from the kind and the detail, never by reading the text. Not on
+    /// the wire: a decoded error has `None`, and the wire keeps `code` and `message` only.
+    #[serde(skip)]
+    pub detail: Option<String>,
 }
 
 impl RequestError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> RequestError {
-        RequestError { code, message: message.into() }
+        RequestError { code, message: message.into(), detail: None }
     }
 
     /// The standard text for `code`, followed by `detail` (usually a job id).
     pub fn with_detail(code: ErrorCode, detail: impl std::fmt::Display) -> RequestError {
-        RequestError { code, message: format!("{} {}", code.text(), detail) }
+        let detail = detail.to_string();
+        RequestError { code, message: format!("{} {}", code.text(), detail), detail: Some(detail) }
     }
 }
 
@@ -183,5 +190,15 @@ mod tests {
         assert_eq!(ErrorCode::UnknownSignal.exit_code(), 165);
         assert_eq!(ErrorCode::QueueNotEnabled.exit_code(), 173);
         assert_eq!(ErrorCode::UserLimit.exit_code(), 38);
+    }
+
+    #[test]
+    fn the_detail_is_kept_but_not_sent() {
+        let error = RequestError::with_detail(ErrorCode::UnknownJobId, "12.head");
+        assert_eq!((error.message.as_str(), error.detail.as_deref()), ("Unknown Job Id 12.head", Some("12.head")));
+        let wire = serde_json::to_string(&error).unwrap();
+        assert_eq!(wire, r#"{"code":"UnknownJobId","message":"Unknown Job Id 12.head"}"#);
+        let decoded: RequestError = serde_json::from_str(&wire).unwrap();
+        assert_eq!(decoded, RequestError::new(ErrorCode::UnknownJobId, "Unknown Job Id 12.head"));
     }
 }

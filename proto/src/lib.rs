@@ -14,6 +14,7 @@
 pub mod alter;
 pub mod client;
 pub mod error;
+pub mod exit_status;
 pub mod flavor;
 pub mod frame;
 pub mod gpu;

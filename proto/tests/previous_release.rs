@@ -192,7 +192,11 @@ fn status_reply() -> ServerReply {
     ServerReply::Jobs {
         server: "head".into(),
         jobs: vec![JobStatus { id: "12[].head".into(), attrs }],
-        errors: vec![RequestError { code: ErrorCode::UnknownJobId, message: "Unknown Job Id 99.head".into() }],
+        errors: vec![RequestError {
+            code: ErrorCode::UnknownJobId,
+            message: "Unknown Job Id 99.head".into(),
+            detail: None,
+        }],
         more: false,
         flavor: proto::Flavor::OpenPbs,
     }

@@ -10,7 +10,7 @@
 //! address its qsub connected from, not the host qsub named ([`interactive_from_peer`]).
 
 use crate::handlers;
-use crate::listener::Peer;
+use crate::peer::Peer;
 use crate::shared::{now, Shared};
 use crate::state::Requester;
 use job::JobKey;
@@ -39,7 +39,7 @@ pub async fn serve(
             Ok(Ok(request)) => request,
             Ok(Err(error)) if error.is_closed() => return,
             Err(_) => return,
-            Ok(Err(error)) if error.is_refused_credential() => return crate::listener::log_bad_frame(peer, &error),
+            Ok(Err(error)) if error.is_refused_credential() => return crate::peer::log_bad_frame(peer, &error),
             Ok(Err(error)) => {
                 crate::limits::bad_frame(&requester.user, "request", &error);
                 let reply = ServerReply::Error(RequestError::new(

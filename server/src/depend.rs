@@ -215,7 +215,7 @@ pub fn hold_new(mut job: Job, admission: &Admission) -> Result<Job, RequestError
     if !admission.hold {
         return Ok(job);
     }
-    job.hold_types = crate::handlers::hold_job::merge_holds(&job.hold_types, "s", true);
+    job.hold_types = crate::state::holds::merge_holds(&job.hold_types, "s", true);
     job.with_event(JobEvent::Hold).map_err(|_| RequestError::new(ErrorCode::BadState, ErrorCode::BadState.text()))
 }
 
@@ -480,7 +480,7 @@ fn hold_one_for_dependency(state: &mut ServerState, out: &mut Outbox, key: JobKe
         return;
     }
     let Ok(job) = state.transition(key, JobEvent::Hold, now) else { return };
-    job.hold_types = crate::handlers::hold_job::merge_holds(&job.hold_types, "s", true);
+    job.hold_types = crate::state::holds::merge_holds(&job.hold_types, "s", true);
     out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
 }
 

@@ -9,12 +9,11 @@
 use crate::state::Job;
 use job::JobState;
 use proto::error::{ErrorCode, RequestError};
+use proto::exit_status::JOB_EXEC_KILL_WALLTIME;
 use proto::{Flavor, ServerReply};
 
-/// OpenPBS `JOB_EXEC_KILL_WALLTIME`, what the mom reports and the store keeps.
-pub const OPENPBS_WALLTIME_EXCEEDED: i32 = -29;
-
-/// TORQUE's `JOB_EXEC_OVERLIMIT_WT`, shown instead in the `torque` flavor.
+/// TORQUE's `JOB_EXEC_OVERLIMIT_WT`, shown in the `torque` flavor instead of OpenPBS's
+/// `JOB_EXEC_KILL_WALLTIME` (what the mom reports and the store keeps).
 pub const TORQUE_WALLTIME_EXCEEDED: i32 = -11;
 
 /// TORQUE's default `keep_completed`: seconds a completed job stays in plain listings.
@@ -35,7 +34,7 @@ pub fn state_letter(flavor: Flavor, state: JobState) -> char {
 /// (pbs-reference 7.2). Every other value is the same in both.
 pub fn shown_exit_status(flavor: Flavor, stored: i32) -> i32 {
     match (flavor, stored) {
-        (Flavor::Torque, OPENPBS_WALLTIME_EXCEEDED) => TORQUE_WALLTIME_EXCEEDED,
+        (Flavor::Torque, JOB_EXEC_KILL_WALLTIME) => TORQUE_WALLTIME_EXCEEDED,
         _ => stored,
     }
 }
@@ -87,14 +86,14 @@ fn localize_errors(errors: Vec<RequestError>) -> Vec<RequestError> {
     errors.into_iter().map(localize_error).collect()
 }
 
-/// One error in TORQUE's words.
+/// One error in TORQUE's words, made from its kind and detail (`RequestError::detail`), never
+/// by reading its text: the unknown-job text has `Error` before the id. Errors made without a
+/// detail keep their text.
 fn localize_error(error: RequestError) -> RequestError {
-    if error.code != ErrorCode::UnknownJobId {
-        return error;
-    }
-    let text = ErrorCode::UnknownJobId.text();
-    match error.message.strip_prefix(text) {
-        Some(rest) if !rest.starts_with(" Error") => RequestError { message: format!("{text} Error{rest}"), ..error },
+    match (error.code, error.detail.as_deref()) {
+        (ErrorCode::UnknownJobId, Some(detail)) => {
+            RequestError { message: format!("{} Error {detail}", error.code.text()), ..error }
+        }
         _ => error,
     }
 }
@@ -145,5 +144,7 @@ mod tests {
             panic!()
         };
         assert_eq!(twice.message, "Unknown Job Id Error 12.head");
+        let text_only = RequestError::new(ErrorCode::UnknownJobId, "Unknown Job Id 9.s");
+        assert_eq!(texts(localize_reply(Flavor::Torque, reply(&text_only))), ["Unknown Job Id 9.s"], "text not read");
     }
 }

@@ -5,7 +5,7 @@
 //! Layout: `handlers/` (one file per request, pure), `state/` (jobs and nodes in memory),
 //! `status.rs` (attribute lists), `bounds.rs` (what one request may name), `notices.rs` + `accounting.rs` + `accounting_writer.rs` + `mail.rs` (what happens after
 //! a job event: log line, accounting record, mail), `sched_loop.rs` (state <-> crate `sched`), `store/` (diesel,
-//! the only database code), `shared.rs` + `listener.rs` + `client_conn.rs` + `mom_conn.rs`
+//! the only database code), `shared.rs` + `listener.rs` + `peer.rs` + `client_conn.rs` + `mom_conn.rs`
 //! (async glue).
 
 pub mod accounting;
@@ -22,18 +22,18 @@ pub mod mail;
 pub mod mom_conn;
 pub mod notices;
 pub mod outbox;
+pub mod peer;
 pub mod run_limits;
 pub mod sched_loop;
 pub mod shared;
 pub mod state;
 pub mod status;
 pub mod status_gpus;
-mod status_options;
 pub mod store;
 
 use anyhow::Context;
 use config::ServerConfig;
-use shared::Shared;
+use shared::{NoticeSink, Shared};
 use state::ServerState;
 use std::future::Future;
 use std::os::unix::fs::PermissionsExt;
@@ -111,7 +111,7 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
         accounting_writer::Accountant::spawn(accounting::accounting_dir(&config.state_dir), loaded.accounting, forget)
             .context("cannot start the accounting log")?;
     let mailer = mail::Mailer::spawn(config.sendmail.clone()).context("cannot start the mail thread")?;
-    let sink = notices::sink(config.server_name.clone(), mailer);
+    let sink = notice_sink(config.server_name.clone(), mailer);
     let shared = Arc::new(
         Shared::new(config, state, store).with_notice_sink(sink).with_accountant(accountant.clone(), next_record),
     );
@@ -130,6 +130,19 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
     let _ = std::fs::remove_file(&shared.config.socket_path);
     tracing::info!("server stopped");
     Ok(())
+}
+
+/// The notice sink of a running server: log line and mail. (The accounting records are
+/// committed with the change, `Shared::apply`, and written by `accounting_writer.rs`.)
+fn notice_sink(server_name: String, mailer: mail::Mailer) -> NoticeSink {
+    Arc::new(move |batch: Vec<outbox::Notice>| {
+        for notice in batch {
+            tracing::info!(job_id = %notice.job.id, "{}", notices::log_text(&notice, &server_name));
+            if let Some(mail) = mail::mail_for(&notice) {
+                mailer.send(mail);
+            }
+        }
+    })
 }
 
 /// The TCP listener of cluster mode, after checking that munged answers (one clear error

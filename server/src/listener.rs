@@ -12,35 +12,19 @@
 //! after the handshake a mom's or a command's (charged to its uid), which a refusal names.
 
 use crate::limits::PeerKey;
+use crate::peer::{log_bad_frame, Peer};
 use crate::shared::Shared;
 use crate::state::Requester;
 use proto::error::ErrorCode;
 use proto::seal::{Binding, Direction, Identity, Nonce};
-use proto::transport::{self, FrameReader, FrameWriter, Sealing, TransportError};
+use proto::transport::{self, FrameReader, FrameWriter, Sealing};
 use proto::{Hello, HelloReply, Role};
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::{TcpListener, UnixListener};
 
 /// How long a new connection may take to say hello (and, over TCP, have its credential read).
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// Where a connection comes from: the Unix socket, or a TCP address.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Peer {
-    Local,
-    Tcp(SocketAddr),
-}
-
-impl std::fmt::Display for Peer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Peer::Local => f.write_str("the local socket"),
-            Peer::Tcp(addr) => write!(f, "{addr}"),
-        }
-    }
-}
 
 /// An accepted connection before the handshake.
 struct Accepted {
@@ -95,19 +79,6 @@ pub async fn accept_tcp(shared: Arc<Shared>, listener: TcpListener) {
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
         }
-    }
-}
-
-/// Logs why a frame from `peer` was not accepted: a refused credential (replayed, forged,
-/// another key or uid) as a warning naming the peer (`limits::refused_credential`: up to 50
-/// per 10 s, then counted); an unsealed frame or anything else (garbage, a broken stream) as a
-/// garbage warning (`limits::bad_frame`: one per 10 s), so a flood cannot flood the log.
-pub fn log_bad_frame(peer: Peer, error: &TransportError) {
-    let unsealed = matches!(error, TransportError::Seal(proto::seal::SealError::Malformed));
-    if error.is_refused_credential() && !unsealed {
-        crate::limits::refused_credential(&peer.to_string(), error);
-    } else if !error.is_closed() {
-        crate::limits::bad_frame(&peer.to_string(), "frame", error);
     }
 }
 

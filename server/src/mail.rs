@@ -17,6 +17,10 @@
 use crate::notices::{copy_failed, format_used};
 use crate::outbox::{Notice, NoticeKind};
 use crate::state::Job;
+use proto::exit_status::{
+    JOB_EXEC_FAIL2, JOB_EXEC_KILL_CPUT, JOB_EXEC_KILL_MEM, JOB_EXEC_KILL_NCPUS_BURST, JOB_EXEC_KILL_NCPUS_SUM,
+    JOB_EXEC_KILL_VMEM, JOB_EXEC_KILL_WALLTIME,
+};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -112,17 +116,17 @@ fn recipients(job: &Job) -> Vec<String> {
 /// `JOB_EXEC_KILL_*`, -24 to -29), or OpenPBS's texts for a job its mom could not execute.
 fn cannot_execute(status: i32) -> String {
     let limit = match status {
-        -24 => Some("ncpus (burst)"),
-        -25 => Some("ncpus (sum)"),
-        -26 => Some("vmem"),
-        -27 => Some("mem"),
-        -28 => Some("cput"),
-        -29 => Some("walltime"),
+        JOB_EXEC_KILL_NCPUS_BURST => Some("ncpus (burst)"),
+        JOB_EXEC_KILL_NCPUS_SUM => Some("ncpus (sum)"),
+        JOB_EXEC_KILL_VMEM => Some("vmem"),
+        JOB_EXEC_KILL_MEM => Some("mem"),
+        JOB_EXEC_KILL_CPUT => Some("cput"),
+        JOB_EXEC_KILL_WALLTIME => Some("walltime"),
         _ => None,
     };
     match limit {
         Some(limit) => format!("Job killed: {limit} exceeded its limit\nExit_status={status}"),
-        None if status == -2 => "Job cannot be executed\nSee job standard error file".to_string(),
+        None if status == JOB_EXEC_FAIL2 => "Job cannot be executed\nSee job standard error file".to_string(),
         None => "Job cannot be executed\nSee Administrator for help".to_string(),
     }
 }

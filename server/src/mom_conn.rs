@@ -8,7 +8,7 @@
 //! from another one.
 
 use crate::handlers;
-use crate::listener::{log_bad_frame, Peer};
+use crate::peer::{log_bad_frame, Peer};
 use crate::shared::{now, MomLink, Shared};
 use proto::transport::{FrameReader, FrameWriter};
 use proto::{MomToServer, ServerToMom};

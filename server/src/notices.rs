@@ -1,16 +1,15 @@
-//! Where a commit's notices go (the notice sink `Shared` calls on the store thread): one
-//! server log line per job event in OpenPBS's words (what `tracejob` shows) and a mail if the
-//! job asked for one (accounting records are committed with the change: `shared.rs`).
+//! The texts of a commit's notices: one server log line per job event in OpenPBS's words (what
+//! `tracejob` shows), and the pieces the mail (`mail.rs`) and accounting (`accounting.rs`)
+//! texts share. The notice sink `Shared` calls on the store thread (log line and mail) is
+//! wired in `lib.rs` (`notice_sink`); accounting records are committed with the change
+//! (`shared.rs`).
 //!
-//! Owns: the log texts ([`log_text`], pure) and the wiring ([`sink`]). Must not: block (the
-//! accounting and mail threads do the slow work) or touch server state.
+//! Owns: the log texts ([`log_text`]), [`format_used`], [`copy_failed`]; all pure. Must not:
+//! import `mail` or `shared` (they use these texts: a cycle) or touch server state.
 
-use crate::mail::{mail_for, Mailer};
 use crate::outbox::{Notice, NoticeKind};
-use crate::shared::NoticeSink;
 use job::duration::format_hms;
 use proto::mom::ResourcesUsed;
-use std::sync::Arc;
 
 /// `resources_used.*` as OpenPBS lists them (alphabetical): cpupercent, cput, mem, ncpus,
 /// vmem, walltime.
@@ -63,19 +62,6 @@ pub fn log_text(notice: &Notice, server_name: &str) -> String {
 /// OpenPBS's `msg_obitnocpy`: `Post job file processing error; job <id> on host <exec_host>`.
 pub fn copy_failed(job: &crate::state::Job) -> String {
     format!("Post job file processing error; job {} on host {}", job.id, job.exec_host().unwrap_or_default())
-}
-
-/// The notice sink of a running server: log line and mail. (The accounting records are
-/// committed with the change, `Shared::apply`, and written by `accounting_writer.rs`.)
-pub fn sink(server_name: String, mailer: Mailer) -> NoticeSink {
-    Arc::new(move |notices: Vec<Notice>| {
-        for notice in notices {
-            tracing::info!(job_id = %notice.job.id, "{}", log_text(&notice, &server_name));
-            if let Some(mail) = mail_for(&notice) {
-                mailer.send(mail);
-            }
-        }
-    })
 }
 
 #[cfg(test)]

@@ -35,25 +35,6 @@ pub fn node_view(node: &Node, site: &SiteResources) -> sched::NodeView {
     }
 }
 
-/// A node as if it were empty and up (for "could this ever run" checks at submit).
-pub fn empty_view(node: &Node, site: &SiteResources) -> sched::NodeView {
-    sched::NodeView {
-        name: node.name.clone(),
-        properties: crate::state::site::node_words(node, site),
-        available: true,
-        np: node.np,
-        free_slots: (0..node.np).collect(),
-        mem_total: node.mem_bytes,
-        mem_free: node.mem_bytes,
-        ngpus: node.ngpus,
-        free_gpus: (0..node.ngpus).collect(),
-        mps_gpus: Vec::new(),
-        busy: false,
-        exclusive: false,
-        amounts: crate::state::site::node_amounts(node, site),
-    }
-}
-
 /// One scheduling pass: start every job the policy places now. Returns how many started.
 pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usize {
     // Most wake-ups (job ends with nothing queued) need no views at all.

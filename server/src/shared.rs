@@ -27,7 +27,7 @@ pub struct MomLink {
     pub link_id: u64,
     /// Where the mom's connection comes from (a registration under its name from another
     /// address is refused while this link lives).
-    pub peer: crate::listener::Peer,
+    pub peer: crate::peer::Peer,
     pub sender: mpsc::UnboundedSender<ServerToMom>,
 }
 

@@ -2,6 +2,8 @@
 //! or TORQUE's names and order in the torque flavor (pbs-reference sections 6.4 and 8.4).
 //! Pure: state in, `proto` status records out.
 
+mod options;
+
 use crate::config::Flavor;
 use crate::flavor;
 use crate::state::{Job, Node};
@@ -65,7 +67,7 @@ pub fn job_status_with_array(
     if let Some(account) = &job.spec.account {
         out.add("Account_Name", || account.clone());
     }
-    out.add("Checkpoint", || crate::status_options::checkpoint(job));
+    out.add("Checkpoint", || options::checkpoint(job));
     out.add("ctime", || job.times.ctime.to_string());
     out.add("Error_Path", || job.error_path.clone());
     if !job.exec.is_empty() {
@@ -80,8 +82,8 @@ pub fn job_status_with_array(
             out.add("exec_gpus", || gpus);
         }
     }
-    crate::status_options::add_before_hold(&mut out, job);
-    crate::status_options::add_group_list(&mut out, job);
+    options::add_before_hold(&mut out, job);
+    options::add_group_list(&mut out, job);
     out.add("Hold_Types", || job.hold_types.clone());
     if job.spec.interactive.is_some() {
         // Only the flag: where qsub listens and its secret stay out of every listing.
@@ -114,8 +116,8 @@ pub fn job_status_with_array(
     if let Some(shell) = &job.spec.shell {
         out.add("Shell_Path_List", || shell.clone());
     }
-    crate::status_options::add_before_variables(&mut out, job);
-    crate::status_options::add_stage_lists(&mut out, job);
+    options::add_before_variables(&mut out, job);
+    options::add_stage_lists(&mut out, job);
     out.add("Variable_List", || variable_list(&job.spec.variables));
     if let Some(comment) = &job.comment {
         out.add("comment", || comment.clone());
@@ -136,11 +138,11 @@ fn openpbs_tail(out: &mut Builder, job: &Job, array: Option<&ArrayView<'_>>) {
     out.add("etime", || job.times.etime.to_string());
     out.add("run_count", || job.run_count.to_string());
     add_exit_status(out, job, Flavor::OpenPbs);
-    crate::status_options::add_umask_sandbox(out, job, Flavor::OpenPbs);
+    options::add_umask_sandbox(out, job, Flavor::OpenPbs);
     out.add("Submit_arguments", || job.spec.submit_args.clone());
-    out.add("project", || crate::status_options::project(job));
+    out.add("project", || options::project(job));
     out.add("Submit_Host", || job.spec.submit_host.clone());
-    crate::status_options::add_after_submit_host(out, job);
+    options::add_after_submit_host(out, job);
     add_array_attrs(out, job, array);
     if let Some(obittime) = job.times.obittime {
         out.add("obittime", || obittime.to_string());
@@ -175,12 +177,12 @@ fn torque_tail(out: &mut Builder, job: &Job, now: i64) {
         out.add("total_runtime", || format!("{}.000000", comp_time.saturating_sub(stime).max(0)));
     }
     out.add("submit_host", || job.spec.submit_host.clone());
-    crate::status_options::add_after_submit_host(out, job);
+    options::add_after_submit_host(out, job);
     if let Some(dir) = job.spec.init_dir.as_deref().or(job.spec.workdir()) {
         out.add("init_work_dir", || dir.to_string());
     }
     out.add("request_version", || "1".to_string());
-    crate::status_options::add_umask_sandbox(out, job, Flavor::Torque);
+    options::add_umask_sandbox(out, job, Flavor::Torque);
 }
 
 /// The exit status of a finished job, named and valued as the flavor shows it.

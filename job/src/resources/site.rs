@@ -107,6 +107,22 @@ pub enum Consumed {
     FirstNode,
 }
 
+/// Why qmgr's words for a definition (`type=`, `flag=`, the name) are refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WordsError {
+    /// Flags that contradict each other or the type, in OpenPBS's own words (`Erroneous to
+    /// have flag ...`), which its server sends alone.
+    #[error("{0}")]
+    InconsistentFlags(String),
+    /// Any other bad word or name, with our detail.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+fn inconsistent(text: String) -> WordsError {
+    WordsError::InconsistentFlags(text)
+}
+
 /// A definition's flags (OpenPBS `parse_resc_flags`, shown in `find_resc_flag_map` order
 /// `h q n|f i|r m`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -127,7 +143,7 @@ pub struct ResourceFlags {
 impl ResourceFlags {
     /// Parses a flag word (`nh`, `hq`, ...) for resource `name`, with OpenPBS's texts for
     /// inconsistent combinations (`verify_resc_type_and_flags`, checked when `kind` is known).
-    pub fn parse(word: &str, name: &str, kind: ResourceType) -> Result<ResourceFlags, String> {
+    pub fn parse(word: &str, name: &str, kind: ResourceType) -> Result<ResourceFlags, WordsError> {
         let mut flags = ResourceFlags::default();
         let (mut each, mut first) = (false, false);
         for letter in word.chars() {
@@ -139,24 +155,24 @@ impl ResourceFlags {
                 'i' => flags.invisible = true,
                 'r' => flags.read_only = true,
                 'm' => flags.mom = true,
-                _ => return Err(format!("flag '{letter}' is not one of h, q, n, f, i, r, m")),
+                _ => return Err(WordsError::Invalid(format!("flag '{letter}' is not one of h, q, n, f, i, r, m"))),
             }
         }
         if flags.invisible && flags.read_only {
-            return Err(format!("Erroneous to have flag 'i' and 'r' on resource \"{name}\"."));
+            return Err(inconsistent(format!("Erroneous to have flag 'i' and 'r' on resource \"{name}\".")));
         }
         if (each || first) && !flags.host {
             let letter = if each { 'n' } else { 'f' };
-            return Err(format!("Erroneous to have flag '{letter}' without 'h' on resource \"{name}\"."));
+            return Err(inconsistent(format!("Erroneous to have flag '{letter}' without 'h' on resource \"{name}\".")));
         }
         if each && first {
-            return Err(format!("Erroneous to have flag 'n' and 'f' on resource \"{name}\"."));
+            return Err(inconsistent(format!("Erroneous to have flag 'n' and 'f' on resource \"{name}\".")));
         }
         if !kind.is_numeric() && (each || first || flags.queue) {
-            return Err(format!(
+            return Err(inconsistent(format!(
                 "Erroneous to have flag 'n', 'f', or 'q' on resource \"{name}\" which is type string, \
                  string_array, or boolean."
-            ));
+            )));
         }
         flags.consumed = match (each, first) {
             (true, _) => Consumed::EachNode,
@@ -194,12 +210,14 @@ pub struct ResourceDef {
 impl ResourceDef {
     /// A definition from qmgr's words (`create resource NAME type=WORD, flag=WORD`; the type
     /// defaults to `string` as in OpenPBS), checked as `create resource` checks it.
-    pub fn from_words(name: &str, kind: Option<&str>, flags: Option<&str>) -> Result<ResourceDef, String> {
-        check_name(name)?;
+    pub fn from_words(name: &str, kind: Option<&str>, flags: Option<&str>) -> Result<ResourceDef, WordsError> {
+        check_name(name).map_err(WordsError::Invalid)?;
         let kind = match kind {
             None => ResourceType::String,
             Some(word) => ResourceType::parse(word).ok_or_else(|| {
-                format!("type '{word}' is not one of string, long, size, boolean, float, string_array")
+                WordsError::Invalid(format!(
+                    "type '{word}' is not one of string, long, size, boolean, float, string_array"
+                ))
             })?,
         };
         let flags = ResourceFlags::parse(flags.unwrap_or(""), name, kind)?;

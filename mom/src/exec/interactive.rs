@@ -353,7 +353,7 @@ mod tests {
             let error = connect(&launch(), &target(port), UNIX_TRANSPORT).unwrap_err();
             let heard = String::from_utf8_lossy(&fake.join().unwrap()).into_owned();
             assert!(error.to_string().contains("did not accept"), "{error}");
-            assert_eq!(error.exit_status(), super::super::JOB_EXEC_FAIL1);
+            assert_eq!(error.exit_status(), proto::exit_status::JOB_EXEC_FAIL1);
             assert!(heard.contains("Challenge") && !heard.contains("Proven"), "{heard}");
             assert!(!heard.contains(SECRET), "{heard}");
         }
@@ -383,7 +383,7 @@ mod tests {
         let error = connect(&launch(), &target(port), UNIX_TRANSPORT).unwrap_err();
         qsub.join().unwrap();
         assert!(error.to_string().contains("did not accept"), "{error}");
-        assert_eq!(error.exit_status(), super::super::JOB_EXEC_FAIL1);
+        assert_eq!(error.exit_status(), proto::exit_status::JOB_EXEC_FAIL1);
     }
 
     #[test]

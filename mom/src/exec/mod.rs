@@ -27,23 +27,13 @@ pub mod user;
 
 pub use run::{run_job, ExecContext, JobOutcome, KillRequest};
 
+use proto::exit_status::{JOB_EXEC_FAIL1, JOB_EXEC_FAIL2, JOB_EXEC_INVALID_ID};
 use std::io;
 use std::path::PathBuf;
 
 /// The umask of a job's shell and of its delivered output when it gives no `-W umask`
 /// (OpenPBS `start_exec.c`: 077).
 pub const DEFAULT_UMASK: u32 = 0o077;
-
-/// Exit status: the job failed before its files were set up (`JOB_EXEC_FAIL1`).
-pub const JOB_EXEC_FAIL1: i32 = -1;
-/// Exit status: the job failed after its files were set up (`JOB_EXEC_FAIL2`).
-pub const JOB_EXEC_FAIL2: i32 = -2;
-/// Exit status: a uid/gid this mom cannot run the job as (OpenPBS "invalid uid/gid").
-pub const JOB_EXEC_INVALID_ID: i32 = -10;
-/// Exit status: killed to be rerun (qrerun; OpenPBS `JOB_EXEC_RERUN`).
-pub const JOB_EXEC_RERUN: i32 = -11;
-/// Exit status: killed for exceeding its walltime (OpenPBS `JOB_EXEC_KILL_WALLTIME`).
-pub const JOB_EXEC_KILL_WALLTIME: i32 = -29;
 
 /// Why a job could not start. Each reason maps to a negative exit status (pbs-reference 7.2).
 #[derive(Debug, thiserror::Error)]

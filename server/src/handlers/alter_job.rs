@@ -14,10 +14,14 @@
 //!
 //! Arrays (OpenPBS `req_modifyjob`): the parent may be altered while queued, held or begun
 //! (B is not "running" there); the change reaches the subjobs that have not started
-//! (`alter_array`). A subjob alone, or a range of them, is `Invalid request`.
+//! (`alter_job/array.rs`, a child module: no other handler uses it). A subjob alone, or a
+//! range of them, is `Invalid request`.
 
-use super::submit_job::{bad_value, check_feasible, parse_request, std_path};
+mod array;
+
 use crate::outbox::Outbox;
+use crate::state::holds::{hold_event, new_holds};
+use crate::state::submission::{array_suffix, bad_value, check_feasible, parse_request, std_path};
 use crate::state::{Job, Requester, ServerState};
 use crate::store::StoreOp;
 use job::id::ArrayPart;
@@ -107,7 +111,7 @@ fn alter_one(
     let job = &state.jobs()[&key];
     out.persist(StoreOp::UpdateJobSpec(job.clone()));
     if parent {
-        super::alter_array::follow_parent(state, out, key, &old_spec, changes, hold_letters, now);
+        array::follow_parent(state, out, key, &old_spec, changes, hold_letters, now);
     }
     let job = &state.jobs()[&key];
     if job.state().is_active() && !changes.resources.is_empty() {
@@ -202,7 +206,7 @@ fn apply(state: &ServerState, job: &mut Job, changes: &JobAlteration, hold_lette
             let name = if kind == 'o' { "Output_Path" } else { "Error_Path" };
             return Err(bad_value(format!("{name}: {path} is not host:/absolute/path")));
         }
-        let suffix = super::submit_job::array_suffix(&job.spec, state.flavor);
+        let suffix = array_suffix(&job.spec, state.flavor);
         let resolved = std_path(Some(path), &job.spec, &workdir, kind, job.id.seq, &suffix);
         if kind == 'o' {
             std::sync::Arc::make_mut(&mut job.spec).output_path = Some(path.clone());
@@ -256,35 +260,4 @@ fn merged_resources(current: &[(String, String)], changes: &[(String, String)]) 
         current.iter().filter(|(name, _)| !(new_shape && is_shape(name))).cloned().collect();
     job::resources::merge_override(&mut merged, changes);
     merged
-}
-
-/// `-h`: adds the given holds (`u`, `o`, `s`), or with `n` clears the holds the requester may
-/// clear. The letters a requester may set or clear are `allowed` (the same rule as qhold's:
-/// `u` the owner, `o` an operator, `s` a manager); the order is qhold's
-/// ([`super::hold_job::merge_holds`]).
-pub(super) fn new_holds(current: &str, given: &str, allowed: &str) -> Result<String, RequestError> {
-    if given.is_empty() || !(given == "n" || given.chars().all(|c| "uos".contains(c))) {
-        return Err(bad_value(format!("Hold_Types: {given}")));
-    }
-    if let Some(kind) = given.chars().find(|kind| *kind != 'n' && !allowed.contains(*kind)) {
-        let who = if kind == 'o' { "an operator" } else { "a manager" };
-        let message = format!("{} (hold {kind} needs {who})", ErrorCode::PermissionDenied.text());
-        return Err(RequestError::new(ErrorCode::PermissionDenied, message));
-    }
-    Ok(if given == "n" {
-        super::hold_job::merge_holds(current, allowed, false)
-    } else {
-        super::hold_job::merge_holds(current, given, true)
-    })
-}
-
-/// The state change the job's holds call for: a queued job with a hold is held, a held job
-/// without one is queued again.
-pub(super) fn hold_event(job: &Job) -> Option<JobEvent> {
-    let held = job.hold_types != "n";
-    match job.state() {
-        JobState::Queued | JobState::Waiting if held => Some(JobEvent::Hold),
-        JobState::Held if !held => Some(JobEvent::Release),
-        _ => None,
-    }
 }

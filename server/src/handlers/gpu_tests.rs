@@ -122,7 +122,7 @@ fn a_start_the_mom_refuses_is_retried_elsewhere() {
     assert_eq!(pass(&mut state, 20)[0].hosts[0].gpus, vec![0]);
     // The mom found a foreign process on GPU 0 at start: it reports it and does not start.
     gpu_status_of(&mut state, "node1", vec![report("node1", 0, GpuUse::BusyForeign, "pid 7")]);
-    let out = end(&mut state, &id, job_ended::JOB_EXEC_RETRY);
+    let out = end(&mut state, &id, proto::exit_status::JOB_EXEC_RETRY);
     assert!(out.to_moms.iter().any(|(_, message)| matches!(message, ServerToMom::ObitAck { .. })));
     let job = &state.jobs()[&state.find_job(&id).unwrap()];
     assert_eq!(job.state(), JobState::Queued);

@@ -6,6 +6,7 @@
 //! parent does the same to its subjobs that have not started.
 
 use crate::outbox::Outbox;
+use crate::state::holds::{merge_holds, HOLD_ORDER};
 use crate::state::{Requester, ServerState};
 use crate::store::StoreOp;
 use job::id::ArrayPart;
@@ -97,35 +98,4 @@ fn hold_key(
         out.schedule = true;
     }
     Ok(())
-}
-
-/// The letters `Hold_Types` can hold, in the order OpenPBS prints them.
-const HOLD_ORDER: &str = "soup";
-
-/// `current` with the letters of `change` added (`hold`) or removed, in OpenPBS's order; `n`
-/// when none is left. `n` in `change` changes nothing.
-pub fn merge_holds(current: &str, change: &str, hold: bool) -> String {
-    let merged: String =
-        HOLD_ORDER.chars().filter(|kind| if change.contains(*kind) { hold } else { current.contains(*kind) }).collect();
-    if merged.is_empty() {
-        "n".to_string()
-    } else {
-        merged
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::merge_holds;
-
-    #[test]
-    fn holds_merge_in_openpbs_order() {
-        assert_eq!(merge_holds("n", "u", true), "u");
-        assert_eq!(merge_holds("u", "so", true), "sou");
-        assert_eq!(merge_holds("sou", "o", false), "su");
-        assert_eq!(merge_holds("u", "u", false), "n");
-        assert_eq!(merge_holds("u", "n", true), "u");
-        assert_eq!(merge_holds("n", "n", false), "n");
-        assert_eq!(merge_holds("up", "up", false), "n");
-    }
 }

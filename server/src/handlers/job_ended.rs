@@ -6,13 +6,12 @@
 //! old run's, another node's) is acknowledged, logged and otherwise ignored.
 
 use crate::outbox::{NoticeKind, Outbox};
+use crate::state::requeue::requeue_killed_run;
 use crate::state::ServerState;
 use crate::store::StoreOp;
+use proto::exit_status::JOB_EXEC_RETRY;
 use proto::mom::{JobObit, Undelivered};
 use proto::ServerToMom;
-
-/// Exit status of a job the mom did not start and that should be retried (`JOB_EXEC_RETRY`).
-pub const JOB_EXEC_RETRY: i32 = -3;
 
 /// At most this much of the mom's stage-in failure goes into the job's comment.
 const STAGEIN_REASON_CHARS: usize = 1024;
@@ -39,7 +38,7 @@ pub fn job_ended(state: &mut ServerState, out: &mut Outbox, node: &str, obit: Jo
     }
     let (rerun_requested, delete_requested) = (job.rerun_requested, job.delete_requested);
     if rerun_requested && !delete_requested {
-        super::rerun_job::requeue_killed_run(state, out, node, key, &obit, now);
+        requeue_killed_run(state, out, node, key, &obit, now);
         return;
     }
     if let (Some(reason), false) = (&obit.stagein_failed, delete_requested) {
@@ -50,14 +49,14 @@ pub fn job_ended(state: &mut ServerState, out: &mut Outbox, node: &str, obit: Jo
         job.hold_types = "soup".chars().filter(|c| *c == 'u' || job.hold_types.contains(*c)).collect();
         let reason: String = reason.chars().take(STAGEIN_REASON_CHARS).collect();
         job.comment = Some(format!("Job held: stagein failed on {node}: {reason}"));
-        super::rerun_job::requeue_killed_run(state, out, node, key, &obit, now);
+        requeue_killed_run(state, out, node, key, &obit, now);
         return;
     }
     if obit.exit_status == JOB_EXEC_RETRY && !delete_requested {
         // The mother superior did not start it (a GPU of the job was no longer free there).
         let Some(job) = state.job_mut(key) else { return };
         job.comment = Some(format!("requeued: {node} could not start the job; it will be retried"));
-        super::rerun_job::requeue_killed_run(state, out, node, key, &obit, now);
+        requeue_killed_run(state, out, node, key, &obit, now);
         return;
     }
     let job = state.finish_job(key, obit.exit_status, now).expect("an active job may finish");

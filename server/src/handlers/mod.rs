@@ -1,8 +1,11 @@
 //! One handler per request, named after it (`DeleteJob` -> `delete_job.rs`). Handlers are
 //! synchronous functions of the state: they mutate it and record effects in an `Outbox`; they
 //! never touch sockets or the database.
+//!
+//! A handler never imports another handler (`server/tests/layering.rs` checks it): a rule
+//! two handlers share lives in `state/` (`holds.rs`, `submission.rs`, `requeue.rs`), and a
+//! part of one handler only is its child module (`alter_job/array.rs`).
 
-pub mod alter_array;
 pub mod alter_job;
 pub mod delete_job;
 pub mod execution_time;

@@ -6,8 +6,8 @@
 //! the store (its `last_state_change` is not stored), so a restarted server gives moms the
 //! whole delay to come back.
 
-use super::register_mom::end_lost_job;
 use crate::outbox::Outbox;
+use crate::state::requeue::end_lost_job;
 use crate::state::ServerState;
 use job::JobKey;
 

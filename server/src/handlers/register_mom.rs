@@ -3,16 +3,14 @@
 //! (the mom kills them); jobs we think run there as mother superior that the mom no longer
 //! knows were lost with it (requeued if rerunnable, else ended with status -20).
 
-use crate::outbox::{NoticeKind, Outbox};
+use crate::outbox::Outbox;
 use crate::state::node_gpus::registered;
+use crate::state::requeue::end_lost_job;
 use crate::state::{Node, ServerState};
 use crate::store::StoreOp;
 use job::JobKey;
 use proto::mom::Registration;
 use proto::ServerToMom;
-
-/// Exit status recorded for a job whose mother superior lost it (OpenPBS JOB_EXEC_RERUN_MS_FAIL).
-pub const LOST_WITH_MOM: i32 = -20;
 
 /// Handles a mom's registration; returns the `Registered` answer.
 pub fn register_mom(state: &mut ServerState, out: &mut Outbox, registration: Registration, now: i64) -> ServerToMom {
@@ -73,31 +71,4 @@ pub fn register_mom(state: &mut ServerState, out: &mut Outbox, registration: Reg
     }
     out.schedule = true;
     ServerToMom::Registered { server_name: state.server_name.clone(), stale_jobs }
-}
-
-/// A job lost with its mother superior (`why`, for the comment): requeue it if rerunnable
-/// (an interactive job never is), else end it with [`LOST_WITH_MOM`].
-pub fn end_lost_job(state: &mut ServerState, out: &mut Outbox, key: JobKey, now: i64, why: &str) {
-    let Some(lost) = state.job(key) else { return };
-    let rerun = lost.spec.rerunnable && lost.spec.interactive.is_none() && !lost.delete_requested;
-    let job = if rerun {
-        let Ok(job) = state.requeue_job(key, now) else { return };
-        job.comment = Some(format!("requeued: {why}"));
-        job
-    } else {
-        let Ok(job) = state.finish_job(key, LOST_WITH_MOM, now) else { return };
-        job.comment = Some(format!("ended: {why}"));
-        job
-    };
-    let sisters: Vec<String> = job.exec.iter().skip(1).map(|share| share.node.clone()).collect();
-    // The notice keeps the nodes of the run that is lost (the R record names them).
-    out.notice(if rerun { NoticeKind::Rerun } else { NoticeKind::Aborted }, job, now);
-    if rerun {
-        job.forget_run();
-    }
-    tracing::warn!(job_id = %job.id, rerun, "job lost with its mom");
-    out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
-    for sister in sisters {
-        out.send(&sister, ServerToMom::EndJob { job_id: job.id.to_string() });
-    }
 }

@@ -3,19 +3,17 @@
 //! managers only, as in OpenPBS.
 //!
 //! The job is marked `rerun_requested` (persisted) and goes to `E`; `job_ended.rs` hands the
-//! end report of such a job to [`requeue_killed_run`] instead of finishing it. A qdel that
-//! arrives meanwhile wins: the job then ends as deleted.
+//! end report of such a job to `state::requeue::requeue_killed_run` instead of finishing it.
+//! A qdel that arrives meanwhile wins: the job then ends as deleted.
 //!
 //! As in OpenPBS, an array parent (`12[]`, once begun) or a subjob range (`12[1-3]`) reruns its
 //! running subjobs (see [`rerun_text`]); finished subjobs are not queued again.
 
-use crate::outbox::{NoticeKind, Outbox};
+use crate::outbox::Outbox;
 use crate::state::{Requester, ServerState};
 use crate::store::StoreOp;
-use job::JobKey;
 use job::{JobEvent, JobState};
 use proto::error::{ErrorCode, RequestError};
-use proto::mom::JobObit;
 use proto::{ServerReply, ServerToMom};
 
 /// Handles qrerun for every id; errors are per id.
@@ -95,28 +93,4 @@ fn rerun_one(
     }
     tracing::info!(job_id = %id, requestor = %requester.user, "rerun of running job");
     Ok(())
-}
-
-/// The end of a run killed by qrerun: free the nodes, queue the job again (held if a hold was
-/// set meanwhile), tell the sisters and acknowledge the end report.
-pub fn requeue_killed_run(
-    state: &mut ServerState,
-    out: &mut Outbox,
-    node: &str,
-    key: JobKey,
-    obit: &JobObit,
-    now: i64,
-) {
-    let job = state.requeue_job(key, now).expect("an active job may be requeued");
-    let sisters: Vec<String> = job.exec.iter().skip(1).map(|share| share.node.clone()).collect();
-    // The notice keeps the nodes of the killed run (the R record names them).
-    out.notice(NoticeKind::Rerun, job, now);
-    job.forget_run();
-    tracing::info!(job_id = %job.id, exit_status = obit.exit_status, "killed run ended: job queued again");
-    out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
-    for sister in sisters {
-        out.send(&sister, ServerToMom::EndJob { job_id: job.id.to_string() });
-    }
-    out.send(node, ServerToMom::ObitAck { job_id: obit.job_id.clone() });
-    out.schedule = true;
 }

@@ -7,9 +7,12 @@
 //! per-user bounds (`ServerState::check_user_quota`) with `max_queued`.
 
 use crate::outbox::{NoticeKind, Outbox};
+use crate::state::submission::{
+    array_suffix, bad_value, check_feasible, parse_request, std_path, ARRAY_INDEX_PLACEHOLDER,
+};
 use crate::state::{Job, JobTimes, Requester, ServerState};
 use crate::store::StoreOp;
-use job::{JobId, JobSpec, JobState, ResourceRequest};
+use job::{JobId, JobSpec, JobState};
 use proto::error::{ErrorCode, RequestError};
 use proto::ServerReply;
 
@@ -51,19 +54,6 @@ pub fn submit_job(
             ServerReply::JobSubmitted { id }
         }
         Err(error) => ServerReply::Error(error),
-    }
-}
-
-/// Where a subjob's file names put its index (OpenPBS stores the same placeholder).
-pub const ARRAY_INDEX_PLACEHOLDER: &str = "^array_index^";
-
-/// How an array's default file names end: `name.o12.^array_index^` (OpenPBS),
-/// `name.o12-^array_index^` (TORQUE); nothing for a job that is not an array.
-pub(crate) fn array_suffix(spec: &JobSpec, flavor: crate::config::Flavor) -> String {
-    match (&spec.array, flavor) {
-        (None, _) => String::new(),
-        (Some(_), crate::config::Flavor::Torque) => format!("-{ARRAY_INDEX_PLACEHOLDER}"),
-        (Some(_), _) => format!(".{ARRAY_INDEX_PLACEHOLDER}"),
     }
 }
 
@@ -183,66 +173,12 @@ fn check_options(requester: &Requester, spec: &JobSpec) -> Result<(), RequestErr
     Ok(())
 }
 
-/// Parses a job's `-l` pairs as the server accepts them, knowing the site's resources and
-/// nodes: unknown resources and bad values are refused with OpenPBS's texts (shared with
-/// qalter): `Unknown resource Resource_List.NAME` job-wide, `Unknown resource: NAME` in a
-/// select chunk.
-pub(crate) fn parse_request(
-    state: &ServerState,
-    resources: &[(String, String)],
-) -> Result<ResourceRequest, RequestError> {
-    let names = crate::state::NodeNames::new(state.nodes().keys());
-    let is_node = |word: &str| names.contains(word);
-    ResourceRequest::from_list_at(resources, &state.resources, &is_node).map_err(|error| {
-        if error.is_unknown_resource() {
-            RequestError::new(ErrorCode::UnknownResource, error.message)
-        } else {
-            bad_value(format!("Resource_List: {}", error.message))
-        }
-    })
-}
-
-/// Refuses a request no known node could ever satisfy (a job that would wait forever).
-pub(crate) fn check_feasible(state: &ServerState, request: &ResourceRequest) -> Result<(), RequestError> {
-    if state.nodes().is_empty() {
-        return Ok(());
-    }
-    let empty_nodes: Vec<sched::NodeView> =
-        state.nodes().values().map(|node| crate::sched_loop::empty_view(node, &state.resources)).collect();
-    sched::can_ever_run(request, &empty_nodes).map_err(|reason| {
-        RequestError::new(ErrorCode::ExceedsLimits, format!("{} ({reason})", ErrorCode::ExceedsLimits.text()))
-    })
-}
-
-/// `Output_Path`/`Error_Path`: the given `host:/path` as given (a directory, `logs/`, stays a
-/// directory: the mom names the file in it at delivery, as OpenPBS does), or
-/// `<submit host>:<workdir>/<name>.o<seq>`; an array's default names end in `suffix` (the
-/// index placeholder).
-pub(crate) fn std_path(
-    given: Option<&str>,
-    spec: &JobSpec,
-    workdir: &str,
-    kind: char,
-    seq: u64,
-    suffix: &str,
-) -> String {
-    let file_name = format!("{}.{}{}{suffix}", spec.name, kind, seq);
-    match given {
-        Some(path) => path.to_string(),
-        None => format!("{}:{}/{}", spec.submit_host, workdir.trim_end_matches('/'), file_name),
-    }
-}
-
 /// A job over one of `job::limits`: OpenPBS's code and text for the script, ours for the rest.
 fn limit_error(error: job::limits::LimitError) -> RequestError {
     match error {
         job::limits::LimitError::Script { .. } => RequestError::new(ErrorCode::JobscriptMaxSize, error.to_string()),
         _ => bad_value(error.to_string()),
     }
-}
-
-pub(crate) fn bad_value(detail: String) -> RequestError {
-    RequestError::new(ErrorCode::BadAttributeValue, format!("{} {}", ErrorCode::BadAttributeValue.text(), detail))
 }
 
 /// The group the job runs as (`egroup`): the `group_list` entry for the server's host (else

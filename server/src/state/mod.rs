@@ -9,6 +9,7 @@
 
 mod admin;
 pub mod array;
+pub mod holds;
 #[cfg(test)]
 mod invariant_tests;
 pub mod job;
@@ -16,9 +17,11 @@ mod lookup;
 pub mod node;
 pub mod node_gpus;
 pub mod queue;
+pub mod requeue;
 pub mod server_attrs;
 pub mod server_pools;
 pub mod site;
+pub mod submission;
 pub mod values;
 
 pub use array::ArrayCounts;

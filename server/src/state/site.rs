@@ -8,7 +8,7 @@
 
 use super::{Node, ServerState};
 use crate::store::{StoreOp, StoredResourceDef};
-use ::job::resources::site::{DefineError, ResourceDef, SiteResources};
+use ::job::resources::site::{DefineError, ResourceDef, SiteResources, WordsError};
 use ::job::Attr;
 use proto::error::{ErrorCode, RequestError};
 use proto::manage::{AttrOp, ManageOp, SetOp};
@@ -19,14 +19,18 @@ pub fn stored(def: &ResourceDef) -> StoredResourceDef {
     StoredResourceDef { name: def.name.clone(), kind: def.kind.word().to_string(), flags: def.flags.word() }
 }
 
-/// OpenPBS `Illegal attribute or resource value` with our detail; OpenPBS's own texts for
-/// inconsistent flags (`Erroneous to have flag ...`) alone, as its `reply_text` sends them.
+/// OpenPBS `Illegal attribute or resource value` with our detail.
 fn bad(detail: impl std::fmt::Display) -> RequestError {
-    let detail = detail.to_string();
-    if detail.starts_with("Erroneous") {
-        return RequestError::new(ErrorCode::BadAttributeValue, detail);
-    }
     RequestError::with_detail(ErrorCode::BadAttributeValue, detail)
+}
+
+/// Refused definition words: OpenPBS's own texts for inconsistent flags (`Erroneous to have
+/// flag ...`) alone, as its `reply_text` sends them; the others as [`bad`].
+fn bad_words(error: WordsError) -> RequestError {
+    match error {
+        WordsError::InconsistentFlags(text) => RequestError::new(ErrorCode::BadAttributeValue, text),
+        WordsError::Invalid(detail) => bad(detail),
+    }
 }
 
 /// The `type` and `flag` words of a create or set command; anything else is refused.
@@ -54,7 +58,7 @@ impl ServerState {
         match op {
             ManageOp::Create => {
                 let (kind, flags) = words(attrs)?;
-                let def = ResourceDef::from_words(name, kind, flags).map_err(bad)?;
+                let def = ResourceDef::from_words(name, kind, flags).map_err(bad_words)?;
                 let stored = stored(&def);
                 self.resources.define(def).map_err(|error| match error {
                     // OpenPBS `req_reject(PBSE_DUPLIST)`: the bare text, trailing blank included.
@@ -91,7 +95,7 @@ impl ServerState {
                 let (kind, flags) = words(attrs)?;
                 let kind = kind.unwrap_or(old.kind.word());
                 let flags = flags.map(str::to_string).unwrap_or(old.flags.word());
-                let def = ResourceDef::from_words(name, Some(kind), Some(&flags)).map_err(bad)?;
+                let def = ResourceDef::from_words(name, Some(kind), Some(&flags)).map_err(bad_words)?;
                 self.check_unused(name)?;
                 if def.kind != old.kind && self.nodes.values().any(|node| node.site.contains_key(name)) {
                     return Err(RequestError::new(ErrorCode::ResourceBusy, "Resource busy on node"));

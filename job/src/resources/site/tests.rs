@@ -33,11 +33,16 @@ fn inconsistent_flags_get_openpbs_texts() {
             ResourceType::Boolean,
             "Erroneous to have flag 'n', 'f', or 'q' on resource \"r\" which is type string, string_array, or boolean.",
         ),
-        ("x", ResourceType::Long, "flag 'x' is not one of h, q, n, f, i, r, m"),
     ];
     for (word, kind, text) in cases {
-        assert_eq!(ResourceFlags::parse(word, "r", kind), Err(text.to_string()), "{word}");
+        assert_eq!(
+            ResourceFlags::parse(word, "r", kind),
+            Err(WordsError::InconsistentFlags(text.to_string())),
+            "{word}"
+        );
     }
+    let unknown = WordsError::Invalid("flag 'x' is not one of h, q, n, f, i, r, m".to_string());
+    assert_eq!(ResourceFlags::parse("x", "r", ResourceType::Long), Err(unknown));
 }
 
 #[test]

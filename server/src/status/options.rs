@@ -1,13 +1,13 @@
-//! How qstat shows the options of `job::options` and `job::exec_opts` (issue 13), kept apart
-//! from `status.rs`: each function adds its attributes where OpenPBS's job attribute table
+//! How qstat shows the options of `job::options` and `job::exec_opts` (issue 13), a child of
+//! `status.rs` kept apart for size: each function adds its attributes where OpenPBS's job attribute table
 //! puts them (`Checkpoint` after `server`, `Execution_Time` and `group_list` before
 //! `Hold_Types`, `User_List` and the stage lists before `Variable_List`, `umask` and `sandbox`
 //! after `Exit_status` (TORQUE: at the end), `project` after `Submit_arguments`, the other
 //! `-W` attributes and TORQUE's `job_arguments` after the submit host). Pure.
 
+use super::Builder;
 use crate::config::Flavor;
 use crate::state::Job;
-use crate::status::Builder;
 
 /// `Checkpoint`: `-c`, else `u`.
 pub(crate) fn checkpoint(job: &Job) -> String {
