@@ -1,7 +1,7 @@
 //! What every command does the same way: parse its arguments with clap (help on stdout and
 //! exit 0; a usage error as `<command>: <reason>` plus the usage line and exit 2) and open the
 //! connection to the server (an error as `<command>: <reason>` and its exit code), and read the
-//! clock (`now`, for qsub, qalter, qstat and qselect).
+//! clock (`now`, for qsub, qalter, qstat and qselect); print a listing with its errors.
 
 use crate::conn::Connection;
 use crate::exit;
@@ -129,6 +129,22 @@ pub fn well_formed_job_id(id: &str) -> bool {
 /// The current time, epoch seconds.
 pub fn now() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_secs() as i64)
+}
+
+/// Prints a listing on stdout and each error on stderr; the exit code is the last error's
+/// (OpenPBS), or `first_code` when there is none (a failure found before asking the server).
+/// Shared by qstat's job and queue/server listings.
+pub(crate) fn print_listing(command: &str, text: &str, errors: Vec<proto::error::RequestError>, first_code: u8) -> u8 {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+    let mut code = first_code;
+    for error in errors {
+        eprintln!("{command}: {}", error.message);
+        code = exit::for_error(error.code);
+    }
+    code
 }
 
 #[cfg(test)]

@@ -12,7 +12,6 @@ use crate::exit;
 use crate::output::{self, AltOptions};
 use clap::Parser;
 use proto::{ClientRequest, Flavor, ServerReply};
-use std::io::Write;
 use std::process::ExitCode;
 
 /// qstat's options.
@@ -284,20 +283,5 @@ fn run(args: &Args) -> u8 {
     } else {
         output::qstat_default(&jobs)
     };
-    print_listing(&text, errors, first_code)
-}
-
-/// Prints a listing on stdout and each error on stderr; the exit code is the last error's
-/// (OpenPBS), or `first_code` when there is none (a failure found before asking the server).
-/// Shared by the job and the queue/server listings.
-pub(crate) fn print_listing(text: &str, errors: Vec<proto::error::RequestError>, first_code: u8) -> u8 {
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes());
-    let _ = stdout.flush();
-    let mut code = first_code;
-    for error in errors {
-        eprintln!("qstat: {}", error.message);
-        code = exit::for_error(error.code);
-    }
-    code
+    crate::cli::print_listing("qstat", &text, errors, first_code)
 }

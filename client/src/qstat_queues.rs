@@ -59,7 +59,7 @@ pub fn run(mode: Mode, full: bool, format: Option<&str>, selectors: &[String]) -
     } else {
         render(mode, full, &conn.server_name, &objects)
     };
-    crate::qstat::print_listing(&text, errors, crate::exit::SUCCESS)
+    crate::cli::print_listing("qstat", &text, errors, crate::exit::SUCCESS)
 }
 
 fn render(mode: Mode, full: bool, server: &str, objects: &[ObjectStatus]) -> String {

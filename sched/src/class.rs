@@ -10,7 +10,7 @@ use std::hash::{BuildHasherDefault, Hash, Hasher};
 use job::{Chunk, Placement, ResourceRequest};
 
 use crate::captree::Need;
-use crate::nodeset::SetKey;
+use crate::work::nodeset::SetKey;
 use crate::work::Work;
 
 /// `count` units, each needing `need` and `amounts` (consumable site resources, by name) on

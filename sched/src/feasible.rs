@@ -8,9 +8,9 @@ use job::{Chunk, Placement, ResourceRequest};
 
 use crate::captree::Need;
 use crate::class::{add_amounts, Plan};
-use crate::nodeset::{has_property, SetKey};
 use crate::place::place;
 use crate::view::NodeView;
+use crate::work::nodeset::{has_property, SetKey};
 use crate::work::{Work, WorkNode};
 
 /// Whether the request could ever run on these nodes if they were all empty and up (used to

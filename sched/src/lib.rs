@@ -13,7 +13,7 @@
 //! - `place`: first-fit placement of one plan, all or nothing.
 //! - `mps`: placing an MPS share (one node, a share of one GPU of the same user's).
 //! - `work`: the working copy of free resources and the per-job transaction.
-//! - `nodeset`, `captree`: nodes matching a host/property set, with a max segment tree so
+//! - `work/nodeset.rs` (a part of `work`), `captree`: nodes matching a host/property set, with a max segment tree so
 //!   "first node where this fits" costs about O(log nodes).
 //! - `feasible`: `can_ever_run`.
 //!
@@ -24,7 +24,6 @@ mod captree;
 mod class;
 mod feasible;
 mod mps;
-mod nodeset;
 mod pass;
 mod place;
 mod view;

@@ -8,8 +8,8 @@
 use job::ResourceRequest;
 
 use crate::captree::Need;
-use crate::nodeset::SetKey;
 use crate::view::Assignment;
+use crate::work::nodeset::SetKey;
 use crate::work::Work;
 
 /// Places the share, or changes nothing and returns `None`. The request must be one chunk of

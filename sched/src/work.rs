@@ -6,8 +6,10 @@
 //! Must not know: job priorities, request classes or placement rules (see `place`).
 
 use crate::captree::{Capacity, Need};
-use crate::nodeset::NodeSets;
+pub(crate) mod nodeset;
+
 use crate::view::{Assignment, MpsGpu, NodeView};
+use nodeset::NodeSets;
 
 /// Free indices of one kind (cpu slots or GPUs) on one node. Indices are handed out from the
 /// front, lowest first, so rolling back only moves `next` back.

@@ -12,8 +12,8 @@ use proto::alter::JobAlteration;
 use proto::mom::Registration;
 use proto::ServerReply;
 use server::handlers::{alter_job, register_mom, submit_job};
-use server::outbox::Outbox;
 use server::sched_loop::schedule_pass;
+use server::state::outbox::Outbox;
 use server::state::{Requester, ServerState};
 
 const QUEUED: usize = 10_000;

@@ -3,7 +3,7 @@
 //! allocator saw. Prints figures only.
 //! `cargo run --release -p server --example state_memory`
 
-use server::outbox::Outbox;
+use server::state::outbox::Outbox;
 use server::state::{Requester, ServerState};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};

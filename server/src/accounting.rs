@@ -10,7 +10,7 @@
 
 use crate::config::Flavor;
 use crate::notices::format_used;
-use crate::outbox::{Notice, NoticeKind};
+use crate::state::outbox::{Notice, NoticeKind};
 use crate::state::Job;
 use pbslog::line::AccountingLine;
 use pbslog::Tm;

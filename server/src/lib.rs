@@ -13,7 +13,6 @@ pub mod accounting_writer;
 pub mod bounds;
 pub mod client_conn;
 pub mod config;
-pub mod depend;
 pub mod flavor;
 pub mod handlers;
 pub mod limits;
@@ -21,7 +20,6 @@ pub mod listener;
 pub mod mail;
 pub mod mom_conn;
 pub mod notices;
-pub mod outbox;
 pub mod peer;
 pub mod run_limits;
 pub mod sched_loop;
@@ -69,7 +67,7 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
     for job in loaded.jobs {
         state.insert_job(job);
     }
-    depend::rebuild(&mut state);
+    state::depend::rebuild(&mut state);
     // Known nodes come back down, until their moms register again.
     for stored in loaded.nodes {
         let mut node = state::Node::new(&stored.name, stored.np, stored.mem_bytes, stored.ngpus, stored.properties, 0);
@@ -135,7 +133,7 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
 /// The notice sink of a running server: log line and mail. (The accounting records are
 /// committed with the change, `Shared::apply`, and written by `accounting_writer.rs`.)
 fn notice_sink(server_name: String, mailer: mail::Mailer) -> NoticeSink {
-    Arc::new(move |batch: Vec<outbox::Notice>| {
+    Arc::new(move |batch: Vec<state::outbox::Notice>| {
         for notice in batch {
             tracing::info!(job_id = %notice.job.id, "{}", notices::log_text(&notice, &server_name));
             if let Some(mail) = mail::mail_for(&notice) {

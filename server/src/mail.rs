@@ -15,7 +15,7 @@
 //! or retry (a failed mail is logged once and dropped).
 
 use crate::notices::{copy_failed, format_used};
-use crate::outbox::{Notice, NoticeKind};
+use crate::state::outbox::{Notice, NoticeKind};
 use crate::state::Job;
 use proto::exit_status::{
     JOB_EXEC_FAIL2, JOB_EXEC_KILL_CPUT, JOB_EXEC_KILL_MEM, JOB_EXEC_KILL_NCPUS_BURST, JOB_EXEC_KILL_NCPUS_SUM,

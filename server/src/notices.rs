@@ -7,7 +7,7 @@
 //! Owns: the log texts ([`log_text`]), [`format_used`], [`copy_failed`]; all pure. Must not:
 //! import `mail` or `shared` (they use these texts: a cycle) or touch server state.
 
-use crate::outbox::{Notice, NoticeKind};
+use crate::state::outbox::{Notice, NoticeKind};
 use job::duration::format_hms;
 use proto::mom::ResourcesUsed;
 

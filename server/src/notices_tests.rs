@@ -5,7 +5,7 @@ use crate::accounting::record;
 use crate::config::Flavor;
 use crate::mail::mail_for;
 use crate::notices::log_text;
-use crate::outbox::{Notice, NoticeKind};
+use crate::state::outbox::{Notice, NoticeKind};
 use crate::state::{Job, JobTimes, NodeShare};
 use insta::assert_snapshot;
 use job::{JobId, JobSpec, JobState, ResourceRequest};

@@ -5,7 +5,7 @@
 //! `RunJob` is built without its script (the state keeps none): the store thread fills it in
 //! just before sending (`shared.rs`).
 
-use crate::outbox::{NoticeKind, Outbox};
+use crate::state::outbox::{NoticeKind, Outbox};
 use crate::state::{Job, Node, NodeShare, ServerState};
 use crate::store::StoreOp;
 use job::id::ArrayPart;
@@ -192,7 +192,7 @@ fn start_job(state: &mut ServerState, out: &mut Outbox, key: JobKey, shares: Vec
         out.send(&share.node, ServerToMom::JoinJob(Box::new(launch.clone())));
     }
     out.send(&mother, ServerToMom::RunJob(Box::new(launch)));
-    crate::depend::job_changed(state, out, key, now);
+    crate::state::depend::job_changed(state, out, key, now);
     true
 }
 

@@ -12,7 +12,7 @@
 
 use crate::accounting_writer::Accountant;
 use crate::config::ServerConfig;
-use crate::outbox::{Notice, Outbox};
+use crate::state::outbox::{Notice, Outbox};
 use crate::state::ServerState;
 use crate::store::{AccountingRecord, AfterCommit, Store, StoreHandle, StoreOp};
 use proto::ServerToMom;

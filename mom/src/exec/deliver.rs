@@ -23,10 +23,10 @@
 //! deliveries then the removal of its files ([`deliver_and_clean`]). Must not: remove a spool
 //! file before its copy or its move to the undelivered directory, or follow a destination as root.
 
-use super::files::JobFiles;
-use super::run::ExecContext;
+use super::files::{file_name_is_safe, Delivery, JobFiles};
 use super::spawn::Identity;
 use super::user::JobUser;
+use super::ExecContext;
 use super::DEFAULT_UMASK;
 use proto::mom::{JobLaunch, Undelivered};
 use std::fs::{File, OpenOptions};
@@ -73,22 +73,6 @@ pub fn destination(dest: &str, home: &Path) -> PathBuf {
     } else {
         home.join(path)
     }
-}
-
-/// One spool file to deliver: where to (`-o`/`-e` as the server sent it, without its host),
-/// and the name it takes when that is a directory.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Delivery {
-    pub spool: PathBuf,
-    pub dest: String,
-    /// `<jobname>.o<seq>` (`JobLaunch.output_name`); one path component, checked by [`deliver`].
-    pub file_name: String,
-}
-
-/// Whether `name` can name a file inside a directory destination: one path component, not
-/// `.`/`..`, no NUL, at most 255 bytes (NAME_MAX).
-pub fn file_name_is_safe(name: &str) -> bool {
-    !name.is_empty() && name.len() <= 255 && name != "." && name != ".." && !name.contains(['/', '\0'])
 }
 
 /// Copies `spool` to `dest`, or into it under `file_name` when `dest` is a directory (ends in

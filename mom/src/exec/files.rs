@@ -6,7 +6,6 @@
 //! and owners, and removal. Must not: write into a user's directory (delivery does that, as
 //! the user) or spawn processes.
 
-use super::deliver::Delivery;
 use super::user::JobUser;
 use job::spec::Join;
 use proto::mom::{HostAlloc, JobLaunch};
@@ -156,7 +155,7 @@ impl JobFiles {
 
     /// Records the job's session (and the boot it belongs to) once its shell runs.
     pub fn record_session(&self, sid: i32) -> io::Result<()> {
-        write_file(&self.session_record, format!("{sid} {}\n", super::recover::boot_id()).as_bytes(), 0o600).map(drop)
+        write_file(&self.session_record, format!("{sid} {}\n", boot_id()).as_bytes(), 0o600).map(drop)
     }
 
     /// Opens the streams for the job's top shell (stdout and stderr in append mode, shared
@@ -295,6 +294,28 @@ pub(crate) fn script_command(fd: i32, args: &[String]) -> String {
     }
     line.push('\n');
     line
+}
+
+/// One spool file to deliver: where to (`-o`/`-e` as the server sent it, without its host),
+/// and the name it takes when that is a directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    pub spool: PathBuf,
+    pub dest: String,
+    /// `<jobname>.o<seq>` (`JobLaunch.output_name`); one path component, checked by [`deliver`].
+    pub file_name: String,
+}
+
+/// Whether `name` can name a file inside a directory destination: one path component, not
+/// `.`/`..`, no NUL, at most 255 bytes (NAME_MAX).
+pub fn file_name_is_safe(name: &str) -> bool {
+    !name.is_empty() && name.len() <= 255 && name != "." && name != ".." && !name.contains(['/', '\0'])
+}
+
+/// This boot's id (`/proc/sys/kernel/random/boot_id`), empty if unreadable: the session
+/// record names it, so a mom after a reboot knows the recorded sessions are gone.
+pub fn boot_id() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id").map(|id| id.trim().to_string()).unwrap_or_default()
 }
 
 #[cfg(test)]

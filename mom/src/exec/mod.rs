@@ -25,15 +25,36 @@ pub mod spawn;
 pub mod stage;
 pub mod user;
 
-pub use run::{run_job, ExecContext, JobOutcome, KillRequest};
+pub use run::{run_job, JobOutcome, KillRequest};
 
 use proto::exit_status::{JOB_EXEC_FAIL1, JOB_EXEC_FAIL2, JOB_EXEC_INVALID_ID};
 use std::io;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// The umask of a job's shell and of its delivered output when it gives no `-W umask`
 /// (OpenPBS `start_exec.c`: 077).
 pub const DEFAULT_UMASK: u32 = 0o077;
+
+/// What every job on this mom shares.
+#[derive(Debug, Clone)]
+pub struct ExecContext {
+    /// This node's name (selects the local GPUs of an allocation).
+    pub node: String,
+    /// Where `<jobid>.SC/.OU/.ER` and `aux/` live.
+    pub spool_dir: PathBuf,
+    /// Parent of each job's `pbs.<jobid>` TMPDIR.
+    pub tmpdir_base: PathBuf,
+    /// Used when the launch's `kill_delay` is 0.
+    pub default_kill_delay: Duration,
+    /// The mom's effective uid (0: it can run anyone's job).
+    pub mom_uid: u32,
+    /// What every job gets unless it brought its own (the `module` function: modules_env.rs).
+    pub job_defaults: Vec<(String, String)>,
+    /// munged's socket on the TCP transport (a `qsub -I` must then prove with MUNGE that it
+    /// runs as the job's owner); `None` on the Unix-socket transport.
+    pub munge_socket: Option<PathBuf>,
+}
 
 /// Why a job could not start. Each reason maps to a negative exit status (pbs-reference 7.2).
 #[derive(Debug, thiserror::Error)]

@@ -10,15 +10,10 @@
 use super::kill;
 use std::path::Path;
 
-/// This boot's id (`/proc/sys/kernel/random/boot_id`), empty if unreadable.
-pub fn boot_id() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/random/boot_id").map(|id| id.trim().to_string()).unwrap_or_default()
-}
-
 /// Ends the jobs recorded in `spool` and cleans up after them. Returns their ids.
 pub fn end_leftover_jobs(spool: &Path, tmpdir_base: &Path) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(spool) else { return Vec::new() };
-    let boot = boot_id();
+    let boot = super::files::boot_id();
     let mut ended = Vec::new();
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
@@ -81,7 +76,7 @@ mod tests {
         }
         let mut child = command.spawn().unwrap();
         let sid = child.id() as i32;
-        std::fs::write(spool.join("7.s.SID"), format!("{sid} {}\n", boot_id())).unwrap();
+        std::fs::write(spool.join("7.s.SID"), format!("{sid} {}\n", super::super::files::boot_id())).unwrap();
         std::fs::write(spool.join("7.s.OU"), "partial output\n").unwrap();
         std::fs::write(spool.join("7.s.SC"), "sleep 1000\n").unwrap();
         std::fs::write(spool.join("8.s.SID"), "999999 some-earlier-boot\n").unwrap();

@@ -16,7 +16,7 @@ use super::reap::{self, Reaped};
 use super::spawn::{spawn_shell, ShellSpec, ShellStdio};
 use super::stage;
 use super::user::{self, JobUser};
-use super::{StartError, DEFAULT_UMASK};
+use super::{ExecContext, StartError, DEFAULT_UMASK};
 use nix::sys::signal::Signal;
 use proto::exit_status::{JOB_EXEC_FAIL1, JOB_EXEC_FAIL2, JOB_EXEC_KILL_WALLTIME, JOB_EXEC_RERUN};
 use proto::mom::{JobLaunch, ResourcesUsed, Undelivered};
@@ -30,26 +30,6 @@ use tokio::time::Instant;
 
 /// How long leftover processes get to die after SIGKILL before the mom gives up on them.
 const LEFTOVER_PATIENCE: Duration = Duration::from_secs(10);
-
-/// What every job on this mom shares.
-#[derive(Debug, Clone)]
-pub struct ExecContext {
-    /// This node's name (selects the local GPUs of an allocation).
-    pub node: String,
-    /// Where `<jobid>.SC/.OU/.ER` and `aux/` live.
-    pub spool_dir: PathBuf,
-    /// Parent of each job's `pbs.<jobid>` TMPDIR.
-    pub tmpdir_base: PathBuf,
-    /// Used when the launch's `kill_delay` is 0.
-    pub default_kill_delay: Duration,
-    /// The mom's effective uid (0: it can run anyone's job).
-    pub mom_uid: u32,
-    /// What every job gets unless it brought its own (the `module` function: modules_env.rs).
-    pub job_defaults: Vec<(String, String)>,
-    /// munged's socket on the TCP transport (a `qsub -I` must then prove with MUNGE that it
-    /// runs as the job's owner); `None` on the Unix-socket transport.
-    pub munge_socket: Option<PathBuf>,
-}
 
 /// What the daemon asks of a running job's task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -19,8 +19,8 @@
 
 mod array;
 
-use crate::outbox::Outbox;
 use crate::state::holds::{hold_event, new_holds};
+use crate::state::outbox::Outbox;
 use crate::state::submission::{array_suffix, bad_value, check_feasible, parse_request, std_path};
 use crate::state::{Job, Requester, ServerState};
 use crate::store::StoreOp;

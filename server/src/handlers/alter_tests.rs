@@ -3,8 +3,8 @@
 
 use super::tests::{cluster, requester, sent_kinds, submit};
 use super::*;
-use crate::outbox::{NoticeKind, Outbox};
 use crate::sched_loop::{job_launch, schedule_pass};
+use crate::state::outbox::{NoticeKind, Outbox};
 use crate::state::ServerState;
 use crate::store::StoreOp;
 use job::JobState;
@@ -311,7 +311,7 @@ fn suspend_and_resume_stop_and_continue_the_job_for_operators() {
         [(_, proto::ServerToMom::SignalJob { signal, suspend: true, .. })] if *signal == libc::SIGSTOP
     ));
     let kinds = |out: &Outbox| out.notices.iter().map(|notice| notice.kind.clone()).collect::<Vec<_>>();
-    assert_eq!(kinds(&out), [crate::outbox::NoticeKind::Suspended], "the z record");
+    assert_eq!(kinds(&out), [crate::state::outbox::NoticeKind::Suspended], "the z record");
     assert!(signal(&mut state, ALICE, "USR1").1.notices.is_empty(), "plain signals reach a suspended job");
     assert_eq!(signal(&mut state, ROOT, "suspend").0, vec![ErrorCode::BadState], "already suspended");
     state.sanity_check();
@@ -329,7 +329,7 @@ fn suspend_and_resume_stop_and_continue_the_job_for_operators() {
         assert!(matches!(&out.to_moms[..], [(_, proto::ServerToMom::SignalJob { suspend: false, .. })]), "{name}");
         assert_eq!(job(&state, &id).state(), JobState::Running);
     }
-    assert_eq!(kinds(&out), [crate::outbox::NoticeKind::Resumed], "the r record");
+    assert_eq!(kinds(&out), [crate::state::outbox::NoticeKind::Resumed], "the r record");
 
     // A suspended job can be deleted, and its end report finishes it.
     signal(&mut state, ROOT, "suspend");

@@ -5,8 +5,8 @@
 use super::tests::{cluster, requester, sent_kinds, spec, ALICE};
 use super::*;
 use crate::config::Flavor;
-use crate::outbox::{NoticeKind, Outbox};
 use crate::sched_loop::schedule_pass;
+use crate::state::outbox::{NoticeKind, Outbox};
 use crate::state::ServerState;
 use crate::store::StoreOp;
 use job::array::ArraySpec;

@@ -5,8 +5,8 @@
 use super::status_job::{self, Query, Reader};
 use super::tests::{cluster, requester, submit, ALICE};
 use super::*;
-use crate::outbox::Outbox;
 use crate::sched_loop::schedule_pass;
+use crate::state::outbox::Outbox;
 use crate::state::{Requester, ServerState};
 use proto::manage::{AttrOp, ManageOp, ObjectKind, SetOp};
 use proto::{JobAlteration, ServerReply};

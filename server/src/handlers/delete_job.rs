@@ -5,7 +5,7 @@
 //! finished jobs are removed from history. An array parent's delete deletes every subjob that
 //! is not over; the parent ends when they all are.
 
-use crate::outbox::{NoticeKind, Outbox};
+use crate::state::outbox::{NoticeKind, Outbox};
 use crate::state::{Requester, ServerState};
 use crate::store::StoreOp;
 use job::id::ArrayPart;
@@ -152,7 +152,7 @@ fn delete_key(
             out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
             out.notice(NoticeKind::Deleted { requestor }, job, now);
             tracing::debug!(job_id = %id, requestor = %requester.user, "deleted queued job");
-            crate::depend::job_changed(state, out, key, now);
+            crate::state::depend::job_changed(state, out, key, now);
             Ok(())
         }
     }
@@ -175,7 +175,7 @@ fn force_end(state: &mut ServerState, out: &mut Outbox, key: JobKey, now: i64) {
         out.send(&share.node, message);
     }
     out.schedule = true;
-    crate::depend::job_changed(state, out, key, now);
+    crate::state::depend::job_changed(state, out, key, now);
 }
 
 /// The accounting log's `requestor`: `user@host`. Over the local socket the requester is on the

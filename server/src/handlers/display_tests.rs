@@ -6,8 +6,8 @@ use super::status_job::{self, Query, Reader};
 use super::tests::{cluster, requester, spec, ALICE};
 use super::*;
 use crate::config::Flavor;
-use crate::outbox::Outbox;
 use crate::sched_loop::schedule_pass;
+use crate::state::outbox::Outbox;
 use crate::state::ServerState;
 use proto::{JobAlteration, JobStatus, ServerReply, ServerToMom};
 

@@ -5,8 +5,8 @@
 use super::tests::{cluster, requester, spec, ALICE};
 use super::*;
 use crate::config::Flavor;
-use crate::outbox::Outbox;
 use crate::sched_loop::schedule_pass;
+use crate::state::outbox::Outbox;
 use crate::state::{Requester, ServerState};
 use job::exec_opts::{ExecOptions, GroupEntry, Sandbox, StageItem};
 use job::JobSpec;

@@ -5,7 +5,7 @@
 //! job stays `H`. Costs one look at each waiting and each queued job per tick (their indexes:
 //! never the history); only jobs with an execution time change.
 
-use crate::outbox::Outbox;
+use crate::state::outbox::Outbox;
 use crate::state::ServerState;
 use crate::store::StoreOp;
 use job::id::ArrayPart;

@@ -3,8 +3,8 @@
 //! because one of its GPUs was no longer usable (the mother superior's equivalent is an end
 //! report with `JOB_EXEC_RETRY`, handled in `job_ended.rs`).
 
-use crate::outbox::Outbox;
 use crate::state::node_gpus::apply_reports;
+use crate::state::outbox::Outbox;
 use crate::state::ServerState;
 use crate::store::StoreOp;
 use job::{JobEvent, JobState};

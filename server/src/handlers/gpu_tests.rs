@@ -5,8 +5,8 @@
 
 use super::tests::{cluster, submit, ALICE};
 use super::*;
-use crate::outbox::Outbox;
 use crate::sched_loop::schedule_pass;
+use crate::state::outbox::Outbox;
 use crate::state::ServerState;
 use job::JobState;
 use proto::gpu::{GpuInfo, GpuReport, GpuUse};

@@ -5,8 +5,8 @@
 //! manager; `n` sets or clears nothing. Holding or releasing an array
 //! parent does the same to its subjobs that have not started.
 
-use crate::outbox::Outbox;
 use crate::state::holds::{merge_holds, HOLD_ORDER};
+use crate::state::outbox::Outbox;
 use crate::state::{Requester, ServerState};
 use crate::store::StoreOp;
 use job::id::ArrayPart;

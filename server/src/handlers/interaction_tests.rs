@@ -6,8 +6,8 @@
 
 use super::tests::{cluster, requester, spec, ALICE};
 use super::*;
-use crate::outbox::{NoticeKind, Outbox};
 use crate::sched_loop::schedule_pass;
+use crate::state::outbox::{NoticeKind, Outbox};
 use crate::state::ServerState;
 use crate::store::StoreOp;
 use job::array::ArraySpec;
@@ -318,11 +318,11 @@ fn purging_history_keeps_what_dependents_decided_also_after_a_restart() {
     let (purged, _) = apply(&mut state, 10_000, |state, out| purge_history::purge_history(state, out, 10_000, 60));
     assert_eq!(purged, 1);
     assert!(state.find_job(&first).is_err());
-    crate::depend::rebuild(&mut state);
+    crate::state::depend::rebuild(&mut state);
     state.sanity_check();
     assert_eq!(letter(&state, &second), 'Q');
     assert_eq!(letter(&state, &third), 'H');
-    assert!(crate::depend::depend_value(&state, job(&state, &second)).unwrap().starts_with("beforeok:"));
+    assert!(crate::state::depend::depend_value(&state, job(&state, &second)).unwrap().starts_with("beforeok:"));
     run(&mut state, 10_010);
     end(&mut state, &second, 0, 10_020);
     assert_eq!(letter(&state, &third), 'Q');
@@ -437,8 +437,8 @@ fn qdel_x_of_a_finished_array_others_waited_on_removes_it_whole_and_changes_no_d
     let deleted = out.persist.iter().filter(|op| matches!(op, StoreOp::DeleteJob(_))).count();
     assert_eq!(deleted, 3, "the parent and both subjobs");
     assert!(state.find_job(&array).is_err() && state.find_job(&subjobs[0]).is_err());
-    crate::depend::rebuild(&mut state);
+    crate::state::depend::rebuild(&mut state);
     state.sanity_check();
     assert_eq!(letter(&state, &after), 'Q');
-    assert_eq!(crate::depend::depend_value(&state, job(&state, &after)), None, "a purged dependency is met");
+    assert_eq!(crate::state::depend::depend_value(&state, job(&state, &after)), None, "a purged dependency is met");
 }

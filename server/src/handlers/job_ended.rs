@@ -5,7 +5,7 @@
 //! of the job's current run may end it (`Job::is_current_run_of`): any other end report (an
 //! old run's, another node's) is acknowledged, logged and otherwise ignored.
 
-use crate::outbox::{NoticeKind, Outbox};
+use crate::state::outbox::{NoticeKind, Outbox};
 use crate::state::requeue::requeue_killed_run;
 use crate::state::ServerState;
 use crate::store::StoreOp;
@@ -76,7 +76,7 @@ pub fn job_ended(state: &mut ServerState, out: &mut Outbox, node: &str, obit: Jo
     }
     out.send(node, ack);
     out.schedule = true;
-    crate::depend::job_changed(state, out, key, now);
+    crate::state::depend::job_changed(state, out, key, now);
 }
 
 /// The job's comment: where its output is (`Post job file processing error; output retained

@@ -1,7 +1,7 @@
 //! `JobStarted` from a mother superior: record the session id of the job's top shell. Only a
 //! report of the current run from its mother superior counts (`Job::is_current_run_of`).
 
-use crate::outbox::Outbox;
+use crate::state::outbox::Outbox;
 use crate::state::ServerState;
 use crate::store::StoreOp;
 

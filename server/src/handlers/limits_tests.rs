@@ -4,7 +4,7 @@
 
 use super::tests::{cluster, requester, spec};
 use super::*;
-use crate::outbox::Outbox;
+use crate::state::outbox::Outbox;
 use crate::state::ServerState;
 use job::JobSpec;
 use proto::error::ErrorCode;

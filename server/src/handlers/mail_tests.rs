@@ -3,7 +3,7 @@
 
 use super::tests::{cluster, requester, spec, submit, ALICE};
 use super::*;
-use crate::outbox::Outbox;
+use crate::state::outbox::Outbox;
 use proto::{ErrorCode, JobAlteration, ServerReply};
 
 const BAD: [&str; 4] = ["-be", "-X/tmp/f", "a b", "a\nBcc: x"];

@@ -3,7 +3,7 @@
 //! one command apply together or not at all; every change persists every queue and the server
 //! attributes (which also marks the configuration as stored).
 
-use crate::outbox::Outbox;
+use crate::state::outbox::Outbox;
 use crate::state::{Node, Queue, Requester, ServerState};
 use crate::store::{StoreOp, StoredQueue};
 use proto::error::{ErrorCode, RequestError};

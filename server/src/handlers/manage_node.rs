@@ -4,7 +4,7 @@
 //!
 //! Must not: touch jobs, or the `comment` the server keeps on why a node is down.
 
-use crate::outbox::Outbox;
+use crate::state::outbox::Outbox;
 use crate::state::{Requester, ServerState};
 use crate::store::StoreOp;
 use proto::error::{ErrorCode, RequestError};

@@ -5,8 +5,8 @@
 
 use super::tests::{cluster, sent_kinds, submit, ALICE};
 use super::{gpu_status, job_ended, job_started, node_fail, register_mom};
-use crate::outbox::Outbox;
 use crate::sched_loop::schedule_pass;
+use crate::state::outbox::Outbox;
 use crate::state::{Job, ServerState};
 use job::JobState;
 use proto::mom::JobObit;

@@ -4,7 +4,7 @@
 //! An array moves as a whole, parent and subjobs, while its parent is queued, held or waiting
 //! (no subjob has started); a subjob alone is `Invalid request` (OpenPBS `req_movejob`).
 
-use crate::outbox::Outbox;
+use crate::state::outbox::Outbox;
 use crate::state::{Requester, ServerState};
 use crate::store::StoreOp;
 use job::id::ArrayPart;

@@ -6,7 +6,7 @@
 //! the store (its `last_state_change` is not stored), so a restarted server gives moms the
 //! whole delay to come back.
 
-use crate::outbox::Outbox;
+use crate::state::outbox::Outbox;
 use crate::state::requeue::end_lost_job;
 use crate::state::ServerState;
 use job::JobKey;
@@ -38,7 +38,7 @@ pub fn requeue_on_failed_nodes(state: &mut ServerState, out: &mut Outbox, now: i
         for key in lost {
             let why = format!("node {node} was down for {down_for} s (node_fail_requeue {after})");
             end_lost_job(state, out, key, now, &why);
-            crate::depend::job_changed(state, out, key, now);
+            crate::state::depend::job_changed(state, out, key, now);
             out.schedule = true;
         }
     }

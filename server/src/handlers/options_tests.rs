@@ -5,8 +5,8 @@
 use super::tests::{cluster, requester, spec, ALICE};
 use super::*;
 use crate::config::Flavor;
-use crate::outbox::Outbox;
 use crate::sched_loop::schedule_pass;
+use crate::state::outbox::Outbox;
 use crate::state::ServerState;
 use job::options::JobOptions;
 use job::{JobSpec, JobState};

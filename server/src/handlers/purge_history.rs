@@ -2,7 +2,7 @@
 //! (OpenPBS keeps finished jobs for `qstat -x`; design.md section 4: 14 days by default).
 //! Run by the scheduler loop's slow timer.
 
-use crate::outbox::Outbox;
+use crate::state::outbox::Outbox;
 use crate::state::ServerState;
 use crate::store::StoreOp;
 use job::JobKey;

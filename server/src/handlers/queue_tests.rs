@@ -4,8 +4,8 @@
 use super::manage::manage;
 use super::tests::{cluster, requester, spec};
 use super::*;
-use crate::outbox::Outbox;
 use crate::sched_loop::schedule_pass;
+use crate::state::outbox::Outbox;
 use crate::state::{Requester, ServerState};
 use crate::store::StoreOp;
 use job::JobState;

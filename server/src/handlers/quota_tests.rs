@@ -4,7 +4,7 @@
 
 use super::tests::{cluster, requester, spec, ALICE};
 use super::*;
-use crate::outbox::Outbox;
+use crate::state::outbox::Outbox;
 use crate::state::server_attrs::{MAX_QUEUED_PER_USER, MAX_USER_KEPT_BYTES};
 use crate::state::ServerState;
 use job::JobSpec;

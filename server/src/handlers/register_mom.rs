@@ -3,8 +3,8 @@
 //! (the mom kills them); jobs we think run there as mother superior that the mom no longer
 //! knows were lost with it (requeued if rerunnable, else ended with status -20).
 
-use crate::outbox::Outbox;
 use crate::state::node_gpus::registered;
+use crate::state::outbox::Outbox;
 use crate::state::requeue::end_lost_job;
 use crate::state::{Node, ServerState};
 use crate::store::StoreOp;
@@ -58,7 +58,7 @@ pub fn register_mom(state: &mut ServerState, out: &mut Outbox, registration: Reg
         .collect();
     for key in lost {
         end_lost_job(state, out, key, now, "its mother superior lost the job");
-        crate::depend::job_changed(state, out, key, now);
+        crate::state::depend::job_changed(state, out, key, now);
     }
     // A qdel that arrived while this mom was away: ask again.
     for job in state.jobs().values() {

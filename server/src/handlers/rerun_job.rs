@@ -9,7 +9,7 @@
 //! As in OpenPBS, an array parent (`12[]`, once begun) or a subjob range (`12[1-3]`) reruns its
 //! running subjobs (see [`rerun_text`]); finished subjobs are not queued again.
 
-use crate::outbox::Outbox;
+use crate::state::outbox::Outbox;
 use crate::state::{Requester, ServerState};
 use crate::store::StoreOp;
 use job::{JobEvent, JobState};

@@ -12,7 +12,7 @@
 //! As in OpenPBS, an array parent (`12[]`, once begun) or a subjob range (`12[1-3]`) signals
 //! its subjobs that are running (see [`signal_text`]).
 
-use crate::outbox::{NoticeKind, Outbox};
+use crate::state::outbox::{NoticeKind, Outbox};
 use crate::state::{Requester, ServerState};
 use crate::store::StoreOp;
 use job::{JobEvent, JobState};

@@ -122,7 +122,7 @@ pub fn statuses(state: &ServerState, flavor: Flavor, now: i64, query: &Query, ke
         if !matches!(query.reader, Reader::Manager | Reader::Operator) {
             status.attrs.retain(|attr| !crate::state::site::is_invisible(&state.resources, attr));
         }
-        crate::status::with_depend(status, wanted.as_ref(), || crate::depend::depend_value(state, job))
+        crate::status::with_depend(status, wanted.as_ref(), || crate::state::depend::depend_value(state, job))
     };
     keys.iter().filter_map(|key| state.jobs().get(key)).map(|job| job_status(job)).collect()
 }
@@ -244,8 +244,8 @@ mod tests {
     use super::*;
     use crate::handlers::job_ended::job_ended;
     use crate::handlers::tests::{cluster, submit};
-    use crate::outbox::Outbox;
     use crate::sched_loop::schedule_pass;
+    use crate::state::outbox::Outbox;
     use proto::mom::JobObit;
     use proto::JobStatus;
 

@@ -4,8 +4,8 @@
 
 use super::tests::{cluster, requester, sent_kinds, spec, ALICE};
 use super::*;
-use crate::outbox::Outbox;
 use crate::sched_loop::schedule_pass;
+use crate::state::outbox::Outbox;
 use crate::state::ServerState;
 use job::array::ArraySpec;
 use proto::error::RequestError;

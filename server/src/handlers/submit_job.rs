@@ -6,7 +6,7 @@
 //! only: the state keeps its size (`Job::script_bytes`), checked against the server's
 //! per-user bounds (`ServerState::check_user_quota`) with `max_queued`.
 
-use crate::outbox::{NoticeKind, Outbox};
+use crate::state::outbox::{NoticeKind, Outbox};
 use crate::state::submission::{
     array_suffix, bad_value, check_feasible, parse_request, std_path, ARRAY_INDEX_PLACEHOLDER,
 };
@@ -25,8 +25,8 @@ pub fn submit_job(
     spec: JobSpec,
 ) -> ServerReply {
     let admitted = build_job(state, requester, now, spec).and_then(|mut job| {
-        let admission = crate::depend::admit(state, requester, std::sync::Arc::make_mut(&mut job.spec))?;
-        let job = crate::depend::hold_new(job, &admission)?;
+        let admission = crate::state::depend::admit(state, requester, std::sync::Arc::make_mut(&mut job.spec))?;
+        let job = crate::state::depend::hold_new(job, &admission)?;
         let indices = match &job.spec.array {
             Some(array) => array.expand().map_err(|error| bad_value(format!("array_indices_submitted: {error}")))?,
             None => Vec::new(),
@@ -49,7 +49,7 @@ pub fn submit_job(
                 out.persist(StoreOp::InsertJob(Box::new(sub.clone())));
                 state.insert_job(sub);
             }
-            crate::depend::submitted(state, out, key, admission, now);
+            crate::state::depend::submitted(state, out, key, admission, now);
             out.schedule = true;
             ServerReply::JobSubmitted { id }
         }

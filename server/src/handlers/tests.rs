@@ -2,8 +2,8 @@
 //! step checks what would be persisted and sent, as tako's `TestComm` does.
 
 use super::*;
-use crate::outbox::Outbox;
 use crate::sched_loop::schedule_pass;
+use crate::state::outbox::Outbox;
 use crate::state::{Requester, ServerState};
 use crate::store::StoreOp;
 use job::{JobSpec, JobState};
@@ -397,8 +397,11 @@ fn undelivered_output_goes_in_the_comment_and_a_notice() {
         job.comment.as_deref(),
         Some("Post job file processing error; output retained on node1 in: /spool/undelivered/1.head.OU")
     );
-    let kinds: Vec<&crate::outbox::NoticeKind> = out.notices.iter().map(|notice| &notice.kind).collect();
-    assert!(matches!(kinds[..], [crate::outbox::NoticeKind::Ended, crate::outbox::NoticeKind::CopyFailed { .. }]));
+    let kinds: Vec<&crate::state::outbox::NoticeKind> = out.notices.iter().map(|notice| &notice.kind).collect();
+    assert!(matches!(
+        kinds[..],
+        [crate::state::outbox::NoticeKind::Ended, crate::state::outbox::NoticeKind::CopyFailed { .. }]
+    ));
     assert!(
         out.persist.iter().any(|op| matches!(op, StoreOp::UpdateJob(job) if job.comment.is_some())),
         "the comment is stored"

@@ -9,11 +9,11 @@ use super::queue::QueueCounts;
 use super::server_attrs::{flavor_name, parse_flavor, NAMES, SHOWN_WHEN_SET};
 use super::values::unknown_attribute;
 use super::{Queue, Requester, ServerState};
-use crate::config::Flavor;
 use job::resources::site::{ResourceDef, SiteResources};
 use job::{Attr, JobState, ResourceRequest};
 use proto::error::{ErrorCode, RequestError};
 use proto::manage::AttrOp;
+use proto::Flavor;
 use std::collections::BTreeMap;
 
 impl ServerState {
@@ -122,7 +122,7 @@ impl ServerState {
     /// Replaces the configuration with the stored one (at start-up).
     pub fn load_config(
         &mut self,
-        queues: &[crate::store::StoredQueue],
+        queues: &[crate::state::records::StoredQueue],
         server_attrs: &[(String, String)],
     ) -> Result<(), RequestError> {
         self.queues.clear();

@@ -11,8 +11,8 @@
 //! Must not: schedule or touch subjobs itself.
 
 use super::ServerState;
-use crate::outbox::{NoticeKind, Outbox};
-use crate::store::StoreOp;
+use crate::state::outbox::{NoticeKind, Outbox};
+use crate::state::records::StoreOp;
 use ::job::JobKey;
 use job::array::{ArrayError, RangeId, MAX_ARRAY_SIZE};
 use job::id::ArrayPart;
@@ -68,11 +68,6 @@ impl ArrayCounts {
     pub fn state_count_text(&self) -> String {
         format!("Queued:{} Running:{} Exiting:{} Expired:{} ", self.queued, self.running, self.exiting, self.expired)
     }
-}
-
-/// Whether `key` is a subjob's key.
-pub fn is_subjob_key(key: JobKey) -> bool {
-    key.is_subjob()
 }
 
 impl ServerState {
@@ -186,7 +181,7 @@ impl ServerState {
     pub fn settle_arrays(&mut self, out: &mut Outbox, now: i64) {
         while !self.touched_arrays.is_empty() {
             for parent_key in self.settle_touched(out, now) {
-                crate::depend::job_changed(self, out, parent_key, now);
+                crate::state::depend::job_changed(self, out, parent_key, now);
             }
         }
     }

@@ -7,7 +7,7 @@
 use super::{ServerState, TransitionError};
 use crate::handlers::submit_job::submit_job;
 use crate::handlers::tests::{cluster, requester, spec};
-use crate::outbox::Outbox;
+use crate::state::outbox::Outbox;
 use job::{JobEvent, JobId, JobState};
 use proto::ServerReply;
 

@@ -58,18 +58,18 @@ impl ServerState {
     }
 
     /// Who waits on whom (derived from the jobs' specs by `depend.rs`).
-    pub fn depend(&self) -> &crate::depend::Index {
+    pub fn depend(&self) -> &crate::state::depend::Index {
         &self.depend
     }
 
     /// The dependency index, for `depend.rs`, which keeps it derived from the jobs.
-    pub(crate) fn depend_mut(&mut self) -> &mut crate::depend::Index {
+    pub(crate) fn depend_mut(&mut self) -> &mut crate::state::depend::Index {
         &mut self.depend
     }
 
     /// The jobs beside the dependency index, for `depend.rs` to read one while changing
     /// the other.
-    pub(crate) fn jobs_and_depend_mut(&mut self) -> (&BTreeMap<JobKey, Box<Job>>, &mut crate::depend::Index) {
+    pub(crate) fn jobs_and_depend_mut(&mut self) -> (&BTreeMap<JobKey, Box<Job>>, &mut crate::state::depend::Index) {
         (&self.jobs, &mut self.depend)
     }
 

@@ -1,5 +1,5 @@
 //! The server's live state: jobs and nodes, in memory. The store is its durable log.
-//! No I/O here: handlers mutate the state and record in an [`Outbox`](crate::outbox::Outbox)
+//! No I/O here: handlers mutate the state and record in an [`Outbox`](crate::state::outbox::Outbox)
 //! what must be persisted and sent.
 //!
 //! Invariant: a job's state changes only through [`ServerState::transition`], which applies
@@ -9,6 +9,7 @@
 
 mod admin;
 pub mod array;
+pub mod depend;
 pub mod holds;
 #[cfg(test)]
 mod invariant_tests;
@@ -16,7 +17,9 @@ pub mod job;
 mod lookup;
 pub mod node;
 pub mod node_gpus;
+pub mod outbox;
 pub mod queue;
+pub mod records;
 pub mod requeue;
 pub mod server_attrs;
 pub mod server_pools;
@@ -68,7 +71,7 @@ pub struct ServerState {
     pub server_uid: u32,
     /// Which dialect conflicting displays follow (pbs-reference section 0); from the config at
     /// start.
-    pub flavor: crate::config::Flavor,
+    pub flavor: proto::Flavor,
     /// Every job, by key (`JobId::key`: an array's subjobs follow their parent). Add jobs with
     /// [`ServerState::insert_job`] and change their state only with [`ServerState::transition`],
     /// so `queued` stays true. Private: read through `lookup.rs`.
@@ -91,7 +94,7 @@ pub struct ServerState {
     next_seq: u64,
     /// Who waits on whom (job dependencies). Invariant: derived from the jobs' specs; only
     /// `depend.rs` changes it (`depend_mut`), checked by `depend::sanity_check`.
-    depend: crate::depend::Index,
+    depend: crate::state::depend::Index,
     /// The queues by name. Invariant: `default_queue` names one of them (or is empty).
     /// Private: read and changed through `lookup.rs`.
     queues: BTreeMap<String, Queue>,
@@ -108,7 +111,7 @@ impl ServerState {
             default_queue: default_queue.to_string(),
             kill_delay,
             server_uid,
-            flavor: crate::config::Flavor::OpenPbs,
+            flavor: proto::Flavor::OpenPbs,
             jobs: BTreeMap::new(),
             queued: BTreeSet::new(),
             waiting: BTreeSet::new(),
@@ -120,7 +123,7 @@ impl ServerState {
             queues: [(default_queue.to_string(), Queue::default_queue(default_queue))].into_iter().collect(),
             attrs: ServerAttrs::new(server_attrs::Defaults {
                 job_history_duration: 14 * 24 * 3600,
-                flavor: crate::config::Flavor::OpenPbs,
+                flavor: proto::Flavor::OpenPbs,
                 default_queue: default_queue.to_string(),
                 managers: Vec::new(),
                 operators: Vec::new(),
@@ -131,10 +134,10 @@ impl ServerState {
     }
 
     /// The node list as the store keeps it.
-    pub fn stored_nodes(&self) -> Vec<crate::store::StoredNode> {
+    pub fn stored_nodes(&self) -> Vec<crate::state::records::StoredNode> {
         self.nodes
             .values()
-            .map(|node| crate::store::StoredNode {
+            .map(|node| crate::state::records::StoredNode {
                 name: node.name.clone(),
                 np: node.np,
                 mem_bytes: node.mem_bytes,
@@ -184,7 +187,7 @@ impl ServerState {
         }
         removed.push(key);
         for key in &removed {
-            crate::depend::forget(self, *key);
+            crate::state::depend::forget(self, *key);
         }
         for key in &removed {
             self.jobs.remove(key);
@@ -317,7 +320,7 @@ impl ServerState {
         let waiting: BTreeSet<JobKey> =
             self.jobs.values().filter(|job| job.state == ::job::JobState::Waiting).map(|job| job.id.key()).collect();
         assert_eq!(waiting, self.waiting, "waiting index out of step with job states");
-        crate::depend::sanity_check(self);
+        crate::state::depend::sanity_check(self);
         let mut arrays: BTreeMap<JobKey, ArrayCounts> = BTreeMap::new();
         for job in self.jobs.values() {
             match job.id.array {

@@ -4,9 +4,9 @@
 //! superior, found when the mom registers again without it (`handlers/register_mom.rs`) or
 //! when its node stays down (`handlers/node_fail.rs`), is requeued if rerunnable, else ended.
 
-use crate::outbox::{NoticeKind, Outbox};
+use crate::state::outbox::{NoticeKind, Outbox};
+use crate::state::records::StoreOp;
 use crate::state::ServerState;
-use crate::store::StoreOp;
 use job::JobKey;
 use proto::exit_status::JOB_EXEC_RERUN_MS_FAIL;
 use proto::mom::JobObit;

@@ -11,9 +11,9 @@
 //! Must not know: jobs, queues' contents, the store's tables.
 
 use super::values::{bad_value, list_op, parse_bool, show_bool, unknown_attribute, Limits};
-use crate::config::Flavor;
 use proto::error::RequestError;
 use proto::manage::{AttrOp, SetOp};
+use proto::Flavor;
 use std::collections::BTreeSet;
 
 /// Server attributes other than `default_queue` and `flavor`.

@@ -7,7 +7,7 @@
 //! store operations these return).
 
 use super::{Node, ServerState};
-use crate::store::{StoreOp, StoredResourceDef};
+use crate::state::records::{StoreOp, StoredResourceDef};
 use ::job::resources::site::{DefineError, ResourceDef, SiteResources, WordsError};
 use ::job::Attr;
 use proto::error::{ErrorCode, RequestError};

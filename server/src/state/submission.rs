@@ -14,10 +14,10 @@ pub const ARRAY_INDEX_PLACEHOLDER: &str = "^array_index^";
 
 /// How an array's default file names end: `name.o12.^array_index^` (OpenPBS),
 /// `name.o12-^array_index^` (TORQUE); nothing for a job that is not an array.
-pub(crate) fn array_suffix(spec: &JobSpec, flavor: crate::config::Flavor) -> String {
+pub(crate) fn array_suffix(spec: &JobSpec, flavor: proto::Flavor) -> String {
     match (&spec.array, flavor) {
         (None, _) => String::new(),
-        (Some(_), crate::config::Flavor::Torque) => format!("-{ARRAY_INDEX_PLACEHOLDER}"),
+        (Some(_), proto::Flavor::Torque) => format!("-{ARRAY_INDEX_PLACEHOLDER}"),
         (Some(_), _) => format!(".{ARRAY_INDEX_PLACEHOLDER}"),
     }
 }

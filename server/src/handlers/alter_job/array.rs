@@ -9,8 +9,8 @@
 //! (Q, H, W), as qhold of the parent does. Must not: validate the change (`alter_job` did, on
 //! the parent) or touch the parent.
 
-use crate::outbox::Outbox;
 use crate::state::holds::{hold_event, new_holds};
+use crate::state::outbox::Outbox;
 use crate::state::submission::ARRAY_INDEX_PLACEHOLDER;
 use crate::state::ServerState;
 use crate::store::StoreOp;

@@ -299,7 +299,7 @@ fn at_submit_a_finished_job_is_judged_by_its_exit_status_alone() {
 #[test]
 fn torque_flavor_shows_ids_without_server_suffix() {
     let mut state = cluster(1);
-    state.flavor = crate::config::Flavor::Torque;
+    state.flavor = proto::Flavor::Torque;
     let a = submit(&mut state, "");
     let b = submit(&mut state, &format!("afterany:{a},on:2"));
     assert_eq!(depend_value(&state, job(&state, &b)).as_deref(), Some("afterany:1.head,on:2"));

@@ -17,9 +17,9 @@
 //! Must not: touch sockets or the store directly, or change a job's state other than through
 //! `ServerState::transition`.
 
-use crate::outbox::{NoticeKind, Outbox};
+use crate::state::outbox::{NoticeKind, Outbox};
+use crate::state::records::StoreOp;
 use crate::state::{Job, Requester, ServerState};
-use crate::store::StoreOp;
 use job::depend::{merge, DependItem, DependKind};
 use job::JobKey;
 use job::{JobEvent, JobId, JobSpec, JobState};
@@ -287,8 +287,7 @@ pub fn forget(state: &mut ServerState, key: JobKey) {
 pub fn rebuild(state: &mut ServerState) {
     *state.depend_mut() = Index::default();
     // A subjob's dependencies are its array's (they share the spec): only parents are indexed.
-    let keys: Vec<JobKey> =
-        state.jobs().keys().copied().filter(|key| !crate::state::array::is_subjob_key(*key)).collect();
+    let keys: Vec<JobKey> = state.jobs().keys().copied().filter(|key| !key.is_subjob()).collect();
     for key in keys {
         index_job(state, key);
         let befores: Vec<(DependKind, JobKey)> = waits_named(state, key)
@@ -314,7 +313,7 @@ pub fn rebuild(state: &mut ServerState) {
 pub fn depend_value(state: &ServerState, job: &Job) -> Option<String> {
     let key = job.id.key();
     let suffix = match state.flavor {
-        crate::config::Flavor::Torque => String::new(),
+        proto::Flavor::Torque => String::new(),
         _ => format!("@{}", state.server_name),
     };
     let mut items = Vec::new();
@@ -348,7 +347,7 @@ pub fn depend_value(state: &ServerState, job: &Job) -> Option<String> {
 /// met yet is listed under the job it waits on.
 pub fn sanity_check(state: &ServerState) {
     for (key, job) in state.jobs() {
-        if job.state().is_finished() || job.state().is_active() || crate::state::array::is_subjob_key(*key) {
+        if job.state().is_finished() || job.state().is_active() || key.is_subjob() {
             continue;
         }
         for (kind, parent, text) in waits(state, *key) {

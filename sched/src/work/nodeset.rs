@@ -7,8 +7,8 @@
 
 use std::collections::HashMap;
 
+use super::{Work, WorkNode};
 use crate::captree::{Capacity, CapacityTree, Need};
-use crate::work::{Work, WorkNode};
 
 /// Which nodes a unit may use: the node's name must equal every host, and every property must
 /// be the node's name or one of its properties (`!word`: must not be one of them). Both lists are sorted and deduplicated, so

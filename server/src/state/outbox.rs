@@ -3,8 +3,8 @@
 //! commit, a scheduling pass. The connection code carries these out in order: persist first,
 //! and only after the commit send messages, notices and replies.
 
+use crate::state::records::StoreOp;
 use crate::state::Job;
-use crate::store::StoreOp;
 use proto::ServerToMom;
 
 /// What happened to a job, in the terms of the accounting log (pbs-reference section 9).
