@@ -275,35 +275,19 @@ fn run(selection: &Selection, destination: Option<String>) -> u8 {
 /// out come from `now`; a time of day alone that has already passed today means tomorrow.
 fn date_epoch(text: &str, now: i64) -> Option<i64> {
     let parts = select::parse_date(text)?;
-    // SAFETY: localtime_r and mktime only read and write the tm struct we own.
-    unsafe {
-        let mut tm: libc::tm = std::mem::zeroed();
-        let now_t = now as libc::time_t;
-        if libc::localtime_r(&now_t, &mut tm).is_null() {
-            return None;
-        }
-        if let Some(year) = parts.year {
-            tm.tm_year = year - 1900;
-        }
-        if let Some(month) = parts.month {
-            tm.tm_mon = month as i32 - 1;
-        }
-        if let Some(day) = parts.day {
-            tm.tm_mday = day as i32;
-        }
-        tm.tm_hour = parts.hour as i32;
-        tm.tm_min = parts.minute as i32;
-        tm.tm_sec = parts.second as i32;
-        tm.tm_isdst = -1;
-        let mut epoch = libc::mktime(&mut tm) as i64;
-        if epoch == -1 {
-            return None;
-        }
-        if parts.day.is_none() && epoch < now {
-            epoch += 24 * 60 * 60;
-        }
-        Some(epoch)
+    let mut tm = pbslog::time::Tm::local(now);
+    if let Some(year) = parts.year {
+        tm.year = i64::from(year);
     }
+    if let Some(month) = parts.month {
+        tm.month = month;
+    }
+    if let Some(day) = parts.day {
+        tm.day = day;
+    }
+    (tm.hour, tm.minute, tm.second) = (parts.hour, parts.minute, parts.second);
+    let epoch = tm.local_epoch()?;
+    Some(if parts.day.is_none() && epoch < now { epoch + 24 * 60 * 60 } else { epoch })
 }
 
 #[cfg(test)]

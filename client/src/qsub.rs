@@ -279,7 +279,11 @@ impl Script {
             if command.is_empty() {
                 return Err(fail(exit::USAGE, "no command given after --"));
             }
-            let quoted: Vec<String> = command.iter().map(|word| shell_quote(word)).collect();
+            // The words as /bin/sh reads them back (a NUL cannot be in an argument).
+            let quoted: Vec<String> = command
+                .iter()
+                .map(|word| shlex::try_quote(word).expect("an argument has no NUL").into_owned())
+                .collect();
             return Ok(Script { text: format!("{}\n", quoted.join(" ")), file_name: None, parse_directives: false });
         }
         match cli.operands.first().map(String::as_str) {
@@ -329,14 +333,6 @@ fn limit_failure(error: job::limits::LimitError) -> Failure {
 fn io_text(error: &std::io::Error) -> String {
     let text = error.to_string();
     text.split(" (os error").next().unwrap_or(&text).to_string()
-}
-
-fn shell_quote(word: &str) -> String {
-    if !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c)) {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
 }
 
 /// A job name the server would refuse: OpenPBS's qsub stores `-N` unchecked (on the command

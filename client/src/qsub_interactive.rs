@@ -304,10 +304,11 @@ pub fn exit_code(status: Option<i32>) -> u8 {
     }
 }
 
-/// `bytes` random bytes from the kernel, as hex.
-fn random_hex(bytes: usize) -> std::io::Result<String> {
+/// `bytes` random bytes from the kernel (`getrandom`), as hex: the session's secret, so an
+/// error rather than anything guessable.
+fn random_hex(bytes: usize) -> Result<String, getrandom::Error> {
     let mut buffer = vec![0u8; bytes];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut buffer)?;
+    getrandom::fill(&mut buffer)?;
     Ok(buffer.iter().map(|byte| format!("{byte:02x}")).collect())
 }
 

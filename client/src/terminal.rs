@@ -21,13 +21,17 @@ pub fn stdio_is_terminal() -> bool {
 
 /// The terminal's size, or OpenPBS's default (20 x 80) when it cannot tell.
 pub fn window_size() -> WindowSize {
-    let mut size = libc::winsize { ws_row: 0, ws_col: 0, ws_xpixel: 0, ws_ypixel: 0 };
-    // SAFETY: TIOCGWINSZ writes one `winsize` to a valid pointer to a local.
-    let result = unsafe { libc::ioctl(std::io::stdin().as_raw_fd(), libc::TIOCGWINSZ, &mut size) };
-    if result < 0 || size.ws_row == 0 || size.ws_col == 0 {
-        return WindowSize::default();
+    match size_of(std::io::stdin()) {
+        Some(size) if size.rows != 0 && size.cols != 0 => size,
+        _ => WindowSize::default(),
     }
-    WindowSize { rows: size.ws_row, cols: size.ws_col }
+}
+
+/// The window size of the terminal `fd` is, as the kernel reports it (zeros included); `None`
+/// when it is no terminal. The commands' one window-size query.
+pub fn size_of(fd: impl std::os::fd::AsFd) -> Option<WindowSize> {
+    let size = rustix::termios::tcgetwinsize(fd).ok()?;
+    Some(WindowSize { rows: size.ws_row, cols: size.ws_col })
 }
 
 /// Raw settings derived from `cooked`: no line editing, echo or signal keys, no input

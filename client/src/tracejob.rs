@@ -295,14 +295,7 @@ fn keep_sources(text: &str, args: &Args) -> String {
 
 /// The terminal's width, 0 when stdout is not a terminal.
 fn terminal_columns() -> usize {
-    // SAFETY: an all-zero winsize is valid; TIOCGWINSZ only writes into it.
-    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
-    // SAFETY: stdout's descriptor and a pointer to a live local of the type the request needs.
-    if unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) } == 0 {
-        usize::from(size.ws_col)
-    } else {
-        0
-    }
+    crate::terminal::size_of(std::io::stdout()).map_or(0, |size| usize::from(size.cols))
 }
 
 #[cfg(test)]

@@ -1,12 +1,17 @@
-//! A deterministic fuzz-style test: thousands of pseudo-random strings built from pieces of
-//! the grammars (and some hostile characters) go through every parser of this crate, which
-//! must return `Ok` or `Err` and never panic. Errors must point inside their input.
+//! A property test (proptest, fixed seed): thousands of strings built from pieces of the
+//! grammars (and some hostile characters) go through every parser of this crate, which must
+//! return `Ok` or `Err` and never panic. Errors must point inside their input.
 
 use crate::array::{parse_openpbs, parse_torque};
 use crate::directives::extract;
 use crate::duration::parse_duration;
 use crate::resources::{merge_directive_lists, parse_list, ResourceError, ResourceRequest};
 use crate::size::Size;
+use proptest::collection::vec;
+use proptest::prelude::*;
+use proptest::sample::select;
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use std::cell::Cell;
 
 /// Pieces the strings are built from: grammar tokens, separators, quotes, escapes, line ends,
 /// digits, multi-byte characters.
@@ -75,39 +80,47 @@ const PIECES: &[&str] = &[
     "x",
 ];
 
-/// xorshift64: small, deterministic, good enough to mix pieces.
-struct Rng(u64);
+/// A string of up to 11 pieces.
+fn text() -> impl Strategy<Value = String> {
+    vec(select(PIECES), 0..12).prop_map(|pieces| pieces.concat())
+}
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
+/// A script whose lines are mostly directives.
+fn script() -> impl Strategy<Value = String> {
+    let line = (select(&["#PBS ", "#PBS -l ", "  #PBS", ""][..]), text());
+    vec(line, 0..6).prop_map(|lines| lines.iter().map(|(start, rest)| format!("{start}{rest}\n")).collect())
+}
 
-    fn below(&mut self, bound: usize) -> usize {
-        (self.next() % bound as u64) as usize
-    }
+/// A resource list whose items mostly have the `name=value` shape.
+fn list() -> impl Strategy<Value = String> {
+    let item = (select(KNOWN), text()).prop_map(|(name, rest)| format!("{name}{rest}"));
+    vec(item, 1..4).prop_map(|items| items.join(","))
+}
 
-    fn text(&mut self) -> String {
-        let length = self.below(12);
-        (0..length).map(|_| PIECES[self.below(PIECES.len())]).collect()
-    }
+/// One round's inputs: a string, a script, a directive prefix, a list (or the string again),
+/// a known name with a value and a `mem` value.
+#[derive(Debug, Clone)]
+struct Case {
+    text: String,
+    script: String,
+    prefix: String,
+    list: String,
+    name: &'static str,
+    value: String,
+    mem: String,
+}
 
-    /// A script whose lines are mostly directives.
-    fn script(&mut self) -> String {
-        let lines = self.below(6);
-        (0..lines).map(|_| format!("{}{}\n", ["#PBS ", "#PBS -l ", "  #PBS", ""][self.below(4)], self.text())).collect()
-    }
-
-    /// A resource list whose items mostly have the `name=value` shape.
-    fn list(&mut self) -> String {
-        let items = 1 + self.below(3);
-        let items: Vec<String> =
-            (0..items).map(|_| format!("{}{}", KNOWN[self.below(KNOWN.len())], self.text())).collect();
-        items.join(",")
-    }
+fn case() -> impl Strategy<Value = Case> {
+    let parts = (text(), script(), text(), list(), any::<bool>(), select(KNOWN), text(), text());
+    parts.prop_map(|(text, script, prefix, list, use_list, name, value, mem)| Case {
+        list: if use_list { list } else { text.clone() },
+        text,
+        script,
+        prefix,
+        name: name.trim_end_matches('='),
+        value,
+        mem,
+    })
 }
 
 /// Resource names with their `=`, to start list items.
@@ -118,52 +131,77 @@ fn check_error(error: &ResourceError) {
     let _ = error.caret_display();
 }
 
+/// How often each successful path was reached.
+#[derive(Default)]
+struct Reached {
+    directives: Cell<usize>,
+    requests: Cell<usize>,
+    arrays: Cell<usize>,
+}
+
+fn add(counter: &Cell<usize>, count: usize) {
+    counter.set(counter.get() + count);
+}
+
+fn check_request_list(list: &str, reached: &Reached) {
+    match parse_list(list) {
+        Ok(pairs) => match ResourceRequest::from_list(&pairs) {
+            Ok(request) => {
+                assert!(!request.chunks.is_empty(), "{list:?}");
+                // What is derived from the select as written (issue 13, item 5).
+                let select = request.display_value("select").expect("every request shows a select");
+                assert!(!crate::resources::schedselect(select).is_empty(), "{list:?}");
+                let _ = request.omp_threads();
+                add(&reached.requests, 1);
+            }
+            Err(error) => check_error(&error),
+        },
+        Err(error) => check_error(&error),
+    }
+}
+
+fn check_case(case: &Case, reached: &Reached) {
+    let text = &case.text;
+    add(&reached.directives, extract(&case.script, "#PBS").map_or(0, |found| found.len()));
+    let _ = extract(text, "#PBS");
+    let _ = extract(text, &case.prefix);
+    let _ = Size::parse(text);
+    let _ = parse_duration(text);
+    check_request_list(&case.list, reached);
+    // Known names with random values reach the value parsers directly.
+    let pairs = vec![(case.name.to_string(), case.value.clone()), ("mem".to_string(), case.mem.clone())];
+    match ResourceRequest::from_list(&pairs) {
+        Ok(_) => add(&reached.requests, 1),
+        Err(error) => check_error(&error),
+    }
+    let _ = merge_directive_lists(&[(1, pairs.clone()), (2, pairs)]);
+    let _ = crate::shell::shell_for_node(text, "node1");
+    for array in [parse_openpbs(text), parse_torque(text)].into_iter().flatten() {
+        let indices = array.expand().expect("a parsed array expands");
+        assert!(!indices.is_empty() && indices.len() <= crate::array::MAX_ARRAY_SIZE, "{text:?}");
+        add(&reached.arrays, 1);
+    }
+    // `-M` lists (issue 12, item 1): what passes never reads as an option or breaks a header.
+    for recipients in crate::mail::parse_list(text).into_iter().flatten() {
+        assert!(!recipients.starts_with('-'), "{recipients:?}");
+        assert!(!recipients.chars().any(|c| c.is_whitespace() || c.is_control()), "{recipients:?}");
+    }
+}
+
+/// 20,000 cases from a fixed seed (the same inputs, and the same run time, on every run); a
+/// failing case is shrunk to a small one by proptest.
 #[test]
 fn parsers_never_panic() {
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    let (mut directives, mut requests, mut arrays) = (0, 0, 0);
-    for _ in 0..20_000 {
-        let text = rng.text();
-        directives += extract(&rng.script(), "#PBS").map_or(0, |found| found.len());
-        let _ = extract(&text, "#PBS");
-        let _ = extract(&text, &rng.text());
-        let _ = Size::parse(&text);
-        let _ = parse_duration(&text);
-        let list = if rng.below(2) == 0 { rng.list() } else { text.clone() };
-        match parse_list(&list) {
-            Ok(pairs) => match ResourceRequest::from_list(&pairs) {
-                Ok(request) => {
-                    assert!(!request.chunks.is_empty(), "{list:?}");
-                    // What is derived from the select as written (issue 13, item 5).
-                    let select = request.display_value("select").expect("every request shows a select");
-                    assert!(!crate::resources::schedselect(select).is_empty(), "{list:?}");
-                    let _ = request.omp_threads();
-                    requests += 1;
-                }
-                Err(error) => check_error(&error),
-            },
-            Err(error) => check_error(&error),
-        }
-        // Known names with random values reach the value parsers directly.
-        let name = KNOWN[rng.below(KNOWN.len())].trim_end_matches('=');
-        let pairs = vec![(name.to_string(), rng.text()), ("mem".to_string(), rng.text())];
-        match ResourceRequest::from_list(&pairs) {
-            Ok(_) => requests += 1,
-            Err(error) => check_error(&error),
-        }
-        let _ = merge_directive_lists(&[(1, pairs.clone()), (2, pairs)]);
-        let _ = crate::shell::shell_for_node(&text, "node1");
-        for array in [parse_openpbs(&text), parse_torque(&text)].into_iter().flatten() {
-            let indices = array.expand().expect("a parsed array expands");
-            assert!(!indices.is_empty() && indices.len() <= crate::array::MAX_ARRAY_SIZE, "{text:?}");
-            arrays += 1;
-        }
-        // `-M` lists (issue 12, item 1): what passes never reads as an option or breaks a header.
-        for recipients in crate::mail::parse_list(&text).into_iter().flatten() {
-            assert!(!recipients.starts_with('-'), "{recipients:?}");
-            assert!(!recipients.chars().any(|c| c.is_whitespace() || c.is_control()), "{recipients:?}");
-        }
-    }
+    let config = Config { cases: 20_000, failure_persistence: None, ..Config::default() };
+    let rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
+    let reached = Reached::default();
+    TestRunner::new_with_rng(config, rng)
+        .run(&case(), |case| {
+            check_case(&case, &reached);
+            Ok(())
+        })
+        .unwrap();
+    let (directives, requests, arrays) = (reached.directives.get(), reached.requests.get(), reached.arrays.get());
     eprintln!("{directives} directives, {requests} requests, {arrays} arrays");
     assert!(arrays > 50, "{arrays} arrays");
     // The strings must reach the successful paths too, not only the first error check.

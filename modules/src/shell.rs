@@ -37,7 +37,10 @@ impl Shell {
     }
 }
 
-/// `value` single-quoted.
+/// `value` single-quoted, always, with `'\''` for an embedded quote: the bytes the `module`
+/// function and its callers are pinned to (tests and the modules compatibility tests). Written
+/// by hand on purpose: `shlex::try_quote` leaves safe words bare and switches to double quotes
+/// around `'`, so its output differs. The mom's exported `module` function uses this one too.
 pub fn quote(value: &str) -> String {
     format!("'{}'", value.replace('\'', r"'\''"))
 }

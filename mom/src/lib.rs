@@ -30,7 +30,6 @@ pub use config::{MomArgs, MomConfig};
 use anyhow::Context;
 use std::fs;
 use std::future::Future;
-use std::io::Read;
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -87,7 +86,7 @@ pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyho
         None => None,
     };
     let link_span = tracing::info_span!("link", node = %config.node);
-    let settings = link_settings(&config, munge_socket, port, &gpus);
+    let settings = link_settings(&config, munge_socket, port, &gpus)?;
     let link_task = tokio::spawn(link::run(settings, table.clone(), channels).instrument(link_span));
     match &config.server {
         Some(server) => tracing::info!(node = %config.node, server, port, "pbs_mom started"),
@@ -145,12 +144,17 @@ fn open_gpus(
     Ok(gpu::GpuBoard::new(inventory, settings, outbound))
 }
 
-fn link_settings(config: &MomConfig, munge_socket: Arc<Path>, port: u16, gpus: &gpu::GpuBoard) -> link::LinkSettings {
+fn link_settings(
+    config: &MomConfig,
+    munge_socket: Arc<Path>,
+    port: u16,
+    gpus: &gpu::GpuBoard,
+) -> anyhow::Result<link::LinkSettings> {
     let target = match &config.server {
         Some(addr) => link::LinkTarget::Tcp { addr: addr.clone(), munge_socket, server_uid: config.server_uid },
         None => link::LinkTarget::Unix { path: config.socket.clone(), server_uid: config.server_uid },
     };
-    link::LinkSettings {
+    Ok(link::LinkSettings {
         target,
         registration: proto::mom::Registration {
             node: config.node.clone(),
@@ -158,7 +162,7 @@ fn link_settings(config: &MomConfig, munge_socket: Arc<Path>, port: u16, gpus: &
             mem_bytes: config.mem_bytes,
             ngpus: gpus.infos().len() as u32,
             properties: config.properties.clone(),
-            start_id: random_hex(8),
+            start_id: random_hex(8)?,
             jobs: Vec::new(),
             port,
             gpus: gpus.infos().to_vec(),
@@ -168,7 +172,7 @@ fn link_settings(config: &MomConfig, munge_socket: Arc<Path>, port: u16, gpus: &
         heartbeat_interval: config.heartbeat_interval,
         reconnect_min: config.reconnect_min,
         reconnect_max: config.reconnect_max,
-    }
+    })
 }
 
 /// Creates the spool directory, its `aux/` (0755: jobs read their node files there) and the
@@ -213,16 +217,12 @@ fn check_private(dir: &Path, sticky_ok: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `bytes` random bytes as hex (from the kernel; time and pid when that fails).
-fn random_hex(bytes: usize) -> String {
+/// `bytes` random bytes from the kernel (`getrandom`), as hex; the mom does not start without
+/// them rather than make a guessable start id.
+fn random_hex(bytes: usize) -> anyhow::Result<String> {
     let mut buffer = vec![0u8; bytes];
-    let read = fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut buffer));
-    if read.is_err() {
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
-        let seed = nanos ^ (u128::from(std::process::id()) << 64);
-        buffer.iter_mut().enumerate().for_each(|(i, b)| *b = (seed >> ((i % 16) * 8)) as u8);
-    }
-    buffer.iter().map(|b| format!("{b:02x}")).collect()
+    getrandom::fill(&mut buffer).map_err(|error| anyhow::anyhow!("the kernel's random source failed: {error}"))?;
+    Ok(buffer.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// Locks the job table; a panic while it was held (the table may be half-changed) ends the
@@ -235,7 +235,7 @@ fn lock_table(table: &Mutex<jobs::JobTable>) -> std::sync::MutexGuard<'_, jobs::
 mod tests {
     #[test]
     fn random_hex_is_hex_and_varies() {
-        let (a, b) = (super::random_hex(8), super::random_hex(8));
+        let (a, b) = (super::random_hex(8).unwrap(), super::random_hex(8).unwrap());
         assert_eq!(a.len(), 16);
         assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
         assert_ne!(a, b);

@@ -1,8 +1,11 @@
 //! Broken-down times in the local zone (what PBS writes into its logs and the accounting
-//! file names) and back. Local conversion goes through the C library (`TZ`, else
-//! `/etc/localtime`); [`Tm::utc`] is the deterministic variant for tests.
+//! file names) and back. The calendar and the zone are `jiff`'s: the local zone is `TZ`, else
+//! `/etc/localtime`, read from the system's tz database by jiff itself (no libc `tzset`, which
+//! is not safe beside other threads); [`Tm::utc`] is the deterministic variant for tests.
 
-use std::sync::Once;
+use jiff::civil::{Date, DateTime};
+use jiff::tz::TimeZone;
+use jiff::{Span, Timestamp};
 
 /// A broken-down time: month 1-12, day 1-31.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -15,72 +18,55 @@ pub struct Tm {
     pub second: u32,
 }
 
-extern "C" {
-    /// POSIX `tzset(3)`; the `libc` crate does not declare it for Unix targets.
-    fn tzset();
-}
-
-fn init_zone() {
-    static TZSET: Once = Once::new();
-    // SAFETY: tzset takes no arguments; it only reads TZ into libc's static state, once,
-    // before the first localtime_r/mktime.
-    TZSET.call_once(|| unsafe { tzset() });
-}
-
 impl Tm {
-    /// `epoch` in the local time zone (UTC if the C library cannot convert it).
+    /// `epoch` in the local time zone (UTC when the local zone cannot be told).
     pub fn local(epoch: i64) -> Tm {
-        init_zone();
-        #[allow(irrefutable_let_patterns)]
-        let Ok(seconds) = libc::time_t::try_from(epoch) else {
-            return Tm::utc(epoch);
-        };
-        // SAFETY: an all-zero `tm` is valid (integers and a null zone pointer).
-        let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-        // SAFETY: both pointers refer to live locals; localtime_r is reentrant.
-        if unsafe { libc::localtime_r(&seconds, &mut tm) }.is_null() {
-            return Tm::utc(epoch);
-        }
-        Tm {
-            year: i64::from(tm.tm_year) + 1900,
-            month: (tm.tm_mon + 1) as u32,
-            day: tm.tm_mday as u32,
-            hour: tm.tm_hour as u32,
-            minute: tm.tm_min as u32,
-            second: tm.tm_sec as u32,
+        match Timestamp::from_second(epoch) {
+            Ok(instant) => Tm::of(TimeZone::system().to_datetime(instant)),
+            Err(_) => Tm::utc(epoch),
         }
     }
 
-    /// `epoch` in UTC, without the C library.
+    /// `epoch` in UTC, whatever the local zone. Outside jiff's range (years -9999 to 9999),
+    /// which no PBS time reaches, the nearest end of it.
     pub fn utc(epoch: i64) -> Tm {
-        let days = epoch.div_euclid(86_400);
-        let second_of_day = epoch.rem_euclid(86_400);
-        let (year, month, day) = civil_from_days(days);
+        let nearest = if epoch < 0 { Timestamp::MIN } else { Timestamp::MAX };
+        Tm::of(TimeZone::UTC.to_datetime(Timestamp::from_second(epoch).unwrap_or(nearest)))
+    }
+
+    fn of(datetime: DateTime) -> Tm {
         Tm {
-            year,
-            month: month as u32,
-            day: day as u32,
-            hour: (second_of_day / 3600) as u32,
-            minute: (second_of_day % 3600 / 60) as u32,
-            second: (second_of_day % 60) as u32,
+            year: i64::from(datetime.year()),
+            month: datetime.month() as u32,
+            day: datetime.day() as u32,
+            hour: datetime.hour() as u32,
+            minute: datetime.minute() as u32,
+            second: datetime.second() as u32,
         }
     }
 
-    /// Epoch seconds of this local time (`mktime`, daylight saving time guessed), if valid.
+    /// The civil date-time these fields name, out-of-range fields carried over as `mktime(3)`
+    /// does (month 13 is January of the next year, February 30 is March 1 or 2, second 60 is
+    /// the next minute); `None` outside jiff's years.
+    fn normalized(&self) -> Option<DateTime> {
+        let months = self.year.checked_mul(12)?.checked_add(i64::from(self.month))? - 1;
+        let year = i16::try_from(months.div_euclid(12)).ok()?;
+        let month = (months.rem_euclid(12) + 1) as i8;
+        let first = Date::new(year, month, 1).ok()?.to_datetime(jiff::civil::Time::midnight());
+        let span = Span::new()
+            .try_days(i64::from(self.day) - 1)
+            .and_then(|span| span.try_hours(i64::from(self.hour)))
+            .and_then(|span| span.try_minutes(i64::from(self.minute)))
+            .and_then(|span| span.try_seconds(i64::from(self.second)))
+            .ok()?;
+        first.checked_add(span).ok()
+    }
+
+    /// Epoch seconds of this local time (as `mktime` with daylight saving time guessed: a time
+    /// that happens twice is the earlier, one skipped by a clock change is moved past it).
     pub fn local_epoch(&self) -> Option<i64> {
-        init_zone();
-        // SAFETY: as in `local`.
-        let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-        tm.tm_year = i32::try_from(self.year - 1900).ok()?;
-        tm.tm_mon = self.month as i32 - 1;
-        tm.tm_mday = self.day as i32;
-        tm.tm_hour = self.hour as i32;
-        tm.tm_min = self.minute as i32;
-        tm.tm_sec = self.second as i32;
-        tm.tm_isdst = -1;
-        // SAFETY: tm is a live, initialised local.
-        let epoch = unsafe { libc::mktime(&mut tm) };
-        (epoch != -1).then_some(epoch as i64)
+        let zoned = self.normalized()?.to_zoned(TimeZone::system()).ok()?;
+        Some(zoned.timestamp().as_second())
     }
 
     /// `MM/DD/YYYY HH:MM:SS`, the time stamp of PBS logs and accounting records.
@@ -96,9 +82,9 @@ impl Tm {
         format!("{:04}{:02}{:02}", self.year, self.month, self.day)
     }
 
-    /// Day of the week, 0 = Sunday (from the calendar date; 1970-01-01 was a Thursday).
+    /// Day of the week, 0 = Sunday (from the calendar date; Sunday outside jiff's years).
     pub fn weekday(&self) -> u32 {
-        (days_from_civil(self.year, i64::from(self.month), i64::from(self.day)) + 4).rem_euclid(7) as u32
+        self.normalized().map_or(0, |datetime| datetime.weekday().to_sunday_zero_offset() as u32)
     }
 
     /// The `ctime(3)` text without its newline, as `qstat -f` shows time stamps:
@@ -135,30 +121,6 @@ impl Tm {
     }
 }
 
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let year = if month <= 2 { year - 1 } else { year };
-    let era = year.div_euclid(400);
-    let year_of_era = year.rem_euclid(400);
-    let shifted_month = if month > 2 { month - 3 } else { month + 9 };
-    let day_of_year = (153 * shifted_month + 2) / 5 + day - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    era * 146_097 + day_of_era - 719_468
-}
-
-/// Year, month (1-12) and day of a day count since 1970-01-01 (Howard Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z.rem_euclid(146_097);
-    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let shifted_month = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
-    let month = if shifted_month < 10 { shifted_month + 3 } else { shifted_month - 9 };
-    (year_of_era + era * 400 + i64::from(month <= 2), month, day)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -178,5 +140,16 @@ mod tests {
     fn local_round_trip() {
         let epoch = 1_700_605_560;
         assert_eq!(Tm::local(epoch).local_epoch(), Some(epoch));
+    }
+
+    #[test]
+    fn calendar_edges() {
+        assert_eq!(Tm::utc(0).ctime(), "Thu Jan  1 00:00:00 1970");
+        assert_eq!(Tm::utc(-1).pbs_date(), "12/31/1969 23:59:59");
+        assert_eq!(Tm::utc(951_782_400).pbs_date(), "02/29/2000 00:00:00", "a leap day");
+        assert_eq!(Tm::utc(4_107_542_400).ctime(), "Mon Mar  1 00:00:00 2100", "2100 is no leap year");
+        let carried = Tm { year: 2023, month: 13, day: 31, hour: 23, minute: 59, second: 60 };
+        assert_eq!(carried.normalized(), Tm::utc(1_706_745_600).normalized(), "Feb 1 2024 00:00:00");
+        assert_eq!(Tm { month: 2, day: 30, ..Tm::utc(0) }.weekday(), 1, "February 30 1970 is March 2, a Monday");
     }
 }

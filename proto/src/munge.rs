@@ -1,4 +1,4 @@
-//! The MUNGE binding: `libmunge.so.2` loaded at run time (`dlopen`), so building needs nothing
+//! The MUNGE binding: `libmunge.so.2` loaded at run time (`libloading`), so building needs nothing
 //! and a machine without MUNGE gets one clear error when the cluster transport is used.
 //!
 //! Owns: the five library calls (`munge_ctx_create`/`_set`/`_destroy`, `munge_encode`,
@@ -87,43 +87,28 @@ fn library() -> Result<&'static Library, MungeError> {
 }
 
 fn load() -> Result<Library, MungeError> {
-    // SAFETY: dlopen/dlsym with NUL-terminated names; the handle is never closed, so the
-    // resolved pointers stay valid for the life of the process. Each symbol is cast to the
-    // signature munge.h declares for it.
-    unsafe {
-        let handle = libc::dlopen(c"libmunge.so.2".as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL);
-        if handle.is_null() {
-            return Err(MungeError::Library(dl_error()));
-        }
-        let symbol = |name: &CStr| {
-            let pointer = libc::dlsym(handle, name.as_ptr());
-            if pointer.is_null() {
-                Err(MungeError::Library(format!("no symbol {}", name.to_string_lossy())))
-            } else {
-                Ok(pointer)
-            }
-        };
-        Ok(Library {
-            ctx_create: std::mem::transmute::<*mut c_void, CtxCreate>(symbol(c"munge_ctx_create")?),
-            ctx_destroy: std::mem::transmute::<*mut c_void, CtxDestroy>(symbol(c"munge_ctx_destroy")?),
-            ctx_set: std::mem::transmute::<*mut c_void, CtxSet>(symbol(c"munge_ctx_set")?),
-            ctx_strerror: std::mem::transmute::<*mut c_void, CtxStrerror>(symbol(c"munge_ctx_strerror")?),
-            encode: std::mem::transmute::<*mut c_void, Encode>(symbol(c"munge_encode")?),
-            decode: std::mem::transmute::<*mut c_void, Decode>(symbol(c"munge_decode")?),
-            strerror: std::mem::transmute::<*mut c_void, Strerror>(symbol(c"munge_strerror")?),
-        })
+    use libloading::os::unix::{Library as Handle, RTLD_LOCAL, RTLD_NOW};
+    // SAFETY: loading libmunge runs only its (trivial) ELF initialisers.
+    let handle = unsafe { Handle::open(Some("libmunge.so.2"), RTLD_NOW | RTLD_LOCAL) }
+        .map_err(|error| MungeError::Library(error.to_string()))?;
+    // The handle is leaked: the process keeps libmunge loaded, so every resolved pointer
+    // below stays valid for its whole life.
+    let handle: &'static Handle = Box::leak(Box::new(handle));
+    fn symbol<T: Copy>(handle: &'static Handle, name: &str) -> Result<T, MungeError> {
+        // SAFETY: each call site names `T` as the signature munge.h declares for `name`.
+        unsafe { handle.get::<T>(name.as_bytes()) }
+            .map(|symbol| *symbol)
+            .map_err(|_| MungeError::Library(format!("no symbol {name}")))
     }
-}
-
-fn dl_error() -> String {
-    // SAFETY: dlerror returns NULL or a NUL-terminated string valid until the next dl call.
-    let text = unsafe { libc::dlerror() };
-    if text.is_null() {
-        "unknown dlopen error".to_string()
-    } else {
-        // SAFETY: non-null, NUL-terminated (above).
-        unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned()
-    }
+    Ok(Library {
+        ctx_create: symbol(handle, "munge_ctx_create")?,
+        ctx_destroy: symbol(handle, "munge_ctx_destroy")?,
+        ctx_set: symbol(handle, "munge_ctx_set")?,
+        ctx_strerror: symbol(handle, "munge_ctx_strerror")?,
+        encode: symbol(handle, "munge_encode")?,
+        decode: symbol(handle, "munge_decode")?,
+        strerror: symbol(handle, "munge_strerror")?,
+    })
 }
 
 /// One context bound to a munged socket; destroyed on drop.

@@ -14,22 +14,9 @@ const N_JOBS: usize = 100_000;
 const GB: u64 = 1 << 30;
 const RUNS: usize = 5;
 
-/// splitmix64, so every run builds the same cluster.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, bound: u64) -> u64 {
-        self.next() % bound
-    }
-}
+/// A seeded `fastrand` generator: every run builds the same cluster (a deterministic workload,
+/// so timings compare across runs and commits).
+type Rng = fastrand::Rng;
 
 /// 4,000 cpu nodes (16 slots, 64gb; a quarter `fast`, an eighth `bigmem` with 512gb) and
 /// 1,000 GPU nodes (32 slots, 4 GPUs, 256gb, `gpu`). About 60% are partly busy, 2% down,
@@ -48,15 +35,15 @@ fn nodes(rng: &mut Rng) -> Vec<NodeView> {
                 properties.push("bigmem".to_string());
                 mem_total = 512 * GB;
             }
-            let busy = rng.below(100) < 60;
-            let keep = |rng: &mut Rng| !busy || rng.below(100) < 40;
+            let busy = rng.u64(..100) < 60;
+            let keep = |rng: &mut Rng| !busy || rng.u64(..100) < 40;
             let free_slots: Vec<u32> = (0..np).filter(|_| keep(rng)).collect();
             let free_gpus: Vec<u32> = (0..ngpus).filter(|_| keep(rng)).collect();
             let used = (np as usize - free_slots.len()) as u64;
             NodeView {
                 name: format!("node{index:04}"),
                 properties,
-                available: rng.below(100) >= 2,
+                available: rng.u64(..100) >= 2,
                 np,
                 mem_free: mem_total - mem_total * used / u64::from(np),
                 free_slots,
@@ -65,7 +52,7 @@ fn nodes(rng: &mut Rng) -> Vec<NodeView> {
                 free_gpus,
                 mps_gpus: Vec::new(),
                 busy,
-                exclusive: busy && rng.below(100) < 2,
+                exclusive: busy && rng.u64(..100) < 2,
                 amounts: Vec::new(),
             }
         })
@@ -94,7 +81,7 @@ fn request(chunks: Vec<Chunk>, place: Placement, exclusive: bool) -> ResourceReq
 fn requests(rng: &mut Rng) -> Vec<ResourceRequest> {
     (0..N_JOBS)
         .map(|_| {
-            let roll = rng.below(100);
+            let roll = rng.u64(..100);
             let with = |properties: &[&str], chunk: Chunk| Chunk {
                 properties: properties.iter().map(|p| p.to_string()).collect(),
                 ..chunk
@@ -102,27 +89,27 @@ fn requests(rng: &mut Rng) -> Vec<ResourceRequest> {
             match roll {
                 0..=39 => request(vec![chunk(1, 1)], Placement::Free, false),
                 40..=54 => {
-                    let mem = Some((1 + rng.below(16)) * GB);
+                    let mem = Some((1 + rng.u64(..16)) * GB);
                     request(vec![Chunk { mem, ..chunk(1, 4) }], Placement::Pack, false)
                 }
                 55..=64 => request(vec![Chunk { mpiprocs: 8, ..chunk(2, 8) }], Placement::Scatter, false),
                 65..=74 => {
-                    let gpus = Chunk { ngpus: 1 + rng.below(2) as u32, ..chunk(1, 4) };
+                    let gpus = Chunk { ngpus: 1 + rng.u64(..2) as u32, ..chunk(1, 4) };
                     // Half name the `gpu` property, half only ask for a GPU.
-                    let properties: &[&str] = if rng.below(2) == 0 { &["gpu"] } else { &[] };
+                    let properties: &[&str] = if rng.u64(..2) == 0 { &["gpu"] } else { &[] };
                     request(vec![with(properties, gpus)], Placement::Free, false)
                 }
                 75..=79 => request(vec![chunk(4, 16)], Placement::Scatter, true),
                 80..=89 => {
-                    let mem = Some((1 + rng.below(20)) * GB / 2);
-                    let property = ["fast", "bigmem"][rng.below(2) as usize];
+                    let mem = Some((1 + rng.u64(..20)) * GB / 2);
+                    let property = ["fast", "bigmem"][rng.u64(..2) as usize];
                     request(vec![with(&[property], Chunk { mem, ..chunk(2, 2) })], Placement::Free, false)
                 }
                 90..=94 => {
-                    let host = Some(format!("node{:04}", rng.below(N_NODES as u64)));
+                    let host = Some(format!("node{:04}", rng.u64(..N_NODES as u64)));
                     request(vec![Chunk { host, ..chunk(1, 2) }], Placement::Free, false)
                 }
-                _ => request(vec![chunk(1 + rng.below(64) as u32, 1)], Placement::Free, false),
+                _ => request(vec![chunk(1 + rng.u64(..64) as u32, 1)], Placement::Free, false),
             }
         })
         .collect()
@@ -137,8 +124,8 @@ fn jobs<'a>(rng: &mut Rng, requests: &'a [ResourceRequest]) -> Vec<PendingJob<'a
         .enumerate()
         .map(|(index, request)| PendingJob {
             key: index as u64,
-            queue_priority: (rng.below(10) == 0) as i32,
-            priority: rng.below(5) as i32 - 2,
+            queue_priority: (rng.u64(..10) == 0) as i32,
+            priority: rng.u64(..5) as i32 - 2,
             order: index as u64,
             request,
             // One job in ten counts against a per-user run limit of 20 (one of 20 users), so some
@@ -177,7 +164,7 @@ fn report(label: &str, decisions: &[Decision], times: &[Duration]) {
 }
 
 fn main() {
-    let mut rng = Rng(5_000_100_000);
+    let mut rng = Rng::with_seed(5_000_100_000);
     let requests = requests(&mut rng);
     let mut view = ClusterView {
         nodes: nodes(&mut rng),

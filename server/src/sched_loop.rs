@@ -14,7 +14,6 @@ use job::JobKey;
 use job::{JobEvent, JobId};
 use proto::mom::{HostAlloc, JobLaunch};
 use proto::ServerToMom;
-use std::hash::{BuildHasher, Hasher};
 
 /// A node as the scheduler sees it now.
 pub fn node_view(node: &Node, site: &SiteResources) -> sched::NodeView {
@@ -236,7 +235,7 @@ pub fn job_launch(job: &Job, kill_delay: u64) -> JobLaunch {
         num_ppn: job.request.first_ppn,
         first_ncpus: job.request.chunks.first().map(|chunk| chunk.ncpus).unwrap_or(1),
         omp_threads: Some(job.request.omp_threads()),
-        cookie: cookie(job.id.key()),
+        cookie: cookie(),
         array_index: match job.id.array {
             Some(ArrayPart::Sub(index)) => Some(index),
             _ => None,
@@ -272,8 +271,10 @@ fn strip_host(path: &str) -> String {
     }
 }
 
-fn cookie(key: JobKey) -> String {
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u64(key.raw());
-    format!("{:016X}", hasher.finish())
+/// `PBS_JOBCOOKIE`: 64 bits from the kernel (`getrandom`), 16 upper-case hex digits. Jobs may
+/// use it as a secret, so a failed random source stops here rather than yield a guessable one
+/// (on Linux it does not fail once the kernel's pool is seeded, long before the server starts).
+fn cookie() -> String {
+    let value = getrandom::u64().expect("the kernel's random source (getrandom) failed: no job cookie");
+    format!("{value:016X}")
 }

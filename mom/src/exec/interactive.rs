@@ -276,11 +276,9 @@ fn winsize(size: WindowSize) -> nix::pty::Winsize {
 
 /// TIOCSWINSZ on the master: the kernel signals SIGWINCH to the job's foreground group.
 fn set_window_size(master: &File, size: WindowSize) {
-    let size = winsize(size);
-    // SAFETY: TIOCSWINSZ reads one `winsize` from a valid pointer to a local.
-    let result = unsafe { libc::ioctl(master.as_raw_fd(), libc::TIOCSWINSZ, &size) };
-    if result < 0 {
-        tracing::debug!("cannot set the job's window size: {}", io::Error::last_os_error());
+    let size = rustix::termios::Winsize { ws_row: size.rows, ws_col: size.cols, ws_xpixel: 0, ws_ypixel: 0 };
+    if let Err(error) = rustix::termios::tcsetwinsize(master, size) {
+        tracing::debug!("cannot set the job's window size: {error}");
     }
 }
 
@@ -324,9 +322,7 @@ mod tests {
         let (master, slave) = open_pty(&accepted).unwrap();
         let size = nix::sys::termios::tcgetattr(&slave).map(|_| ());
         assert!(size.is_ok(), "the slave is a terminal");
-        let mut got = nix::pty::Winsize { ws_row: 0, ws_col: 0, ws_xpixel: 0, ws_ypixel: 0 };
-        // SAFETY: TIOCGWINSZ writes one `winsize` to a valid pointer to a local.
-        assert_eq!(unsafe { libc::ioctl(master.as_raw_fd(), libc::TIOCGWINSZ, &mut got) }, 0);
+        let got = rustix::termios::tcgetwinsize(&master).unwrap();
         assert_eq!((got.ws_row, got.ws_col), (33, 99));
     }
 

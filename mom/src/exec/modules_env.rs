@@ -5,7 +5,8 @@
 //! defaults: a job that brought its own (`qsub -V` from a shell with modules) keeps them.
 //!
 //! The function text is the one `modulecmd bash autoinit` defines (modules/src/shell.rs);
-//! keep the two alike. Must not: run modulecmd or read modulefiles.
+//! keep the two alike (the path is quoted by `modules::shell::quote`, the same bytes). Must not:
+//! run modulecmd or read modulefiles.
 
 use std::path::{Path, PathBuf};
 
@@ -38,7 +39,7 @@ impl ModulesEnv {
 
     /// The variables a job gets unless it has them.
     pub fn defaults(&self) -> Vec<(String, String)> {
-        let cmd = quote(&self.cmd.display().to_string());
+        let cmd = modules::shell::quote(&self.cmd.display().to_string());
         let mut vars = vec![
             (
                 "BASH_FUNC__module_raw%%".to_string(),
@@ -58,11 +59,6 @@ impl ModulesEnv {
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     path.metadata().is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
-}
-
-/// `value` single-quoted for the shell.
-fn quote(value: &str) -> String {
-    format!("'{}'", value.replace('\'', r"'\''"))
 }
 
 #[cfg(test)]

@@ -1,108 +1,137 @@
-//! Property test: over many pseudo-random views (deterministic seed, no extra crates),
-//! `schedule` never over-allocates, gives every job exactly what it asked for, respects
-//! placement, exclusivity and node rules, and decides exactly what the naive reference does.
+//! Property test (proptest, fixed seed, shrinking): over many generated views, `schedule`
+//! never over-allocates, gives every job exactly what it asked for, respects placement,
+//! exclusivity, run limits and node rules, and decides exactly what the naive reference does.
 
+use std::cell::Cell;
 use std::collections::HashSet;
 
 use job::{Chunk, Placement, ResourceRequest};
+use proptest::bool::weighted;
+use proptest::collection::vec;
+use proptest::prelude::*;
+use proptest::sample::{select, Index};
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
 use super::reference::{node_matches, reference_schedule};
 use super::{request, GB};
 use crate::{schedule, ClusterView, Decision, NodeView, PendingJob};
 
-/// splitmix64: tiny, deterministic, good enough to shake out bookkeeping bugs.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..bound` (bound > 0).
-    fn below(&mut self, bound: u64) -> u64 {
-        self.next() % bound
-    }
-
-    /// True with probability `percent`/100.
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-
-    /// A random ascending subset of `0..count`.
-    fn subset(&mut self, count: u32, percent: u64) -> Vec<u32> {
-        (0..count).filter(|_| self.chance(percent)).collect()
-    }
-}
-
 const PROPERTIES: [&str; 3] = ["fast", "bigmem", "gpu"];
 
-fn random_node(rng: &mut Rng, index: usize) -> NodeView {
-    let np = rng.below(9) as u32;
-    let ngpus = rng.below(4) as u32;
-    // Some nodes idle, the others partly used.
-    let percent_free = if rng.chance(40) { 100 } else { 70 };
-    let free_slots = rng.subset(np, percent_free);
-    let free_gpus = rng.subset(ngpus, percent_free);
-    let mem_total = (1 + rng.below(8)) * GB;
-    let busy = free_slots.len() < np as usize || free_gpus.len() < ngpus as usize;
-    NodeView {
-        name: format!("n{index}"),
-        properties: PROPERTIES.iter().filter(|_| rng.chance(30)).map(|p| p.to_string()).collect(),
-        available: rng.chance(90),
-        np,
-        free_slots,
-        mem_total,
-        mem_free: if busy { rng.below(mem_total + 1) } else { mem_total },
-        ngpus,
-        free_gpus,
-        mps_gpus: Vec::new(),
-        busy,
-        exclusive: busy && rng.chance(10),
-        amounts: Vec::new(),
-    }
+/// The properties whose flag is set.
+fn chosen(flags: &[bool]) -> Vec<String> {
+    PROPERTIES.iter().zip(flags).filter(|(_, &on)| on).map(|(p, _)| p.to_string()).collect()
 }
 
-fn random_chunk(rng: &mut Rng, n_nodes: usize, max_count: u64) -> Chunk {
-    Chunk {
-        count: rng.below(max_count) as u32 + u32::from(rng.chance(90)),
-        ncpus: rng.below(5) as u32,
-        ngpus: if rng.chance(30) { rng.below(3) as u32 } else { 0 },
-        mem: rng.chance(40).then(|| rng.below(4 * GB)),
-        mpiprocs: rng.below(3) as u32,
-        host: rng.chance(10).then(|| format!("n{}", rng.below(n_nodes as u64 + 1))),
-        properties: PROPERTIES.iter().filter(|_| rng.chance(10)).map(|p| p.to_string()).collect(),
-        mps: None,
-        amounts: Vec::new(),
-    }
+/// Node `index`: up to 8 slots and 3 GPUs; some idle, the others partly used.
+fn node(index: usize) -> impl Strategy<Value = NodeView> {
+    (0u32..9, 0u32..4, weighted(0.4)).prop_flat_map(move |(np, ngpus, idle)| {
+        let free = if idle { 1.0 } else { 0.7 };
+        let masks = (vec(weighted(free), np as usize), vec(weighted(free), ngpus as usize));
+        let rest = (1u64..9, any::<u64>(), vec(weighted(0.3), 3), weighted(0.9), weighted(0.1));
+        (masks, rest).prop_map(move |((slots, gpus), (mem_gb, mem_draw, flags, available, exclusive))| {
+            let free_slots: Vec<u32> = (0..np).filter(|&slot| slots[slot as usize]).collect();
+            let free_gpus: Vec<u32> = (0..ngpus).filter(|&gpu| gpus[gpu as usize]).collect();
+            let mem_total = mem_gb * GB;
+            let busy = free_slots.len() < np as usize || free_gpus.len() < ngpus as usize;
+            NodeView {
+                name: format!("n{index}"),
+                properties: chosen(&flags),
+                available,
+                np,
+                free_slots,
+                mem_total,
+                mem_free: if busy { mem_draw % (mem_total + 1) } else { mem_total },
+                ngpus,
+                free_gpus,
+                mps_gpus: Vec::new(),
+                busy,
+                exclusive: busy && exclusive,
+                amounts: Vec::new(),
+            }
+        })
+    })
 }
 
-fn random_request(rng: &mut Rng, n_nodes: usize, max_count: u64) -> ResourceRequest {
-    let chunks = (0..1 + rng.below(3)).map(|_| random_chunk(rng, n_nodes, max_count)).collect();
-    let place = [Placement::Free, Placement::Pack, Placement::Scatter][rng.below(3) as usize];
-    ResourceRequest { exclusive: rng.chance(20), ..request(chunks, place) }
+/// A chunk of up to `max_count` units (rarely none); a `host` may name a node that is not there.
+fn chunk(n_nodes: usize, max_count: u32) -> impl Strategy<Value = Chunk> {
+    let counts = (0..max_count, weighted(0.9), 0u32..5, prop_oneof![7 => Just(0u32), 3 => 0u32..3]);
+    let mem = proptest::option::weighted(0.4, 0..4 * GB);
+    let host = proptest::option::weighted(0.1, 0..=n_nodes).prop_map(|host| host.map(|index| format!("n{index}")));
+    (counts, mem, 0u32..3, host, vec(weighted(0.1), 3)).prop_map(
+        |((count, at_least_one, ncpus, ngpus), mem, mpiprocs, host, flags)| Chunk {
+            count: count + u32::from(at_least_one),
+            ncpus,
+            ngpus,
+            mem,
+            mpiprocs,
+            host,
+            properties: chosen(&flags),
+            mps: None,
+            amounts: Vec::new(),
+        },
+    )
+}
+
+fn resource_request(n_nodes: usize, max_count: u32) -> impl Strategy<Value = ResourceRequest> {
+    let places = select(&[Placement::Free, Placement::Pack, Placement::Scatter][..]);
+    (vec(chunk(n_nodes, max_count), 1..4), places, weighted(0.2))
+        .prop_map(|(chunks, place, exclusive)| ResourceRequest { exclusive, ..request(chunks, place) })
 }
 
 /// Up to 8 requests; some copy an earlier one's chunks with another placement or
 /// exclusivity, so classes that differ only there are exercised.
-fn random_shapes(rng: &mut Rng, n_nodes: usize, max_count: u64) -> Vec<ResourceRequest> {
-    let mut shapes: Vec<ResourceRequest> = Vec::new();
-    for _ in 0..1 + rng.below(8) {
-        let mut shape = random_request(rng, n_nodes, max_count);
-        if !shapes.is_empty() && rng.chance(30) {
-            shape.chunks = shapes[rng.below(shapes.len() as u64) as usize].chunks.clone();
+fn shapes(n_nodes: usize, max_count: u32) -> impl Strategy<Value = Vec<ResourceRequest>> {
+    vec((resource_request(n_nodes, max_count), weighted(0.3), any::<Index>()), 1..9).prop_map(|drawn| {
+        let mut shapes: Vec<ResourceRequest> = Vec::new();
+        for (mut shape, copy, earlier) in drawn {
+            if !shapes.is_empty() && copy {
+                shape.chunks = shapes[earlier.index(shapes.len())].chunks.clone();
+            }
+            shapes.push(shape);
         }
-        shapes.push(shape);
-    }
-    shapes
+        shapes
+    })
+}
+
+/// A pending job as drawn: priorities, order, which shape and which run limits it names.
+#[derive(Debug, Clone)]
+struct JobDraw {
+    queue_priority: i32,
+    priority: i32,
+    order: u64,
+    shape: Index,
+    limits: Option<usize>,
+}
+
+fn job_draw() -> impl Strategy<Value = JobDraw> {
+    (0i32..2, -1i32..2, 0u64..20, any::<Index>(), proptest::option::weighted(0.3, 0usize..5)).prop_map(
+        |(queue_priority, priority, order, shape, limits)| JobDraw { queue_priority, priority, order, shape, limits },
+    )
+}
+
+/// One generated round: nodes, a few shapes reused by many jobs (so request classes and
+/// their skipping matter), run limits (a queue counter (0) and three users' shares (1..=3))
+/// and the jobs.
+#[derive(Debug, Clone)]
+struct Round {
+    nodes: Vec<NodeView>,
+    shapes: Vec<ResourceRequest>,
+    limits: Vec<u32>,
+    jobs: Vec<JobDraw>,
+}
+
+fn round(max_count: u32) -> impl Strategy<Value = Round> {
+    (1usize..26).prop_flat_map(move |n_nodes| {
+        let nodes: Vec<_> = (0..n_nodes).map(node).collect();
+        (nodes, shapes(n_nodes, max_count), vec(0u32..6, 4), vec(job_draw(), 0..40))
+            .prop_map(|(nodes, shapes, limits, jobs)| Round { nodes, shapes, limits, jobs })
+    })
 }
 
 #[test]
 fn never_over_allocates_and_matches_the_reference() {
-    let started = run_rounds(20240501, 1000, 4);
+    let started = run_rounds(1000, 4);
     // The generator must start every kind of job often, or the checks above prove little.
     assert!(started.iter().all(|&count| count > 200), "started {started:?}");
 }
@@ -112,52 +141,62 @@ fn never_over_allocates_and_matches_the_reference() {
 /// reference) puts them.
 #[test]
 fn bulk_placement_of_many_chunks_matches_the_reference() {
-    let started = run_rounds(7, 600, 40);
+    let started = run_rounds(800, 40);
     assert!(started.iter().all(|&count| count > 30), "started {started:?}");
 }
 
-/// `rounds` random views from `seed`, each checked against the invariants and the reference.
-/// Returns how many jobs started by kind: free, pack, scatter, exclusive.
-fn run_rounds(seed: u64, rounds: usize, max_count: u64) -> [usize; 4] {
-    let mut rng = Rng(seed);
+/// `rounds` generated rounds (from a fixed seed: the same rounds, and run time, every run),
+/// each checked against the invariants and the reference; a failing one is shrunk. Returns
+/// how many jobs started by kind: free, pack, scatter, exclusive.
+fn run_rounds(rounds: u32, max_count: u32) -> [usize; 4] {
+    let config = Config { cases: rounds, failure_persistence: None, ..Config::default() };
+    let mut runner = TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
+    let started = Cell::new([0usize; 4]);
+    let number = Cell::new(0usize);
+    let result = runner.run(&round(max_count), |drawn| {
+        number.set(number.get() + 1);
+        let counts = check_round(&drawn, number.get());
+        started.set(std::array::from_fn(|kind| started.get()[kind] + counts[kind]));
+        Ok(())
+    });
+    if let Err(failure) = result {
+        panic!("{failure}");
+    }
+    eprintln!("started {:?}", started.get());
+    started.get()
+}
+
+/// Schedules `drawn`, checks the decisions, and counts the started jobs by kind.
+fn check_round(drawn: &Round, round: usize) -> [usize; 4] {
+    let job_limits: [&[usize]; 5] = [&[], &[0], &[0, 1], &[0, 2], &[3]];
+    let jobs: Vec<PendingJob> = (0..)
+        .zip(&drawn.jobs)
+        .map(|(key, job)| PendingJob {
+            key,
+            queue_priority: job.queue_priority,
+            priority: job.priority,
+            order: job.order,
+            request: &drawn.shapes[job.shape.index(drawn.shapes.len())],
+            limits: job.limits.map_or(&[], |limits| job_limits[limits]),
+            user: "u",
+            takes: &[],
+        })
+        .collect();
+    let view = ClusterView { nodes: drawn.nodes.clone(), jobs, limits: drawn.limits.clone(), pools: Vec::new() };
+    let decisions = schedule(&view);
+    check_invariants(&view, &decisions, round);
+    check_limits(&view, &decisions, round);
+    assert_eq!(decisions, reference_schedule(&view), "round {round}");
     let mut started = [0usize; 4];
-    for round in 0..rounds {
-        let n_nodes = 1 + rng.below(25) as usize;
-        let nodes: Vec<NodeView> = (0..n_nodes).map(|index| random_node(&mut rng, index)).collect();
-        // A few shapes reused by many jobs, so request classes and their skipping matter.
-        let shapes = random_shapes(&mut rng, n_nodes, max_count);
-        // Run limits: a queue counter (0) and three users' shares (1..=3), sometimes none.
-        // Drawn from their own generator, so the views stay those of the seed above.
-        let mut limit_rng = Rng(round as u64);
-        let limits: Vec<u32> = (0..4).map(|_| limit_rng.below(6) as u32).collect();
-        let job_limits: [&[usize]; 5] = [&[], &[0], &[0, 1], &[0, 2], &[3]];
-        let jobs: Vec<PendingJob> = (0..rng.below(40))
-            .map(|key| PendingJob {
-                key,
-                queue_priority: rng.below(2) as i32,
-                priority: rng.below(3) as i32 - 1,
-                order: rng.below(20),
-                request: &shapes[rng.below(shapes.len() as u64) as usize],
-                limits: if limit_rng.chance(30) { job_limits[limit_rng.below(5) as usize] } else { &[] },
-                user: "u",
-                takes: &[],
-            })
-            .collect();
-        let view = ClusterView { nodes, jobs, limits, pools: Vec::new() };
-        let decisions = schedule(&view);
-        check_invariants(&view, &decisions, round);
-        check_limits(&view, &decisions, round);
-        assert_eq!(decisions, reference_schedule(&view), "round {round}");
-        for decision in &decisions {
-            let job = view.jobs.iter().find(|job| job.key == decision.key).unwrap();
-            let kind = match job.request.place {
-                Placement::Free => 0,
-                Placement::Pack => 1,
-                Placement::Scatter => 2,
-            };
-            started[kind] += 1;
-            started[3] += usize::from(job.request.exclusive);
-        }
+    for decision in &decisions {
+        let job = view.jobs.iter().find(|job| job.key == decision.key).unwrap();
+        let kind = match job.request.place {
+            Placement::Free => 0,
+            Placement::Pack => 1,
+            Placement::Scatter => 2,
+        };
+        started[kind] += 1;
+        started[3] += usize::from(job.request.exclusive);
     }
     started
 }

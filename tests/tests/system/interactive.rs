@@ -4,7 +4,6 @@
 
 use rexpect::process::{Signal, WaitStatus};
 use rexpect::session::PtySession;
-use std::os::fd::AsRawFd;
 use std::process::Stdio;
 use std::time::Duration;
 use tests::{Cluster, Shape};
@@ -39,9 +38,8 @@ fn exit_code(qsub: &PtySession) -> i32 {
 /// Sets the window size of the pty qsub runs on (the kernel signals SIGWINCH to qsub).
 fn set_outer_size(qsub: &PtySession, rows: u16, cols: u16) {
     let master = qsub.process().get_file_handle().expect("the pty master");
-    let size = libc::winsize { ws_row: rows, ws_col: cols, ws_xpixel: 0, ws_ypixel: 0 };
-    // SAFETY: TIOCSWINSZ reads one `winsize` from a valid pointer to a local.
-    assert_eq!(unsafe { libc::ioctl(master.as_raw_fd(), libc::TIOCSWINSZ, &size) }, 0);
+    let size = rustix::termios::Winsize { ws_row: rows, ws_col: cols, ws_xpixel: 0, ws_ypixel: 0 };
+    rustix::termios::tcsetwinsize(&master, size).expect("TIOCSWINSZ on the pty master");
 }
 
 #[test]
