@@ -2,11 +2,13 @@
 //! Unix socket (and on TCP with `listen`) and runs the scheduler loop until `shutdown` resolves. `main.rs` only parses
 //! flags and calls it, so tests run servers in-process.
 //!
-//! Layout: `handlers/` (one file per request, pure), `state/` (jobs and nodes in memory),
-//! `status.rs` (attribute lists), `bounds.rs` (what one request may name), `notices.rs` + `accounting.rs` + `accounting_writer.rs` + `mail.rs` (what happens after
-//! a job event: log line, accounting record, mail), `sched_loop.rs` (state <-> crate `sched`), `store/` (diesel,
-//! the only database code), `shared.rs` + `listener.rs` + `peer.rs` + `client_conn.rs` + `mom_conn.rs`
-//! (async glue).
+//! Layout: `handlers/` (one file per request, pure); `state/` (jobs, nodes and queues in
+//! memory, the rules several handlers share, the `Outbox` of effects and the `StoreOp`s it
+//! records); `status.rs` (attribute lists); `flavor.rs` (the torque flavor's displays);
+//! `bounds.rs` (what one request may name); `notices.rs` + `accounting.rs` +
+//! `accounting_writer.rs` + `mail.rs` (what follows a job event: log line, accounting record,
+//! mail); `sched_loop.rs` (state <-> crate `sched`); `store/` (diesel, the only database code);
+//! `shared.rs` + `listener.rs` + `peer.rs` + `client_conn.rs` + `mom_conn.rs` (async glue).
 
 pub mod accounting;
 pub mod accounting_writer;

@@ -9,6 +9,8 @@
 //! The binaries are built on first use with the same cargo that runs the tests, so
 //! `cargo test --workspace` alone is enough.
 
+#[cfg(test)]
+mod map;
 pub mod netcluster;
 pub mod netns;
 

@@ -2,6 +2,11 @@
 //! (`handlers/alter_job.rs` and its array part) and dependencies (`depend.rs`, which sets `s`):
 //! the letters of `Hold_Types` and their order, how a change merges into the current holds, who
 //! may set which, and the state change a job's holds call for.
+//!
+//! The rule (OpenPBS's): letters `s o u p`, `n` for none; users set and clear only `u`, `o`
+//! needs an operator, `s` and `p` a manager. A held running job keeps running with the hold
+//! recorded and is requeued held (`H`) by qrerun or a lost mom (`requeue.rs`); a requeue is no
+//! end, so its dependents stay as they are.
 
 use super::submission::bad_value;
 use super::Job;

@@ -1,6 +1,14 @@
-//! The server's live state: jobs and nodes, in memory. The store is its durable log.
+//! The server's live state: jobs, nodes and queues, in memory. The store is its durable log.
 //! No I/O here: handlers mutate the state and record in an [`Outbox`](crate::state::outbox::Outbox)
-//! what must be persisted and sent.
+//! what must be persisted (`records.rs`: `StoreOp`) and sent. Also the rules several handlers
+//! apply: `holds.rs`, `submission.rs` (qsub's and qalter's checks), `requeue.rs` (a run that
+//! ends without its job ending), `depend.rs` (dependencies), `array.rs` (array parents).
+//!
+//! Privilege is one rule, as in OpenPBS: operators (qmgr `operators`, and every manager) may
+//! hold `o`, rerun, suspend and resume, take nodes offline and act on other users' jobs;
+//! everything else in qmgr, holds `s`/`p`, `qdel -W force` and qalter of a root job need a
+//! manager (root, the server's uid, `--managers`, qmgr `managers`). [`ServerState::is_operator`],
+//! [`ServerState::is_manager`] and [`ServerState::may_alter`] are the rule's only homes.
 //!
 //! Invariant: a job's state changes only through [`ServerState::transition`], which applies
 //! `job::JobState::apply` and refuses illegal transitions. Held by the types: the maps are
