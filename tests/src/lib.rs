@@ -291,6 +291,13 @@ impl Cluster {
                 wait_for(Duration::from_secs(10), "the old server to exit", || process_gone(pid).then_some(()));
             }
         }
+        let argv = self.server_argv();
+        self.spawn_daemon("server", &argv);
+    }
+
+    /// The command line `start_server` runs: the cluster's server on its state directory, its
+    /// name and, over TCP, the port it listens on now (`minipbs up` asked for any free one).
+    pub fn server_argv(&self) -> Vec<String> {
         let mut argv = vec![self.bin.join("pbs_server").display().to_string(), "--state-dir".to_string()];
         argv.push(self.state.path().display().to_string());
         argv.extend(
@@ -306,7 +313,7 @@ impl Cluster {
                 munge_socket,
             ]);
         }
-        self.spawn_daemon("server", &argv);
+        argv
     }
 
     /// The server's pid as recorded by `minipbs up` (or `start_server`).
@@ -323,9 +330,11 @@ impl Cluster {
     /// The command line daemon `name` runs with (to start it again, or another like it).
     pub fn daemon_argv(&self, name: &str) -> Vec<String> {
         let cmdline = std::fs::read(format!("/proc/{}/cmdline", self.daemon_pid(name))).unwrap();
+        // Each argument ends with a NUL; an empty one (`--sendmail ''`) is kept.
         cmdline
+            .strip_suffix(&[0])
+            .unwrap_or(&cmdline)
             .split(|byte| *byte == 0)
-            .filter(|arg| !arg.is_empty())
             .map(|arg| String::from_utf8_lossy(arg).into_owned())
             .collect()
     }

@@ -13,14 +13,8 @@ const BOOM: &str = "boom";
 /// Restarts the cluster's server with the fault injection on; returns its process.
 fn restart_faulty_server(cluster: &Cluster) -> std::process::Child {
     let old = cluster.server_pid();
-    // Its command line as is (`Cluster::daemon_argv` drops empty arguments: `--sendmail ''`).
-    let cmdline = std::fs::read(format!("/proc/{old}/cmdline")).unwrap();
-    let argv: Vec<String> = cmdline
-        .strip_suffix(&[0])
-        .unwrap_or(&cmdline)
-        .split(|byte| *byte == 0)
-        .map(|arg| String::from_utf8_lossy(arg).into())
-        .collect();
+    // The harness's own command line for it (over TCP, with the port it listens on now).
+    let argv = cluster.server_argv();
     let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(old), nix::sys::signal::Signal::SIGKILL);
     tests::wait_for(Duration::from_secs(10), "the old server to exit", || tests::process_gone(old).then_some(()));
     let log = std::fs::OpenOptions::new().append(true).open(cluster.state.path().join("logs/server.log")).unwrap();
