@@ -4,7 +4,7 @@
 //! an array as a whole and mean the same as the plain type on the array parent `123[]`).
 //!
 //! Pure syntax: whether the named jobs exist, and what their ends mean for a job, is the
-//! server's business (`server/src/depend.rs`). Job ids stay text here (`12`, `12.head`,
+//! server's business (`server/src/state/depend.rs`). Job ids stay text here (`12`, `12.head`,
 //! `12[]`); the server normalises them against its own name.
 
 use crate::id::{ArrayPart, JobId};

@@ -194,7 +194,7 @@ fn add_exit_status(out: &mut Builder, job: &Job, flavor: Flavor) {
 
 /// Adds `depend` where OpenPBS shows it (after `ctime`, before `Error_Path`), if wanted and the
 /// job has one. Apart from [`job_status_filtered`] because its value depends on other jobs
-/// (`server/src/depend.rs`); `value` is called only when wanted.
+/// (`server/src/state/depend.rs`); `value` is called only when wanted.
 pub fn with_depend(
     mut status: JobStatus,
     wanted: Option<&Wanted>,

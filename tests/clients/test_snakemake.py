@@ -22,13 +22,13 @@ SUBMIT = ("qsub -V -N smk-{rule} -l select=1:ncpus={threads} -l walltime=00:05:0
           "-o {rule}.pbs.log")
 
 
-def snakemake(where, target, **popen):
+def snakemake(where, target, status_every=1, **popen):
     args = [sys.executable, "-m", "snakemake", "--snakefile", os.path.join(where, "Snakefile"),
             "--directory", where, "--executor", "cluster-generic", "--jobs", "2",
             "--cluster-generic-submit-cmd", SUBMIT,
             "--cluster-generic-status-cmd", os.path.join(HERE, "snakemake", "qstat-status"),
             "--cluster-generic-cancel-cmd", "qdel",
-            "--seconds-between-status-checks", "1", "--latency-wait", "5", target]
+            "--seconds-between-status-checks", str(status_every), "--latency-wait", "5", target]
     return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **popen)
 
 
@@ -67,7 +67,12 @@ def failure_seen():
 
 def workflow_cancelled():
     where = fresh("snakemake-cancel")
-    proc = snakemake(where, "never.txt", start_new_session=True)
+    # Snakemake's status thread takes its active jobs out of the list while a status check
+    # runs (snakemake-interface-executor-plugins, executors/remote.py `_wait_for_jobs`): an
+    # interrupt during a check finds no job to cancel and snakemake exits leaving it running
+    # (seen in CI under load). Checks 10 s apart: the first runs as the workflow starts, the
+    # interrupt comes once the job has started, seconds before the next.
+    proc = snakemake(where, "never.txt", status_every=10, start_new_session=True)
     job_id = wait_for("the forever job to be submitted",
                       lambda: sh("qselect", "-N", "smk-forever", "-s", "R").strip(), timeout=JOB_END)
     sid = session_of(job_id)
