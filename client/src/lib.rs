@@ -6,7 +6,7 @@
 //! Commands share code only through homes of their own, never through another command's file:
 //! `cli.rs` (arguments, connecting, the clock), `ids.rs` (job-id operands, a request per id
 //! list), `submit.rs` and `submit_env.rs` (what qsub and qalter share). A command's sub-files
-//! (`qsub_*.rs`, `qstat_*.rs`) are its own; `layout_tests.rs` checks this.
+//! (`qsub_*.rs`, `qstat_*.rs`) are its own; `tests/src/layering.rs` checks this.
 //!
 //! Must not know: server internals, diesel, the scheduler. Speaks only `proto`.
 
@@ -40,6 +40,3 @@ pub mod submit;
 pub mod submit_env;
 pub mod terminal;
 pub mod tracejob;
-
-#[cfg(test)]
-mod layout_tests;

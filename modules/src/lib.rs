@@ -11,8 +11,8 @@
 //!   and its messages.
 //! * `eval.rs`: one modulefile evaluation, with `context.rs`'s types; `modfile.rs` and
 //!   `modfile_deps.rs`: the modulefile commands, which load other modules through the
-//!   `context::Loader` ops.rs implements (no file imports ops.rs back: `layout_tests.rs`
-//!   checks that the imports among sibling files have no cycle).
+//!   `context::Loader` ops.rs implements (no file imports ops.rs back: `tests/src/layering.rs`
+//!   checks that no sibling files import each other in a cycle).
 //! * `find.rs`: modulepaths, names, defaults; `rc.rs`: `.modulerc` and `.version`.
 //! * `env.rs`: the environment and reference-counted paths; `state.rs`: the loaded modules
 //!   in environment variables; `shell.rs`: the shell code and `autoinit`.
@@ -62,6 +62,3 @@ Modulefile handling commands:
 Modulepath handling commands:
   use     [-a] dir [...]            Add dir(s) to MODULEPATH variable
   unuse           dir [...]         Remove dir(s) from MODULEPATH variable";
-
-#[cfg(test)]
-mod layout_tests;

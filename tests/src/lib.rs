@@ -10,6 +10,8 @@
 //! `cargo test --workspace` alone is enough.
 
 #[cfg(test)]
+mod layering;
+#[cfg(test)]
 mod map;
 pub mod netcluster;
 pub mod netns;

@@ -2,7 +2,7 @@
 //! synchronous functions of the state: they mutate it and record effects in an `Outbox`; they
 //! never touch sockets or the database.
 //!
-//! A handler never imports another handler (`server/tests/layering.rs` checks it): a rule
+//! A handler never imports another handler (`tests/src/layering.rs` checks it): a rule
 //! two handlers share lives in `state/` (`holds.rs`, `submission.rs`, `requeue.rs`), and a
 //! part of one handler only is its child module (`alter_job/array.rs`).
 

@@ -8,7 +8,11 @@
 //! - no two sibling modules of a directory of `server/src` (`server/src` itself, `state/`,
 //!   `handlers/`, `store/`, ...) name each other, directly or through a longer cycle, beyond the
 //!   cycles listed in [`KNOWN_CYCLES`] (none today; a cycle may only leave that list);
-//! - the same, with no exception, for every other crate of the workspace.
+//! - the same, with no exception, for every other crate of the workspace;
+//! - no client command imports another command's files: a command is a file of `client/src/`
+//!   with a `pub fn main` (`qsub.rs`); it owns its sub-files named after it with a `_`
+//!   (`qsub_options.rs`); what two commands share gets a home of its own (`cli.rs`, `ids.rs`,
+//!   `submit.rs`, `output/`).
 //!
 //! How: a simple textual scan, not the compiler's resolution (`cargo modules` is not a
 //! dependency we want). A small lexer drops comments, strings and `#[cfg(test)] mod x { .. }`
@@ -44,7 +48,7 @@ fn no_handler_imports_another_handler() {
 
 #[test]
 fn only_the_store_uses_diesel() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf();
+    let root = workspace();
     let store = root.join("server/src/store");
     let mut offenders = Vec::new();
     for krate in std::fs::read_dir(&root).expect("workspace").flatten() {
@@ -71,8 +75,25 @@ fn no_cycle_between_sibling_modules_of_the_server() {
 }
 
 #[test]
+fn no_command_imports_another_commands_files() {
+    let src = workspace().join("client/src");
+    let commands = client_commands(&src);
+    let found: Vec<String> = sibling_edges(&src)
+        .into_iter()
+        .filter(|edge| edge.dir.len() == 1)
+        .filter_map(|edge| {
+            let other = owner(&edge.to, &commands)?;
+            let message = format!("{} imports crate::{} (command {other}'s)", edge.file.display(), edge.to);
+            (owner(&edge.from, &commands) != Some(other)).then_some(message)
+        })
+        .collect();
+    assert!(!commands.is_empty(), "no command found in {}", src.display());
+    assert!(found.is_empty(), "give what commands share a home of its own:\n{}", found.join("\n"));
+}
+
+#[test]
 fn no_cycle_between_sibling_modules_of_any_crate() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf();
+    let root = workspace();
     let mut found = Vec::new();
     for krate in ["job", "proto", "sched", "mom", "client", "pbslog", "modules", "tests"] {
         for cycle in cycles(&sibling_edges(&root.join(krate).join("src"))) {
@@ -82,8 +103,39 @@ fn no_cycle_between_sibling_modules_of_any_crate() {
     assert!(found.is_empty(), "modules of one directory that import each other: {found:#?}");
 }
 
+/// The workspace root (this file is in the `tests` crate).
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
+}
+
 fn server_src() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+    workspace().join("server/src")
+}
+
+/// The commands of `client/src/`: its top-level files with a `pub fn main`.
+fn client_commands(src: &Path) -> Vec<String> {
+    let mut commands: Vec<String> = std::fs::read_dir(src)
+        .expect("client/src")
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "rs"))
+        .filter(|path| {
+            std::fs::read_to_string(path).is_ok_and(|code| code.lines().any(|l| l.starts_with("pub fn main(")))
+        })
+        .map(|path| path.file_stem().expect("a file name").to_string_lossy().into_owned())
+        .collect();
+    commands.sort();
+    commands
+}
+
+/// The command owning module `name` among `commands`: itself or, for `<command>_<rest>`, the
+/// longest command it starts with.
+fn owner<'a>(name: &str, commands: &'a [String]) -> Option<&'a str> {
+    commands
+        .iter()
+        .filter(|command| name == command.as_str() || name.starts_with(&format!("{command}_")))
+        .max_by_key(|command| command.len())
+        .map(String::as_str)
 }
 
 /// One file of directory module `dir` naming a sibling: `from` (its module under `dir`) uses
@@ -355,6 +407,16 @@ fn cycles(edges: &[Edge]) -> BTreeSet<Vec<String>> {
 #[cfg(test)]
 mod scanner {
     use super::*;
+
+    #[test]
+    fn sub_files_belong_to_the_longest_command_they_start_with() {
+        let commands = ["qsub".to_string(), "qstat".to_string(), "q".to_string()];
+        assert_eq!(owner("qsub_options", &commands), Some("qsub"));
+        assert_eq!(owner("qstat", &commands), Some("qstat"));
+        assert_eq!(owner("q_x", &commands), Some("q"));
+        assert_eq!(owner("qsubmit", &commands), None);
+        assert_eq!(owner("submit", &commands), None);
+    }
 
     fn edges_of(files: &[(&str, &str)]) -> Vec<Edge> {
         let dir = std::env::temp_dir().join(format!("layering-{}-{}", std::process::id(), files.len()));
