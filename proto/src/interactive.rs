@@ -208,7 +208,7 @@ impl Default for WindowSize {
 /// Terminal bytes as a JSON string of the characters U+0000..U+00FF (one per byte), so the
 /// mostly-ASCII traffic of a terminal stays about its own size on the wire (a JSON array of
 /// numbers would be three to four times larger).
-mod bytes_as_text {
+pub(crate) mod bytes_as_text {
     use serde::{de::Error, Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(bytes: &[u8], serializer: S) -> Result<S::Ok, S::Error> {

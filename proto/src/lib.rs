@@ -26,6 +26,7 @@ pub mod munge;
 pub mod names;
 pub mod seal;
 pub mod status;
+pub mod task;
 #[cfg(feature = "tokio")]
 pub mod transport;
 
