@@ -64,9 +64,20 @@ pub struct MomConfig {
     /// Whether `run` kills every running job before it returns. Off for the daemon (jobs
     /// survive a mom restart); tests turn it on so nothing outlives them.
     pub kill_jobs_on_shutdown: bool,
+    /// The `pbs_tmrsh` jobs' MPI launchers use as their rsh agent (`--tmrsh`).
+    pub tmrsh: PathBuf,
+    /// Whether jobs get the MPI launcher variables (`OMPI_MCA_*`, `HYDRA_*`; `--mpi-env`).
+    pub mpi_env: bool,
+    /// Task-socket and peer connections held at once (`task::serve::MAX_CONNECTIONS`).
+    pub task_connections: usize,
 }
 
 impl MomConfig {
+    /// The task socket launchers in jobs connect to: `<spool>/task.sock`.
+    pub fn task_socket(&self) -> PathBuf {
+        self.spool_dir.join("task.sock")
+    }
+
     /// A configuration with every default filled in: the host's cpus and memory, no GPUs (the
     /// `pbs_mom` flag defaults to `auto`), GPUs polled every 5 s with a 60 s foreign hold and a
     /// 300 s drain timeout, no
@@ -98,6 +109,9 @@ impl MomConfig {
             reconnect_min: Duration::from_millis(50),
             reconnect_max: Duration::from_secs(2),
             kill_jobs_on_shutdown: false,
+            tmrsh: default_tmrsh(),
+            mpi_env: true,
+            task_connections: crate::task::serve::MAX_CONNECTIONS,
         }
     }
 }
@@ -173,6 +187,12 @@ pub struct MomArgs {
     /// Kill running jobs when the mom stops.
     #[arg(long)]
     pub kill_jobs_on_shutdown: bool,
+    /// The rsh agent jobs' mpirun/mpiexec use (default: pbs_tmrsh next to pbs_mom, else on PATH).
+    #[arg(long)]
+    pub tmrsh: Option<PathBuf>,
+    /// Set OMPI_MCA_* and HYDRA_* in jobs so mpirun starts ranks through the moms.
+    #[arg(long, default_value = "on", value_parser = ["on", "off"])]
+    pub mpi_env: String,
     /// More logging (-v debug, -vv trace); RUST_LOG overrides.
     #[arg(short, long, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -208,8 +228,17 @@ impl MomArgs {
             config.kill_delay = Duration::from_secs(secs);
         }
         config.kill_jobs_on_shutdown = self.kill_jobs_on_shutdown;
+        config.tmrsh = self.tmrsh.unwrap_or(config.tmrsh);
+        config.mpi_env = self.mpi_env == "on";
         config
     }
+}
+
+/// `pbs_tmrsh` beside the running binary when it is there, else the bare name (found on the
+/// job's `PATH`).
+fn default_tmrsh() -> PathBuf {
+    let beside = std::env::current_exe().ok().and_then(|exe| exe.parent().map(|dir| dir.join("pbs_tmrsh")));
+    beside.filter(|path| path.is_file()).unwrap_or_else(|| PathBuf::from("pbs_tmrsh"))
 }
 
 /// Parses `--mem` with the PBS size grammar (`8gb`, `2G`, `4096mb`, `1024`, `8w`).

@@ -10,6 +10,7 @@ use crate::exec::{self, ExecContext, JobOutcome, KillRequest};
 use crate::gpu::GpuBoard;
 use crate::jobs::{Action, JobTable};
 use crate::link::lock;
+use crate::task::TaskServer;
 use proto::exit_status::{JOB_EXEC_FAIL2, JOB_EXEC_RETRY};
 use proto::mom::{JobLaunch, JobObit, MomToServer, ServerToMom};
 use std::collections::HashMap;
@@ -30,6 +31,9 @@ pub struct Daemon {
     /// Each task's job and run number (`JobLaunch::run_count`, returned in its reports).
     task_jobs: HashMap<tokio::task::Id, (String, u32)>,
     gpus: Arc<GpuBoard>,
+    /// The task server: the jobs this node serves tasks for (added at start and join, ended
+    /// with the job or the share).
+    task_server: Arc<TaskServer>,
 }
 
 impl Daemon {
@@ -39,6 +43,7 @@ impl Daemon {
         table: Arc<Mutex<JobTable>>,
         outbound: mpsc::UnboundedSender<MomToServer>,
         gpus: Arc<GpuBoard>,
+        task_server: Arc<TaskServer>,
     ) -> Daemon {
         Daemon {
             context,
@@ -48,6 +53,7 @@ impl Daemon {
             tasks: JoinSet::new(),
             task_jobs: HashMap::new(),
             gpus,
+            task_server,
         }
     }
 
@@ -86,7 +92,7 @@ impl Daemon {
             match action {
                 Action::Start(launch) => self.start(launch),
                 Action::Join(launch) => self.join(&launch),
-                Action::Leave { job_id } => self.gpus.release(&job_id),
+                Action::Leave { job_id } => self.leave(job_id),
                 Action::Kill { job_id } => self.request(&job_id, KillRequest::Kill),
                 Action::Rerun { job_id } => self.request(&job_id, KillRequest::Rerun),
                 Action::Signal { job_id, signal, suspend } => {
@@ -103,7 +109,11 @@ impl Daemon {
         self.kill_senders.insert(job_id.clone(), kill_sender);
         let span = tracing::info_span!("job", node = %self.context.node, job_id = %job_id);
         let gpu_claim = span.in_scope(|| self.gpus.claim(&launch, &self.context.node));
+        if let Ok(variables) = &gpu_claim {
+            self.task_server.board.add(&launch, variables.clone(), true);
+        }
         let (context, outbound, id) = (self.context.clone(), self.outbound.clone(), job_id.clone());
+        let (tasks, ending) = (self.task_server.clone(), launch.clone());
         let task = async move {
             let gpu_variables = match gpu_claim {
                 Ok(variables) => variables,
@@ -116,7 +126,11 @@ impl Daemon {
             let on_started = |session_id| {
                 let _ = outbound.send(MomToServer::JobStarted { job_id: id.clone(), session_id, run_count });
             };
-            let outcome = exec::run_job(launch, context, gpu_variables, kills, on_started).await;
+            let mut outcome = exec::run_job(launch, context, gpu_variables, kills, on_started).await;
+            // The job's tasks on every node end with it; their use counts as the job's.
+            let used = tasks.end_job(&ending).await;
+            outcome.used.cput_secs += used.cput_secs;
+            outcome.used.mem_kb += used.mem_kb;
             (id, outcome)
         };
         let handle = self.tasks.spawn(task.instrument(span));
@@ -126,11 +140,33 @@ impl Daemon {
     /// Claims a sister share's GPUs here; when one is not usable the server hears why and
     /// requeues the job.
     fn join(&mut self, launch: &JobLaunch) {
-        if let Err(reason) = self.gpus.claim(launch, &self.context.node) {
+        let claimed = self.gpus.claim(launch, &self.context.node);
+        if let Ok(variables) = &claimed {
+            self.task_server.board.add(launch, variables.clone(), false);
+            let files = exec::files::JobFiles::new(&self.context.spool_dir, &self.context.tmpdir_base, launch);
+            if let Err(error) = exec::files::write_nodefile(&files.nodefile, launch) {
+                tracing::warn!(job_id = %launch.job_id, "cannot write the job's node file here: {error}");
+            }
+        }
+        if let Err(reason) = claimed {
             tracing::warn!(job_id = %launch.job_id, "sister share refused: {reason}");
             let (job_id, run_count) = (launch.job_id.clone(), launch.run_count);
             let _ = self.outbound.send(MomToServer::ShareRefused { job_id, reason, run_count });
         }
+    }
+
+    /// The node's share of a job is over: its GPUs drain, its tasks here are killed, its node
+    /// file goes.
+    fn leave(&mut self, job_id: String) {
+        self.gpus.release(&job_id);
+        let nodefile = self.context.spool_dir.join("aux").join(&job_id);
+        let tasks = self.task_server.clone();
+        tokio::spawn(async move {
+            tasks.board.end(&job_id).await;
+            if exec::files::job_id_is_safe(&job_id) {
+                let _ = std::fs::remove_file(nodefile);
+            }
+        });
     }
 
     /// Hands a kill, rerun or signal request to the job's task.

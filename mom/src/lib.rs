@@ -11,6 +11,8 @@
 //! * `daemon.rs`: the main loop carrying those decisions out.
 //! * `exec/`: running one job (files, identity, environment, session, kill, reap, delivery).
 //! * `gpu/`: the node's GPUs (NVML, fake or none), their use, claims by jobs, MPS daemons.
+//! * `task/`: the task socket and the peer path: processes of a job started on its nodes by
+//!   its launchers (pbsdsh, pbs_tmrsh).
 //!
 //! Must not know: the database, other nodes' state, scheduling policy, queue rules. The
 //! tracing subscriber is installed by the binary, never here.
@@ -22,6 +24,7 @@ pub mod gpu;
 pub mod jobs;
 pub mod link;
 pub mod port;
+pub mod task;
 #[cfg(test)]
 mod test_support;
 
@@ -64,6 +67,11 @@ pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyho
         mom_uid,
         job_defaults: job_defaults(&config),
         munge_socket: (config.server.is_some() || config.listen.is_some()).then(|| config.munge_socket.clone()),
+        launcher: exec::launch_env::LauncherEnv {
+            task_socket: config.task_socket(),
+            tmrsh: config.tmrsh.clone(),
+            mpi_env: config.mpi_env,
+        },
     });
     let table = Arc::new(Mutex::new(jobs::JobTable::new()));
     let (inbound_sender, inbound) = mpsc::unbounded_channel();
@@ -72,6 +80,19 @@ pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyho
     let poller = tokio::spawn(gpus.clone().run_poller(config.gpu_poll));
     let channels = link::LinkChannels { inbound: inbound_sender, outbound: outbound_receiver };
     let munge_socket: Arc<Path> = Arc::from(config.munge_socket.as_path());
+    let board = task::TaskBoard::new();
+    let peer_settings = task::peer::PeerSettings {
+        node: config.node.clone(),
+        munge_socket: context.munge_socket.as_ref().map(|_| munge_socket.clone()),
+        mom_uid,
+    };
+    let tasks = task::TaskServer::new(board.clone(), context.clone(), peer_settings, config.task_connections);
+    let task_listener = bind_task_socket(&config.task_socket())?;
+    let (peer_sender, peer_receiver) = mpsc::unbounded_channel();
+    let task_tasks = [
+        tokio::spawn(tasks.clone().serve_unix(task_listener)),
+        tokio::spawn(tasks.clone().serve_tcp_peers(peer_receiver)),
+    ];
     let mut port = 0;
     let port_task = match config.listen {
         Some(addr) => {
@@ -81,7 +102,8 @@ pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyho
             port = listener.local_addr()?.port();
             let inbound = channels.inbound.clone();
             let node = config.node.clone();
-            Some(tokio::spawn(port::serve(listener, munge_socket.clone(), node, config.server_uid, inbound)))
+            let peers = Some(peer_sender);
+            Some(tokio::spawn(port::serve(listener, munge_socket.clone(), node, config.server_uid, inbound, peers)))
         }
         None => None,
     };
@@ -93,7 +115,7 @@ pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyho
         None => tracing::info!(node = %config.node, socket = %config.socket.display(), "pbs_mom started"),
     }
     let patience = config.kill_delay.max(Duration::from_secs(10)) + Duration::from_secs(20);
-    let daemon = daemon::Daemon::new(context, table.clone(), outbound, gpus);
+    let daemon = daemon::Daemon::new(context, table.clone(), outbound, gpus, tasks);
     let span = tracing::info_span!("mom", node = %config.node);
     let killed = daemon.run(inbound, shutdown, config.kill_jobs_on_shutdown, patience).instrument(span).await;
     // The ends of the jobs just killed are queued on the link: give it a few seconds to
@@ -108,6 +130,10 @@ pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyho
     if let Some(task) = port_task {
         task.abort();
     }
+    for task in task_tasks {
+        task.abort();
+    }
+    let _ = fs::remove_file(config.task_socket());
     tracing::info!(node = %config.node, "pbs_mom stopped");
     Ok(())
 }
@@ -167,12 +193,24 @@ fn link_settings(
             port,
             gpus: gpus.infos().to_vec(),
             gpu_states: Vec::new(),
+            task_socket: Some(config.task_socket().display().to_string()),
         },
         gpu_reports: gpus.reports(),
         heartbeat_interval: config.heartbeat_interval,
         reconnect_min: config.reconnect_min,
         reconnect_max: config.reconnect_max,
     })
+}
+
+/// Binds the task socket (a stale one from a previous mom is replaced), mode 0666: any
+/// process may connect; every request is authorized by its caller's uid and the job's cookie.
+fn bind_task_socket(path: &Path) -> anyhow::Result<tokio::net::UnixListener> {
+    let _ = fs::remove_file(path);
+    let listener =
+        tokio::net::UnixListener::bind(path).with_context(|| format!("cannot bind the task socket {}", path.display()))?;
+    fs::set_permissions(path, fs::Permissions::from_mode(0o666))
+        .with_context(|| format!("cannot set the mode of {}", path.display()))?;
+    Ok(listener)
 }
 
 /// Creates the spool directory, its `aux/` (0755: jobs read their node files there) and the

@@ -9,19 +9,29 @@
 //! address, and the connection is closed.
 //!
 //! Today the server still pushes its instructions over the mom's own link; this port is where
-//! they (and sister traffic) can arrive from elsewhere without opening a door.
+//! they can arrive from elsewhere without opening a door.
+//!
+//! Other moms reach this mom's task server here too (the peer path, proto::task): such a
+//! connection starts with `PEER_MAGIC`, four bytes no frame can start with (as a length they
+//! exceed `MAX_FRAME`), and is handed over as a [`PeerConnection`]; the task server then
+//! requires frames sealed by the mom's own uid for `Direction::MomToMom(node)`, a label no
+//! server frame carries, so neither kind of frame is accepted as the other. The magic only
+//! selects which credential is required next.
 //!
 //! At most `MAX_CONNECTIONS` are held at once, each closed after `IDLE_TIMEOUT` of silence.
 //!
 //! Must not: act on anything itself; it only forwards.
 
-use proto::frame::Limits;
+use proto::frame::{nonblocking, Limits};
 use proto::mom::ServerToMom;
 use proto::seal::{Direction, Nonce};
-use proto::transport::{self, FrameReader, FrameWriter, Sealing};
+use proto::task::PEER_MAGIC;
+use proto::transport::{self, BoxRead, BoxWrite, FrameReader, Sealing};
+use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::io::AsyncReadExt;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
@@ -33,13 +43,24 @@ const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// what unauthenticated peers can make the mom hold (16 x 16 MiB).
 const MAX_CONNECTIONS: usize = 16;
 
-/// Accepts connections until the task is aborted.
+/// A connection that opened with `proto::task::PEER_MAGIC`: another mom's, for the task
+/// server (task/serve.rs), which authenticates it. The port's nonce was already sent.
+pub struct PeerConnection {
+    pub read: BoxRead,
+    pub write: BoxWrite,
+    pub nonce: Nonce,
+    pub peer: SocketAddr,
+}
+
+/// Accepts connections until the task is aborted. Server instructions go to `inbound`;
+/// peer connections to `peers` (closed when `None`).
 pub async fn serve(
     listener: TcpListener,
     munge_socket: Arc<Path>,
     node: String,
     server_uid: u32,
     inbound: mpsc::UnboundedSender<ServerToMom>,
+    peers: Option<mpsc::UnboundedSender<PeerConnection>>,
 ) {
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
@@ -55,24 +76,42 @@ pub async fn serve(
             tracing::debug!(%peer, "mom port: too many connections; closed");
             continue;
         };
-        let (read, write) = transport::split_tcp(stream);
+        let (read, mut write) = transport::split_tcp(stream);
         let sealing = Sealing { socket: munge_socket.clone(), direction: Direction::ServerToMom(node.clone()) };
-        // The first frame is an instruction (a RunJob carries the script), not a small hello.
-        let mut reader = FrameReader::sealed(read, sealing).only_from(vec![server_uid]).with_limits(Limits::NORMAL);
-        let inbound = inbound.clone();
+        let (inbound, peers) = (inbound.clone(), peers.clone());
         tokio::spawn(async move {
-            let _slot = slot;
             let nonce = match Nonce::fresh() {
                 Ok(nonce) => nonce,
                 Err(error) => return tracing::error!("mom port: {error}"),
             };
-            reader.bind(nonce);
-            // Nothing else is ever said; the write half lives as long as the connection, so the
-            // peer sees it close only once its message is dealt with.
-            let mut write = FrameWriter::new(write, None);
-            if write.write(&nonce).await.is_err() {
+            if nonblocking::write(&mut write, &nonce).await.is_err() {
                 return;
             }
+            let mut read = read;
+            let mut prefix = [0u8; 4];
+            match tokio::time::timeout(IDLE_TIMEOUT, read.read_exact(&mut prefix)).await {
+                Ok(Ok(_)) => {}
+                _ => return,
+            }
+            if &prefix == PEER_MAGIC {
+                // The task server holds its own bound on connections.
+                drop(slot);
+                match peers {
+                    Some(peers) => {
+                        let _ = peers.send(PeerConnection { read, write, nonce, peer });
+                    }
+                    None => tracing::warn!(%peer, "mom port: a peer connection, but this mom serves no tasks; closed"),
+                }
+                return;
+            }
+            let read: BoxRead = Box::new(std::io::Cursor::new(prefix.to_vec()).chain(read));
+            // The first frame is an instruction (a RunJob carries the script), not a small hello.
+            let mut reader = FrameReader::sealed(read, sealing).only_from(vec![server_uid]).with_limits(Limits::NORMAL);
+            reader.bind(nonce);
+            let _slot = slot;
+            // Nothing else is ever said; the write half lives as long as the connection, so the
+            // peer sees it close only once its message is dealt with.
+            let _write = write;
             loop {
                 match tokio::time::timeout(IDLE_TIMEOUT, reader.read::<ServerToMom>()).await {
                     Ok(Ok(message)) => {

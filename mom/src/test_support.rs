@@ -46,5 +46,6 @@ pub fn gpu_host(node: &str, gpus: &[u32], uuids: &[&str], mps: Option<u8>) -> Ho
         mem_bytes: None,
         gpu_uuids: uuids.iter().map(|uuid| uuid.to_string()).collect(),
         mps,
+        mom_addr: None,
     }
 }

@@ -64,6 +64,10 @@ pub struct Registration {
     /// Their use now, one report per GPU.
     #[serde(default)]
     pub gpu_states: Vec<crate::gpu::GpuReport>,
+    /// The mom's task socket (`<spool>/task.sock`): where other moms on this machine reach it
+    /// (Unix transport: `HostAlloc::mom_addr` is `unix:<this>`). `None` from an older mom.
+    #[serde(default)]
+    pub task_socket: Option<String>,
 }
 
 /// The end of a job as the mother superior saw it (pbs-reference section 7.2).
@@ -166,6 +170,11 @@ pub struct HostAlloc {
     /// for exclusive GPUs.
     #[serde(default)]
     pub mps: Option<u8>,
+    /// Where the other moms of the job reach this node's mom for tasks (proto::task's peer
+    /// path): `<ip>:<port>` (TCP, sealed with MUNGE) or `unix:<task socket>` (one machine).
+    /// `None` from an older server or for a mom that gave neither.
+    #[serde(default)]
+    pub mom_addr: Option<String>,
 }
 
 /// Everything a mom needs to run (or join) a job.

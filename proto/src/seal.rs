@@ -35,6 +35,9 @@ pub enum Direction {
     ServerToClient,
     /// To the mom of this node (empty during the handshake, before the mom has named itself).
     ServerToMom(String),
+    /// From one mom to the mom of this node (the task path between the moms of a job): its
+    /// own label, so a server frame is never accepted as a peer's and vice versa.
+    MomToMom(String),
 }
 
 impl Direction {
@@ -43,6 +46,7 @@ impl Direction {
             Direction::ToServer => b"minipbs ->server",
             Direction::ServerToClient => b"minipbs server->client",
             Direction::ServerToMom(_) => b"minipbs server->mom",
+            Direction::MomToMom(_) => b"minipbs mom->mom",
         }
     }
 }
@@ -146,7 +150,7 @@ impl SealError {
 fn digest(direction: &Direction, binding: &Binding, body: &[u8]) -> Vec<u8> {
     let mut hash = Sha256::new();
     let node = match direction {
-        Direction::ServerToMom(node) => Some(node.as_bytes()),
+        Direction::ServerToMom(node) | Direction::MomToMom(node) => Some(node.as_bytes()),
         _ => None,
     };
     if *binding == Binding::Legacy {

@@ -94,6 +94,40 @@ pub enum TaskOutput {
     },
 }
 
+/// From one mom to another mom of the same job (the peer path: over TCP sealed with MUNGE as
+/// the moms' uid, `Direction::MomToMom`; on one machine over the target's task socket, its
+/// kernel-reported uid the mom's own). The target checks again that the job runs there and
+/// the cookie.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PeerRequest {
+    /// Start this task here (`request.node` is the target). Then frames flow as for a launcher.
+    Task { from: String, request: TaskRequest },
+    /// The job is over on its mother superior (`from`): kill its tasks here and answer
+    /// [`TasksEnded`] with their usage.
+    EndTasks { from: String, job_id: String, cookie: String },
+}
+
+/// The answer to [`PeerRequest::EndTasks`]: what the job's tasks used on that node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TasksEnded {
+    pub used: crate::mom::ResourcesUsed,
+}
+
+/// The first frame on a mom's task socket: a peer mom's request (tried first: a
+/// [`TaskRequest`] never has its shape) or a launcher's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum TaskOpening {
+    Peer(PeerRequest),
+    Launcher(TaskRequest),
+}
+
+/// What a mom that reaches a peer over TCP writes first on its mom port, before any frame: it
+/// can never begin a frame (as a length it is far above `frame::MAX_FRAME`), so the port tells
+/// peer connections from the server's. It only selects which credential the port then
+/// requires; it proves nothing.
+pub const PEER_MAGIC: &[u8; 4] = b"PEER";
+
 /// Why a request is refused before anything is looked up.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RequestBoundError {
@@ -184,6 +218,19 @@ mod tests {
         }
         let bytes = crate::frame::encode(&TaskInput::Stdin(all.clone())).unwrap();
         assert_eq!(crate::frame::read::<TaskInput>(&mut bytes.as_slice()).unwrap(), TaskInput::Stdin(all));
+    }
+
+    #[test]
+    fn openings_tell_peers_from_launchers() {
+        let asked = request(TaskCommand::Argv(vec!["hostname".into()]));
+        let bytes = crate::frame::encode(&asked).unwrap();
+        let opening = crate::frame::read::<TaskOpening>(&mut bytes.as_slice()).unwrap();
+        assert_eq!(opening, TaskOpening::Launcher(asked.clone()));
+        let peer = PeerRequest::Task { from: "n0".into(), request: asked };
+        let bytes = crate::frame::encode(&peer).unwrap();
+        let opening = crate::frame::read::<TaskOpening>(&mut bytes.as_slice()).unwrap();
+        assert_eq!(opening, TaskOpening::Peer(peer));
+        assert!(u32::from_be_bytes(*PEER_MAGIC) as usize > crate::frame::MAX_FRAME);
     }
 
     #[test]

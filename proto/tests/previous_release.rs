@@ -214,6 +214,7 @@ fn registration() -> Registration {
         port: 15002,
         gpus: Vec::new(),
         gpu_states: Vec::new(),
+        task_socket: None,
     }
 }
 
@@ -245,6 +246,7 @@ fn launch() -> JobLaunch {
         mem_bytes: Some(1 << 30),
         gpu_uuids: Vec::new(),
         mps: None,
+        mom_addr: None,
     };
     JobLaunch {
         job_id: "12[3].head".into(),

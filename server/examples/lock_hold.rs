@@ -55,6 +55,7 @@ fn full_cluster(select: impl Fn(usize) -> String) -> ServerState {
             port: 0,
             gpus: Vec::new(),
             gpu_states: Vec::new(),
+            task_socket: None,
         };
         register_mom::register_mom(&mut state, &mut Outbox::default(), registration, 0);
     }

@@ -32,6 +32,7 @@ pub async fn serve(shared: Arc<Shared>, mut reader: FrameReader, mut writer: Fra
     let node = registration.node.clone();
     writer.set_direction(proto::seal::Direction::ServerToMom(node.clone()));
     let port = registration.port;
+    let task_socket = registration.task_socket.clone();
     let (sender, mut receiver) = mpsc::unbounded_channel::<ServerToMom>();
     let link_id = NEXT_LINK_ID.fetch_add(1, Ordering::Relaxed);
     let registered = shared.apply(|state, out| {
@@ -48,6 +49,7 @@ pub async fn serve(shared: Arc<Shared>, mut reader: FrameReader, mut writer: Fra
                 Peer::Local => None,
             };
             entry.mom_port = port;
+            entry.task_socket = task_socket;
         }
         let _ = sender.send(reply);
         moms.insert(node.clone(), MomLink { link_id, peer, sender: sender.clone() });

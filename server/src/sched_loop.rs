@@ -177,6 +177,7 @@ fn start_job(state: &mut ServerState, out: &mut Outbox, key: JobKey, shares: Vec
         let gpus = state.node(&host.node).map(|node| node.gpus.as_slice()).unwrap_or_default();
         host.gpu_uuids =
             host.gpus.iter().filter_map(|&index| gpus.get(index as usize)).map(|gpu| gpu.info.uuid.clone()).collect();
+        host.mom_addr = state.node(&host.node).and_then(peer_address);
     }
     // The mom checks again: it runs a job as uid 0 only with this.
     launch.root_allowed = root_allowed;
@@ -193,6 +194,17 @@ fn start_job(state: &mut ServerState, out: &mut Outbox, key: JobKey, shares: Vec
     out.send(&mother, ServerToMom::RunJob(Box::new(launch)));
     crate::state::depend::job_changed(state, out, key, now);
     true
+}
+
+/// Where a job's other moms reach this node's mom for tasks (proto::task): its TCP address
+/// and port when it registered over TCP with a port, else `unix:<task socket>` (a mom on the
+/// server's machine), else `None`.
+fn peer_address(node: &crate::state::Node) -> Option<String> {
+    match (&node.mom_addr, node.mom_port, &node.task_socket) {
+        (Some(ip), port, _) if port != 0 => Some(std::net::SocketAddr::new(ip.parse().ok()?, port).to_string()),
+        (None, _, Some(socket)) => Some(format!("unix:{socket}")),
+        _ => None,
+    }
 }
 
 /// The shell of `Shell_Path_List` for the job's mother superior (`None`: the login shell).
@@ -223,6 +235,7 @@ pub fn job_launch(job: &Job, kill_delay: u64) -> JobLaunch {
                 mem_bytes: (share.mem_bytes > 0).then_some(share.mem_bytes),
                 gpu_uuids: Vec::new(),
                 mps: share.mps,
+                mom_addr: None,
             })
             .collect(),
         walltime: job.request.walltime,

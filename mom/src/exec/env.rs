@@ -12,6 +12,7 @@
 //! environment, touch files, or log values (they may hold secrets).
 
 use super::files::{distinct_hosts, local_gpus};
+use super::launch_env::{launcher_variables, LauncherEnv};
 use super::user::JobUser;
 use proto::mom::JobLaunch;
 use std::collections::BTreeMap;
@@ -47,6 +48,10 @@ pub struct EnvInput<'a> {
     pub gpu_variables: &'a [(String, String)],
     /// Variables the job gets only when its own list lacks them (the node's `module`).
     pub defaults: &'a [(String, String)],
+    /// The node's launcher settings (task socket, `pbs_tmrsh`, MPI variables): launch_env.rs.
+    pub launcher: &'a LauncherEnv,
+    /// `MASTER_PORT`: the mother superior's pick for the job; `None` on a sister.
+    pub master_port: Option<u16>,
 }
 
 /// The complete environment of the job's top shell, sorted by name.
@@ -113,6 +118,9 @@ pub fn job_environment(input: &EnvInput<'_>) -> Vec<(String, String)> {
     set("CUDA_DEVICE_ORDER", "PCI_BUS_ID".into());
     for (name, value) in input.gpu_variables {
         set(name, value.clone());
+    }
+    for (name, value) in launcher_variables(launch, input.launcher, input.nodefile, input.master_port) {
+        set(&name, value);
     }
     if let Some(init_dir) = &launch.init_dir {
         set("PBS_O_INITDIR", init_dir.clone());
@@ -194,6 +202,7 @@ mod tests {
             mem_bytes: None,
             gpu_uuids: Vec::new(),
             mps: None,
+            mom_addr: None,
         }
     }
 
@@ -271,6 +280,8 @@ mod tests {
                 ("MODULEPATH".to_string(), "/node/modules".to_string()),
                 ("MY_VAR".to_string(), "node".to_string()),
             ],
+            launcher: &LauncherEnv::default(),
+            master_port: None,
         };
         job_environment(&input).into_iter().collect()
     }

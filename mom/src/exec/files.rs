@@ -235,6 +235,15 @@ impl JobFiles {
 /// Creates `path` afresh and writes it, with `mode` regardless of the umask. Whatever had the
 /// name is unlinked first and the file is created exclusively without following links, so a
 /// planted symbolic link cannot make the mom write elsewhere.
+/// A sister's `PBS_NODEFILE` at `path` (the lines the mother superior's has), so the tasks
+/// started there find it.
+pub fn write_nodefile(path: &Path, launch: &JobLaunch) -> io::Result<()> {
+    if !job_id_is_safe(&launch.job_id) {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "the job id cannot name a spool file"));
+    }
+    write_file(path, nodefile_contents(&launch.hosts).as_bytes(), 0o644).map(drop)
+}
+
 fn write_file(path: &Path, contents: &[u8], mode: u32) -> io::Result<File> {
     remove_any(path);
     let mut file =
@@ -331,6 +340,7 @@ mod tests {
             mem_bytes: None,
             gpu_uuids: Vec::new(),
             mps: None,
+            mom_addr: None,
         }
     }
 

@@ -6,7 +6,7 @@
 //! `spawn.rs` forks the shell; `kill.rs` signals the session; `clock.rs` is the walltime clock
 //! (suspensions excluded); `reap.rs` waits for the shell; `deliver.rs` copies output as the user;
 //! `interactive.rs` connects an interactive job's pty to its waiting qsub; `modules_env.rs` gives
-//! job shells the node's `module` command.
+//! job shells the node's `module` command; `launch_env.rs` the variables of MPI and task launchers.
 //!
 //! Must not: speak the protocol or touch the job table. A job's result goes back to the daemon
 //! as a [`JobOutcome`]; the daemon turns it into an obit.
@@ -17,6 +17,7 @@ pub mod env;
 pub mod files;
 pub mod interactive;
 pub mod kill;
+pub mod launch_env;
 pub mod modules_env;
 pub mod reap;
 pub mod recover;
@@ -54,6 +55,8 @@ pub struct ExecContext {
     /// munged's socket on the TCP transport (a `qsub -I` must then prove with MUNGE that it
     /// runs as the job's owner); `None` on the Unix-socket transport.
     pub munge_socket: Option<PathBuf>,
+    /// What jobs here are told about launching tasks (task socket, `pbs_tmrsh`, MPI variables).
+    pub launcher: launch_env::LauncherEnv,
 }
 
 /// Why a job could not start. Each reason maps to a negative exit status (pbs-reference 7.2).

@@ -229,6 +229,8 @@ fn spawn(
         term: accepted.as_ref().and_then(|(accepted, _)| accepted.term.as_deref()),
         gpu_variables,
         defaults: &context.job_defaults,
+        launcher: &context.launcher,
+        master_port: super::launch_env::free_port(),
     });
     // A relative `-d` directory is taken from the home directory; without it a job of
     // `sandbox=PRIVATE` starts in its own directory (`PBS_JOBDIR`), others in the home.

@@ -263,6 +263,7 @@ pub fn host(node: &str, mpiprocs: u32, gpus: &[u32]) -> HostAlloc {
         mem_bytes: None,
         gpu_uuids: Vec::new(),
         mps: None,
+        mom_addr: None,
     }
 }
 

@@ -234,6 +234,7 @@ fn a_rerun_missed_while_the_mom_was_away_is_sent_again() {
         port: 0,
         gpus: Vec::new(),
         gpu_states: Vec::new(),
+        task_socket: None,
     };
     let mut out = Outbox::default();
     register_mom::register_mom(&mut state, &mut out, registration, 42);

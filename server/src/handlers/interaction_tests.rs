@@ -115,6 +115,7 @@ fn mom_restarts(state: &mut ServerState, node: &str, now: i64) -> Outbox {
         port: 0,
         gpus: Vec::new(),
         gpu_states: Vec::new(),
+        task_socket: None,
     };
     apply(state, now, |state, out| register_mom::register_mom(state, out, registration, now)).1
 }

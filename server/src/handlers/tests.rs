@@ -37,6 +37,7 @@ pub(crate) fn registration(node: &str, start_id: &str, jobs: Vec<String>) -> Reg
         port: 0,
         gpus: Vec::new(),
         gpu_states: Vec::new(),
+        task_socket: None,
     }
 }
 

@@ -32,6 +32,9 @@ pub struct Node {
     pub mom_addr: Option<String>,
     /// The mom's port (`--listen`) as it registered; 0 = none.
     pub mom_port: u16,
+    /// The mom's task socket as it registered (Unix transport: other moms on this machine
+    /// reach it there for tasks).
+    pub task_socket: Option<String>,
     pub slot_owner: Vec<Option<JobKey>>,
     pub gpu_owner: Vec<Option<JobKey>>,
     /// Identity, reported use and MPS shares of each GPU, by index.
@@ -68,6 +71,7 @@ impl Node {
             start_id: String::new(),
             mom_addr: None,
             mom_port: 0,
+            task_socket: None,
             slot_owner: vec![None; np as usize],
             gpu_owner: vec![None; ngpus as usize],
             gpus: (0..ngpus).map(|index| NodeGpu::unnamed(index, None)).collect(),

@@ -306,6 +306,7 @@ fn forged_run_job(cluster: &NetCluster, tag: &str, marker: &Path) -> Vec<u8> {
             mem_bytes: None,
             gpu_uuids: Vec::new(),
             mps: None,
+            mom_addr: None,
         }],
         walltime: None,
         kill_delay: 2,

@@ -1,0 +1,85 @@
+//! What a job's environment says about starting processes on its nodes (issue 15, gpu-mpi.md
+//! 5.5): the local mom's task socket (`MINIPBS_TASK_SOCKET`, for `pbsdsh` and `pbs_tmrsh`), the
+//! variables that make an unmodified `mpirun` (OpenMPI 4 and 5) or `mpiexec` (MPICH Hydra)
+//! start its remote daemons through `pbs_tmrsh` and read `PBS_NODEFILE`, and PyTorch's
+//! `MASTER_ADDR` / `MASTER_PORT`.
+//!
+//! Owns: those names and values, a pure function of the launch and the node's settings. Must
+//! not: pick the port (the mother superior does, `free_port`, at start) or read the mom's own
+//! environment.
+
+use proto::mom::JobLaunch;
+use std::path::{Path, PathBuf};
+
+/// The node's settings for launchers, from `pbs_mom` flags.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LauncherEnv {
+    /// This mom's task socket.
+    pub task_socket: PathBuf,
+    /// The rsh agent MPI launchers call (`--tmrsh`).
+    pub tmrsh: PathBuf,
+    /// `--mpi-env on`: set `OMPI_MCA_*` and `HYDRA_*`.
+    pub mpi_env: bool,
+}
+
+impl Default for LauncherEnv {
+    fn default() -> LauncherEnv {
+        LauncherEnv { task_socket: PathBuf::from("task.sock"), tmrsh: PathBuf::from("pbs_tmrsh"), mpi_env: true }
+    }
+}
+
+/// The launcher variables of a job on this node. `master_port` is the mother superior's pick
+/// (`None` on a sister: its tasks get the launcher's through the request).
+pub fn launcher_variables(
+    launch: &JobLaunch,
+    settings: &LauncherEnv,
+    nodefile: &Path,
+    master_port: Option<u16>,
+) -> Vec<(String, String)> {
+    let nodefile = nodefile.display().to_string();
+    let tmrsh = settings.tmrsh.display().to_string();
+    let mut env = vec![("MINIPBS_TASK_SOCKET".to_string(), settings.task_socket.display().to_string())];
+    if settings.mpi_env {
+        env.extend([
+            ("OMPI_MCA_plm_rsh_agent".to_string(), tmrsh.clone()),
+            ("OMPI_MCA_orte_default_hostfile".to_string(), nodefile.clone()),
+            ("HYDRA_LAUNCHER".to_string(), "rsh".to_string()),
+            ("HYDRA_LAUNCHER_EXEC".to_string(), tmrsh),
+            ("HYDRA_HOST_FILE".to_string(), nodefile),
+        ]);
+    }
+    if let Some(mother) = launch.hosts.first() {
+        env.push(("MASTER_ADDR".to_string(), mother.node.clone()));
+    }
+    if let Some(port) = master_port {
+        env.push(("MASTER_PORT".to_string(), port.to_string()));
+    }
+    env
+}
+
+/// A TCP port free on this host now (the kernel's pick for port 0): the job's `MASTER_PORT`.
+/// `None` when no socket can be bound (the job then has no `MASTER_PORT`).
+pub fn free_port() -> Option<u16> {
+    let listener = std::net::TcpListener::bind(("0.0.0.0", 0)).ok()?;
+    listener.local_addr().ok().map(|addr| addr.port())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mpi_variables_can_be_switched_off() {
+        let launch = crate::test_support::launch("1.s", vec![]);
+        let settings = LauncherEnv { mpi_env: false, ..LauncherEnv::default() };
+        let env = launcher_variables(&launch, &settings, Path::new("/aux/1.s"), None);
+        assert!(env.iter().all(|(name, _)| !name.starts_with("OMPI_") && !name.starts_with("HYDRA_")), "{env:?}");
+        assert!(env.iter().any(|(name, _)| name == "MINIPBS_TASK_SOCKET"));
+        assert!(env.iter().all(|(name, _)| name != "MASTER_PORT"), "no port on a sister");
+    }
+
+    #[test]
+    fn a_free_port_is_a_real_port() {
+        assert!(free_port().is_some_and(|port| port > 0));
+    }
+}

@@ -1,0 +1,124 @@
+//! Starting one task process: as the job's owner (supplementary groups, gid, uid; exec/spawn.rs
+//! `Identity`), in a new session, in the requested directory entered as the user (else the
+//! home directory, else `/`), with an environment built from nothing, running its argv (found
+//! on the task's `PATH`) or `$SHELL -c <line>`; stdin, stdout and stderr are pipes or files the
+//! caller chose. Then [`wait`] reaps it with its usage.
+//!
+//! The cgroup join: [`TaskSpawn::join_fds`] are descriptors of the job's cgroup on this node
+//! (empty until the cgroup engineer's `Cgroups::job(id).attach_fds()` fills them); the child
+//! joins them first thing in `pre_exec` through [`join_cgroup`], the one place to change.
+//!
+//! Owns: the code that runs in the forked child. Must not: decide the environment or the
+//! directory (the caller does), or look anything up in the child.
+
+use crate::exec::spawn::{close_inherited_descriptors, Identity};
+use proto::mom::ResourcesUsed;
+use std::ffi::CString;
+use std::io;
+use std::os::fd::RawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+/// What to start.
+#[derive(Debug)]
+pub struct TaskSpawn {
+    /// `argv[0]` is the program.
+    pub argv: Vec<String>,
+    /// The complete environment.
+    pub env: Vec<(String, String)>,
+    /// Tried in order after the identity change; the first that can be entered is used.
+    pub dirs: Vec<PathBuf>,
+    /// `None`: stay as the mom (a mom not running as root runs only its own user's jobs).
+    pub identity: Option<Identity>,
+    /// Descriptors of the job's cgroup, joined before the identity change (empty: none).
+    pub join_fds: Vec<RawFd>,
+    pub stdin: Stdio,
+    pub stdout: Stdio,
+    pub stderr: Stdio,
+}
+
+/// A started task.
+#[derive(Debug)]
+pub struct Spawned {
+    /// Its pid, which is also its session and process group id.
+    pub pid: i32,
+    pub stdin: Option<std::process::ChildStdin>,
+    pub stdout: Option<std::process::ChildStdout>,
+    pub stderr: Option<std::process::ChildStderr>,
+}
+
+/// Starts the task (not waited for here).
+pub fn spawn(task: TaskSpawn) -> io::Result<Spawned> {
+    let dirs: Vec<CString> = task
+        .dirs
+        .iter()
+        .map(|dir| CString::new(dir.as_os_str().as_bytes()))
+        .chain([CString::new("/")])
+        .collect::<Result<_, _>>()
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a directory contains a NUL byte"))?;
+    let (program, args) = task.argv.split_first().ok_or_else(|| io::Error::other("empty argv"))?;
+    let mut command = Command::new(program);
+    command.args(args).env_clear().envs(task.env.iter().map(|(k, v)| (k, v)));
+    command.stdin(task.stdin).stdout(task.stdout).stderr(task.stderr);
+    let (identity, join_fds) = (task.identity, task.join_fds);
+    // SAFETY: the closure runs in the forked child before exec and only makes system calls
+    // on data prepared before the fork.
+    unsafe {
+        command.pre_exec(move || {
+            close_inherited_descriptors();
+            join_cgroup(&join_fds)?;
+            if libc::setsid() < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if let Some(identity) = &identity {
+                identity.assume()?;
+            }
+            if dirs.iter().any(|dir| libc::chdir(dir.as_ptr()) == 0) {
+                Ok(())
+            } else {
+                Err(io::Error::last_os_error())
+            }
+        });
+    }
+    let mut child = command.spawn()?;
+    let spawned = Spawned {
+        pid: child.id() as i32,
+        stdin: child.stdin.take(),
+        stdout: child.stdout.take(),
+        stderr: child.stderr.take(),
+    };
+    // Dropping `child` neither waits nor kills: [`wait`] reaps it.
+    Ok(spawned)
+}
+
+/// Joins the job's cgroup in the forked child: the cgroup engineer's
+/// `cgroup::join_in_child(fds)` goes here. Nothing to do while `fds` is empty.
+fn join_cgroup(fds: &[RawFd]) -> io::Result<()> {
+    let _ = fds;
+    Ok(())
+}
+
+/// Waits for task `pid` (blocking: call it on the blocking pool) and returns its status as a
+/// shell reports it (the exit code, or 128 + the signal that killed it) and its usage.
+pub fn wait(pid: i32) -> io::Result<(i32, ResourcesUsed)> {
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 fills it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: plain system call with pointers to our locals.
+        let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if reaped == pid {
+            break;
+        }
+        let error = io::Error::last_os_error();
+        if error.kind() != io::ErrorKind::Interrupted {
+            return Err(error);
+        }
+    }
+    let code = if libc::WIFSIGNALED(status) { 128 + libc::WTERMSIG(status) } else { libc::WEXITSTATUS(status) };
+    let cput = usage.ru_utime.tv_sec + usage.ru_stime.tv_sec;
+    let used = ResourcesUsed { cput_secs: cput.max(0) as u64, mem_kb: usage.ru_maxrss.max(0) as u64, ..Default::default() };
+    Ok((code, used))
+}
