@@ -6,4 +6,7 @@ mod kill;
 mod link;
 mod run;
 mod support;
+mod task;
+mod task_client;
+mod task_tcp;
 mod user;

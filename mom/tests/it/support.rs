@@ -116,8 +116,14 @@ impl Harness {
 
     /// Starts the mom in-process.
     pub fn start_mom(&mut self) {
+        self.start_mom_with(|_| {});
+    }
+
+    /// Starts the mom in-process with its configuration changed by `edit`.
+    pub fn start_mom_with(&mut self, edit: impl FnOnce(&mut MomConfig)) {
         let (stop, stopped) = oneshot::channel::<()>();
-        let config = self.config();
+        let mut config = self.config();
+        edit(&mut config);
         let handle = tokio::spawn(mom::run(config, async move {
             let _ = stopped.await;
         }));

@@ -1,0 +1,1 @@
+//! Tasks between two moms over TCP with MUNGE.
