@@ -118,7 +118,9 @@ pub fn wait(pid: i32) -> io::Result<(i32, ResourcesUsed)> {
         }
     }
     let code = if libc::WIFSIGNALED(status) { 128 + libc::WTERMSIG(status) } else { libc::WEXITSTATUS(status) };
-    let cput = usage.ru_utime.tv_sec + usage.ru_stime.tv_sec;
-    let used = ResourcesUsed { cput_secs: cput.max(0) as u64, mem_kb: usage.ru_maxrss.max(0) as u64, ..Default::default() };
+    let micros = |time: libc::timeval| time.tv_sec.max(0) as u64 * 1_000_000 + time.tv_usec.max(0) as u64;
+    // To the nearest second, as resources_used.cput is shown.
+    let cput_secs = (micros(usage.ru_utime) + micros(usage.ru_stime) + 500_000) / 1_000_000;
+    let used = ResourcesUsed { cput_secs, mem_kb: usage.ru_maxrss.max(0) as u64, ..Default::default() };
     Ok((code, used))
 }
