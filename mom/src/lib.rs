@@ -206,8 +206,8 @@ fn link_settings(
 /// process may connect; every request is authorized by its caller's uid and the job's cookie.
 fn bind_task_socket(path: &Path) -> anyhow::Result<tokio::net::UnixListener> {
     let _ = fs::remove_file(path);
-    let listener =
-        tokio::net::UnixListener::bind(path).with_context(|| format!("cannot bind the task socket {}", path.display()))?;
+    let listener = tokio::net::UnixListener::bind(path)
+        .with_context(|| format!("cannot bind the task socket {}", path.display()))?;
     fs::set_permissions(path, fs::Permissions::from_mode(0o666))
         .with_context(|| format!("cannot set the mode of {}", path.display()))?;
     Ok(listener)

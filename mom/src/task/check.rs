@@ -169,7 +169,10 @@ mod tests {
     #[test]
     fn a_peer_skips_the_uid_but_not_the_cookie_and_never_relays() {
         let hosts = hosts();
-        assert_eq!(check(&request("n1", "secret"), Caller::Peer, Some(facts(&hosts)), "n1"), Ok(Route::Here { node_num: 1 }));
+        assert_eq!(
+            check(&request("n1", "secret"), Caller::Peer, Some(facts(&hosts)), "n1"),
+            Ok(Route::Here { node_num: 1 })
+        );
         assert_eq!(
             check(&request("n1", "wrong"), Caller::Peer, Some(facts(&hosts)), "n1"),
             Err(Refusal::BadCookie("1.s".into()))

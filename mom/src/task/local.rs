@@ -43,12 +43,9 @@ pub async fn run(
 ) -> Result<(), Refusal> {
     let (job_id, admitted) = (request.job_id.clone(), board.admit(&request.job_id));
     let started = match admitted {
-        Ok(admitted) => start(context, &admitted, &request, node_num).map(|spawned| (admitted.task, spawned)).map_err(
-            |refusal| {
-                board.ended(&job_id, admitted.task, Default::default());
-                refusal
-            },
-        ),
+        Ok(admitted) => start(context, &admitted, &request, node_num)
+            .map(|spawned| (admitted.task, spawned))
+            .inspect_err(|_| board.ended(&job_id, admitted.task, Default::default())),
         Err(AdmitError::Gone) => Err(Refusal::NotHere(job_id.clone())),
         Err(AdmitError::Full(limit)) => Err(Refusal::TooManyTasks { job_id: job_id.clone(), limit }),
     };

@@ -121,7 +121,8 @@ impl TaskServer {
             _ => return tracing::warn!("mom port: a peer connection from {peer} without a nonce; closed"),
         };
         let incoming = Sealing { socket: socket.clone(), direction: Direction::MomToMom(self.peers.node.clone()) };
-        let mut reader = FrameReader::sealed(read, incoming).only_from(vec![self.peers.mom_uid]).with_limits(TASK_LIMITS);
+        let mut reader =
+            FrameReader::sealed(read, incoming).only_from(vec![self.peers.mom_uid]).with_limits(TASK_LIMITS);
         reader.bind(nonce);
         let outgoing = Sealing { socket, direction: Direction::MomToMom(String::new()) };
         let mut writer = FrameWriter::new(write, Some(outgoing));
@@ -140,7 +141,10 @@ impl TaskServer {
         match request {
             PeerRequest::Task { request, .. } => self.on_request(Caller::Peer, request, reader, writer).await,
             PeerRequest::EndTasks { job_id, cookie, from } => {
-                let known = self.board.launch(&job_id).is_some_and(|launch| super::check::cookie_matches(&launch.cookie, &cookie));
+                let known = self
+                    .board
+                    .launch(&job_id)
+                    .is_some_and(|launch| super::check::cookie_matches(&launch.cookie, &cookie));
                 if !known {
                     return refuse(&mut writer, format!("job {job_id} does not run on this node")).await;
                 }

@@ -111,7 +111,8 @@ async fn the_jobs_end_kills_its_tasks_everywhere_and_counts_their_cpu() {
     let mut moms = two_moms(None).await;
     // 1.5 s of the task shell's own user CPU on the sister (field 14 of its stat, in ticks),
     // however busy the machine, counted once the task ended.
-    let burn = "while [ $(cut -d' ' -f14 /proc/$$/stat) -lt 150 ]; do i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; done";
+    let burn =
+        "while [ $(cut -d' ' -f14 /proc/$$/stat) -lt 150 ]; do i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; done";
     let burned = run(&moms.sockets[0], &request("node1", shell(burn)), b"").await;
     assert_eq!(burned.status, Some(0));
     let mut stream = open(&moms.sockets[0], &request("node1", shell("echo $$; exec sleep 1000")), b"").await;

@@ -111,7 +111,8 @@ fn forged_peer(port: u16, socket: &Path, direction: &Direction, uid: u32) -> Res
     seal::write(&mut stream, socket, direction, &Binding::Bound { nonce: theirs, sequence: 0 }, &asked).unwrap();
     let envelope = frame::read_body(&mut stream, Limits::NORMAL)?;
     let back = Direction::MomToMom("node0".into());
-    let opened = seal::open(socket, &back, &[Binding::Bound { nonce: ours, sequence: 0 }], envelope).expect("sealed answer");
+    let opened =
+        seal::open(socket, &back, &[Binding::Bound { nonce: ours, sequence: 0 }], envelope).expect("sealed answer");
     assert_eq!(opened.identity.uid, 0, "answered by the mom");
     frame::decode(&opened.body)
 }
