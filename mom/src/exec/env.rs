@@ -90,7 +90,9 @@ pub fn job_environment(input: &EnvInput<'_>) -> Vec<(String, String)> {
     set("PBS_JOBNAME", launch.name.clone());
     set("PBS_QUEUE", launch.queue.clone());
     set("PBS_JOBCOOKIE", launch.cookie.clone());
-    set("PBS_NODENUM", "0".into());
+    // This node's index in the job (0 on the mother superior; a sister's tasks see theirs).
+    let node_num = launch.hosts.iter().position(|host| host.node == input.node).unwrap_or(0);
+    set("PBS_NODENUM", node_num.to_string());
     set("PBS_TASKNUM", "1".into());
     set("PBS_VNODENUM", "0".into());
     set("PBS_MOMPORT", MOM_PORT.to_string());

@@ -78,6 +78,52 @@ mod tests {
         assert!(env.iter().all(|(name, _)| name != "MASTER_PORT"), "no port on a sister");
     }
 
+    /// The environment of one 2-node job on each of its nodes (its mother superior picked
+    /// port 29500), user variables and paths fixed.
+    #[test]
+    fn a_two_node_jobs_environment_on_each_node() {
+        use crate::exec::env::{job_environment, EnvInput};
+        use crate::exec::user::JobUser;
+        let mut launch = crate::test_support::launch("9.head", Vec::new());
+        launch.hosts = vec![crate::test_support::gpu_host("n0", &[0], &[], None), crate::test_support::gpu_host("n1", &[1], &[], None)];
+        launch.num_ppn = 1;
+        launch.cookie = "c00kie".into();
+        let user = JobUser {
+            name: "alice".into(),
+            uid: 1000,
+            gid: 1000,
+            groups: vec![1000],
+            home: "/home/alice".into(),
+            login_shell: "/bin/bash".into(),
+        };
+        let settings = LauncherEnv {
+            task_socket: "/var/spool/minipbs/mom/task.sock".into(),
+            tmrsh: "/usr/bin/pbs_tmrsh".into(),
+            mpi_env: true,
+        };
+        let mut text = String::new();
+        for (node, port) in [("n0", Some(29500)), ("n1", None)] {
+            let input = EnvInput {
+                launch: &launch,
+                user: &user,
+                node,
+                nodefile: Path::new("/var/spool/minipbs/mom/aux/9.head"),
+                gpufile: None,
+                tmpdir: Path::new("/var/tmp/pbs.9.head"),
+                term: None,
+                gpu_variables: &[],
+                defaults: &[],
+                launcher: &settings,
+                master_port: port,
+            };
+            text.push_str(&format!("# {node}\n"));
+            for (name, value) in job_environment(&input) {
+                text.push_str(&format!("{name}={value}\n"));
+            }
+        }
+        insta::assert_snapshot!(text);
+    }
+
     #[test]
     fn a_free_port_is_a_real_port() {
         assert!(free_port().is_some_and(|port| port > 0));

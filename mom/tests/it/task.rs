@@ -136,3 +136,40 @@ async fn the_jobs_end_kills_its_tasks_everywhere_and_counts_their_cpu() {
     moms.servers[0].send(ServerToMom::ObitAck { job_id: JOB.into() }).await;
     moms.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_task_socket_bounds_connections_and_frames() {
+    if !root_or_skip("the_task_socket_bounds_connections_and_frames") {
+        return;
+    }
+    let mut harness = crate::support::Harness::without_server();
+    harness.listen();
+    harness.start_mom_with(|config| config.task_connections = 2);
+    let _server = harness.accept().await;
+    let socket = harness.dir.path().join("spool/task.sock");
+    let connect = || tokio::net::UnixStream::connect(socket.clone());
+    let held = [within(connect()).await.unwrap(), within(connect()).await.unwrap()];
+    // The third is closed unread while two are held (each waits for its first frame).
+    let mut third = within(connect()).await.unwrap();
+    let mut byte = [0u8; 1];
+    // Well before the mom's 30 s wait for a first frame would close it anyway.
+    let patience = std::time::Duration::from_secs(10);
+    let closed = tokio::time::timeout(patience, tokio::io::AsyncReadExt::read(&mut third, &mut byte)).await;
+    assert!(matches!(closed, Ok(Ok(0) | Err(_))), "a third connection is closed at once: {closed:?}");
+    drop(held);
+    // Once they go, a request is answered again; a frame over the limit is refused by size.
+    let deadline = tokio::time::Instant::now() + crate::support::DEADLINE;
+    let answer = loop {
+        let mut stream = within(connect()).await.unwrap();
+        let oversized = (mom::task::peer::TASK_LIMITS.max_body as u32 + 1).to_be_bytes();
+        tokio::io::AsyncWriteExt::write_all(&mut stream, &oversized).await.unwrap();
+        if let Some(message) = collect(&mut stream).await.refused {
+            break message;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the held connections were never released");
+    };
+    assert!(answer.contains("exceeds the limit"), "{answer}");
+    let job = run(&socket, &request("node1", shell("true")), b"").await;
+    assert_eq!(job.refused, Some(format!("job {JOB} does not run on this node")));
+    harness.stop().await;
+}
