@@ -291,3 +291,24 @@ fn cookie() -> String {
     let value = getrandom::u64().expect("the kernel's random source (getrandom) failed: no job cookie");
     format!("{value:016X}")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::peer_address;
+    use crate::state::Node;
+
+    #[test]
+    fn moms_are_reached_over_tcp_or_their_task_socket() {
+        let mut node = Node::new("n1", 1, 0, 0, Vec::new(), 0);
+        assert_eq!(peer_address(&node), None, "neither known");
+        node.task_socket = Some("/spool/task.sock".into());
+        assert_eq!(peer_address(&node).as_deref(), Some("unix:/spool/task.sock"));
+        node.mom_addr = Some("10.0.0.2".into());
+        node.mom_port = 15002;
+        assert_eq!(peer_address(&node).as_deref(), Some("10.0.0.2:15002"), "TCP wins");
+        node.mom_addr = Some("fd00::2".into());
+        assert_eq!(peer_address(&node).as_deref(), Some("[fd00::2]:15002"));
+        node.mom_port = 0;
+        assert_eq!(peer_address(&node), None, "a TCP mom without a port cannot be reached");
+    }
+}
