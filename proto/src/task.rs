@@ -97,7 +97,8 @@ pub enum TaskOutput {
 /// From one mom to another mom of the same job (the peer path: over TCP sealed with MUNGE as
 /// the moms' uid, `Direction::MomToMom`; on one machine over the target's task socket, its
 /// kernel-reported uid the mom's own). The target checks again that the job runs there and
-/// the cookie.
+/// the cookie. On a task socket the first frame is this or a [`TaskRequest`]: a JSON object
+/// with the single key `Task` or `EndTasks` is a peer's, anything else a launcher's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum PeerRequest {
     /// Start this task here (`request.node` is the target). Then frames flow as for a launcher.
@@ -111,15 +112,6 @@ pub enum PeerRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TasksEnded {
     pub used: crate::mom::ResourcesUsed,
-}
-
-/// The first frame on a mom's task socket: a peer mom's request (tried first: a
-/// [`TaskRequest`] never has its shape) or a launcher's.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum TaskOpening {
-    Peer(PeerRequest),
-    Launcher(TaskRequest),
 }
 
 /// What a mom that reaches a peer over TCP writes first on its mom port, before any frame: it
@@ -221,15 +213,12 @@ mod tests {
     }
 
     #[test]
-    fn openings_tell_peers_from_launchers() {
+    fn peer_requests_are_not_shaped_like_launchers() {
         let asked = request(TaskCommand::Argv(vec!["hostname".into()]));
-        let bytes = crate::frame::encode(&asked).unwrap();
-        let opening = crate::frame::read::<TaskOpening>(&mut bytes.as_slice()).unwrap();
-        assert_eq!(opening, TaskOpening::Launcher(asked.clone()));
-        let peer = PeerRequest::Task { from: "n0".into(), request: asked };
-        let bytes = crate::frame::encode(&peer).unwrap();
-        let opening = crate::frame::read::<TaskOpening>(&mut bytes.as_slice()).unwrap();
-        assert_eq!(opening, TaskOpening::Peer(peer));
+        let peer = serde_json::to_value(PeerRequest::Task { from: "n0".into(), request: asked.clone() }).unwrap();
+        assert!(serde_json::from_value::<TaskRequest>(peer).is_err());
+        let launcher = serde_json::to_value(&asked).unwrap();
+        assert!(serde_json::from_value::<PeerRequest>(launcher).is_err());
         assert!(u32::from_be_bytes(*PEER_MAGIC) as usize > crate::frame::MAX_FRAME);
     }
 

@@ -85,7 +85,10 @@ mod tests {
         use crate::exec::env::{job_environment, EnvInput};
         use crate::exec::user::JobUser;
         let mut launch = crate::test_support::launch("9.head", Vec::new());
-        launch.hosts = vec![crate::test_support::gpu_host("n0", &[0], &[], None), crate::test_support::gpu_host("n1", &[1], &[], None)];
+        launch.hosts = vec![
+            crate::test_support::gpu_host("n0", &[0], &[], None),
+            crate::test_support::gpu_host("n1", &[1], &[], None),
+        ];
         launch.num_ppn = 1;
         launch.cookie = "c00kie".into();
         let user = JobUser {

@@ -22,8 +22,9 @@ use crate::port::PeerConnection;
 use proto::frame::{nonblocking, Limits};
 use proto::mom::ResourcesUsed;
 use proto::seal::{Direction, Identity, Nonce};
-use proto::task::{PeerRequest, TaskInput, TaskOpening, TaskOutput, TaskRequest, TasksEnded};
+use proto::task::{PeerRequest, TaskInput, TaskOutput, TaskRequest, TasksEnded};
 use proto::transport::{self, FrameReader, FrameWriter, Sealing};
+use serde::Deserialize;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::UnixListener;
@@ -81,18 +82,23 @@ impl TaskServer {
     }
 
     async fn on_unix(&self, uid: u32, mut reader: FrameReader, mut writer: FrameWriter) {
-        let opening = match tokio::time::timeout(OPENING_TIMEOUT, reader.read::<TaskOpening>()).await {
+        let opening = match tokio::time::timeout(OPENING_TIMEOUT, reader.read::<serde_json::Value>()).await {
             Ok(Ok(opening)) => opening,
             Ok(Err(error)) => return refuse(&mut writer, format!("bad task request: {error}")).await,
             Err(_) => return,
         };
-        match opening {
-            TaskOpening::Launcher(request) => self.on_request(Caller::Launcher { uid }, request, reader, writer).await,
-            TaskOpening::Peer(_) if uid != self.peers.mom_uid => {
+        // A peer's request is a one-key object naming its kind; anything else is a launcher's,
+        // whose decoding error says what is wrong with it.
+        if let Ok(request) = PeerRequest::deserialize(&opening) {
+            if uid != self.peers.mom_uid {
                 tracing::warn!(uid, "task socket: a peer request from a uid that is no mom's; refused");
-                refuse(&mut writer, format!("uid {uid} is not a mom")).await
+                return refuse(&mut writer, format!("uid {uid} is not a mom")).await;
             }
-            TaskOpening::Peer(request) => self.on_peer(request, reader, writer).await,
+            return self.on_peer(request, reader, writer).await;
+        }
+        match TaskRequest::deserialize(opening) {
+            Ok(request) => self.on_request(Caller::Launcher { uid }, request, reader, writer).await,
+            Err(error) => refuse(&mut writer, format!("bad task request: {error}")).await,
         }
     }
 

@@ -54,6 +54,10 @@ async fn a_dropped_launcher_kills_its_task() {
     assert!(is_alive(pid));
     drop(stream);
     poll_until("the task to be killed", || !is_alive(pid)).await;
+    // A launcher's signal reaches its task.
+    let mut stream = open(&moms.sockets[0], &request("node1", shell("exec sleep 1000")), b"").await;
+    proto::frame::nonblocking::write(&mut stream, &proto::task::TaskInput::Signal(15)).await.unwrap();
+    assert_eq!(collect(&mut stream).await.status, Some(128 + 15));
     moms.stop().await;
 }
 
@@ -76,6 +80,10 @@ async fn refusals_name_their_reason() {
     assert_eq!(refused, format!("node node9 is not one of job {JOB}'s nodes"));
     let refused = run(socket, &request("node1", TaskCommand::Argv(vec![])), b"").await.refused.expect("refused");
     assert_eq!(refused, "a task needs a command");
+    let mut stream = crate::support::within(tokio::net::UnixStream::connect(socket)).await.unwrap();
+    proto::frame::nonblocking::write(&mut stream, &serde_json::json!({"version": 1})).await.unwrap();
+    let garbled = collect(&mut stream).await.refused.expect("refused");
+    assert!(garbled.starts_with("bad task request: ") && garbled.contains("job_id"), "{garbled}");
     let nobody = nix::unistd::User::from_name("nobody").unwrap().expect("user nobody");
     let refused = as_user(nobody.uid.as_raw(), nobody.gid.as_raw(), socket, request("node1", shell("true")));
     assert!(refused.contains(&format!("uid {} may not start tasks of job {JOB}", nobody.uid)), "{refused}");
