@@ -26,6 +26,7 @@ mod mom_reports;
 mod mom_safety;
 mod multihost;
 mod multihost_interactive;
+mod multihost_tasks;
 mod node_admin;
 mod output_paths;
 mod panics;
