@@ -232,9 +232,6 @@ impl JobFiles {
     }
 }
 
-/// Creates `path` afresh and writes it, with `mode` regardless of the umask. Whatever had the
-/// name is unlinked first and the file is created exclusively without following links, so a
-/// planted symbolic link cannot make the mom write elsewhere.
 /// A sister's `PBS_NODEFILE` at `path` (the lines the mother superior's has), so the tasks
 /// started there find it.
 pub fn write_nodefile(path: &Path, launch: &JobLaunch) -> io::Result<()> {
@@ -244,6 +241,9 @@ pub fn write_nodefile(path: &Path, launch: &JobLaunch) -> io::Result<()> {
     write_file(path, nodefile_contents(&launch.hosts).as_bytes(), 0o644).map(drop)
 }
 
+/// Creates `path` afresh and writes it, with `mode` regardless of the umask. Whatever had the
+/// name is unlinked first and the file is created exclusively without following links, so a
+/// planted symbolic link cannot make the mom write elsewhere.
 fn write_file(path: &Path, contents: &[u8], mode: u32) -> io::Result<File> {
     remove_any(path);
     let mut file =
