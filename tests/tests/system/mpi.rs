@@ -165,13 +165,12 @@ impl TwoHosts {
         })
     }
 
-    /// Waits until job `id` (of script `script`) is finished and its output delivered; its
+    /// Waits until job `id` is finished and its output (`Output_Path`) delivered; its
     /// attributes and output.
-    pub(crate) fn finished(&self, id: &str, script: &Path) -> (HashMap<String, String>, String) {
+    pub(crate) fn finished(&self, id: &str) -> (HashMap<String, String>, String) {
         let attrs = self.wait_state(id, "F");
-        let name = script.file_name().unwrap().to_string_lossy().into_owned();
-        let seq = id.split('.').next().unwrap();
-        let path = self.cluster.work.join(format!("{name}.o{seq}"));
+        let output_path = attrs.get("Output_Path").cloned().unwrap_or_default();
+        let path = PathBuf::from(output_path.split_once(':').map_or(output_path.as_str(), |(_, path)| path));
         let output = tests::wait_for(Duration::from_secs(30), &format!("{}", path.display()), || {
             std::fs::read_to_string(&path).ok()
         });
@@ -258,7 +257,7 @@ fn hello_runs_four_ranks_on_two_hosts(mpi: Mpi, tag: &str) {
         &format!("{} {}\necho \"exit=$?\"", mpi.launcher(), hello.display()),
     );
     let id = hosts.submit(&script);
-    let (attrs, output) = hosts.finished(&id, &script);
+    let (attrs, output) = hosts.finished(&id);
     let report = format!("job output:\n{output}\n{attrs:?}\n{}", hosts.cluster.logs());
     four_ranks_on_two_hosts(&output).unwrap_or_else(|error| panic!("{error}\n{report}"));
     assert!(output.contains("exit=0\n"), "{} failed\n{report}", mpi.launcher());

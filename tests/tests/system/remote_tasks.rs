@@ -26,7 +26,7 @@ fn pbs_tmrsh_runs_on_the_other_node_inside_a_job_and_is_refused_outside() {
          pbs_tmrsh testsrv hostname; echo \"foreign=$?\"",
     );
     let id = hosts.submit(&script);
-    let (attrs, output) = hosts.finished(&id, &script);
+    let (attrs, output) = hosts.finished(&id);
     let report = format!("job output:\n{output}\n{attrs:?}\n{}", hosts.cluster.logs());
     let value = |name: &str| output.lines().find_map(|line| line.strip_prefix(&format!("{name}="))).map(str::to_string);
     let here_line = output.lines().find(|line| line.starts_with("here=")).unwrap_or_default();
@@ -56,7 +56,7 @@ fn pbsdsh_starts_one_task_per_slot_on_both_nodes() {
         "pbsdsh -- sh -c 'echo \"task $PBS_NODENUM $PBS_TASKNUM $(hostname)\"'\necho \"pbsdsh=$?\"",
     );
     let id = hosts.submit(&script);
-    let (attrs, output) = hosts.finished(&id, &script);
+    let (attrs, output) = hosts.finished(&id);
     let report = format!("job output:\n{output}\n{attrs:?}\n{}", hosts.cluster.logs());
     let mother = attrs.get("exec_host").and_then(|hosts| hosts.split('/').next()).unwrap_or_default().to_string();
     let mut tasks: Vec<&str> = output.lines().filter(|line| line.starts_with("task ")).collect();
@@ -93,7 +93,7 @@ fn cput_of_a_two_node_job_counts_both_nodes() {
         "pbsdsh -- sh -c 'ulimit -t 3; while :; do :; done'\necho \"pbsdsh=$?\"",
     );
     let id = hosts.submit(&script);
-    let (attrs, output) = hosts.finished(&id, &script);
+    let (attrs, output) = hosts.finished(&id);
     let report = format!("job output:\n{output}\n{attrs:?}\n{}", hosts.cluster.logs());
     assert!(output.lines().any(|line| line.starts_with("pbsdsh=")), "{report}");
     let cput = attrs.get("resources_used.cput").and_then(|value| seconds(value));
@@ -152,7 +152,7 @@ fn pytorch_ddp_example_all_reduces_over_two_nodes_when_torch_is_at_hand() {
         .unwrap();
     assert!(output.status.success(), "qsub: {}", String::from_utf8_lossy(&output.stderr));
     let id = String::from_utf8(output.stdout).unwrap().trim().to_string();
-    let (attrs, output) = hosts.finished(&id, &script);
+    let (attrs, output) = hosts.finished(&id);
     let report = format!("job output:\n{output}\n{attrs:?}\n{}", hosts.cluster.logs());
     let mut ranks: Vec<&str> = output.lines().filter(|line| line.starts_with("ddp rank ")).collect();
     ranks.sort();
