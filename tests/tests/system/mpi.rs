@@ -157,12 +157,20 @@ impl TwoHosts {
         String::from_utf8(output.stdout).unwrap().trim().to_string()
     }
 
-    /// Waits until job `id` is in state `state`; its attributes.
+    /// Waits until job `id` is in state `state`; its attributes. Polled with a deadline, past
+    /// which it fails with the job's attributes and the daemons' logs.
     pub(crate) fn wait_state(&self, id: &str, state: &str) -> HashMap<String, String> {
-        tests::wait_for(JOB_LIMIT, &format!("job {id} in state {state}"), || {
+        let deadline = Instant::now() + JOB_LIMIT;
+        loop {
             let attrs = self.cluster.job_attrs(id);
-            (attrs.get("job_state").map(String::as_str) == Some(state)).then_some(attrs)
-        })
+            if attrs.get("job_state").map(String::as_str) == Some(state) {
+                return attrs;
+            }
+            if Instant::now() >= deadline {
+                panic!("job {id} not in state {state} after {JOB_LIMIT:?}: {attrs:?}\n{}", self.cluster.logs());
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 
     /// Waits until job `id` is finished and its output (`Output_Path`) delivered; its
