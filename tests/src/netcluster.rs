@@ -37,12 +37,19 @@ pub struct NetCluster {
     pub conf: PathBuf,
     pub bin: PathBuf,
     pub server_pid: i32,
+    /// Slots (`--np`) of every mom.
+    np: u32,
 }
 
 impl NetCluster {
-    /// Hosts `testsrv`, `moms...` (one cpu each) and `login`; waits until every mom is
+    /// Hosts `testsrv`, `moms...` (one slot each) and `login`; waits until every mom is
     /// `free`. `None` (after a `SKIPPED:` line; a failure under CI) when namespaces are not available.
     pub fn up(moms: &[&str]) -> Option<NetCluster> {
+        NetCluster::up_with_np(moms, 1)
+    }
+
+    /// Like [`NetCluster::up`], with `np` slots on every mom (`nodes=2:ppn=2` needs 2).
+    pub fn up_with_np(moms: &[&str], np: u32) -> Option<NetCluster> {
         let names: Vec<&str> = std::iter::once(SERVER).chain(moms.iter().copied()).chain([LOGIN]).collect();
         let bin = crate::bin_dir();
         let net = Net::new(&names)?;
@@ -59,7 +66,7 @@ impl NetCluster {
         );
         std::fs::write(&conf, conf_text).expect("write pbs.conf");
         let server_pid = start_server(&net, &bin, &state);
-        let cluster = NetCluster { moms: Mutex::new(HashMap::new()), net, state, work, conf, bin, server_pid };
+        let cluster = NetCluster { moms: Mutex::new(HashMap::new()), net, state, work, conf, bin, server_pid, np };
         for mom in moms {
             cluster.start_mom(mom);
         }
@@ -80,7 +87,8 @@ impl NetCluster {
             .args(["--listen", &format!("{}:{MOM_PORT}", host.addr)])
             .arg("--munge-socket")
             .arg(&host.munge_socket)
-            .args(["--name", name, "--np", "1", "--mem", "1gb", "--kill-delay", "2", "--heartbeat", "1"])
+            .args(["--name", name, "--np", &self.np.to_string(), "--mem", "1gb", "--kill-delay", "2"])
+            .args(["--heartbeat", "1"])
             .arg("--spool")
             .arg(spool.join("spool"))
             .arg("--tmpdir")
