@@ -147,6 +147,9 @@ impl Daemon {
             if let Err(error) = exec::files::write_nodefile(&files.nodefile, launch) {
                 tracing::warn!(job_id = %launch.job_id, "cannot write the job's node file here: {error}");
             }
+            if let Err(error) = self.sister_tmpdir(&files, launch) {
+                tracing::warn!(job_id = %launch.job_id, "cannot create the job's TMPDIR here: {error}");
+            }
         }
         if let Err(reason) = claimed {
             tracing::warn!(job_id = %launch.job_id, "sister share refused: {reason}");
@@ -155,16 +158,28 @@ impl Daemon {
         }
     }
 
+    /// Creates the job's TMPDIR on this sister as its owner (tasks started here name it).
+    fn sister_tmpdir(&self, files: &exec::files::JobFiles, launch: &JobLaunch) -> std::io::Result<()> {
+        if !exec::files::job_id_is_safe(&launch.job_id) {
+            return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "the job id cannot name a directory"));
+        }
+        let owner = exec::user::resolve(&launch.user, launch.group.as_deref())
+            .map_err(|error| std::io::Error::other(error.to_string()))?;
+        files.create_sister_tmpdir(&owner, self.context.mom_uid == 0)
+    }
+
     /// The node's share of a job is over: its GPUs drain, its tasks here are killed, its node
     /// file goes.
     fn leave(&mut self, job_id: String) {
         self.gpus.release(&job_id);
         let nodefile = self.context.spool_dir.join("aux").join(&job_id);
+        let tmpdir = self.context.tmpdir_base.join(format!("pbs.{job_id}"));
         let tasks = self.task_server.clone();
         tokio::spawn(async move {
             tasks.board.end(&job_id).await;
             if exec::files::job_id_is_safe(&job_id) {
                 let _ = std::fs::remove_file(nodefile);
+                exec::files::remove_any(&tmpdir);
             }
         });
     }

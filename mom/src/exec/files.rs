@@ -219,6 +219,21 @@ impl JobFiles {
         remove_any(&self.tmpdir);
     }
 
+    /// A sister's TMPDIR, so the tasks started there (an `orted`, a proxy) have the one their
+    /// environment names. Moms that share a TMPDIR base (a local cluster on one machine) share
+    /// it with the mother superior: a directory already there that is the user's, mode 0700 and
+    /// not a link is kept; anything else under that name is replaced.
+    pub fn create_sister_tmpdir(&self, user: &JobUser, chown: bool) -> io::Result<()> {
+        use std::os::unix::fs::MetadataExt;
+        if let Ok(meta) = fs::symlink_metadata(&self.tmpdir) {
+            let owner_ok = !chown || (meta.uid() == user.uid && meta.gid() == user.gid);
+            if meta.is_dir() && owner_ok && meta.mode() & 0o7777 == 0o700 {
+                return Ok(());
+            }
+        }
+        self.create_tmpdir(user, chown)
+    }
+
     /// Creates TMPDIR afresh (mode 0700). Whatever had that name is removed first without
     /// following symbolic links, so a user cannot point it elsewhere.
     fn create_tmpdir(&self, user: &JobUser, chown: bool) -> io::Result<()> {
@@ -284,7 +299,7 @@ fn open_append(path: &Path) -> io::Result<File> {
 }
 
 /// Removes a file, symlink or directory tree at `path` (never following symlinks).
-fn remove_any(path: &Path) {
+pub fn remove_any(path: &Path) {
     let result = match fs::symlink_metadata(path) {
         Ok(meta) if meta.is_dir() => fs::remove_dir_all(path),
         Ok(_) => fs::remove_file(path),
