@@ -1,8 +1,9 @@
 //! The PBS commands as a library: one module per command (`qsub.rs`, `qstat.rs`, ...), each with
 //! its clap arguments and a `main()` returning the exit code; `conf.rs` finds the server,
-//! `conn.rs` talks to it; `launch.rs`, `nodefile.rs` and `task_conn.rs` are what the launchers
-//! inside jobs (`pbsdsh`, `pbs_tmrsh`) share: the job's context, its hosts, a task's connection; `output/` formats what people and programs read (pure,
-//! snapshot-tested), `exit.rs` is the one exit-code table.
+//! `conn.rs` talks to it, `output/` formats what people and programs read (pure,
+//! snapshot-tested), `exit.rs` is the one exit-code table. The launchers inside a job
+//! (`pbsdsh.rs`, `pbs_tmrsh.rs`) talk to the local mom instead; they share `launch.rs` (the
+//! job's context), `nodefile.rs` (its hosts) and `task_conn.rs` (one task's connection).
 //!
 //! Commands share code only through homes of their own, never through another command's file:
 //! `cli.rs` (arguments, connecting, the clock), `ids.rs` (job-id operands, a request per id

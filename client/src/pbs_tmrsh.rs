@@ -18,8 +18,7 @@ use std::net::IpAddr;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
-pub const USAGE: &str =
-    "usage: pbs_tmrsh [-n][-l username] host [-n][-l username] command\n       pbs_tmrsh --version";
+pub const USAGE: &str = "usage: pbs_tmrsh [-n][-l username] host [-n][-l username] command\n       pbs_tmrsh --version";
 
 /// Every failure ends with this code, as ssh's own errors do.
 pub const EXIT_ERROR: u8 = 255;
@@ -162,7 +161,8 @@ mod tests {
 
     #[test]
     fn the_request_runs_a_shell_line_on_the_hosts_first_vnode() {
-        let request = request(&args(&["-n", "n2", " orted", "-mca", "ess", "\"env\""]), &context(), "alice", none).unwrap();
+        let request =
+            request(&args(&["-n", "n2", " orted", "-mca", "ess", "\"env\""]), &context(), "alice", none).unwrap();
         assert_eq!(request.node, "n2.example.com");
         assert_eq!(request.vnode, 2);
         assert_eq!(request.command, TaskCommand::Shell(" orted -mca ess \"env\"".into()));

@@ -107,7 +107,10 @@ mod tests {
     #[test]
     fn every_option_before_and_after_the_host() {
         let args = parsed(&["-x", "-X", "-T", "-q", "-p", "22", "-o", "BatchMode=yes", "n2", "-n", "-l", "bob", "ls"]);
-        assert_eq!(args, TmrshArgs { host: "n2".into(), user: Some("bob".into()), no_stdin: true, command: words(&["ls"]) });
+        assert_eq!(
+            args,
+            TmrshArgs { host: "n2".into(), user: Some("bob".into()), no_stdin: true, command: words(&["ls"]) }
+        );
         let grouped = parsed(&["-xTn", "-p2222", "-lbob", "-oX=y", "n2", "hostname", "-n"]);
         assert_eq!(grouped.user.as_deref(), Some("bob"));
         assert!(grouped.no_stdin);
@@ -131,10 +134,33 @@ mod tests {
     #[test]
     fn openmpi_argv_reaches_the_shell_unchanged() {
         let argv = [
-            "n2", " orted", "-mca", "ess", "\"env\"", "-mca", "ess_base_jobid", "\"3105619968\"", "-mca",
-            "ess_base_vpid", "1", "-mca", "ess_base_num_procs", "\"2\"", "-mca", "orte_node_regex",
-            "\"n[1:1-2]@0(2)\"", "-mca", "orte_hnp_uri", "\"3105619968.0;tcp://10.0.0.1:41379\"", "--tree-spawn",
-            "-mca", "routed", "\"radix\"", "-mca", "orte_parent_uri", "\"3105619968.0;tcp://10.0.0.1:41379\"",
+            "n2",
+            " orted",
+            "-mca",
+            "ess",
+            "\"env\"",
+            "-mca",
+            "ess_base_jobid",
+            "\"3105619968\"",
+            "-mca",
+            "ess_base_vpid",
+            "1",
+            "-mca",
+            "ess_base_num_procs",
+            "\"2\"",
+            "-mca",
+            "orte_node_regex",
+            "\"n[1:1-2]@0(2)\"",
+            "-mca",
+            "orte_hnp_uri",
+            "\"3105619968.0;tcp://10.0.0.1:41379\"",
+            "--tree-spawn",
+            "-mca",
+            "routed",
+            "\"radix\"",
+            "-mca",
+            "orte_parent_uri",
+            "\"3105619968.0;tcp://10.0.0.1:41379\"",
         ];
         let args = parsed(&argv);
         assert_eq!(args.host, "n2");
@@ -143,18 +169,51 @@ mod tests {
         let line = shell_line(&args.command);
         assert!(line.starts_with(" orted -mca ess \"env\" -mca ess_base_jobid \"3105619968\""), "{line}");
         assert!(line.contains(" --tree-spawn -mca routed \"radix\""), "{line}");
-        let prefixed = parsed(&["-x", "n2", "PATH=/opt/ompi/bin:$PATH ; export PATH ;", "/opt/ompi/bin/orted", "-mca", "ess", "\"env\""]);
-        assert_eq!(shell_line(&prefixed.command), "PATH=/opt/ompi/bin:$PATH ; export PATH ; /opt/ompi/bin/orted -mca ess \"env\"");
+        let prefixed = parsed(&[
+            "-x",
+            "n2",
+            "PATH=/opt/ompi/bin:$PATH ; export PATH ;",
+            "/opt/ompi/bin/orted",
+            "-mca",
+            "ess",
+            "\"env\"",
+        ]);
+        assert_eq!(
+            shell_line(&prefixed.command),
+            "PATH=/opt/ompi/bin:$PATH ; export PATH ; /opt/ompi/bin/orted -mca ess \"env\""
+        );
     }
 
     /// The argv MPICH Hydra 4.0.2 gives its rsh launcher (docs/gpu-mpi.md 4.3).
     #[test]
     fn hydra_argv_reaches_the_shell_unchanged() {
         let argv = [
-            "n2", "\"/usr/bin/hydra_pmi_proxy\"", "--control-port", "n1:40513", "--rmk", "pbs", "--launcher", "rsh",
-            "--launcher-exec", "/usr/bin/pbs_tmrsh", "--demux", "poll", "--pgid", "0", "--retries", "10",
-            "--usize", "-2", "--pmi-port", "0", "--gpus-per-proc", "-2", "--gpu-subdevs-per-proc", "-2",
-            "--proxy-id", "1",
+            "n2",
+            "\"/usr/bin/hydra_pmi_proxy\"",
+            "--control-port",
+            "n1:40513",
+            "--rmk",
+            "pbs",
+            "--launcher",
+            "rsh",
+            "--launcher-exec",
+            "/usr/bin/pbs_tmrsh",
+            "--demux",
+            "poll",
+            "--pgid",
+            "0",
+            "--retries",
+            "10",
+            "--usize",
+            "-2",
+            "--pmi-port",
+            "0",
+            "--gpus-per-proc",
+            "-2",
+            "--gpu-subdevs-per-proc",
+            "-2",
+            "--proxy-id",
+            "1",
         ];
         let args = parsed(&argv);
         assert_eq!(args.host, "n2");

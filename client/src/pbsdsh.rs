@@ -67,8 +67,9 @@ pub struct PbsdshArgs {
 
 pub fn main() -> ExitCode {
     let args: Vec<String> = std::env::args_os().map(|word| word.to_string_lossy().into_owned()).collect();
-    let vars: Vec<(String, String)> =
-        std::env::vars_os().filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?))).collect();
+    let vars: Vec<(String, String)> = std::env::vars_os()
+        .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
+        .collect();
     let cwd = std::env::current_dir().ok().map(|dir| dir.to_string_lossy().into_owned());
     run(&args, &vars, cwd)
 }
@@ -142,7 +143,8 @@ mod tests {
 
     #[test]
     fn every_option() {
-        let args = parse(&["-c", "3", "-u", "-s", "-v", "-o", "-e", "A,B=1", "-e", "C", "-E", "--", "prog", "-x"]).unwrap();
+        let args =
+            parse(&["-c", "3", "-u", "-s", "-v", "-o", "-e", "A,B=1", "-e", "C", "-E", "--", "prog", "-x"]).unwrap();
         assert_eq!(args.copies, Some(3));
         assert!(args.unique && args.sequential && args.verbose && args.output && args.all_env);
         assert_eq!(args.env, ["A,B=1", "C"]);
@@ -155,7 +157,9 @@ mod tests {
 
     #[test]
     fn bad_lines_are_refused() {
-        for bad in [&["-c", "0", "x"][..], &["-c", "2", "-n", "1", "x"], &["-h", "n1", "-u", "x"], &["-Z", "x"], &["-v"], &[]] {
+        for bad in
+            [&["-c", "0", "x"][..], &["-c", "2", "-n", "1", "x"], &["-h", "n1", "-u", "x"], &["-Z", "x"], &["-v"], &[]]
+        {
             assert!(parse(bad).is_err(), "{bad:?}");
         }
     }

@@ -74,7 +74,10 @@ fn env_of_unique_launch_feeds_torchrun() {
     RANK=1 LOCAL_RANK=0 WORLD_SIZE=2 LOCAL_WORLD_SIZE=1 NODE_RANK=1 PET_NODE_RANK=1 PET_NNODES=2 PET_MASTER_ADDR=n1
     ");
     let one = plan(Selection { node: Some(3), ..Selection::default() }).unwrap();
-    assert_eq!(render(&task_env(&nodes(), &one, false, none_var)), "RANK=0 LOCAL_RANK=0 WORLD_SIZE=1 LOCAL_WORLD_SIZE=1 NODE_RANK=1");
+    assert_eq!(
+        render(&task_env(&nodes(), &one, false, none_var)),
+        "RANK=0 LOCAL_RANK=0 WORLD_SIZE=1 LOCAL_WORLD_SIZE=1 NODE_RANK=1"
+    );
 }
 
 #[test]
@@ -87,7 +90,7 @@ fn user_variables_from_e_and_big_e() {
     let listed = user_env(&["A,B=x=y".into(), "UNSET".into(), "C=".into()], false, &vars, own).unwrap();
     assert_eq!(render(&[listed]), "A=1 B=x=y C=");
     let everything = user_env(&["A=2".into()], true, &vars, own).unwrap();
-    assert_eq!(render(&[everything.clone()]), "HOME=/h A=2");
+    assert_eq!(render(std::slice::from_ref(&everything)), "HOME=/h A=2");
     let ours = vec![("RANK".to_string(), "0".to_string()), ("HOME".to_string(), "/x".to_string())];
     assert_eq!(render(&[merge(&everything, ours)]), "A=2 RANK=0 HOME=/x");
 }

@@ -42,7 +42,10 @@ pub struct FakeMom {
 
 impl FakeMom {
     /// Starts a mom whose connections run `script`, for a job on the hosts of `nodefile`.
-    pub fn start(nodefile: &str, script: impl Fn(&mut Conn, &Arc<(Mutex<Seen>, Condvar)>) + Send + Sync + 'static) -> FakeMom {
+    pub fn start(
+        nodefile: &str,
+        script: impl Fn(&mut Conn, &Arc<(Mutex<Seen>, Condvar)>) + Send + Sync + 'static,
+    ) -> FakeMom {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("7.s"), nodefile).unwrap();
         let socket = dir.path().join("task.sock");

@@ -112,7 +112,13 @@ fn tmrsh_relays_output_and_exits_with_the_status() {
 #[test]
 fn tmrsh_relays_stdin_unless_n() {
     let mom = FakeMom::start(NODES, upcase);
-    let mut child = mom.command(TMRSH).args(["n1", "tr", "a-z", "A-Z"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    let mut child = mom
+        .command(TMRSH)
+        .args(["n1", "tr", "a-z", "A-Z"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
     child.stdin.take().unwrap().write_all(b"hello\nworld\n").unwrap();
     let output = child.wait_with_output().unwrap();
     assert_eq!((text(&output.stdout).as_str(), output.status.code()), ("HELLO\nWORLD\n", Some(0)));
@@ -157,7 +163,12 @@ fn tmrsh_refusals_exit_255() {
 #[test]
 fn pbsdsh_runs_one_task_per_vnode_and_exits_with_the_worst() {
     let mom = FakeMom::start(NODES, report);
-    let output = run(mom.command(PBSDSH).env("MASTER_ADDR", "n1").env("MASTER_PORT", "29500").args(["hostname", "-f"]).to_owned_command());
+    let output = run(mom
+        .command(PBSDSH)
+        .env("MASTER_ADDR", "n1")
+        .env("MASTER_PORT", "29500")
+        .args(["hostname", "-f"])
+        .to_owned_command());
     assert_eq!(
         sorted_lines(&output.stdout),
         ["rank 0 on n1 vnode 0", "rank 1 on n1 vnode 1", "rank 2 on n2 vnode 2", "rank 3 on n2 vnode 3"]
@@ -215,7 +226,9 @@ fn pbsdsh_forwards_signals_to_every_task() {
     mom.wait_for("both tasks", |seen| (seen.requests.len() == 2).then_some(()));
     kill(&child, nix::sys::signal::Signal::SIGINT);
     assert_eq!(child.wait().unwrap().code(), Some(130));
-    mom.wait_for("two signals", |seen| (seen.notes.iter().filter(|note| *note == "signal 2").count() == 2).then_some(()));
+    mom.wait_for("two signals", |seen| {
+        (seen.notes.iter().filter(|note| *note == "signal 2").count() == 2).then_some(())
+    });
 }
 
 /// 300 vnodes: the fake mom holds every task until 256 are open at once (or all 300 came), so
