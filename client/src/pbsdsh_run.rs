@@ -66,7 +66,7 @@ struct Shared {
 /// Runs every request through the mom at `socket`; the worst exit code of the tasks (1 for a
 /// task that could not be run).
 pub fn run_all(socket: &Path, requests: Vec<TaskRequest>, options: RunOptions) -> u8 {
-    let workers = if options.sequential { 1 } else { requests.len().clamp(1, MAX_CONCURRENT) };
+    let workers = workers(requests.len(), options.sequential);
     let shared = Arc::new(Shared {
         socket: socket.to_path_buf(),
         requests,
@@ -87,6 +87,16 @@ pub fn run_all(socket: &Path, requests: Vec<TaskRequest>, options: RunOptions) -
         }
     });
     shared.worst.load(Ordering::SeqCst)
+}
+
+/// How many worker threads run `tasks` tasks: each holds at most one connection to the mom at a
+/// time, so this is the bound on tasks running at once.
+pub fn workers(tasks: usize, sequential: bool) -> usize {
+    if sequential {
+        1
+    } else {
+        tasks.clamp(1, MAX_CONCURRENT)
+    }
 }
 
 /// The signal thread: no new task starts, every running one gets the signal; with none
@@ -168,6 +178,15 @@ fn write_err(bytes: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn at_most_256_workers_and_one_with_s() {
+        assert_eq!(workers(4, false), 4);
+        assert_eq!(workers(300, false), MAX_CONCURRENT);
+        assert_eq!(MAX_CONCURRENT, 256);
+        assert_eq!(workers(300, true), 1);
+        assert_eq!(workers(0, false), 1);
+    }
 
     #[test]
     fn lines_come_out_whole() {

@@ -231,8 +231,10 @@ fn pbsdsh_forwards_signals_to_every_task() {
     });
 }
 
-/// 300 vnodes: the fake mom holds every task until 256 are open at once (or all 300 came), so
-/// a launcher opening more than [`MAX_CONCURRENT`] would show a larger peak.
+/// 300 vnodes: the fake mom holds every task until 256 are open at once (or all 300 came): a
+/// launcher running fewer at once would never get there (the test fails at its deadline), and
+/// the 44 left must still run once slots free. That no more than 256 ever open is
+/// `pbsdsh_run::workers` (one connection per worker), tested beside it.
 #[test]
 fn pbsdsh_runs_at_most_256_tasks_at_once() {
     const TASKS: usize = 300;
