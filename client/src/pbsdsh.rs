@@ -61,6 +61,7 @@ pub struct PbsdshArgs {
     /// Print help
     #[arg(long = "help", action = ArgAction::Help)]
     pub help: Option<bool>,
+    /// The program and its arguments, executed directly (no shell) in pbsdsh's directory
     #[arg(value_name = "program", required = true, trailing_var_arg = true)]
     pub program: Vec<String>,
 }
@@ -153,6 +154,12 @@ mod tests {
         assert_eq!((args.node, args.program), (Some(2), vec!["hostname".to_string(), "-s".to_string()]));
         assert!(!args.sequential);
         assert_eq!(parse(&["-h", "n2", "true"]).unwrap().host.as_deref(), Some("n2"));
+    }
+
+    #[test]
+    fn help_text() {
+        use clap::CommandFactory;
+        insta::assert_snapshot!(PbsdshArgs::command().render_help().to_string());
     }
 
     #[test]
