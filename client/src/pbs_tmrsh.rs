@@ -8,6 +8,7 @@
 //!
 //! Owns: the command's flow and texts. Must not know: the mom's side, processes of the task.
 
+use crate::exit;
 use crate::launch::{self, ContextError, JobContext};
 use crate::nodefile;
 use crate::pbs_tmrsh_args::{self, ArgsError, TmrshArgs};
@@ -21,7 +22,7 @@ use std::sync::{Arc, Mutex};
 pub const USAGE: &str = "usage: pbs_tmrsh [-n][-l username] host [-n][-l username] command\n       pbs_tmrsh --version";
 
 /// Every failure ends with this code, as ssh's own errors do.
-pub const EXIT_ERROR: u8 = 255;
+pub const EXIT_ERROR: u8 = exit::LAUNCH_FAILED;
 
 /// Why the command was not run.
 #[derive(Debug, thiserror::Error)]
