@@ -1,7 +1,9 @@
 //! The PBS commands as a library: one module per command (`qsub.rs`, `qstat.rs`, ...), each with
 //! its clap arguments and a `main()` returning the exit code; `conf.rs` finds the server,
 //! `conn.rs` talks to it, `output/` formats what people and programs read (pure,
-//! snapshot-tested), `exit.rs` is the one exit-code table.
+//! snapshot-tested), `exit.rs` is the one exit-code table. The launchers inside a job
+//! (`pbsdsh.rs`, `pbs_tmrsh.rs`) talk to the local mom instead; they share `launch.rs` (the
+//! job's context), `nodefile.rs` (its hosts) and `task_conn.rs` (one task's connection).
 //!
 //! Commands share code only through homes of their own, never through another command's file:
 //! `cli.rs` (arguments, connecting, the clock), `ids.rs` (job-id operands, a request per id
@@ -16,8 +18,15 @@ pub mod conn;
 pub mod directives;
 pub mod exit;
 pub mod ids;
+pub mod launch;
 pub mod minipbs;
+pub mod nodefile;
 pub mod output;
+pub mod pbs_tmrsh;
+pub mod pbs_tmrsh_args;
+pub mod pbsdsh;
+pub mod pbsdsh_plan;
+pub mod pbsdsh_run;
 pub mod pbsnodes;
 pub mod qalter;
 pub mod qdel;
@@ -38,5 +47,6 @@ pub mod qsub_options;
 pub mod select;
 pub mod submit;
 pub mod submit_env;
+pub mod task_conn;
 pub mod terminal;
 pub mod tracejob;

@@ -1,0 +1,5 @@
+//! The `pbsdsh` command; everything is in `client::pbsdsh`.
+
+fn main() -> std::process::ExitCode {
+    client::pbsdsh::main()
+}
