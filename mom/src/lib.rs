@@ -15,6 +15,7 @@
 //! Must not know: the database, other nodes' state, scheduling policy, queue rules. The
 //! tracing subscriber is installed by the binary, never here.
 
+pub mod cgroup;
 pub mod config;
 pub mod daemon;
 pub mod exec;
