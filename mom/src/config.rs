@@ -4,6 +4,7 @@
 //! Owns: every default value, in one place ([`MomConfig::new`]). Must not: read environment
 //! variables or configuration anywhere else, start anything, or know the protocol.
 
+use crate::cgroup::CgroupMode;
 use crate::gpu::GpuChoice;
 use clap::Parser;
 use std::path::PathBuf;
@@ -64,6 +65,10 @@ pub struct MomConfig {
     /// Whether `run` kills every running job before it returns. Off for the daemon (jobs
     /// survive a mom restart); tests turn it on so nothing outlives them.
     pub kill_jobs_on_shutdown: bool,
+    /// Whether jobs run in cgroups (`--cgroups`; cgroup/mod.rs).
+    pub cgroups: CgroupMode,
+    /// The directory (in each hierarchy) holding this mom's job cgroups (`--cgroup-slice`).
+    pub cgroup_slice: String,
 }
 
 impl MomConfig {
@@ -98,6 +103,8 @@ impl MomConfig {
             reconnect_min: Duration::from_millis(50),
             reconnect_max: Duration::from_secs(2),
             kill_jobs_on_shutdown: false,
+            cgroups: CgroupMode::Auto,
+            cgroup_slice: crate::cgroup::DEFAULT_SLICE.to_string(),
         }
     }
 }
@@ -173,6 +180,13 @@ pub struct MomArgs {
     /// Kill running jobs when the mom stops.
     #[arg(long)]
     pub kill_jobs_on_shutdown: bool,
+    /// Job cgroups: off, auto (when the host allows them) or required (a job that cannot get
+    /// one does not start).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub cgroups: CgroupMode,
+    /// The cgroup directory holding this mom's jobs (one path component).
+    #[arg(long, default_value = crate::cgroup::DEFAULT_SLICE)]
+    pub cgroup_slice: String,
     /// More logging (-v debug, -vv trace); RUST_LOG overrides.
     #[arg(short, long, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -208,6 +222,8 @@ impl MomArgs {
             config.kill_delay = Duration::from_secs(secs);
         }
         config.kill_jobs_on_shutdown = self.kill_jobs_on_shutdown;
+        config.cgroups = self.cgroups;
+        config.cgroup_slice = self.cgroup_slice;
         config
     }
 }
@@ -339,5 +355,14 @@ mod tests {
         assert!(config.np >= 1);
         assert!(!config.node.is_empty());
         assert_eq!(config.kill_delay, Duration::from_secs(10));
+        assert_eq!((config.cgroups, config.cgroup_slice.as_str()), (CgroupMode::Auto, "minipbs.slice"));
+    }
+
+    #[test]
+    fn cgroup_flags() {
+        let config = MomArgs::parse_from(["pbs_mom", "--socket=/s", "--cgroups=required", "--cgroup-slice=x.slice"])
+            .into_config();
+        assert_eq!((config.cgroups, config.cgroup_slice.as_str()), (CgroupMode::Required, "x.slice"));
+        assert!(MomArgs::try_parse_from(["pbs_mom", "--socket=/s", "--cgroups=maybe"]).is_err());
     }
 }

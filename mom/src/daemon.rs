@@ -1,6 +1,6 @@
 //! The mom's main loop: applies server messages to the job table, carries out the resulting
-//! actions (claim a job's GPUs on this node, start a job task, forward a kill, rerun or
-//! signal), turns finished jobs into obits (their GPUs released first), and on shutdown
+//! actions (claim a job's GPUs on this node, start a job task, make and remove a sister
+//! share's cgroup, forward a kill, rerun or signal), turns finished jobs into obits (their GPUs released first), and on shutdown
 //! optionally kills every job.
 //!
 //! Owns: the job tasks and their kill channels. Must not: read or write the socket (link.rs)
@@ -86,7 +86,7 @@ impl Daemon {
             match action {
                 Action::Start(launch) => self.start(launch),
                 Action::Join(launch) => self.join(&launch),
-                Action::Leave { job_id } => self.gpus.release(&job_id),
+                Action::Leave { job_id } => self.leave(&job_id),
                 Action::Kill { job_id } => self.request(&job_id, KillRequest::Kill),
                 Action::Rerun { job_id } => self.request(&job_id, KillRequest::Rerun),
                 Action::Signal { job_id, signal, suspend } => {
@@ -123,14 +123,33 @@ impl Daemon {
         self.task_jobs.insert(handle.id(), (job_id, run_count));
     }
 
-    /// Claims a sister share's GPUs here; when one is not usable the server hears why and
-    /// requeues the job.
+    /// Claims a sister share's GPUs and makes its cgroup here (for the tasks started on this
+    /// node); when either fails (a cgroup only with `--cgroups required`) the server hears why
+    /// and requeues the job.
     fn join(&mut self, launch: &JobLaunch) {
-        if let Err(reason) = self.gpus.claim(launch, &self.context.node) {
+        let claimed = self.gpus.claim(launch, &self.context.node);
+        let contained = claimed.and_then(|_| exec::contain::create(launch, &self.context).map_err(|e| e.to_string()));
+        if let Err(reason) = contained {
             tracing::warn!(job_id = %launch.job_id, "sister share refused: {reason}");
             let (job_id, run_count) = (launch.job_id.clone(), launch.run_count);
             let _ = self.outbound.send(MomToServer::ShareRefused { job_id, reason, run_count });
         }
+    }
+
+    /// A sister share ends: everything in its cgroup is killed and the cgroup removed (off the
+    /// main loop), its GPUs released.
+    fn leave(&mut self, job_id: &str) {
+        self.gpus.release(job_id);
+        let Some(cgroups) = &self.context.cgroups else { return };
+        let Ok(cgroup) = cgroups.job(job_id) else { return };
+        let span = tracing::info_span!("job", node = %self.context.node, job_id = %job_id);
+        tokio::task::spawn_blocking(move || {
+            let _entered = span.enter();
+            if !cgroup.kill_all(Duration::ZERO) {
+                tracing::error!("processes of the job's share survived SIGKILL");
+            }
+            cgroup.remove();
+        });
     }
 
     /// Hands a kill, rerun or signal request to the job's task.

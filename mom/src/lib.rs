@@ -10,6 +10,7 @@
 //! * `jobs.rs`: the job table and the decision taken on each server message (pure).
 //! * `daemon.rs`: the main loop carrying those decisions out.
 //! * `exec/`: running one job (files, identity, environment, session, kill, reap, delivery).
+//! * `cgroup/`: a cgroup per job (v1 or v2): limits, joining, killing, usage.
 //! * `gpu/`: the node's GPUs (NVML, fake or none), their use, claims by jobs, MPS daemons.
 //!
 //! Must not know: the database, other nodes' state, scheduling policy, queue rules. The
@@ -57,6 +58,17 @@ pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyho
     if mom_uid != 0 {
         tracing::warn!(uid = mom_uid, "not running as root: only jobs of this user can run here");
     }
+    let cgroups = cgroup::Cgroups::detect(config.cgroups, &config.cgroup_slice).context("cannot set up job cgroups")?;
+    if let Some(cgroups) = &cgroups {
+        let left = cgroups.clean_leftovers();
+        if !left.is_empty() {
+            tracing::warn!(jobs = ?left, "killed and removed the cgroups of jobs a previous pbs_mom left");
+        }
+    }
+    let table = Arc::new(Mutex::new(jobs::JobTable::new()));
+    let (inbound_sender, inbound) = mpsc::unbounded_channel();
+    let (outbound, outbound_receiver) = mpsc::unbounded_channel();
+    let gpus = open_gpus(&config, outbound.clone())?;
     let context = Arc::new(exec::ExecContext {
         node: config.node.clone(),
         spool_dir: config.spool_dir.clone(),
@@ -65,11 +77,9 @@ pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyho
         mom_uid,
         job_defaults: job_defaults(&config),
         munge_socket: (config.server.is_some() || config.listen.is_some()).then(|| config.munge_socket.clone()),
+        cgroups: cgroups.clone(),
+        gpu_minors: gpus.infos().iter().map(|gpu| gpu.index).collect(),
     });
-    let table = Arc::new(Mutex::new(jobs::JobTable::new()));
-    let (inbound_sender, inbound) = mpsc::unbounded_channel();
-    let (outbound, outbound_receiver) = mpsc::unbounded_channel();
-    let gpus = open_gpus(&config, outbound.clone())?;
     let poller = tokio::spawn(gpus.clone().run_poller(config.gpu_poll));
     let channels = link::LinkChannels { inbound: inbound_sender, outbound: outbound_receiver };
     let munge_socket: Arc<Path> = Arc::from(config.munge_socket.as_path());
@@ -108,6 +118,9 @@ pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyho
     poller.abort();
     if let Some(task) = port_task {
         task.abort();
+    }
+    if let Some(cgroups) = &cgroups {
+        cgroups.remove_slice();
     }
     tracing::info!(node = %config.node, "pbs_mom stopped");
     Ok(())

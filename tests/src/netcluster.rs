@@ -85,7 +85,9 @@ impl NetCluster {
             .arg(spool.join("spool"))
             .arg("--tmpdir")
             .arg(spool.join("tmp"))
-            .args(["--kill-jobs-on-shutdown", "-v"]);
+            .args(["--kill-jobs-on-shutdown", "-v"])
+            // A slice of this cluster's own: clusters run side by side on one host.
+            .args(["--cgroup-slice", &client::minipbs::cgroup_slice(self.net.dir.path(), name)]);
         let pid = self.net.spawn(with_log(command, &self.log_path(name)));
         self.moms.lock().unwrap().insert(name.to_string(), pid);
         pid

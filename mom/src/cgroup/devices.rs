@@ -14,11 +14,8 @@ pub fn gpu_deny_rules(node: &[u32], job: &[u32]) -> Vec<String> {
     if node.is_empty() {
         return Vec::new();
     }
-    let mut rules: Vec<String> = node
-        .iter()
-        .filter(|minor| !job.contains(minor))
-        .map(|minor| format!("c {NVIDIA_MAJOR}:{minor} rwm"))
-        .collect();
+    let mut rules: Vec<String> =
+        node.iter().filter(|minor| !job.contains(minor)).map(|minor| format!("c {NVIDIA_MAJOR}:{minor} rwm")).collect();
     rules.push(format!("c {NVIDIA_MAJOR}:254 rwm"));
     rules
 }

@@ -41,13 +41,18 @@ pub fn keyed(text: &str, key: &str) -> Option<u64> {
 /// The live (not zombie) pids listed in a `cgroup.procs` file; empty when it cannot be read.
 pub fn live_pids(procs: &Path) -> Vec<i32> {
     let Ok(text) = read(procs) else { return Vec::new() };
-    text.split_whitespace().filter_map(|pid| pid.parse::<i32>().ok()).filter(|pid| *pid > 1 && !is_zombie(*pid)).collect()
+    text.split_whitespace()
+        .filter_map(|pid| pid.parse::<i32>().ok())
+        .filter(|pid| *pid > 1 && !is_zombie(*pid))
+        .collect()
 }
 
 /// Whether `pid` has exited and waits to be reaped (a zombie stays listed in v1 cgroups).
 fn is_zombie(pid: i32) -> bool {
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return true };
-    stat.rsplit_once(')').and_then(|(_, tail)| tail.split_whitespace().next()).is_none_or(|state| state == "Z" || state == "X")
+    stat.rsplit_once(')')
+        .and_then(|(_, tail)| tail.split_whitespace().next())
+        .is_none_or(|state| state == "Z" || state == "X")
 }
 
 /// Sends `signal` to every live pid of `procs`; returns how many got it. The mom's own pid is

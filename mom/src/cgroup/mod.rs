@@ -15,10 +15,10 @@ pub mod cpus;
 pub mod devices;
 pub mod files;
 pub mod mounts;
-pub mod v1;
-pub mod v2;
 #[cfg(test)]
 mod tests;
+pub mod v1;
+pub mod v2;
 
 use cpus::{CpuLimit, CpuPool};
 use mounts::{Choice, Controller};
@@ -126,11 +126,8 @@ impl Cgroups {
         }
         let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
         let found = mounts::parse_mountinfo(&text);
-        let v2_controllers = found
-            .v2
-            .as_ref()
-            .and_then(|root| files::read(&root.join("cgroup.controllers")).ok())
-            .unwrap_or_default();
+        let v2_controllers =
+            found.v2.as_ref().and_then(|root| files::read(&root.join("cgroup.controllers")).ok()).unwrap_or_default();
         let choice = mounts::choose(&found, &v2_controllers);
         match Cgroups::from_choice(choice, slice, mode == CgroupMode::Required) {
             Ok(cgroups) => Ok(Some(Arc::new(cgroups))),
@@ -161,7 +158,8 @@ impl Cgroups {
             Backend::V1(v1) => v1.mounts.get(&Controller::Cpuset).map(|m| m.join("cpuset.cpus")),
             Backend::V2(v2) => Some(v2.root.join("cpuset.cpus.effective")),
         };
-        let cores = cores.and_then(|path| files::read(&path).ok()).and_then(|t| cpus::parse_list(&t)).unwrap_or_default();
+        let cores =
+            cores.and_then(|path| files::read(&path).ok()).and_then(|t| cpus::parse_list(&t)).unwrap_or_default();
         let cgroups = Cgroups { backend, required, pool: Mutex::new(CpuPool::new(cores)) };
         tracing::info!("{}", cgroups.describe());
         Ok(cgroups)
@@ -193,7 +191,14 @@ impl Cgroups {
 
     /// The limits of a job using `ncpus` cores and `mem_bytes` here: cores not held by another
     /// job (else a quota), and no GPU device but `job_gpus` among `node_gpus` (v1).
-    pub fn limits(&self, job_id: &str, ncpus: u32, mem_bytes: Option<u64>, node_gpus: &[u32], job_gpus: &[u32]) -> Limits {
+    pub fn limits(
+        &self,
+        job_id: &str,
+        ncpus: u32,
+        mem_bytes: Option<u64>,
+        node_gpus: &[u32],
+        job_gpus: &[u32],
+    ) -> Limits {
         let cpus = pbslog::fatal::lock_or_exit(&self.pool, "cpu pool").assign(job_id, ncpus);
         let device_denials = match &self.backend {
             Backend::V1(v1) if v1.mounts.contains_key(&Controller::Devices) => {

@@ -57,10 +57,8 @@ fn kill_all_kills_what_left_the_session() {
     cgroup.create(&cgroups.limits("1.kill", 1, Some(256 << 20), &[], &[])).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let pids = dir.path().join("pids");
-    let script = format!(
-        "setsid sleep 1000 & echo $! >> {p}; (sleep 1000 & echo $! >> {p}) & sleep 1000",
-        p = pids.display()
-    );
+    let script =
+        format!("setsid sleep 1000 & echo $! >> {p}; (sleep 1000 & echo $! >> {p}) & sleep 1000", p = pids.display());
     let mut child = spawn_in(&cgroup, &script);
     wait_for("two pids", || std::fs::read_to_string(&pids).is_ok_and(|t| t.lines().count() == 2));
     let escaped: Vec<i32> = std::fs::read_to_string(&pids).unwrap().lines().map(|l| l.parse().unwrap()).collect();
