@@ -52,10 +52,8 @@ fn a_job_over_its_memory_is_killed_alone() {
         return;
     }
     let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
-    let script = cluster.script(
-        "hog.sh",
-        "#PBS -l select=1:ncpus=1:mem=64mb\npython3 -c 'b = bytearray(256 << 20); print(len(b))'\n",
-    );
+    let script = cluster
+        .script("hog.sh", "#PBS -l select=1:ncpus=1:mem=64mb\npython3 -c 'b = bytearray(256 << 20); print(len(b))'\n");
     let id = cluster.qsub(&script, &[]);
     let status = cluster.wait_finished(&id, Duration::from_secs(60));
     assert_ne!(status, 0, "{}", cluster.logs());
