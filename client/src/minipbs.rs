@@ -222,6 +222,8 @@ pub fn up(args: &UpArgs) -> Result<PathBuf, String> {
                 "--kill-delay".to_string(),
                 args.kill_delay.to_string(),
                 "--kill-jobs-on-shutdown".to_string(),
+                "--cgroup-slice".to_string(),
+                cgroup_slice(&dir, &name),
                 "-v".to_string(),
             ],
             args.mom_args.clone(),
@@ -412,6 +414,15 @@ fn recorded_daemons(dir: &Path) -> Vec<(String, i32)> {
             Some((name, pid))
         })
         .collect()
+}
+
+/// The cgroup slice of one mom of the cluster in `dir`: its own, so that clusters running side
+/// by side on one host (tests) never limit or clean up each other's jobs. The directory's
+/// device and inode make it unique while the directory exists.
+pub fn cgroup_slice(dir: &Path, node: &str) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let (dev, ino) = std::fs::metadata(dir).map_or((0, 0), |meta| (meta.dev(), meta.ino()));
+    format!("minipbs-{dev:x}-{ino:x}-{node}.slice")
 }
 
 /// Whether `pid` is a live (not zombie) `pbs_server`, `pbs_mom` or `munged`.

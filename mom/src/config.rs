@@ -4,6 +4,7 @@
 //! Owns: every default value, in one place ([`MomConfig::new`]). Must not: read environment
 //! variables or configuration anywhere else, start anything, or know the protocol.
 
+use crate::cgroup::CgroupMode;
 use crate::gpu::GpuChoice;
 use clap::Parser;
 use std::path::PathBuf;
@@ -70,6 +71,10 @@ pub struct MomConfig {
     pub mpi_env: bool,
     /// Task-socket and peer connections held at once (`task::serve::MAX_CONNECTIONS`).
     pub task_connections: usize,
+    /// Whether jobs run in cgroups (`--cgroups`; cgroup/mod.rs).
+    pub cgroups: CgroupMode,
+    /// The directory (in each hierarchy) holding this mom's job cgroups (`--cgroup-slice`).
+    pub cgroup_slice: String,
 }
 
 impl MomConfig {
@@ -112,6 +117,8 @@ impl MomConfig {
             tmrsh: default_tmrsh(),
             mpi_env: true,
             task_connections: crate::task::serve::MAX_CONNECTIONS,
+            cgroups: CgroupMode::Auto,
+            cgroup_slice: crate::cgroup::DEFAULT_SLICE.to_string(),
         }
     }
 }
@@ -193,6 +200,13 @@ pub struct MomArgs {
     /// Set OMPI_MCA_* and HYDRA_* in jobs so mpirun starts ranks through the moms.
     #[arg(long, default_value = "on", value_parser = ["on", "off"])]
     pub mpi_env: String,
+    /// Job cgroups: off, auto (when the host allows them) or required (a job that cannot get
+    /// one does not start).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub cgroups: CgroupMode,
+    /// The cgroup directory holding this mom's jobs (one path component).
+    #[arg(long, default_value = crate::cgroup::DEFAULT_SLICE)]
+    pub cgroup_slice: String,
     /// More logging (-v debug, -vv trace); RUST_LOG overrides.
     #[arg(short, long, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -230,6 +244,8 @@ impl MomArgs {
         config.kill_jobs_on_shutdown = self.kill_jobs_on_shutdown;
         config.tmrsh = self.tmrsh.unwrap_or(config.tmrsh);
         config.mpi_env = self.mpi_env == "on";
+        config.cgroups = self.cgroups;
+        config.cgroup_slice = self.cgroup_slice;
         config
     }
 }
@@ -368,5 +384,14 @@ mod tests {
         assert!(config.np >= 1);
         assert!(!config.node.is_empty());
         assert_eq!(config.kill_delay, Duration::from_secs(10));
+        assert_eq!((config.cgroups, config.cgroup_slice.as_str()), (CgroupMode::Auto, "minipbs.slice"));
+    }
+
+    #[test]
+    fn cgroup_flags() {
+        let config = MomArgs::parse_from(["pbs_mom", "--socket=/s", "--cgroups=required", "--cgroup-slice=x.slice"])
+            .into_config();
+        assert_eq!((config.cgroups, config.cgroup_slice.as_str()), (CgroupMode::Required, "x.slice"));
+        assert!(MomArgs::try_parse_from(["pbs_mom", "--socket=/s", "--cgroups=maybe"]).is_err());
     }
 }

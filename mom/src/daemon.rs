@@ -1,6 +1,6 @@
 //! The mom's main loop: applies server messages to the job table, carries out the resulting
-//! actions (claim a job's GPUs on this node, start a job task, forward a kill, rerun or
-//! signal), turns finished jobs into obits (their GPUs released first), and on shutdown
+//! actions (claim a job's GPUs on this node, start a job task, make and remove a sister
+//! share's cgroup, forward a kill, rerun or signal), turns finished jobs into obits (their GPUs released first), and on shutdown
 //! optionally kills every job.
 //!
 //! Owns: the job tasks and their kill channels. Must not: read or write the socket (link.rs)
@@ -131,17 +131,22 @@ impl Daemon {
             let used = tasks.end_job(&ending).await;
             outcome.used.cput_secs += used.cput_secs;
             outcome.used.mem_kb += used.mem_kb;
+            outcome.used.vmem_kb += used.vmem_kb;
             (id, outcome)
         };
         let handle = self.tasks.spawn(task.instrument(span));
         self.task_jobs.insert(handle.id(), (job_id, run_count));
     }
 
-    /// Claims a sister share's GPUs here; when one is not usable the server hears why and
-    /// requeues the job.
+    /// Claims a sister share's GPUs and makes its cgroup here (for the tasks started on this
+    /// node); when either fails (a cgroup only with `--cgroups required`) the server hears why
+    /// and requeues the job.
     fn join(&mut self, launch: &JobLaunch) {
         let claimed = self.gpus.claim(launch, &self.context.node);
-        if let Ok(variables) = &claimed {
+        let contained = claimed.and_then(|variables| {
+            exec::contain::create(launch, &self.context).map(|_| variables).map_err(|e| e.to_string())
+        });
+        if let Ok(variables) = &contained {
             self.task_server.board.add(launch, variables.clone(), false);
             let files = exec::files::JobFiles::new(&self.context.spool_dir, &self.context.tmpdir_base, launch);
             if let Err(error) = exec::files::write_nodefile(&files.nodefile, launch) {
@@ -151,7 +156,7 @@ impl Daemon {
                 tracing::warn!(job_id = %launch.job_id, "cannot create the job's TMPDIR here: {error}");
             }
         }
-        if let Err(reason) = claimed {
+        if let Err(reason) = contained {
             tracing::warn!(job_id = %launch.job_id, "sister share refused: {reason}");
             let (job_id, run_count) = (launch.job_id.clone(), launch.run_count);
             let _ = self.outbound.send(MomToServer::ShareRefused { job_id, reason, run_count });
@@ -168,15 +173,28 @@ impl Daemon {
         files.create_sister_tmpdir(&owner, self.context.mom_uid == 0)
     }
 
-    /// The node's share of a job is over: its GPUs drain, its tasks here are killed, its node
-    /// file goes.
+    /// The node's share of a job is over: its GPUs drain, its tasks here are killed, then
+    /// everything left in its cgroup (which is removed), its node file and TMPDIR go.
     fn leave(&mut self, job_id: String) {
         self.gpus.release(&job_id);
         let nodefile = self.context.spool_dir.join("aux").join(&job_id);
         let tmpdir = self.context.tmpdir_base.join(format!("pbs.{job_id}"));
+        let cgroup = self.context.cgroups.as_ref().and_then(|cgroups| cgroups.job(&job_id).ok());
+        let span = tracing::info_span!("job", node = %self.context.node, job_id = %job_id);
         let tasks = self.task_server.clone();
         tokio::spawn(async move {
             tasks.board.end(&job_id).await;
+            if let Some(cgroup) = cgroup {
+                let emptied = tokio::task::spawn_blocking(move || {
+                    let _entered = span.enter();
+                    let empty = cgroup.kill_all(Duration::ZERO);
+                    cgroup.remove();
+                    empty
+                });
+                if !emptied.await.unwrap_or(false) {
+                    tracing::error!(job_id, "processes of the job's share survived SIGKILL");
+                }
+            }
             if exec::files::job_id_is_safe(&job_id) {
                 let _ = std::fs::remove_file(nodefile);
                 exec::files::remove_any(&tmpdir);

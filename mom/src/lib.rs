@@ -10,6 +10,7 @@
 //! * `jobs.rs`: the job table and the decision taken on each server message (pure).
 //! * `daemon.rs`: the main loop carrying those decisions out.
 //! * `exec/`: running one job (files, identity, environment, session, kill, reap, delivery).
+//! * `cgroup/`: a cgroup per job (v1 or v2): limits, joining, killing, usage.
 //! * `gpu/`: the node's GPUs (NVML, fake or none), their use, claims by jobs, MPS daemons.
 //! * `task/`: the task socket and the peer path: processes of a job started on its nodes by
 //!   its launchers (pbsdsh, pbs_tmrsh).
@@ -17,6 +18,7 @@
 //! Must not know: the database, other nodes' state, scheduling policy, queue rules. The
 //! tracing subscriber is installed by the binary, never here.
 
+pub mod cgroup;
 pub mod config;
 pub mod daemon;
 pub mod exec;
@@ -59,6 +61,17 @@ pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyho
     if mom_uid != 0 {
         tracing::warn!(uid = mom_uid, "not running as root: only jobs of this user can run here");
     }
+    let cgroups = cgroup::Cgroups::detect(config.cgroups, &config.cgroup_slice).context("cannot set up job cgroups")?;
+    if let Some(cgroups) = &cgroups {
+        let left = cgroups.clean_leftovers();
+        if !left.is_empty() {
+            tracing::warn!(jobs = ?left, "killed and removed the cgroups of jobs a previous pbs_mom left");
+        }
+    }
+    let table = Arc::new(Mutex::new(jobs::JobTable::new()));
+    let (inbound_sender, inbound) = mpsc::unbounded_channel();
+    let (outbound, outbound_receiver) = mpsc::unbounded_channel();
+    let gpus = open_gpus(&config, outbound.clone())?;
     let context = Arc::new(exec::ExecContext {
         node: config.node.clone(),
         spool_dir: config.spool_dir.clone(),
@@ -72,11 +85,9 @@ pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyho
             tmrsh: config.tmrsh.clone(),
             mpi_env: config.mpi_env,
         },
+        cgroups: cgroups.clone(),
+        gpu_minors: gpus.infos().iter().map(|gpu| gpu.index).collect(),
     });
-    let table = Arc::new(Mutex::new(jobs::JobTable::new()));
-    let (inbound_sender, inbound) = mpsc::unbounded_channel();
-    let (outbound, outbound_receiver) = mpsc::unbounded_channel();
-    let gpus = open_gpus(&config, outbound.clone())?;
     let poller = tokio::spawn(gpus.clone().run_poller(config.gpu_poll));
     let channels = link::LinkChannels { inbound: inbound_sender, outbound: outbound_receiver };
     let munge_socket: Arc<Path> = Arc::from(config.munge_socket.as_path());
@@ -134,6 +145,9 @@ pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyho
         task.abort();
     }
     let _ = fs::remove_file(config.task_socket());
+    if let Some(cgroups) = &cgroups {
+        cgroups.remove_slice();
+    }
     tracing::info!(node = %config.node, "pbs_mom stopped");
     Ok(())
 }

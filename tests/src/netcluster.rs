@@ -93,7 +93,9 @@ impl NetCluster {
             .arg(spool.join("spool"))
             .arg("--tmpdir")
             .arg(spool.join("tmp"))
-            .args(["--kill-jobs-on-shutdown", "-v"]);
+            .args(["--kill-jobs-on-shutdown", "-v"])
+            // A slice of this cluster's own: clusters run side by side on one host.
+            .args(["--cgroup-slice", &cgroup_slice(self.net.dir.path(), name)]);
         let pid = self.net.spawn(with_log(command, &self.log_path(name)));
         self.moms.lock().unwrap().insert(name.to_string(), pid);
         pid
@@ -212,4 +214,12 @@ fn attrs(output: &Output) -> HashMap<String, String> {
         .filter_map(|line| line.trim_start().split_once(" = "))
         .map(|(name, value)| (name.to_string(), value.to_string()))
         .collect()
+}
+
+/// The cgroup slice of one mom of the network cluster in `dir` (as `minipbs up` names its
+/// moms': `client/src/minipbs.rs::cgroup_slice`; this crate's library does not link `client`).
+fn cgroup_slice(dir: &std::path::Path, node: &str) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let (dev, ino) = std::fs::metadata(dir).map_or((0, 0), |meta| (meta.dev(), meta.ino()));
+    format!("minipbs-{dev:x}-{ino:x}-{node}.slice")
 }

@@ -3,7 +3,8 @@
 //!
 //! Layout: `run.rs` drives one job from start to end; `user.rs` resolves the identity;
 //! `files.rs` names and writes the spool files; `env.rs` computes the environment (pure);
-//! `spawn.rs` forks the shell; `kill.rs` signals the session; `clock.rs` is the walltime clock
+//! `spawn.rs` forks the shell; `contain.rs` puts it in the job's cgroup and kills through it;
+//! `kill.rs` signals the session (the fallback without cgroups); `clock.rs` is the walltime clock
 //! (suspensions excluded); `reap.rs` waits for the shell; `deliver.rs` copies output as the user;
 //! `interactive.rs` connects an interactive job's pty to its waiting qsub; `modules_env.rs` gives
 //! job shells the node's `module` command; `launch_env.rs` the variables of MPI and task launchers.
@@ -12,6 +13,7 @@
 //! as a [`JobOutcome`]; the daemon turns it into an obit.
 
 pub mod clock;
+pub mod contain;
 pub mod deliver;
 pub mod env;
 pub mod files;
@@ -28,7 +30,7 @@ pub mod user;
 
 pub use run::{run_job, JobOutcome, KillRequest};
 
-use proto::exit_status::{JOB_EXEC_FAIL1, JOB_EXEC_FAIL2, JOB_EXEC_INVALID_ID};
+use proto::exit_status::{JOB_EXEC_FAIL1, JOB_EXEC_FAIL2, JOB_EXEC_INVALID_ID, JOB_EXEC_RETRY};
 use std::io;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -57,6 +59,10 @@ pub struct ExecContext {
     pub munge_socket: Option<PathBuf>,
     /// What jobs here are told about launching tasks (task socket, `pbs_tmrsh`, MPI variables).
     pub launcher: launch_env::LauncherEnv,
+    /// Jobs' cgroups (`None`: uncontained, the session-based kill is all there is).
+    pub cgroups: Option<std::sync::Arc<crate::cgroup::Cgroups>>,
+    /// The GPU indices (device minors) of this node: a job's cgroup denies those not its own.
+    pub gpu_minors: Vec<u32>,
 }
 
 /// Why a job could not start. Each reason maps to a negative exit status (pbs-reference 7.2).
@@ -88,6 +94,8 @@ pub enum StartError {
     Interactive { host: String, port: u16, reason: String },
     #[error("cannot open a terminal for the job: {0}")]
     Pty(#[source] io::Error),
+    #[error("{0}")]
+    Cgroup(#[source] crate::cgroup::CgroupError),
 }
 
 impl StartError {
@@ -98,6 +106,8 @@ impl StartError {
                 JOB_EXEC_INVALID_ID
             }
             StartError::Stdio(_) | StartError::Spawn { .. } | StartError::Pty(_) => JOB_EXEC_FAIL2,
+            // The server requeues it (`--cgroups required`).
+            StartError::Cgroup(_) => JOB_EXEC_RETRY,
             _ => JOB_EXEC_FAIL1,
         }
     }

@@ -7,16 +7,18 @@
 //! early without an outcome: a job that cannot start still ends, with a negative status.
 
 use super::clock::WalltimeClock;
+use super::contain;
 use super::deliver::deliver_and_clean;
 use super::env::{job_environment, total_slots, EnvInput};
 use super::files::{job_id_is_safe, JobFiles};
 use super::interactive::{self, Terminal};
-use super::kill::{self, Termination};
+use super::kill;
 use super::reap::{self, Reaped};
 use super::spawn::{spawn_shell, ShellSpec, ShellStdio};
 use super::stage;
 use super::user::{self, JobUser};
 use super::{ExecContext, StartError, DEFAULT_UMASK};
+use crate::cgroup::JobCgroup;
 use nix::sys::signal::Signal;
 use proto::exit_status::{JOB_EXEC_FAIL1, JOB_EXEC_FAIL2, JOB_EXEC_KILL_WALLTIME, JOB_EXEC_RERUN};
 use proto::mom::{JobLaunch, ResourcesUsed, Undelivered};
@@ -95,6 +97,8 @@ struct Started {
     terminal: Option<Terminal>,
     /// Fires when an interactive job's qsub hangs up.
     hangup: Option<oneshot::Receiver<()>>,
+    /// Its cgroup here (`None`: uncontained).
+    cgroup: Option<JobCgroup>,
 }
 
 /// How supervision ended.
@@ -156,6 +160,28 @@ fn start(launch: &JobLaunch, context: &ExecContext, gpu_variables: &[(String, St
     if !is_executable_file(&shell) {
         return Err(StartError::ShellMissing(shell).into());
     }
+    let cgroup = contain::create(launch, context)?;
+    let started = set_up(launch, context, user, &shell, gpu_variables, cgroup.as_ref());
+    match (started, cgroup) {
+        (Ok(started), cgroup) => Ok(Started { cgroup, ..started }),
+        (Err(not_started), cgroup) => {
+            if let Some(cgroup) = cgroup {
+                cgroup.remove();
+            }
+            Err(not_started)
+        }
+    }
+}
+
+/// Writes the files, stages in and spawns the shell (in `cgroup` when there is one).
+fn set_up(
+    launch: &JobLaunch,
+    context: &ExecContext,
+    user: JobUser,
+    shell: &Path,
+    gpu_variables: &[(String, String)],
+    cgroup: Option<&JobCgroup>,
+) -> Result<Started, NotStarted> {
     let files = JobFiles::new(&context.spool_dir, &context.tmpdir_base, launch);
     if let Err(err) = files.create(launch, &user, context.mom_uid == 0) {
         files.remove();
@@ -167,13 +193,13 @@ fn start(launch: &JobLaunch, context: &ExecContext, gpu_variables: &[(String, St
             return Err(StartError::StageIn(reason).into());
         }
     }
-    match spawn(launch, context, &user, &shell, &files, gpu_variables) {
+    match spawn(launch, context, (&user, shell), &files, gpu_variables, cgroup) {
         Ok((sid, terminal)) => {
             if let Err(err) = files.record_session(sid) {
                 tracing::warn!(sid, "cannot record the job's session: {err}");
             }
             let (terminal, hangup) = terminal.unzip();
-            Ok(Started { sid, user, files, at: Instant::now(), terminal, hangup })
+            Ok(Started { sid, user, files, at: Instant::now(), terminal, hangup, cgroup: None })
         }
         Err(error @ StartError::Spawn { .. }) if launch.interactive.is_none() => {
             // The child wrote why (`PBS: chdir to ... failed`) on the job's stderr: deliver it.
@@ -199,10 +225,10 @@ type Relay = (Terminal, oneshot::Receiver<()>);
 fn spawn(
     launch: &JobLaunch,
     context: &ExecContext,
-    user: &JobUser,
-    shell: &Path,
+    (user, shell): (&JobUser, &Path),
     files: &JobFiles,
     gpu_variables: &[(String, String)],
+    cgroup: Option<&JobCgroup>,
 ) -> Result<(i32, Option<Relay>), StartError> {
     let (stdio, accepted) = match &launch.interactive {
         None => {
@@ -247,6 +273,12 @@ fn spawn(
         start_dir: &start_dir,
         umask: launch.exec.umask.unwrap_or(DEFAULT_UMASK),
         stdio,
+        cgroup_fds: match cgroup {
+            Some(cgroup) => {
+                cgroup.attach_fds().map_err(|err| StartError::Cgroup(contain::attach_error(launch, err)))?
+            }
+            None => Vec::new(),
+        },
     };
     let sid = spawn_shell(spec).map_err(|source| StartError::Spawn {
         shell: shell.to_path_buf(),
@@ -278,6 +310,7 @@ async fn supervise(
     let mut reaper = reap::watch(started.sid);
     let delay = if launch.kill_delay > 0 { Duration::from_secs(launch.kill_delay) } else { context.default_kill_delay };
     let mut job = Supervision {
+        cgroup: started.cgroup.clone(),
         sid: started.sid,
         delay,
         clock: WalltimeClock::new(started.at, launch.walltime),
@@ -303,23 +336,15 @@ async fn supervise(
                 hangup = None;
                 if gone {
                     tracing::info!("the interactive qsub is gone: ending the job");
-                    start_kill(&mut job.killer, job.sid, job.delay, job.hang_up);
+                    contain::start_kill(&mut job.killer, (job.sid, job.cgroup.clone()), job.delay, job.hang_up);
                 }
             },
             () = &mut walltime_timer, if job.clock.limit.is_some() && !walltime_exceeded => {
                 walltime_exceeded = true;
                 let (used, limit) = (job.clock.used(Instant::now()).as_secs(), job.clock.limit.unwrap_or_default());
                 tracing::info!(used, limit, "walltime exceeded: killing the job");
-                let line = format!("=>> PBS: job killed: walltime {used} exceeded limit {limit}");
-                match &started.terminal {
-                    Some(terminal) => terminal.notice(&line),
-                    None => {
-                        if let Err(err) = started.files.append_to_stderr(&line) {
-                            tracing::warn!("cannot write the walltime message: {err}");
-                        }
-                    }
-                }
-                start_kill(&mut job.killer, started.sid, delay, job.hang_up);
+                notify(started, &format!("=>> PBS: job killed: walltime {used} exceeded limit {limit}"));
+                contain::start_kill(&mut job.killer, (started.sid, job.cgroup.clone()), delay, job.hang_up);
             }
         }
     };
@@ -339,6 +364,7 @@ async fn supervise(
 
 /// What supervision keeps of a running job besides its reaper and walltime timer.
 struct Supervision {
+    cgroup: Option<JobCgroup>,
     sid: i32,
     /// Between SIGTERM and SIGKILL.
     delay: Duration,
@@ -355,15 +381,15 @@ impl Supervision {
         match request {
             KillRequest::Kill => {
                 tracing::info!("killing the job on request");
-                start_kill(&mut self.killer, self.sid, self.delay, self.hang_up);
+                contain::start_kill(&mut self.killer, (self.sid, self.cgroup.clone()), self.delay, self.hang_up);
             }
             KillRequest::Rerun => {
                 tracing::info!("killing the job to rerun it");
                 self.rerun = true;
-                start_kill(&mut self.killer, self.sid, self.delay, self.hang_up);
+                contain::start_kill(&mut self.killer, (self.sid, self.cgroup.clone()), self.delay, self.hang_up);
             }
             KillRequest::Signal { number, suspend } => {
-                send_signal(self.sid, number);
+                contain::send_signal(self.sid, self.cgroup.clone(), number);
                 // Suspended time does not count against the walltime; a plain SIGSTOP (the
                 // owner's own qsig) is no suspension: the owner could continue the processes
                 // directly and run past the walltime.
@@ -381,39 +407,12 @@ impl Supervision {
     }
 }
 
-/// Sends signal `number` to the job's session (off the runtime threads: it scans `/proc`).
-fn send_signal(sid: i32, number: i32) {
-    match nix::sys::signal::Signal::try_from(number) {
-        Ok(signal) => {
-            tracing::info!(sid, %signal, "signalling the job");
-            tokio::task::spawn_blocking(move || kill::signal_members(sid, signal));
-        }
-        Err(_) => tracing::warn!(sid, number, "refusing an unknown signal number"),
-    }
-}
-
 /// Whether an interactive job's qsub hung up (false: the relay ended without saying).
 async fn wait_hangup(hangup: &mut Option<oneshot::Receiver<()>>) -> bool {
     match hangup {
         Some(receiver) => receiver.await.is_ok(),
         None => std::future::pending().await,
     }
-}
-
-/// Starts the SIGTERM/SIGKILL sequence once (later requests are no-ops); `hang_up` sends
-/// SIGHUP first.
-fn start_kill(killer: &mut Option<JoinHandle<()>>, sid: i32, delay: Duration, hang_up: bool) {
-    if killer.is_some() {
-        return;
-    }
-    *killer = Some(tokio::spawn(async move {
-        if hang_up {
-            let _ = tokio::task::spawn_blocking(move || kill::signal_session(sid, Signal::SIGHUP)).await;
-        }
-        if kill::terminate(sid, delay).await == Termination::Killed {
-            tracing::info!(sid, "session needed SIGKILL");
-        }
-    }));
 }
 
 /// Kills leftovers, delivers output, removes the files and computes the outcome.
@@ -425,8 +424,13 @@ async fn finish(
     ncpus: u32,
 ) -> JobOutcome {
     let sid = started.sid;
-    if !kill::kill_leftovers(sid, LEFTOVER_PATIENCE).await {
-        tracing::error!(sid, "processes of the job's session survived SIGKILL");
+    let (empty, usage, oom) = contain::end(started.cgroup.take(), sid, LEFTOVER_PATIENCE).await;
+    if !empty {
+        tracing::error!(sid, "processes of the job survived SIGKILL");
+    }
+    if oom {
+        tracing::info!("{}", contain::MEM_EXCEEDED);
+        notify(&started, &format!("{}: the kernel killed a process of the job", contain::MEM_EXCEEDED));
     }
     let walltime_secs = ending.walltime_used.as_secs();
     let exit_status = match (&ending.reaped, ending.walltime_exceeded) {
@@ -463,13 +467,20 @@ async fn finish(
         Vec::new()
     });
     let (cput_secs, mem_kb) = ending.reaped.map_or((0, 0), |r| (r.cput_secs, r.maxrss_kb));
+    let used = contain::resources_used(cput_secs, mem_kb, usage, walltime_secs, ncpus);
     tracing::info!(exit_status, walltime_secs, "job ended");
-    JobOutcome {
-        exit_status,
-        session_id: sid,
-        used: ResourcesUsed { cput_secs, mem_kb, vmem_kb: 0, walltime_secs, ncpus },
-        undelivered,
-        stagein_failed: None,
+    JobOutcome { exit_status, session_id: sid, used, undelivered, stagein_failed: None }
+}
+
+/// Writes `line` where the job's owner reads it: its terminal, else its stderr file.
+fn notify(started: &Started, line: &str) {
+    match &started.terminal {
+        Some(terminal) => terminal.notice(line),
+        None => {
+            if let Err(err) = started.files.append_to_stderr(line) {
+                tracing::warn!("cannot write {line:?} to the job's stderr: {err}");
+            }
+        }
     }
 }
 

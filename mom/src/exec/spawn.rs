@@ -41,6 +41,9 @@ pub struct ShellSpec<'a> {
     pub umask: u32,
     /// What the shell's standard streams are.
     pub stdio: ShellStdio,
+    /// The `cgroup.procs` of the job's cgroup in each hierarchy (cgroup/): the child joins
+    /// them first, before `setsid` and the identity change. Empty: uncontained.
+    pub cgroup_fds: Vec<OwnedFd>,
 }
 
 /// The standard streams of a job's top shell.
@@ -78,9 +81,11 @@ pub fn spawn_shell(spec: ShellSpec<'_>) -> io::Result<i32> {
         }
     };
     // SAFETY: the closure runs in the forked child before exec and only makes system calls
-    // (setsid, ioctl, setgroups, setgid, setuid, umask, chdir) on data prepared before the fork.
+    // (write to the cgroups, setsid, ioctl, setgroups, setgid, setuid, umask, chdir) on data prepared before the fork.
+    let cgroup_fds: Vec<i32> = spec.cgroup_fds.iter().map(AsRawFd::as_raw_fd).collect();
     unsafe {
         command.pre_exec(move || {
+            crate::cgroup::join_in_child(&cgroup_fds)?;
             close_inherited_descriptors();
             if let Some(script_fd) = script_fd {
                 if libc::fcntl(script_fd, libc::F_SETFD, 0) < 0 {

@@ -106,17 +106,36 @@ fn start(
     } else {
         (job_file(&files.stdout), job_file(&files.stderr))
     };
+    // Kept open until the spawn returns: the child writes its pid through them.
+    let cgroup_fds = job_cgroup_fds(context, &launch.job_id)?;
     let spec = TaskSpawn {
         argv,
         env,
         dirs,
         identity: (context.mom_uid == 0).then(|| Identity::of(&owner)),
-        join_fds: Vec::new(),
+        join_fds: cgroup_fds.iter().map(std::os::fd::AsRawFd::as_raw_fd).collect(),
         stdin: if request.stdin { Stdio::piped() } else { Stdio::null() },
         stdout,
         stderr,
     };
     spawn::spawn(spec).map_err(|error| Refusal::Start(format!("{}: {error}", request_program(request))))
+}
+
+/// The `cgroup.procs` descriptors of the job's cgroup here. A job without one (cgroups off, or
+/// `auto` and it could not be made) runs its tasks uncontained like its shell; with `required`
+/// a task that cannot join is refused.
+fn job_cgroup_fds(context: &ExecContext, job_id: &str) -> Result<Vec<std::os::fd::OwnedFd>, Refusal> {
+    let Some(cgroups) = &context.cgroups else { return Ok(Vec::new()) };
+    let opened =
+        cgroups.job(job_id).map_err(|e| e.to_string()).and_then(|cg| cg.attach_fds().map_err(|e| e.to_string()));
+    match opened {
+        Ok(fds) => Ok(fds),
+        Err(reason) if cgroups.required() => Err(Refusal::Start(format!("cannot join the job's cgroup: {reason}"))),
+        Err(reason) => {
+            tracing::warn!(job_id, "task runs outside the job's cgroup: {reason}");
+            Ok(Vec::new())
+        }
+    }
 }
 
 /// The job's spool output file on this node, appended to (the mother superior's; a sister

@@ -154,7 +154,8 @@ impl TaskServer {
                 if !known {
                     return refuse(&mut writer, format!("job {job_id} does not run on this node")).await;
                 }
-                let used = self.board.end(&job_id).await.unwrap_or_default();
+                let tasks_used = self.board.end(&job_id).await.unwrap_or_default();
+                let used = share_usage(&self.context, &job_id, tasks_used);
                 tracing::info!(job_id, mother = from, cput = used.cput_secs, "job's tasks ended here");
                 let _ = writer.write(&TasksEnded { used }).await;
             }
@@ -197,9 +198,12 @@ impl TaskServer {
     }
 
     /// Ends the job's tasks here and, as its mother superior, on each sister (bounded wait; a
-    /// sister that does not answer is logged and skipped). Returns their summed usage.
+    /// sister that does not answer is logged and skipped). Returns their summed usage; this
+    /// node's tasks count only when the job had no cgroup here (its cgroup's figures, in the
+    /// job's own usage, already include them).
     pub async fn end_job(&self, launch: &proto::mom::JobLaunch) -> ResourcesUsed {
-        let mut used = self.board.end(&launch.job_id).await.unwrap_or_default();
+        let local = self.board.end(&launch.job_id).await.unwrap_or_default();
+        let mut used = if self.context.cgroups.is_some() { ResourcesUsed::default() } else { local };
         let mut asks = JoinSet::new();
         for host in launch.hosts.iter().skip(1).filter(|host| host.node != self.context.node) {
             let Some(addr) = host.mom_addr.clone() else { continue };
@@ -223,11 +227,27 @@ impl TaskServer {
                 Ok(ended) => {
                     used.cput_secs += ended.used.cput_secs;
                     used.mem_kb += ended.used.mem_kb;
+                    used.vmem_kb += ended.used.vmem_kb;
                 }
                 Err(reason) => tracing::warn!(job_id = %launch.job_id, node, "sister's tasks not counted: {reason}"),
             }
         }
         used
+    }
+}
+
+/// What a sister's share of a job used: its cgroup's figures when it has one (every process
+/// the tasks started, reaped or not), else what its reaped tasks used.
+fn share_usage(context: &ExecContext, job_id: &str, tasks: ResourcesUsed) -> ResourcesUsed {
+    let cgroup = context.cgroups.as_ref().and_then(|cgroups| cgroups.job(job_id).ok());
+    match cgroup.map(|cgroup| cgroup.usage()) {
+        Some(usage) => ResourcesUsed {
+            cput_secs: usage.cput_secs.max(tasks.cput_secs),
+            mem_kb: usage.mem_kb.max(tasks.mem_kb),
+            vmem_kb: usage.vmem_kb,
+            ..tasks
+        },
+        None => tasks,
     }
 }
 

@@ -4,9 +4,10 @@
 //! on the task's `PATH`) or `$SHELL -c <line>`; stdin, stdout and stderr are pipes or files the
 //! caller chose. Then [`wait`] reaps it with its usage.
 //!
-//! The cgroup join: [`TaskSpawn::join_fds`] are descriptors of the job's cgroup on this node
-//! (empty until the cgroup engineer's `Cgroups::job(id).attach_fds()` fills them); the child
-//! joins them first thing in `pre_exec` through [`join_cgroup`], the one place to change.
+//! The cgroup join: [`TaskSpawn::join_fds`] are the `cgroup.procs` of the job's cgroup on this
+//! node (`JobCgroup::attach_fds`; none when the job runs uncontained); the child joins them
+//! first thing in `pre_exec` (`cgroup::join_in_child`), so a task and everything it starts are
+//! the job's before it runs a single instruction of the user's.
 //!
 //! Owns: the code that runs in the forked child. Must not: decide the environment or the
 //! directory (the caller does), or look anything up in the child.
@@ -67,8 +68,8 @@ pub fn spawn(task: TaskSpawn) -> io::Result<Spawned> {
     // on data prepared before the fork.
     unsafe {
         command.pre_exec(move || {
+            crate::cgroup::join_in_child(&join_fds)?;
             close_inherited_descriptors();
-            join_cgroup(&join_fds)?;
             if libc::setsid() < 0 {
                 return Err(io::Error::last_os_error());
             }
@@ -91,13 +92,6 @@ pub fn spawn(task: TaskSpawn) -> io::Result<Spawned> {
     };
     // Dropping `child` neither waits nor kills: [`wait`] reaps it.
     Ok(spawned)
-}
-
-/// Joins the job's cgroup in the forked child: the cgroup engineer's
-/// `cgroup::join_in_child(fds)` goes here. Nothing to do while `fds` is empty.
-fn join_cgroup(fds: &[RawFd]) -> io::Result<()> {
-    let _ = fds;
-    Ok(())
 }
 
 /// Waits for task `pid` (blocking: call it on the blocking pool) and returns its status as a

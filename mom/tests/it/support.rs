@@ -111,6 +111,9 @@ impl Harness {
         config.reconnect_min = Duration::from_millis(20);
         config.reconnect_max = Duration::from_millis(500);
         config.kill_jobs_on_shutdown = true;
+        // Tests run side by side: each mom cleans up and limits only its own slice.
+        let unique = self.dir.path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        config.cgroup_slice = format!("minipbs-it-{unique}.slice");
         config
     }
 

@@ -6,6 +6,7 @@ mod alter;
 mod arrays;
 mod authz;
 mod cluster;
+mod containment;
 mod corpus;
 mod depend;
 mod display;
