@@ -235,6 +235,7 @@ impl Daemon {
             undelivered: outcome.undelivered,
             run_count,
             stagein_failed: outcome.stagein_failed,
+            mem_exceeded: outcome.mem_exceeded,
         };
         // Invariant: the obit is in the table before it is sent, so a reconnect resends it.
         lock(&self.table).on_job_ended(obit.clone());

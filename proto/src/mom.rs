@@ -90,6 +90,10 @@ pub struct JobObit {
     /// user hold, with this in its comment.
     #[serde(default)]
     pub stagein_failed: Option<String>,
+    /// The kernel killed a process of the job for going over its memory limit (its cgroup's
+    /// OOM count rose): the server says so in the job's comment. `false` from an older mom.
+    #[serde(default)]
+    pub mem_exceeded: bool,
 }
 
 /// One spool file the mom could not copy to its destination as the user, and where it kept

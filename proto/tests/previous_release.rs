@@ -234,6 +234,7 @@ fn obit() -> JobObit {
         undelivered: vec![undelivered],
         run_count: 1,
         stagein_failed: None,
+        mem_exceeded: false,
     }
 }
 

@@ -167,7 +167,16 @@ mod tests {
     use proto::mom::HostAlloc;
 
     fn host(node: &str, ncpus: u32, mem: Option<u64>, gpus: Vec<u32>) -> HostAlloc {
-        HostAlloc { node: node.into(), ncpus, mpiprocs: ncpus, gpus, mem_bytes: mem, gpu_uuids: vec![], mps: None, mom_addr: None }
+        HostAlloc {
+            node: node.into(),
+            ncpus,
+            mpiprocs: ncpus,
+            gpus,
+            mem_bytes: mem,
+            gpu_uuids: vec![],
+            mps: None,
+            mom_addr: None,
+        }
     }
 
     #[test]

@@ -60,6 +60,8 @@ pub struct JobOutcome {
     pub undelivered: Vec<Undelivered>,
     /// Why its `-W stagein` failed (the job did not start).
     pub stagein_failed: Option<String>,
+    /// The kernel OOM-killed a process in the job's cgroup.
+    pub mem_exceeded: bool,
 }
 
 impl JobOutcome {
@@ -71,6 +73,7 @@ impl JobOutcome {
             used: ResourcesUsed { ncpus, ..Default::default() },
             undelivered: Vec::new(),
             stagein_failed: None,
+            mem_exceeded: false,
         }
     }
 }
@@ -469,7 +472,7 @@ async fn finish(
     let (cput_secs, mem_kb) = ending.reaped.map_or((0, 0), |r| (r.cput_secs, r.maxrss_kb));
     let used = contain::resources_used(cput_secs, mem_kb, usage, walltime_secs, ncpus);
     tracing::info!(exit_status, walltime_secs, "job ended");
-    JobOutcome { exit_status, session_id: sid, used, undelivered, stagein_failed: None }
+    JobOutcome { exit_status, session_id: sid, used, undelivered, stagein_failed: None, mem_exceeded: oom }
 }
 
 /// Writes `line` where the job's owner reads it: its terminal, else its stderr file.

@@ -63,6 +63,9 @@ pub fn job_ended(state: &mut ServerState, out: &mut Outbox, node: &str, obit: Jo
     job.used = obit.used;
     job.session_id = Some(obit.session_id).filter(|session| *session > 0).or(job.session_id);
     tracing::debug!(job_id = %job.id, exit_status = obit.exit_status, "job ended");
+    if obit.mem_exceeded {
+        job.comment = Some(mem_exceeded_comment(node));
+    }
     if !obit.undelivered.is_empty() {
         job.comment = Some(undelivered_comment(&obit.undelivered, node));
     }
@@ -77,6 +80,13 @@ pub fn job_ended(state: &mut ServerState, out: &mut Outbox, node: &str, obit: Jo
     out.send(node, ack);
     out.schedule = true;
     crate::state::depend::job_changed(state, out, key, now);
+}
+
+/// The job's comment when the kernel killed a process of it for its memory: the OpenPBS cgroup
+/// hook's `Cgroup mem limit exceeded` (which it writes to the job's stderr and
+/// `resources_used.diag_messages`), with the node.
+pub fn mem_exceeded_comment(node: &str) -> String {
+    format!("Job exceeded its memory limit: Cgroup mem limit exceeded on {node}")
 }
 
 /// The job's comment: where its output is (`Post job file processing error; output retained

@@ -408,3 +408,18 @@ fn undelivered_output_goes_in_the_comment_and_a_notice() {
         "the comment is stored"
     );
 }
+
+#[test]
+fn a_job_killed_for_its_memory_says_so_in_its_comment() {
+    let mut state = cluster(1);
+    let id = submit(&mut state, ALICE, &[]);
+    schedule_pass(&mut state, &mut Outbox::default(), 20);
+    let obit =
+        JobObit { job_id: id.clone(), exit_status: 137, session_id: 7, mem_exceeded: true, ..Default::default() };
+    let mut out = Outbox::default();
+    job_ended::job_ended(&mut state, &mut out, "node1", obit, 30);
+    let job = &state.jobs()[&state.find_job(&id).unwrap()];
+    assert_eq!(job.comment.as_deref(), Some("Job exceeded its memory limit: Cgroup mem limit exceeded on node1"));
+    assert_eq!(job.exit_status, Some(137));
+    assert!(out.persist.iter().any(|op| matches!(op, StoreOp::UpdateJob(job) if job.comment.is_some())));
+}

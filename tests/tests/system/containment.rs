@@ -60,6 +60,8 @@ fn a_job_over_its_memory_is_killed_alone() {
     let seq = id.split('.').next().unwrap();
     let stderr = std::fs::read_to_string(cluster.work.path().join(format!("hog.sh.e{seq}"))).unwrap_or_default();
     assert!(stderr.contains("Cgroup mem limit exceeded"), "{stderr}");
+    let comment = cluster.job_attr(&id, "comment").unwrap_or_default();
+    assert_eq!(comment, "Job exceeded its memory limit: Cgroup mem limit exceeded on node1");
     let mem = cluster.job_attr(&id, "resources_used.mem").unwrap_or_default();
     assert!(mem.ends_with("kb") && mem != "0kb", "{mem}");
     assert_eq!(node_state(&cluster, "node1"), "free");
