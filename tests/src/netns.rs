@@ -1,7 +1,7 @@
 //! Several "hosts" on one machine for the multi-host system tests: one network namespace per
 //! host, all joined by a bridge in a "switch" namespace (addresses `10.201.0.<n>/24`, the same
 //! in every test: each test has its own switch, so nothing clashes), a private `/etc/hosts` per
-//! host (`ip netns exec` bind-mounts `/etc/netns/<ns>/hosts`), the host's own name for the
+//! host (`/etc/netns/<ns>/hosts`, bind-mounted over `/etc/hosts` for each program run there), the host's own name for the
 //! programs run on it (a UTS namespace each), and one `munged` per host, all
 //! with the same key, plus one `munged` with another key for the forged-credential cases.
 //!
@@ -20,7 +20,7 @@ use std::time::Duration;
 
 /// Name prefix of every namespace these tests create (`mpbs<pid>x<n>-<host>`).
 const PREFIX: &str = "mpbs";
-/// Where `ip netns exec` finds per-namespace files to bind-mount over `/etc`.
+/// Where each namespace's hosts file lives (where `ip netns exec` would look for it too).
 const ETC_NETNS: &str = "/etc/netns";
 
 /// One simulated host.
@@ -162,13 +162,17 @@ impl Net {
         self.hosts.iter().find(|host| host.name == name).unwrap_or_else(|| panic!("no host {name}"))
     }
 
-    /// `program` to be run inside `host`'s namespace (`ip netns exec`, so it sees the
-    /// host's `/etc/hosts`), in a UTS namespace of its own named after the host (`hostname`,
-    /// `gethostname` give the host's name); the child's pid is the program's (each step execs).
+    /// `program` to be run inside `host`'s network namespace, with the host's `/etc/hosts`
+    /// bind-mounted in a mount namespace of its own, in a UTS namespace of its own named after
+    /// the host (`hostname`, `gethostname` give the host's name); the child's pid is the
+    /// program's (each step execs). Not `ip netns exec`: it remounts `/sys`, which hides the
+    /// cgroup hierarchies mounted under `/sys/fs/cgroup` from the moms.
     pub fn command(&self, host: &Host, program: impl AsRef<std::ffi::OsStr>) -> Command {
-        let mut command = Command::new("ip");
-        command.args(["netns", "exec", &host.ns, "unshare", "--uts", "--", "sh", "-c"]);
-        command.arg(r#"hostname "$0" && exec "$@""#).arg(&host.name).arg(program);
+        let mut command = Command::new("nsenter");
+        command.arg(format!("--net=/run/netns/{}", host.ns));
+        command.args(["unshare", "--mount", "--propagation", "private", "--uts", "--", "sh", "-c"]);
+        command.arg(r#"hostname "$0" && mount --bind "$1" /etc/hosts && shift && exec "$@""#);
+        command.arg(&host.name).arg(self.hosts_file(host)).arg(program);
         command
     }
 
@@ -180,7 +184,7 @@ impl Net {
 
     /// Runs `command` to its end and returns its output.
     pub fn run(&self, host: &Host, program: impl AsRef<std::ffi::OsStr>, args: &[&str]) -> Output {
-        self.command(host, program).args(args).stdin(Stdio::null()).output().expect("ip netns exec runs")
+        self.command(host, program).args(args).stdin(Stdio::null()).output().expect("nsenter runs")
     }
 
     /// Starts a long-running process; it is killed when the network goes.

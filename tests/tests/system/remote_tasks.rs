@@ -53,7 +53,8 @@ fn pbsdsh_starts_one_task_per_slot_on_both_nodes() {
     let script = hosts.script(
         "dsh.sh",
         &["-l nodes=2:ppn=2"],
-        "pbsdsh -- sh -c 'echo \"task $PBS_NODENUM $PBS_TASKNUM $(hostname)\"'\necho \"pbsdsh=$?\"",
+        "pbsdsh -- sh -c 'echo \"task $PBS_NODENUM $PBS_TASKNUM $(hostname)\"; \
+         echo \"cgroup $PBS_NODENUM $(grep :memory: /proc/self/cgroup)\"'\necho \"pbsdsh=$?\"",
     );
     let id = hosts.submit(&script);
     let (attrs, output) = hosts.finished(&id);
@@ -71,6 +72,12 @@ fn pbsdsh_starts_one_task_per_slot_on_both_nodes() {
         assert_eq!(words.get(1) == Some(&"0"), host_is_mother, "PBS_NODENUM 0 is the mother superior\n{report}");
     }
     assert!(output.contains("pbsdsh=0\n"), "{report}");
+    // Every task, on the sister too, runs inside the job's cgroup on its node (v1 here).
+    let cgroups: Vec<&str> = output.lines().filter(|line| line.starts_with("cgroup ")).collect();
+    assert_eq!(cgroups.len(), 4, "{report}");
+    for line in cgroups {
+        assert!(line.ends_with(&format!("/{id}")), "a task outside the job's cgroup: {line}\n{report}");
+    }
 }
 
 /// Parses `HH:MM:SS` (as `resources_used.cput` shows it) into seconds.
