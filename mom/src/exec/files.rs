@@ -224,21 +224,43 @@ impl JobFiles {
     /// it with the mother superior: a directory already there that is the user's, mode 0700 and
     /// not a link is kept; anything else under that name is replaced.
     pub fn create_sister_tmpdir(&self, user: &JobUser, chown: bool) -> io::Result<()> {
-        use std::os::unix::fs::MetadataExt;
-        if let Ok(meta) = fs::symlink_metadata(&self.tmpdir) {
-            let owner_ok = !chown || (meta.uid() == user.uid && meta.gid() == user.gid);
-            if meta.is_dir() && owner_ok && meta.mode() & 0o7777 == 0o700 {
-                return Ok(());
-            }
+        if self.tmpdir_is_the_users(user, chown) {
+            return Ok(());
+        }
+        if fs::symlink_metadata(&self.tmpdir).is_err() {
+            // Nothing there: made without removing first, so a mother superior that made it
+            // meanwhile keeps hers (`create_tmpdir` accepts that).
+            return self.create_tmpdir_in_place(user, chown);
         }
         self.create_tmpdir(user, chown)
+    }
+
+    /// Whether TMPDIR is a directory (not a link) of the user's, mode 0700.
+    fn tmpdir_is_the_users(&self, user: &JobUser, chown: bool) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        fs::symlink_metadata(&self.tmpdir).is_ok_and(|meta| {
+            let owner_ok = !chown || (meta.uid() == user.uid && meta.gid() == user.gid);
+            meta.is_dir() && owner_ok && meta.mode() & 0o7777 == 0o700
+        })
     }
 
     /// Creates TMPDIR afresh (mode 0700). Whatever had that name is removed first without
     /// following symbolic links, so a user cannot point it elsewhere.
     fn create_tmpdir(&self, user: &JobUser, chown: bool) -> io::Result<()> {
         remove_any(&self.tmpdir);
-        fs::DirBuilder::new().mode(0o700).create(&self.tmpdir)?;
+        self.create_tmpdir_in_place(user, chown)
+    }
+
+    /// Creates TMPDIR (mode 0700, the user's); one made meanwhile for the same job by a mom
+    /// sharing the base is accepted.
+    fn create_tmpdir_in_place(&self, user: &JobUser, chown: bool) -> io::Result<()> {
+        match fs::DirBuilder::new().mode(0o700).create(&self.tmpdir) {
+            // A sister mom sharing the TMPDIR base made it for the same job meanwhile.
+            Err(error) if error.kind() == io::ErrorKind::AlreadyExists && self.tmpdir_is_the_users(user, chown) => {
+                return Ok(())
+            }
+            created => created?,
+        }
         fs::set_permissions(&self.tmpdir, fs::Permissions::from_mode(0o700))?;
         if chown {
             std::os::unix::fs::chown(&self.tmpdir, Some(user.uid), Some(user.gid))?;
@@ -390,6 +412,29 @@ mod tests {
         let rest = line.trim_end().strip_prefix("/proc/self/fd/7").unwrap();
         let output = std::process::Command::new("sh").arg("-c").arg(format!("printf '%s|' {rest}")).output().unwrap();
         assert_eq!(String::from_utf8_lossy(&output.stdout), "a b|it's|$(id)|`x`|*|\\n|-e|");
+    }
+
+    #[test]
+    fn a_sister_keeps_a_tmpdir_made_for_the_job_and_replaces_anything_else() {
+        let base = tempfile::tempdir().unwrap();
+        let launch = crate::test_support::launch("7.s", vec![host("n1", 1, &[])]);
+        let files = JobFiles::new(base.path(), base.path(), &launch);
+        let me = super::super::user::resolve(
+            &nix::unistd::User::from_uid(nix::unistd::geteuid()).unwrap().unwrap().name,
+            None,
+        )
+        .unwrap();
+        files.create_tmpdir(&me, false).unwrap();
+        fs::write(files.tmpdir.join("mother.txt"), "kept").unwrap();
+        files.create_sister_tmpdir(&me, false).unwrap();
+        assert!(files.tmpdir.join("mother.txt").exists(), "the mother superior's TMPDIR is kept");
+        remove_any(&files.tmpdir);
+        std::os::unix::fs::symlink("/etc", &files.tmpdir).unwrap();
+        files.create_sister_tmpdir(&me, false).unwrap();
+        let meta = fs::symlink_metadata(&files.tmpdir).unwrap();
+        assert!(meta.is_dir() && meta.permissions().mode() & 0o7777 == 0o700, "a planted link is replaced");
+        files.create_tmpdir(&me, false).unwrap();
+        assert!(!files.tmpdir.join("mother.txt").exists());
     }
 
     #[test]

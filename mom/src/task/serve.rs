@@ -156,7 +156,7 @@ impl TaskServer {
                 }
                 let tasks_used = self.board.end(&job_id).await.unwrap_or_default();
                 let used = share_usage(&self.context, &job_id, tasks_used);
-                tracing::debug!(job_id, mother = from, cput = used.cput_secs, "job's tasks ended here");
+                tracing::info!(job_id, mother = from, cput = used.cput_secs, "job's tasks ended here");
                 let _ = writer.write(&TasksEnded { used }).await;
             }
         }
