@@ -43,7 +43,9 @@ def main() -> int:
 
     ok = reduced_ok and same_ok
     status = "ok" if ok else f"FAILED (expected {expected:g}, weights equal: {same_ok})"
-    print(f"ddp rank {rank} of {world} on {host} all_reduce {value.item():g} {status}", flush=True)
+    # One write per line: the ranks of a node share torchrun's stdout, and print() may write
+    # the text and its newline separately (unbuffered), interleaving two ranks' lines.
+    os.write(1, f"ddp rank {rank} of {world} on {host} all_reduce {value.item():g} {status}\n".encode())
     dist.destroy_process_group()
     return 0 if ok else 1
 
