@@ -1,4 +1,4 @@
-//! Helpers for the crate's unit tests: a minimal job launch.
+//! Helpers for the crate's unit tests: a minimal job launch, a job user.
 
 use proto::mom::{HostAlloc, JobLaunch};
 
@@ -47,5 +47,17 @@ pub fn gpu_host(node: &str, gpus: &[u32], uuids: &[&str], mps: Option<u8>) -> Ho
         gpu_uuids: uuids.iter().map(|uuid| uuid.to_string()).collect(),
         mps,
         mom_addr: None,
+    }
+}
+
+/// User alice (uid and gid 1000, bash, /home/alice), as the environment tests expect her.
+pub fn alice() -> crate::exec::user::JobUser {
+    crate::exec::user::JobUser {
+        name: "alice".into(),
+        uid: 1000,
+        gid: 1000,
+        groups: vec![1000],
+        home: "/home/alice".into(),
+        login_shell: "/bin/bash".into(),
     }
 }

@@ -249,14 +249,7 @@ mod tests {
     }
 
     fn user() -> JobUser {
-        JobUser {
-            name: "alice".into(),
-            uid: 1000,
-            gid: 1000,
-            groups: vec![1000],
-            home: "/home/alice".into(),
-            login_shell: "/bin/bash".into(),
-        }
+        crate::test_support::alice()
     }
 
     fn environment(launch: &JobLaunch, node: &str, gpufile: Option<&Path>) -> BTreeMap<String, String> {

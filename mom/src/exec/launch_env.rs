@@ -83,7 +83,6 @@ mod tests {
     #[test]
     fn a_two_node_jobs_environment_on_each_node() {
         use crate::exec::env::{job_environment, EnvInput};
-        use crate::exec::user::JobUser;
         let mut launch = crate::test_support::launch("9.head", Vec::new());
         launch.hosts = vec![
             crate::test_support::gpu_host("n0", &[0], &[], None),
@@ -91,14 +90,7 @@ mod tests {
         ];
         launch.num_ppn = 1;
         launch.cookie = "c00kie".into();
-        let user = JobUser {
-            name: "alice".into(),
-            uid: 1000,
-            gid: 1000,
-            groups: vec![1000],
-            home: "/home/alice".into(),
-            login_shell: "/bin/bash".into(),
-        };
+        let user = crate::test_support::alice();
         let settings = LauncherEnv {
             task_socket: "/var/spool/minipbs/mom/task.sock".into(),
             tmrsh: "/usr/bin/pbs_tmrsh".into(),
