@@ -133,6 +133,11 @@ fn jobs<'a>(rng: &mut Rng, requests: &'a [ResourceRequest]) -> Vec<PendingJob<'a
             limits: if index % 10 == 0 { &USER_LIMITS[index / 10 % 20..][..1] } else { &[] },
             user: "u",
             takes: &[],
+            walltime: 600 + rng.u64(..7200),
+            eligible_time: 0,
+            fairshare: sched::FairShare::default(),
+            queue: usize::MAX,
+            preemptor: false,
         })
         .collect()
 }
@@ -143,7 +148,7 @@ fn time_passes(view: &ClusterView) -> (Vec<Decision>, Vec<Duration>) {
     let mut decisions = Vec::new();
     for _ in 0..RUNS {
         let start = Instant::now();
-        decisions = schedule(view);
+        decisions = schedule(view).starts;
         times.push(start.elapsed());
     }
     (decisions, times)
@@ -171,6 +176,7 @@ fn main() {
         jobs: jobs(&mut rng, &requests),
         limits: vec![20; 20],
         pools: Vec::new(),
+        ..ClusterView::default()
     };
     let free: usize = view.nodes.iter().map(|node| node.free_slots.len()).sum();
     println!("{N_JOBS} queued jobs, {N_NODES} nodes, {free} free cpu slots");

@@ -23,15 +23,21 @@
 mod captree;
 mod class;
 mod feasible;
+pub mod formula;
 mod mps;
 mod pass;
 mod place;
+mod preempt;
 mod view;
 mod work;
 
 pub use feasible::can_ever_run;
+pub use formula::Formula;
 pub use pass::schedule;
-pub use view::{Assignment, ClusterView, Decision, MpsGpu, NodeView, PendingJob, SiteAmount};
+pub use view::{
+    Assignment, ClusterView, Decision, Estimate, EstimatedHost, FairShare, MpsGpu, NodeView, Outcome, PendingJob,
+    PreemptHow, Preemption, RunningJob, SiteAmount, Wait, WaitReason,
+};
 
 #[cfg(test)]
 mod tests;

@@ -11,7 +11,7 @@ use std::cmp::Reverse;
 use crate::class::Classes;
 use crate::mps::place_mps;
 use crate::place::place;
-use crate::view::{ClusterView, Decision, PendingJob};
+use crate::view::{ClusterView, Decision, Outcome, PendingJob};
 use crate::work::{Work, WorkNode};
 
 /// The policy: which queued jobs to start now and where.
@@ -24,8 +24,22 @@ use crate::work::{Work, WorkNode};
 /// decisions. Jobs with no chunks are never started. A job whose run-limit counters
 /// ([`ClusterView::limits`]) are exhausted is skipped; one that starts takes 1 from each. So
 /// is one asking more of a server-level consumable than is left ([`ClusterView::pools`]).
-pub fn schedule(view: &ClusterView) -> Vec<Decision> {
-    let mut work = Work::new(view.nodes.iter().map(WorkNode::from_view).collect());
+pub fn schedule(view: &ClusterView) -> Outcome {
+    // CONTRACT STUB (issue 16): preemption, reservations, backfill and wait reasons are being
+    // written; this is the greedy pass of old.
+    let phase = crate::preempt::phase(view);
+    let nodes = phase.nodes.as_ref().unwrap_or(&view.nodes);
+    let starts = greedy(view, nodes);
+    Outcome {
+        starts: phase.starts.into_iter().chain(starts).collect(),
+        resumes: phase.resumes,
+        preempted: phase.preempted,
+        waits: Vec::new(),
+    }
+}
+
+fn greedy(view: &ClusterView, nodes: &[crate::view::NodeView]) -> Vec<Decision> {
+    let mut work = Work::new(nodes.iter().map(WorkNode::from_view).collect());
     let mut classes = Classes::default();
     // Classified in view order, which is the order the caller allocated the requests in most
     // of the time: reading 100,000 requests in priority order instead costs cache misses.

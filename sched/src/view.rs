@@ -2,10 +2,13 @@
 //! the decisions taken from it (`Decision`, `Assignment`).
 //!
 //! Owns: the plain data types the server fills in and reads back.
-//! Must not know: how the server stores nodes or jobs, protocol messages, the clock, or how a
-//! decision is carried out. Nothing here is `Serialize`: the server maps these by hand.
+//! Must not know: how the server stores nodes or jobs, protocol messages, the clock (`now` is
+//! an argument: the server's clock or the simulator's), or how a decision is carried out.
+//! Nothing here is `Serialize`: the server maps these by hand.
 
 use job::ResourceRequest;
+
+use crate::formula::Formula;
 
 /// One node as the scheduler sees it at the start of a pass.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -63,7 +66,7 @@ pub struct MpsGpu {
 }
 
 /// A queued job waiting for resources.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PendingJob<'a> {
     /// Caller's key (the job sequence number), echoed in [`Decision::key`].
     pub key: u64,
@@ -83,6 +86,67 @@ pub struct PendingJob<'a> {
     /// Server-level consumable amounts the job holds while it runs, as `(index into
     /// [`ClusterView::pools`], amount)`. Empty = none.
     pub takes: &'a [(usize, u64)],
+    /// Seconds the job is expected to run: its walltime, or the default the server applies
+    /// (queue `resources_default.walltime`, else the server's). Plans and backfill use it.
+    pub walltime: u64,
+    /// Seconds the job has been eligible to run (OpenPBS `eligible_time`).
+    pub eligible_time: i64,
+    /// The fair-share standing of the job's owner (see `fairshare`).
+    pub fairshare: FairShare,
+    /// Index into [`ClusterView::queue_depths`] of the job's queue (`usize::MAX`: none).
+    pub queue: usize,
+    /// The job may preempt lower jobs (its queue's priority is at least
+    /// `preempt_queue_prio`). False for every job when preemption is off.
+    pub preemptor: bool,
+}
+
+/// A job's owner in the fair-share tree, as the `job_sort_formula` keywords see it.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct FairShare {
+    /// `fairshare_perc`: the entity's fraction (0..=1) of the whole tree's shares.
+    pub perc: f64,
+    /// `fairshare_tree_usage`: the entity's decayed usage as a fraction (0..=1) of the tree's.
+    pub usage: f64,
+    /// `fairshare_factor`: 2^(-usage/perc) in 0..=1; higher goes first (the default order).
+    pub factor: f64,
+}
+
+/// How a running job may be preempted (the server reads `preempt_order` and the job's
+/// rerunnable flag; checkpointing is not supported).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PreemptHow {
+    /// Suspend it (its cpus and GPUs go to the preemptor; it resumes on the same ones).
+    Suspend,
+    /// Requeue it (it starts again from the beginning later).
+    Requeue,
+}
+
+/// A running (or preempted and suspended) job: what it holds and until when.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunningJob {
+    /// The caller's key of the job.
+    pub key: u64,
+    /// When it started (seconds, same clock as [`ClusterView::now`]).
+    pub start: i64,
+    /// When it is expected to end: start plus walltime (or the default). A job past it is
+    /// ended by its mom, so plans treat an `end` not after `now` as ending at `now + 1`.
+    pub end: i64,
+    /// What it holds, per node (indices into [`ClusterView::nodes`]); the `slots` and
+    /// `gpus` are the real indices. A suspended job's are what it will need to resume.
+    pub assignments: Vec<Assignment>,
+    /// It holds its nodes exclusively.
+    pub exclusive: bool,
+    /// Its queue's priority (only jobs of lower queues are preempted).
+    pub queue_priority: i32,
+    /// How it may be preempted; `None`: never.
+    pub preempt: Option<PreemptHow>,
+}
+
+impl RunningJob {
+    /// The time plans assume this job's resources come back.
+    pub fn expected_end(&self, now: i64) -> i64 {
+        self.end.max(now + 1)
+    }
 }
 
 /// Everything one scheduling pass looks at. The scheduler never mutates it.
@@ -101,6 +165,26 @@ pub struct ClusterView<'a> {
     /// `resources_available` minus what running jobs hold). A job starts only if every pool it
     /// takes from holds its amount, and then takes it; an index past the end holds the job back.
     pub pools: Vec<u64>,
+    /// The current time, in seconds (the server's clock, or the simulator's).
+    pub now: i64,
+    /// Jobs running now (their resources are already out of the node views).
+    pub running: Vec<RunningJob>,
+    /// Jobs suspended by preemption: resumed (before anything starts) when every resource
+    /// they hold in `assignments` is free again. Their resources are not held in the views.
+    pub suspended: Vec<RunningJob>,
+    /// How many of the highest-priority jobs that cannot start now get a reservation (the
+    /// server's `backfill_depth`; 0: none, the greedy policy of old). Lower jobs start now
+    /// only if they delay no reservation.
+    pub backfill_depth: u32,
+    /// Per queue (by [`PendingJob::queue`]), the queue's own `backfill_depth` when set:
+    /// its jobs get that many reservations of their own instead of sharing the server's.
+    pub queue_depths: Vec<Option<u32>>,
+    /// `job_sort_formula`: when set, jobs are ordered by its value (highest first) instead of
+    /// the default order.
+    pub formula: Option<&'a Formula>,
+    /// Strict order (the simulator's `fifo`): the first job in priority order that cannot
+    /// start stops the pass; nothing later starts.
+    pub strict: bool,
 }
 
 /// One node's share of a decision: the units of the job that landed on this node, merged.
@@ -120,6 +204,78 @@ pub struct Assignment {
     pub mps: Option<u8>,
     /// Consumable site resources given to the job on this node, by name (units' sums).
     pub amounts: Vec<(String, u64)>,
+}
+
+/// What one pass decided.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Outcome {
+    /// Jobs to start now, in the order they were placed.
+    pub starts: Vec<Decision>,
+    /// Suspended jobs (keys of [`ClusterView::suspended`]) to resume now, on what they hold.
+    pub resumes: Vec<u64>,
+    /// Running jobs to preempt now so that the start named in each can happen.
+    pub preempted: Vec<Preemption>,
+    /// Every queued job that does not start: why, and when it is expected to (for the jobs
+    /// that hold a reservation).
+    pub waits: Vec<Wait>,
+}
+
+/// Preempt the running job `key` (how: its [`RunningJob::preempt`]) for job `by`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Preemption {
+    pub key: u64,
+    pub how: PreemptHow,
+    pub by: u64,
+}
+
+/// A queued job that does not start in this pass.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Wait {
+    pub key: u64,
+    pub reason: WaitReason,
+    /// Its reservation: when and where it is planned to start (`estimated.start_time`,
+    /// `estimated.exec_vnode`). `None` for jobs without one.
+    pub estimate: Option<Estimate>,
+}
+
+/// Why a job does not start now (the server words each as OpenPBS's scheduler does:
+/// `Not Running: Insufficient amount of resource: ngpus`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WaitReason {
+    /// Not enough of this resource is free now: `ncpus`, `ngpus`, `mem`, or a site
+    /// resource's name (also `nodes` when no node that matches is available).
+    Resource(String),
+    /// It fits now but would delay a reservation: `Job would conflict with reservation or
+    /// top job`.
+    Backfill,
+    /// An earlier job in strict order cannot start: `Job would break strict sorted order`.
+    StrictOrder,
+    /// The run-limit counter at this index of [`ClusterView::limits`] is exhausted.
+    Limit(usize),
+    /// The server-level pool at this index of [`ClusterView::pools`] holds too little.
+    Pool(usize),
+    /// It asks for nothing that can be placed (no chunks) or more than the nodes have.
+    Never,
+}
+
+/// A planned start.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Estimate {
+    /// When (same clock as [`ClusterView::now`]).
+    pub start: i64,
+    /// Where: per node, what the job would get (only the counts of `slots` and `gpus` mean
+    /// anything: which cpus are free then is not known now).
+    pub hosts: Vec<EstimatedHost>,
+}
+
+/// One node of an [`Estimate`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EstimatedHost {
+    /// Index into [`ClusterView::nodes`].
+    pub node: usize,
+    pub ncpus: u32,
+    pub ngpus: u32,
+    pub mem: u64,
 }
 
 /// Start the job `key` now, on these nodes.

@@ -72,9 +72,24 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
                 limits: job_limits,
                 user: &job.owner,
                 takes,
+                // Issue 16 wiring: walltime defaults, eligible time, fair share, queues and
+                // preemption are filled in by the server's scheduling state.
+                walltime: job.request.walltime.unwrap_or(0),
+                eligible_time: 0,
+                fairshare: sched::FairShare::default(),
+                queue: usize::MAX,
+                preemptor: false,
             })
             .collect();
-        sched::schedule(&sched::ClusterView { nodes, jobs, limits: limits.capacities, pools: pools.left })
+        let view = sched::ClusterView {
+            nodes,
+            jobs,
+            limits: limits.capacities,
+            pools: pools.left,
+            now,
+            ..sched::ClusterView::default()
+        };
+        sched::schedule(&view).starts
     };
     let mut started = 0;
     for decision in decisions {

@@ -15,8 +15,14 @@ fn a_per_user_limit_lets_another_users_job_start() {
     let bob: &[usize] = &[1];
     let mut jobs: Vec<PendingJob> = (0..20).map(|key| PendingJob { limits: alice, ..job(key, &one_cpu) }).collect();
     jobs.push(PendingJob { limits: bob, ..job(20, &one_cpu) });
-    let view = ClusterView { nodes: vec![node("n1", 8)], jobs, limits: vec![2, 2], pools: Vec::new() };
-    assert_eq!(keys(&schedule(&view)), vec![0, 1, 20]);
+    let view = ClusterView {
+        nodes: vec![node("n1", 8)],
+        jobs,
+        limits: vec![2, 2],
+        pools: Vec::new(),
+        ..ClusterView::default()
+    };
+    assert_eq!(keys(&schedule(&view).starts), vec![0, 1, 20]);
 }
 
 #[test]
@@ -32,17 +38,24 @@ fn a_queue_limit_and_a_user_limit_both_count() {
         PendingJob { limits: bob, ..job(5, &one_cpu) },
         job(6, &one_cpu),
     ];
-    let view = ClusterView { nodes: vec![node("n1", 8)], jobs, limits: vec![3, 2, 5], pools: Vec::new() };
+    let view = ClusterView {
+        nodes: vec![node("n1", 8)],
+        jobs,
+        limits: vec![3, 2, 5],
+        pools: Vec::new(),
+        ..ClusterView::default()
+    };
     // Alice takes 2 (her share), bob 1 (the queue's last), and the unlimited job starts too.
-    assert_eq!(keys(&schedule(&view)), vec![1, 2, 4, 6]);
+    assert_eq!(keys(&schedule(&view).starts), vec![1, 2, 4, 6]);
 }
 
 #[test]
 fn exhausted_or_unknown_counters_hold_jobs_back() {
     let one_cpu = request(vec![chunk(1, 1)], Placement::Free);
     let jobs = vec![PendingJob { limits: &[0], ..job(1, &one_cpu) }, PendingJob { limits: &[7], ..job(2, &one_cpu) }];
-    let view = ClusterView { nodes: vec![node("n1", 8)], jobs, limits: vec![0], pools: Vec::new() };
-    assert!(schedule(&view).is_empty());
+    let view =
+        ClusterView { nodes: vec![node("n1", 8)], jobs, limits: vec![0], pools: Vec::new(), ..ClusterView::default() };
+    assert!(schedule(&view).starts.is_empty());
 }
 
 #[test]
@@ -56,10 +69,11 @@ fn server_level_pools_hold_jobs_back_by_amount() {
         PendingJob { takes: &[(1, 1)], ..job(4, &one_cpu) },
         PendingJob { takes: &[(0, u64::MAX), (0, u64::MAX)], ..job(5, &one_cpu) },
     ];
-    let view = ClusterView { nodes: vec![node("n1", 8)], jobs, limits: Vec::new(), pools: vec![4] };
+    let view =
+        ClusterView { nodes: vec![node("n1", 8)], jobs, limits: Vec::new(), pools: vec![4], ..ClusterView::default() };
     // 3 of 4 licences to the first, none left for the second, the last one to the third; the
     // fourth names a pool that does not exist, the fifth a sum past u64.
-    assert_eq!(keys(&schedule(&view)), [1, 3]);
+    assert_eq!(keys(&schedule(&view).starts), [1, 3]);
     let view = ClusterView { pools: vec![2], ..view };
-    assert_eq!(keys(&schedule(&view)), [3], "the first job's licences are held by a running one");
+    assert_eq!(keys(&schedule(&view).starts), [3], "the first job's licences are held by a running one");
 }

@@ -74,12 +74,26 @@ pub(crate) fn exclusive(chunks: Vec<Chunk>, place: Placement) -> ResourceRequest
 
 /// A job with priorities 0 submitted in the order of its key.
 pub(crate) fn job(key: u64, request: &ResourceRequest) -> PendingJob<'_> {
-    PendingJob { key, queue_priority: 0, priority: 0, order: key, request, limits: &[], user: "alice", takes: &[] }
+    PendingJob {
+        key,
+        queue_priority: 0,
+        priority: 0,
+        order: key,
+        request,
+        limits: &[],
+        user: "alice",
+        takes: &[],
+        walltime: 3600,
+        eligible_time: 0,
+        fairshare: crate::FairShare::default(),
+        queue: usize::MAX,
+        preemptor: false,
+    }
 }
 
 /// One pass over `nodes` and `jobs`.
 pub(crate) fn run(nodes: Vec<NodeView>, jobs: Vec<PendingJob>) -> Vec<Decision> {
-    schedule(&ClusterView { nodes, jobs, ..ClusterView::default() })
+    schedule(&ClusterView { nodes, jobs, ..ClusterView::default() }).starts
 }
 
 /// The keys of the started jobs, in decision order.

@@ -180,10 +180,17 @@ fn check_round(drawn: &Round, round: usize) -> [usize; 4] {
             limits: job.limits.map_or(&[], |limits| job_limits[limits]),
             user: "u",
             takes: &[],
+            ..crate::tests::job(key, &drawn.shapes[job.shape.index(drawn.shapes.len())])
         })
         .collect();
-    let view = ClusterView { nodes: drawn.nodes.clone(), jobs, limits: drawn.limits.clone(), pools: Vec::new() };
-    let decisions = schedule(&view);
+    let view = ClusterView {
+        nodes: drawn.nodes.clone(),
+        jobs,
+        limits: drawn.limits.clone(),
+        pools: Vec::new(),
+        ..ClusterView::default()
+    };
+    let decisions = schedule(&view).starts;
     check_invariants(&view, &decisions, round);
     check_limits(&view, &decisions, round);
     assert_eq!(decisions, reference_schedule(&view), "round {round}");

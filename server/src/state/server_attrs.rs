@@ -17,7 +17,7 @@ use proto::Flavor;
 use std::collections::BTreeSet;
 
 /// Server attributes other than `default_queue` and `flavor`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ServerAttrs {
     /// `user@host` entries allowed to change the configuration (root and the server's own
     /// user always are).
@@ -48,6 +48,8 @@ pub struct ServerAttrs {
     /// `resources_available.NAME` of site resources, shown form, by name (what server-level
     /// consumables count from: `state/server_pools.rs`).
     pub resources_available: std::collections::BTreeMap<String, String>,
+    /// The attributes that steer the scheduler (`state/sched_attrs.rs`).
+    pub sched: super::sched_attrs::SchedAttrs,
     /// What a fresh server has, for `unset`.
     pub defaults: Defaults,
     /// Names set explicitly (printed by `qmgr print server` and stored).
@@ -82,13 +84,23 @@ pub fn default_max_queued() -> Limits {
 }
 
 /// Attributes `qstat -Bf` shows only when set explicitly (their defaults are documented).
-pub const SHOWN_WHEN_SET: [&str; 2] = ["max_queued", "max_user_kept_bytes"];
+pub const SHOWN_WHEN_SET: [&str; 9] = [
+    "max_queued",
+    "max_user_kept_bytes",
+    "backfill_depth",
+    "job_sort_formula",
+    "fairshare_decay_time",
+    "fairshare_decay_factor",
+    "fairshare_weights",
+    "preempt_queue_prio",
+    "preempt_order",
+];
 
 /// OpenPBS's default `node_fail_requeue`, seconds.
 pub const NODE_FAIL_REQUEUE: i64 = 310;
 
 /// The server attribute names, in the order `qstat -Bf` and `qmgr print server` use.
-pub const NAMES: [&str; 12] = [
+pub const NAMES: [&str; 19] = [
     "scheduling",
     "managers",
     "operators",
@@ -101,6 +113,13 @@ pub const NAMES: [&str; 12] = [
     "flavor",
     "max_queued",
     "max_user_kept_bytes",
+    "backfill_depth",
+    "job_sort_formula",
+    "fairshare_decay_time",
+    "fairshare_decay_factor",
+    "fairshare_weights",
+    "preempt_queue_prio",
+    "preempt_order",
 ];
 
 impl ServerAttrs {
@@ -119,6 +138,7 @@ impl ServerAttrs {
             max_queued: default_max_queued(),
             max_user_kept_bytes: MAX_USER_KEPT_BYTES,
             resources_available: Default::default(),
+            sched: Default::default(),
             defaults,
             set: ["scheduling", "default_queue", "query_other_jobs"].into_iter().collect(),
         }
@@ -134,6 +154,11 @@ impl ServerAttrs {
         let Some(name) = NAMES.iter().copied().find(|name| *name == lower) else {
             return Err(unknown_attribute(attr));
         };
+        if super::sched_attrs::NAMES.contains(&name) {
+            self.sched.apply(name, attr, unset)?;
+            self.mark(name, unset);
+            return Ok(Some(name));
+        }
         let value = attr.value.trim();
         if !unset && attr.op != SetOp::Set && !matches!(name, "managers" | "operators" | "acl_roots" | "max_queued") {
             return Err(bad_value(attr, "+= and -= apply to lists only"));
@@ -234,7 +259,7 @@ impl ServerAttrs {
             "flavor" => flavor_name(flavor).to_string(),
             "max_queued" => self.max_queued.entlim().unwrap_or_default(),
             "max_user_kept_bytes" => format!("{}b", self.max_user_kept_bytes),
-            _ => String::new(),
+            _ => self.sched.value(name),
         }
     }
 }
