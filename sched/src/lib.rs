@@ -25,6 +25,7 @@ mod class;
 mod feasible;
 pub mod formula;
 mod mps;
+mod order;
 mod pass;
 mod place;
 mod preempt;

@@ -6,8 +6,6 @@
 //! Not done yet (design.md section 5): reservations and EASY backfill. A job that does not fit
 //! is simply skipped, so a large job can wait behind a stream of small ones.
 
-use std::cmp::Reverse;
-
 use crate::class::Classes;
 use crate::mps::place_mps;
 use crate::place::place;
@@ -47,7 +45,7 @@ fn greedy(view: &ClusterView, nodes: &[crate::view::NodeView]) -> Vec<Decision> 
     let mut remaining = view.limits.clone();
     let mut pools = view.pools.clone();
     let mut decisions = Vec::new();
-    for index in priority_order(&view.jobs) {
+    for index in crate::order::priority_order(view) {
         let class = class_of[index];
         let job = &view.jobs[index];
         if classes.failed(class) || !within_limits(job.limits, &remaining) || !within_pools(job.takes, &pools) {
@@ -91,16 +89,4 @@ pub(crate) fn within_pools(takes: &[(usize, u64)], pools: &[u64]) -> bool {
             .try_fold(0u64, |sum, (_, amount)| sum.checked_add(*amount));
         wanted.is_some_and(|wanted| pools.get(pool).is_some_and(|&left| left >= wanted))
     })
-}
-
-/// Indices into `jobs` in the order the policy considers them. Jobs equal in all three keys
-/// keep their order in the view.
-pub(crate) fn priority_order(jobs: &[PendingJob]) -> Vec<usize> {
-    let mut keyed: Vec<(Reverse<i32>, Reverse<i32>, u64, usize)> = jobs
-        .iter()
-        .enumerate()
-        .map(|(index, job)| (Reverse(job.queue_priority), Reverse(job.priority), job.order, index))
-        .collect();
-    keyed.sort_unstable();
-    keyed.into_iter().map(|(_, _, _, index)| index).collect()
 }
