@@ -9,7 +9,7 @@
 use crate::class::Classes;
 use crate::mps::place_mps;
 use crate::place::place;
-use crate::view::{ClusterView, Decision, Outcome, PendingJob};
+use crate::view::{ClusterView, Decision, Outcome};
 use crate::work::{Work, WorkNode};
 
 /// The policy: which queued jobs to start now and where.
