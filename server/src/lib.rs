@@ -25,6 +25,8 @@ pub mod notices;
 pub mod peer;
 pub mod run_limits;
 pub mod sched_loop;
+pub mod sched_text;
+pub mod sched_view;
 pub mod shared;
 pub mod state;
 pub mod status;

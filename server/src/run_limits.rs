@@ -13,6 +13,18 @@ use std::collections::HashMap;
 pub struct RunLimits {
     pub capacities: Vec<u32>,
     pub per_job: Vec<Vec<usize>>,
+    /// What each counter (by index, as `capacities`) limits, for the comment of a job it
+    /// holds back.
+    pub what: Vec<LimitOf>,
+}
+
+/// What one run-limit counter counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LimitOf {
+    /// `max_run` of the queue: its running jobs.
+    Queue(String),
+    /// `max_run [u:PBS_GENERIC=N]` of the queue: one user's running jobs there.
+    QueueUser { queue: String, user: String },
 }
 
 /// Whether jobs of `queue` may start (the queue exists and is started).
@@ -24,7 +36,7 @@ pub fn queue_started(state: &ServerState, queue: &str) -> bool {
 pub fn run_limits(state: &ServerState, jobs: &[&Job]) -> RunLimits {
     let limited = state.queues().values().any(|queue| queue.run.total.is_some() || queue.run.per_user.is_some());
     if !limited {
-        return RunLimits { capacities: Vec::new(), per_job: vec![Vec::new(); jobs.len()] };
+        return RunLimits { capacities: Vec::new(), per_job: vec![Vec::new(); jobs.len()], what: Vec::new() };
     }
     // Jobs running per queue and per (queue, owner).
     let mut running: HashMap<&str, u32> = HashMap::new();
@@ -42,6 +54,7 @@ pub fn run_limits(state: &ServerState, jobs: &[&Job]) -> RunLimits {
             if let Some(total) = queue.run.total {
                 let index = *queue_index.entry(job.queue.as_str()).or_insert_with(|| {
                     limits.capacities.push(total.saturating_sub(running.get(job.queue.as_str()).copied().unwrap_or(0)));
+                    limits.what.push(LimitOf::Queue(job.queue.clone()));
                     limits.capacities.len() - 1
                 });
                 indices.push(index);
@@ -50,6 +63,7 @@ pub fn run_limits(state: &ServerState, jobs: &[&Job]) -> RunLimits {
                 let key = (job.queue.as_str(), job.owner.as_str());
                 let index = *user_index.entry(key).or_insert_with(|| {
                     limits.capacities.push(per_user.saturating_sub(running_by_user.get(&key).copied().unwrap_or(0)));
+                    limits.what.push(LimitOf::QueueUser { queue: job.queue.clone(), user: job.owner.clone() });
                     limits.capacities.len() - 1
                 });
                 indices.push(index);

@@ -1,6 +1,7 @@
 //! Glue between the server state and the pure policy in crate `sched`: build a `ClusterView`
-//! from the state, run `sched::schedule`, and apply its decisions (allocate node shares, mark
-//! jobs running, tell the moms). The async loop wakes on a `Notify` after events, coalesces
+//! from the state (running jobs, walltimes and queues: `sched_view.rs`), run `sched::schedule`,
+//! and carry its outcome out: preemptions and resumptions (`state/preempt.rs`), starts (allocate
+//! node shares, mark jobs running, tell the moms) and the notes on waiting jobs. The async loop wakes on a `Notify` after events, coalesces
 //! them for a few milliseconds, and has a slow safety-net timer. No policy lives here. A
 //! `RunJob` is built without its script (the state keeps none): the store thread fills it in
 //! just before sending (`shared.rs`).
@@ -14,6 +15,7 @@ use job::JobKey;
 use job::{JobEvent, JobId};
 use proto::mom::{HostAlloc, JobLaunch};
 use proto::ServerToMom;
+use std::collections::HashMap;
 
 /// A node as the scheduler sees it now.
 pub fn node_view(node: &Node, site: &SiteResources) -> sched::NodeView {
@@ -34,14 +36,16 @@ pub fn node_view(node: &Node, site: &SiteResources) -> sched::NodeView {
     }
 }
 
-/// One scheduling pass: start every job the policy places now. Returns how many started.
+/// One scheduling pass: build the view, run the policy, and carry its outcome out: preempt,
+/// resume, start, and keep its notes on the jobs that wait (`state/sched_notes.rs`). Returns
+/// how many jobs started.
 pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usize {
     // Most wake-ups (job ends with nothing queued) need no views at all.
     if state.queued_jobs().next().is_none() {
         return 0;
     }
     let names: Vec<String> = state.nodes().keys().cloned().collect();
-    let decisions = {
+    let (outcome, notes) = {
         let nodes: Vec<sched::NodeView> =
             state.nodes().values().map(|node| node_view(node, &state.resources)).collect();
         if !nodes.iter().any(|node| node.available) {
@@ -52,6 +56,9 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
         if !state.attrs.scheduling {
             return 0;
         }
+        let facts = crate::sched_view::PassFacts::new(state);
+        let node_index: HashMap<&str, usize> = names.iter().enumerate().map(|(at, name)| (name.as_str(), at)).collect();
+        let running = crate::sched_view::running_jobs(state, &facts, &node_index, now);
         let mut room = SlotLimits::default();
         let queued: Vec<&Job> = state
             .queued_jobs()
@@ -65,20 +72,20 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
             .zip(limits.per_job.iter().zip(&pools.takes))
             .map(|(job, (job_limits, takes))| sched::PendingJob {
                 key: job.id.key().raw(),
-                queue_priority: state.queue(&job.queue).and_then(|queue| queue.priority).unwrap_or(0),
+                queue_priority: facts.queue_priority(job),
                 priority: job.spec.priority,
                 order: job.id.key().raw(),
                 request: &job.request,
                 limits: job_limits,
                 user: &job.owner,
                 takes,
-                // Issue 16 wiring: walltime defaults, eligible time, fair share, queues and
-                // preemption are filled in by the server's scheduling state.
-                walltime: job.request.walltime.unwrap_or(0),
+                walltime: facts.walltime(job),
+                // Issue 16 wiring: eligible time and fair share are filled in by the server's
+                // fair-share state.
                 eligible_time: 0,
                 fairshare: sched::FairShare::default(),
-                queue: usize::MAX,
-                preemptor: false,
+                queue: facts.queue_index(job),
+                preemptor: facts.preemptor(job),
             })
             .collect();
         let view = sched::ClusterView {
@@ -87,10 +94,39 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
             limits: limits.capacities,
             pools: pools.left,
             now,
+            running,
+            // Jobs suspended by preemption: listed by `state::preempt` once it suspends any.
+            suspended: Vec::new(),
+            backfill_depth: state.attrs.sched.backfill_depth,
+            queue_depths: facts.queue_depths.clone(),
             ..sched::ClusterView::default()
         };
-        sched::schedule(&view).starts
+        let outcome = sched::schedule(&view);
+        let mut maker = crate::sched_view::NoteMaker::new(&limits.what, &pools.names, &names);
+        let notes: Vec<_> = outcome.waits.iter().map(|wait| maker.note(wait)).collect();
+        (outcome, notes)
     };
+    // Preemptions first: they free what the starts below were placed on.
+    for preemption in &outcome.preempted {
+        let (key, by) = (JobKey::from_raw(preemption.key), JobKey::from_raw(preemption.by));
+        crate::state::preempt::preempt_job(state, out, key, preemption.how, by, now);
+    }
+    for &key in &outcome.resumes {
+        crate::state::preempt::resume_job(state, out, JobKey::from_raw(key), now);
+    }
+    let started = apply_starts(state, out, outcome.starts, &names, now);
+    state.replace_sched_notes(notes);
+    started
+}
+
+/// Starts the decided jobs. Returns how many started.
+fn apply_starts(
+    state: &mut ServerState,
+    out: &mut Outbox,
+    decisions: Vec<sched::Decision>,
+    names: &[String],
+    now: i64,
+) -> usize {
     let mut started = 0;
     for decision in decisions {
         // The scheduler keeps keys as plain integers (its order key); back to a key here.
@@ -181,6 +217,10 @@ fn start_job(state: &mut ServerState, out: &mut Outbox, key: JobKey, shares: Vec
     job.used.ncpus = job.request.total_ncpus();
     job.session_id = None;
     job.exit_status = None;
+    if flavor == crate::config::Flavor::OpenPbs {
+        // OpenPBS's server writes this at every start (TORQUE writes nothing).
+        job.comment = Some(crate::sched_text::run_comment(now, &job.exec_vnode().unwrap_or_default()));
+    }
     tracing::debug!(job_id = %job.id, exec_host = %job.exec_host().unwrap_or_default(), "job run");
     out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
     out.notice(NoticeKind::Started, job, now);

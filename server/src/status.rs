@@ -6,6 +6,7 @@ mod options;
 
 use crate::config::Flavor;
 use crate::flavor;
+use crate::state::sched_notes::SchedNote;
 use crate::state::{Job, Node};
 use job::duration::format_hms;
 use job::resources::site::SiteResources;
@@ -29,7 +30,7 @@ pub fn job_status_filtered(
     now: i64,
     wanted: Option<&Wanted>,
 ) -> JobStatus {
-    job_status_with_array(job, server_name, flavor, now, wanted, None)
+    job_status_with_array(job, server_name, flavor, now, wanted, None, None)
 }
 
 /// What `qstat -f` shows of an array parent: its subjobs' counts and the indices not started.
@@ -41,7 +42,10 @@ pub struct ArrayView<'a> {
 
 /// [`job_status_filtered`] plus the array attributes (OpenPBS names): a parent's `array`,
 /// `array_state_count`, `array_indices_submitted`, `array_indices_remaining` and
-/// `max_run_subjobs` (from `array`), a subjob's `array_id` and `array_index`.
+/// `max_run_subjobs` (from `array`), a subjob's `array_id` and `array_index`; and the
+/// scheduler's `note` on a queued job: its `comment` (instead of the stored one, as OpenPBS's
+/// scheduler overwrites the comment of the queued jobs it looks at) and, in the OpenPBS
+/// flavor, `estimated.exec_vnode` and `estimated.start_time` (TORQUE has neither).
 pub fn job_status_with_array(
     job: &Job,
     server_name: &str,
@@ -49,6 +53,7 @@ pub fn job_status_with_array(
     now: i64,
     wanted: Option<&Wanted>,
     array: Option<&ArrayView<'_>>,
+    note: Option<&SchedNote>,
 ) -> JobStatus {
     let mut out = Builder { wanted, attrs: Vec::new() };
     out.add("Job_Name", || job.spec.name.clone());
@@ -119,11 +124,13 @@ pub fn job_status_with_array(
     options::add_before_variables(&mut out, job);
     options::add_stage_lists(&mut out, job);
     out.add("Variable_List", || variable_list(&job.spec.variables));
-    if let Some(comment) = &job.comment {
-        out.add("comment", || comment.clone());
+    match (note, &job.comment) {
+        (Some(note), _) => out.add("comment", || crate::sched_text::wait_comment(&note.why)),
+        (None, Some(comment)) => out.add("comment", || comment.clone()),
+        (None, None) => {}
     }
     match flavor {
-        Flavor::OpenPbs => openpbs_tail(&mut out, job, array),
+        Flavor::OpenPbs => openpbs_tail(&mut out, job, array, note),
         Flavor::Torque => {
             torque_tail(&mut out, job, now);
             add_array_attrs(&mut out, job, array);
@@ -133,13 +140,18 @@ pub fn job_status_with_array(
 }
 
 /// The attributes after `comment` in OpenPBS: `etime run_count Exit_status Submit_arguments
-/// project Submit_Host obittime`.
-fn openpbs_tail(out: &mut Builder, job: &Job, array: Option<&ArrayView<'_>>) {
+/// estimated project Submit_Host obittime` (`estimated` where OpenPBS's attribute table has
+/// it, between the arguments and the project).
+fn openpbs_tail(out: &mut Builder, job: &Job, array: Option<&ArrayView<'_>>, note: Option<&SchedNote>) {
     out.add("etime", || job.times.etime.to_string());
     out.add("run_count", || job.run_count.to_string());
     add_exit_status(out, job, Flavor::OpenPbs);
     options::add_umask_sandbox(out, job, Flavor::OpenPbs);
     out.add("Submit_arguments", || job.spec.submit_args.clone());
+    if let Some(estimate) = note.and_then(|note| note.estimate.as_ref()) {
+        out.add_res("estimated", "exec_vnode", || estimate.exec_vnode.clone());
+        out.add_res("estimated", "start_time", || estimate.start.to_string());
+    }
     out.add("project", || options::project(job));
     out.add("Submit_Host", || job.spec.submit_host.clone());
     options::add_after_submit_host(out, job);

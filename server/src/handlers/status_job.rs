@@ -219,7 +219,8 @@ fn parent_of<'a>(state: &'a ServerState, job: &Job) -> Option<&'a Job> {
 /// One job's status record, with its array's counts if it is an array parent.
 fn status_of(state: &ServerState, job: &Job, flavor: Flavor, now: i64, wanted: Option<&Wanted>) -> JobStatus {
     if job.id.array != Some(ArrayPart::Parent) {
-        return job_status_with_array(job, &state.server_name, flavor, now, wanted, None);
+        let note = state.sched_note(job.id.key());
+        return job_status_with_array(job, &state.server_name, flavor, now, wanted, None, note);
     }
     let key = job.id.key();
     let counts = state.array_counts(key);
@@ -236,7 +237,7 @@ fn status_of(state: &ServerState, job: &Job, flavor: Flavor, now: i64, wanted: O
             .collect()
     };
     let view = ArrayView { counts: &counts, remaining: &remaining };
-    job_status_with_array(job, &state.server_name, flavor, now, wanted, Some(&view))
+    job_status_with_array(job, &state.server_name, flavor, now, wanted, Some(&view), None)
 }
 
 #[cfg(test)]

@@ -79,6 +79,10 @@ impl ServerState {
         if attr.resource.is_some() && attr.name.eq_ignore_ascii_case("resources_available") {
             return self.set_server_resource(attr, unset);
         }
+        if let (Some(resource), true) = (&attr.resource, attr.name.eq_ignore_ascii_case("resources_default")) {
+            let map = &mut self.attrs.resources_default;
+            return super::values::set_resource(map, attr, resource, attr.value.trim(), unset, &self.resources);
+        }
         if self.attrs.apply(attr, unset)?.is_some() {
             return Ok(());
         }
@@ -115,6 +119,12 @@ impl ServerState {
                     .resources_available
                     .iter()
                     .map(|(name, value)| (format!("resources_available.{name}"), value.clone())),
+            )
+            .chain(
+                self.attrs
+                    .resources_default
+                    .iter()
+                    .map(|(name, value)| (format!("resources_default.{name}"), value.clone())),
             )
             .collect()
     }
@@ -219,13 +229,20 @@ impl ServerState {
         (found, errors)
     }
 
-    /// Fills the resources the job does not ask for from the queue's `resources_default`.
+    /// Fills the resources the job does not ask for from the queue's `resources_default`,
+    /// then from the server's (OpenPBS applies both at submission, the queue's first).
     /// Chunk resources are not added to a job that gives `nodes=` or `select=`.
     pub fn apply_queue_defaults(&self, queue: &str, resources: &mut Vec<(String, String)>) {
-        let Some(queue) = self.queues.get(queue) else { return };
+        if let Some(queue) = self.queues.get(queue) {
+            self.apply_defaults(&queue.resources_default, resources);
+        }
+        self.apply_defaults(&self.attrs.resources_default, resources);
+    }
+
+    fn apply_defaults(&self, defaults: &BTreeMap<String, String>, resources: &mut Vec<(String, String)>) {
         let has = |resources: &Vec<(String, String)>, name: &str| resources.iter().any(|(given, _)| given == name);
         let chunked = has(resources, "nodes") || has(resources, "select");
-        for (name, value) in &queue.resources_default {
+        for (name, value) in defaults {
             let chunk_resource =
                 matches!(name.as_str(), "ncpus" | "mem" | "ngpus" | "nodes" | "select" | "nodect" | "place")
                     || self.resources.get(name).is_some_and(|def| def.flags.host);

@@ -55,6 +55,7 @@ impl ServerState {
         self.arrays.clear();
         self.touched_arrays.clear();
         self.depend = Default::default();
+        self.sched_notes = Default::default();
     }
 
     /// Who waits on whom (derived from the jobs' specs by `depend.rs`).

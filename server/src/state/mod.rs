@@ -31,6 +31,7 @@ pub mod queue;
 pub mod records;
 pub mod requeue;
 pub mod sched_attrs;
+pub mod sched_notes;
 pub mod server_attrs;
 pub mod server_pools;
 pub mod site;
@@ -112,6 +113,9 @@ pub struct ServerState {
     pub attrs: ServerAttrs,
     /// Site-defined resources (qmgr `create resource`; `state/site.rs`).
     pub resources: ::job::resources::site::SiteResources,
+    /// The scheduler's notes on queued jobs (`state/sched_notes.rs`). Invariant: only jobs in
+    /// `queued` have one (`transition` drops a job's note when it leaves the queue).
+    sched_notes: sched_notes::SchedNotes,
 }
 
 impl ServerState {
@@ -140,6 +144,7 @@ impl ServerState {
                 acl_roots: Vec::new(),
             }),
             resources: Default::default(),
+            sched_notes: Default::default(),
         }
     }
 
@@ -307,6 +312,7 @@ impl ServerState {
             self.queued.insert(key);
         } else {
             self.queued.remove(&key);
+            self.sched_notes.forget(key);
         }
         if job.state == ::job::JobState::Waiting {
             self.waiting.insert(key);
@@ -327,6 +333,7 @@ impl ServerState {
             .map(|job| job.id.key())
             .collect();
         assert_eq!(queued, self.queued, "queued index out of step with job states");
+        assert!(self.sched_notes.keys().all(|key| queued.contains(&key)), "a scheduler note on a job not queued");
         let waiting: BTreeSet<JobKey> =
             self.jobs.values().filter(|job| job.state == ::job::JobState::Waiting).map(|job| job.id.key()).collect();
         assert_eq!(waiting, self.waiting, "waiting index out of step with job states");

@@ -1,6 +1,6 @@
 //! A queue and its attributes (OpenPBS `pbs_queue_attributes(7B)`, TORQUE names accepted too):
 //! type, enabled/started, priority, run and queue limits (total and per user), resource
-//! defaults and limits, and the user ACL. Owns setting attributes from qmgr text and the
+//! defaults and limits, the user ACL and `backfill_depth` (the queue's own reservations). Owns setting attributes from qmgr text and the
 //! canonical text form (`pairs`) that `qmgr print`, `qstat -Qf` and the store all use.
 //!
 //! Must not know: jobs (counts come from the caller), the store's tables, sockets.
@@ -40,6 +40,10 @@ pub struct Queue {
     pub resources_min: BTreeMap<String, String>,
     pub acl_user_enable: Option<bool>,
     pub acl_users: Vec<String>,
+    /// OpenPBS `backfill_depth` of a queue: its jobs get this many reservations of their own
+    /// instead of sharing the server's (`None`: they share; at most
+    /// `sched_attrs::MAX_BACKFILL_DEPTH`).
+    pub backfill_depth: Option<u32>,
 }
 
 /// Job counts of a queue, for its status.
@@ -127,6 +131,17 @@ impl Queue {
             "max_user_queued" | "max_user_queuable" => self.queued.per_user = limit_value(attr, unset)?,
             "acl_user_enable" => self.acl_user_enable = if unset { None } else { Some(parse_bool(attr, value)?) },
             "acl_users" => list_op(&mut self.acl_users, attr, unset)?,
+            "backfill_depth" => {
+                self.backfill_depth = if unset {
+                    None
+                } else {
+                    let max = super::sched_attrs::MAX_BACKFILL_DEPTH;
+                    match value.parse::<u32>() {
+                        Ok(depth) if depth <= max => Some(depth),
+                        _ => return Err(bad_value(attr, &format!("expected an integer from 0 to {max}"))),
+                    }
+                }
+            }
             "total_jobs" | "state_count" | "resources_assigned" | "hasnodes" => {
                 return Err(RequestError::new(
                     ErrorCode::ReadOnlyAttribute,
@@ -180,6 +195,9 @@ impl Queue {
         }
         if let Some(text) = self.run.entlim() {
             pairs.push(("max_run".to_string(), text));
+        }
+        if let Some(depth) = self.backfill_depth {
+            pairs.push(("backfill_depth".to_string(), depth.to_string()));
         }
         for (prefix, map) in [
             ("resources_max", &self.resources_max),
@@ -275,6 +293,7 @@ mod tests {
             ("acl_user_enable", "t"),
             ("acl_users", "alice,bob@*"),
             ("max_run", "[u:PBS_GENERIC=2]"),
+            ("backfill_depth", "3"),
         ] {
             set(&mut queue, name, value).unwrap();
         }
@@ -288,6 +307,8 @@ mod tests {
             ("queue_type", "route"),
             ("total_jobs", "3"),
             ("enabled", "perhaps"),
+            ("backfill_depth", "-1"),
+            ("backfill_depth", "100001"),
         ];
         for (name, value) in refused {
             let before = queue.clone();

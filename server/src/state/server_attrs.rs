@@ -48,6 +48,10 @@ pub struct ServerAttrs {
     /// `resources_available.NAME` of site resources, shown form, by name (what server-level
     /// consumables count from: `state/server_pools.rs`).
     pub resources_available: std::collections::BTreeMap<String, String>,
+    /// `resources_default.NAME`, shown form, by name: what a job that asks for none of NAME
+    /// gets at submission, after its queue's `resources_default` (OpenPBS). The scheduler
+    /// also plans a job without a walltime with `resources_default.walltime`.
+    pub resources_default: std::collections::BTreeMap<String, String>,
     /// The attributes that steer the scheduler (`state/sched_attrs.rs`).
     pub sched: super::sched_attrs::SchedAttrs,
     /// What a fresh server has, for `unset`.
@@ -138,6 +142,7 @@ impl ServerAttrs {
             max_queued: default_max_queued(),
             max_user_kept_bytes: MAX_USER_KEPT_BYTES,
             resources_available: Default::default(),
+            resources_default: Default::default(),
             sched: Default::default(),
             defaults,
             set: ["scheduling", "default_queue", "query_other_jobs"].into_iter().collect(),

@@ -21,6 +21,8 @@ pub struct ServerPools {
     pub left: Vec<u64>,
     /// Per job (in the order given), `(pool, amount)`.
     pub takes: Vec<Vec<(usize, u64)>>,
+    /// The resource of each pool (by index, as `left`), for the comment of a job it holds back.
+    pub names: Vec<String>,
 }
 
 impl ServerState {
@@ -73,7 +75,7 @@ impl ServerState {
         let counted: Vec<(&ResourceDef, u64)> = self.counted().collect();
         if counted.is_empty() {
             // The common case: no server-level pool, so no pass over every job to sum holdings.
-            return ServerPools { left: Vec::new(), takes: vec![Vec::new(); queued.len()] };
+            return ServerPools { left: Vec::new(), takes: vec![Vec::new(); queued.len()], names: Vec::new() };
         }
         let held = self.server_assigned();
         let left = counted
@@ -87,10 +89,12 @@ impl ServerState {
                 asked.filter(|(_, amount)| *amount > 0).collect()
             })
             .collect();
-        ServerPools { left, takes }
+        let names = counted.iter().map(|(def, _)| def.name.clone()).collect();
+        ServerPools { left, takes, names }
     }
 
-    /// `resources_available.NAME` and, for counted ones, `resources_assigned.NAME` of the server.
+    /// `resources_available.NAME`, `resources_default.NAME` and, for counted ones,
+    /// `resources_assigned.NAME` of the server.
     pub fn server_resource_status(&self) -> Vec<Attr> {
         let mut attrs: Vec<Attr> = self
             .attrs
@@ -98,6 +102,9 @@ impl ServerState {
             .iter()
             .map(|(name, value)| Attr::resource("resources_available", name, value.clone()))
             .collect();
+        // OpenPBS's order: available, default, assigned.
+        let defaults = self.attrs.resources_default.iter();
+        attrs.extend(defaults.map(|(name, value)| Attr::resource("resources_default", name, value.clone())));
         for (name, held) in self.server_assigned() {
             let Some(def) = self.resources.get(name) else { continue };
             attrs.push(Attr::resource("resources_assigned", name, def.show_amount(held)));

@@ -75,6 +75,7 @@ impl ServerState {
                 self.resources.remove(name);
                 // The server's value goes too (the qmgr handler stores the server attributes).
                 self.attrs.resources_available.remove(name);
+                self.attrs.resources_default.remove(name);
                 let mut ops = Vec::new();
                 for node in self.nodes.values_mut() {
                     if node.site.remove(name).is_some() {
