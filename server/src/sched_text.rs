@@ -83,8 +83,8 @@ mod tests {
         assert!(text.starts_with("Job run at "), "{text}");
         assert!(text.ends_with(" on (n1:ncpus=2)+(n2:ncpus=2)"), "{text}");
         let words: Vec<&str> = text.split(' ').collect();
-        assert_eq!(words[4].len(), 2, "day of month zero padded: {text}");
-        assert_eq!(words[5], "at");
+        assert_eq!(words[5].len(), 2, "day of month zero padded: {text}");
+        assert_eq!(words[6], "at");
         let long = "(n:ncpus=1)+".repeat(100);
         let cut = run_comment(1_700_605_560, &long);
         assert_eq!(cut.len(), COMMENT_BUF_SIZE - 1);

@@ -325,10 +325,14 @@ mod tests {
         assert!(resources[1].contains("Resource_List.nodes"), "{resources:?}");
     }
 
-    /// The submitter's group comes from this machine's user database: fix it for snapshots.
+    /// The submitter's group comes from this machine's user database and the start comment's
+    /// date from its time zone: fix them for snapshots.
     fn same_group(state: &mut ServerState) {
         for job in state.jobs_mut() {
             job.group = "staff".to_string();
+            if let Some((_, place)) = job.comment.as_deref().and_then(|comment| comment.split_once(" on ")) {
+                job.comment = Some(format!("Job run at <date> on {place}"));
+            }
         }
     }
 
