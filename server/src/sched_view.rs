@@ -238,11 +238,10 @@ mod tests {
         assert_eq!(why(&mut maker, sched::WaitReason::Limit(2)), WaitWhy::Never, "unknown counter");
         assert_eq!(why(&mut maker, sched::WaitReason::Pool(0)), WaitWhy::ServerResource("lic".into()));
         assert_eq!(why(&mut maker, sched::WaitReason::Pool(9)), WaitWhy::Never);
-        let estimate = sched::Estimate {
-            start: 500,
-            hosts: vec![sched::EstimatedHost { node: 0, ncpus: 4, ngpus: 0, mem: 0 }],
-        };
-        let (key, note) = maker.note(&sched::Wait { key: 7, reason: sched::WaitReason::Backfill, estimate: Some(estimate) });
+        let estimate =
+            sched::Estimate { start: 500, hosts: vec![sched::EstimatedHost { node: 0, ncpus: 4, ngpus: 0, mem: 0 }] };
+        let (key, note) =
+            maker.note(&sched::Wait { key: 7, reason: sched::WaitReason::Backfill, estimate: Some(estimate) });
         assert_eq!(key, JobKey::from_raw(7));
         assert_eq!(note.estimate, Some(PlannedStart { start: 500, exec_vnode: "(n1:ncpus=4)".into() }));
     }

@@ -55,6 +55,8 @@ mod queue_tests;
 #[cfg(test)]
 mod quota_tests;
 #[cfg(test)]
+mod sched_wiring_tests;
+#[cfg(test)]
 mod site_tests;
 #[cfg(test)]
 mod subjob_signal_tests;
