@@ -38,6 +38,7 @@ pub mod qrerun;
 pub mod qselect;
 pub mod qsig;
 pub mod qstat;
+pub mod qstat_estimated;
 pub mod qstat_queues;
 pub mod qsub;
 pub mod qsub_block;

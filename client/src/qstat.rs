@@ -1,5 +1,5 @@
 //! `qstat`: job status in the default, alternate (`-a -n -1 -s -u`, and `-i` not running, `-r`
-//! running, `-H` finished only), full (`-f`), JSON (`-f -F json`) and DSV (`-f -F dsv [-D d]`)
+//! running, `-H` finished only, `-T` estimated start times: `qstat_estimated.rs`), full (`-f`), JSON (`-f -F json`) and DSV (`-f -F dsv [-D d]`)
 //! displays, with history (`-x`). Sends `StatusJob` (handled by
 //! `server/src/handlers/status_job.rs`). Known jobs go to stdout, one error line per unknown
 //! id to stderr, and the exit code is the last error's (pbs-reference 6.7).
@@ -72,6 +72,10 @@ struct Args {
     /// Alternate display with the Memory column in megawords (8-byte words).
     #[arg(short = 'M')]
     megawords: bool,
+    /// Alternate display with the estimated start time instead of the elapsed time, sorted
+    /// by it (OpenPBS; not with a torque server).
+    #[arg(short = 'T')]
+    estimated: bool,
     /// Queue status (`-Q`, with `-f` full).
     #[arg(short = 'Q')]
     queues: bool,
@@ -115,7 +119,7 @@ pub fn main() -> ExitCode {
     exit::exit(run(&args))
 }
 
-const USAGE: &str = "usage: qstat [-a|-i|-r|-H] [-n [-1]] [-s] [-u user] [-c] [-x] [-t] [-J] [-f [-F json|dsv [-D delim]] [-1]] [job_id|queue ...]\n       qstat -Q [-f] [queue ...] | -q [queue ...] | -B [-f]";
+const USAGE: &str = "usage: qstat [-a|-i|-r|-H] [-T] [-n [-1]] [-s] [-u user] [-c] [-x] [-t] [-J] [-f [-F json|dsv [-D delim]] [-1]] [job_id|queue ...]\n       qstat -Q [-f] [queue ...] | -q [queue ...] | -B [-f]";
 
 fn usage(message: &str) -> ExitCode {
     crate::cli::usage_error("qstat", USAGE, message)
@@ -148,6 +152,9 @@ fn wanted(args: &Args) -> Option<Vec<String>> {
             "Walltime.Remaining",
         ]);
     }
+    if args.estimated {
+        names.extend(["estimated.start_time", "stime"]);
+    }
     Some(names.into_iter().map(str::to_string).collect())
 }
 
@@ -170,6 +177,7 @@ fn alternate(args: &Args) -> bool {
     args.alternate
         || args.gigabytes
         || args.megawords
+        || args.estimated
         || args.nodes
         || args.comment
         || args.users.is_some()
@@ -246,6 +254,11 @@ fn run(args: &Args) -> u8 {
         jobs.retain(|job| job.get("job_state") != Some("C"));
     }
     let torque = flavor == Flavor::Torque;
+    if args.estimated && torque {
+        // What OpenPBS's qstat says when the server cannot give estimated start times.
+        eprintln!("qstat: -T option is unavailable.");
+        return exit::FAILURE;
+    }
     // As in OpenPBS, the state filters choose among listed jobs; a job asked for by id is shown.
     let by_id = args.selectors.iter().any(|selector| selector.starts_with(|c: char| c.is_ascii_digit()));
     if let Some(letters) = state_filter(args).filter(|_| !by_id) {
@@ -272,6 +285,14 @@ fn run(args: &Args) -> u8 {
             comment: args.comment,
             server_comment: None,
             sizes: size_unit(args),
+            estimated: None,
+        };
+        let opts = if args.estimated {
+            let now = crate::cli::now();
+            crate::qstat_estimated::sort_by_estimated_start(&mut jobs, now);
+            AltOptions { estimated: Some(output::time::EstClock { now, tm: pbslog::time::Tm::local }), ..opts }
+        } else {
+            opts
         };
         if torque {
             output::qstat_alternate_torque(&server, &jobs, &opts)

@@ -1,6 +1,7 @@
-//! The alternate `qstat` table (`-a`, and what `-u`, `-i`, `-r`, `-n`, `-s`, `-H` imply), OpenPBS
-//! non-wide flavor, with the `-n` node lines, the `-s` comment lines and `-1` (PBS reference
-//! sections 6.2 and 6.3).
+//! The alternate `qstat` table (`-a`, and what `-u`, `-i`, `-r`, `-n`, `-s`, `-H`, `-T` imply),
+//! OpenPBS non-wide flavor, with the `-n` node lines, the `-s` comment lines and `-1` (PBS
+//! reference sections 6.2 and 6.3), and `-T`'s `Est Start` column in place of the elapsed time
+//! (OpenPBS `altdsp_statjob` with `ALT_DISPLAY_T`; the caller sorts the jobs).
 //!
 //! Owns: that table. Must not: filter jobs (`-u`, `-i`, `-r` are the caller's business), talk
 //! to the server, or print.
@@ -8,6 +9,7 @@
 use proto::JobStatus;
 
 use super::columns::{before_at, left, right, size_column_in, truncate, SizeUnit};
+use super::time::{est_start_text, EstClock};
 
 /// What OpenPBS prints for a value the job does not have. It is four characters wide on
 /// purpose: right-aligned in a column it leaves a blank after the dashes (`   -- `).
@@ -42,6 +44,8 @@ pub struct AltOptions {
     pub server_comment: Option<String>,
     /// `-G` / `-M`: the Memory column in gigabytes or megawords.
     pub sizes: SizeUnit,
+    /// `-T`: the last column is the estimated start (`Est Start`), told against this clock.
+    pub estimated: Option<EstClock>,
 }
 
 /// The alternate display of one server's jobs, in the order given. Empty when there is no job.
@@ -54,7 +58,12 @@ pub fn qstat_alternate(server: &str, jobs: &[JobStatus], opts: &AltOptions) -> S
         return String::new();
     }
     let server_comment = opts.server_comment.as_deref().unwrap_or("");
-    let mut out = format!("\n{server}: {server_comment}\n{}Req'd  Req'd   Elap\n", " ".repeat(60));
+    let mut out = format!("\n{server}: {server_comment}\n");
+    if opts.estimated.is_some() {
+        out.push_str(&format!("{}Est\n{}Req'd  Req'd   Start\n", " ".repeat(75), " ".repeat(60)));
+    } else {
+        out.push_str(&format!("{}Req'd  Req'd   Elap\n", " ".repeat(60)));
+    }
     out.push_str(ALT_COLUMNS);
     for job in jobs {
         push_job(&mut out, job, opts);
@@ -64,7 +73,7 @@ pub fn qstat_alternate(server: &str, jobs: &[JobStatus], opts: &AltOptions) -> S
 
 /// One job: its row, then its node and comment lines.
 fn push_job(out: &mut String, job: &JobStatus, opts: &AltOptions) {
-    out.push_str(&alt_row(job, opts.sizes));
+    out.push_str(&alt_row(job, opts.sizes, opts.estimated));
     let same_line = opts.one_line && (opts.nodes || opts.comment);
     out.push(if same_line { ' ' } else { '\n' });
     let mut line_open = same_line;
@@ -85,8 +94,9 @@ fn push_job(out: &mut String, job: &JobStatus, opts: &AltOptions) {
     }
 }
 
-/// The row of one job, without the newline.
-fn alt_row(job: &JobStatus, sizes: SizeUnit) -> String {
+/// The row of one job, without the newline. With `estimated`, the last column is the
+/// estimated start of a job in state `Q`, `S` or `B` (`--` for the others).
+fn alt_row(job: &JobStatus, sizes: SizeUnit, estimated: Option<EstClock>) -> String {
     let cut = |name: &str, width: usize| job.get(name).map_or(BLANK.to_string(), |v| truncate(v, width));
     let user = job.get("Job_Owner").map_or(BLANK.to_string(), |v| truncate(before_at(v), 8));
     let tasks = match job.get("Resource_List.ncpus") {
@@ -99,6 +109,13 @@ fn alt_row(job: &JobStatus, sizes: SizeUnit) -> String {
         Some(cput) => (cput, job.get("resources_used.cput")),
         None => (job.get("Resource_List.walltime").unwrap_or(BLANK), job.get("resources_used.walltime")),
     };
+    let last = match estimated {
+        Some(clock) if matches!(job.get("job_state"), Some("Q" | "S" | "B")) => {
+            est_start_text(job.get("estimated.start_time"), clock)
+        }
+        Some(_) => "--".to_string(),
+        None => elapsed.unwrap_or(BLANK).to_string(),
+    };
     [
         left(&truncate(&job.id, 15), 15),
         left(&user, 8),
@@ -110,7 +127,7 @@ fn alt_row(job: &JobStatus, sizes: SizeUnit) -> String {
         right(&memory, 6),
         right(requested, 5),
         right(job.get("job_state").unwrap_or(BLANK), 1),
-        right(elapsed.unwrap_or(BLANK), 5),
+        right(&last, 5),
     ]
     .join(" ")
 }
@@ -202,13 +219,13 @@ mod tests {
 
     #[test]
     fn long_values_are_cut_with_a_star() {
-        let row = alt_row(&samples::long_names_job(), SizeUnit::AsGiven);
+        let row = alt_row(&samples::long_names_job(), SizeUnit::AsGiven, None);
         assert_eq!(row, "1234567[].head* averyve* long_qu* exactly_s* 41943* 10* 10*  118gb 200:0 R 154:1");
     }
 
     #[test]
     fn memory_in_gigabytes_or_megawords() {
-        let row = |sizes| alt_row(&samples::long_names_job(), sizes);
+        let row = |sizes| alt_row(&samples::long_names_job(), sizes, None);
         assert!(row(SizeUnit::Gigabytes).contains("  118gb "), "{}", row(SizeUnit::Gigabytes));
         assert!(row(SizeUnit::Megawords).contains("   15gw "), "{}", row(SizeUnit::Megawords));
     }
@@ -259,6 +276,36 @@ mod tests {
         assert_eq!(comment.chars().count(), 74);
         assert!(comment.ends_with("..."));
         assert_eq!(job_comment(&samples::held_job()), "job held, too many failed attempts to run");
+    }
+
+    #[test]
+    fn estimated_start_replaces_the_elapsed_time() {
+        let clock = EstClock { now: samples::T0, tm: pbslog::time::Tm::utc };
+        let options = AltOptions { estimated: Some(clock), ..AltOptions::default() };
+        let jobs = [samples::running_job(), samples::planned_job(), samples::queued_job(), samples::held_job()];
+        let text = qstat_alternate("head", &jobs, &options);
+        let expected = [
+            "",
+            "head: ",
+            "                                                                           Est",
+            "                                                            Req'd  Req'd   Start",
+            "Job ID          Username Queue    Jobname    SessID NDS TSK Memory Time  S Time",
+            "--------------- -------- -------- ---------- ------ --- --- ------ ----- - -----",
+            "123.head        alice    workq    myjob       24567   2   4    2gb 01:00 R    --",
+            "127.head        bob      workq    big           --    1   1    --  00:30 Q 23:26",
+            "124.head        alice    workq    STDIN         --    1   1    --  00:10 Q    --",
+            "125.head        alice    workq    a_very_lo*    --    1   1    --  02:00 H    --",
+        ];
+        assert_eq!(text, expected.join("\n") + "\n");
+    }
+
+    #[test]
+    fn snapshot_estimated_with_comments() {
+        let clock = EstClock { now: samples::T0, tm: pbslog::time::Tm::utc };
+        let options = AltOptions { estimated: Some(clock), comment: true, ..AltOptions::default() };
+        let mut jobs = samples::all_jobs();
+        jobs.insert(1, samples::planned_job());
+        insta::assert_snapshot!(qstat_alternate("head", &jobs, &options));
     }
 
     #[test]

@@ -197,6 +197,16 @@ mod tests {
     }
 
     #[test]
+    fn estimates_are_shown_as_openpbs_shows_them() {
+        let text = qstat_full_with(&[samples::planned_job()], true, ctime_text_utc);
+        let lines: Vec<&str> = text.lines().collect();
+        let at = |line: &str| lines.iter().position(|shown| *shown == line).unwrap_or_else(|| panic!("{line}\n{text}"));
+        let vnode = at("    estimated.exec_vnode = (node1:ncpus=4)");
+        assert_eq!(at("    estimated.start_time = Tue Nov 21 23:26:00 2023"), vnode + 1);
+        assert_eq!(at("    project = _pbs_project_default"), vnode + 2);
+    }
+
+    #[test]
     fn snapshot_torque_folded() {
         insta::assert_snapshot!(qstat_full_flavored_with(
             &samples::torque_jobs(),

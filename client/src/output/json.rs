@@ -236,6 +236,13 @@ mod tests {
     }
 
     #[test]
+    fn estimates_are_one_object_with_the_start_as_ctime_text() {
+        let text = qstat_json_with("head", &[samples::planned_job()], T0, "23.06.06", ctime_text_utc);
+        let expected = "\t\t\t\"estimated\":\t{\n\t\t\t\t\"exec_vnode\":\t\"(node1:ncpus=4)\",\n\t\t\t\t\"start_time\":\t\"Tue Nov 21 23:26:00 2023\"\n\t\t\t},\n\t\t\t\"project\"";
+        assert!(text.contains(expected), "{text}");
+    }
+
+    #[test]
     fn snapshot_all_jobs() {
         insta::assert_snapshot!(qstat_json_with("head", &samples::all_jobs(), T0, "23.06.06", ctime_text_utc));
     }

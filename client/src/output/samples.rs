@@ -123,6 +123,18 @@ pub fn queued_job() -> JobStatus {
     JobStatus { id: "124.head".into(), attrs }
 }
 
+/// `127.head`: queued with a reservation an hour ahead (`estimated.*` between
+/// `Submit_arguments` and `project`, as OpenPBS's attribute table orders them).
+pub fn planned_job() -> JobStatus {
+    let mut attrs = head("big", "bob@login1.example.com", "Q", "workq", &[]);
+    let comment = "Not Running: Insufficient amount of resource: ncpus";
+    attrs.extend(waiting_tail("n", "00:30:00", comment, "-N big -l select=1:ncpus=4 job.sh"));
+    let at = attrs.iter().position(|attr| attr.name == "project").expect("project");
+    attrs.insert(at, res("estimated", "start_time", &(T0 + 3600).to_string()));
+    attrs.insert(at, res("estimated", "exec_vnode", "(node1:ncpus=4)"));
+    JobStatus { id: "127.head".into(), attrs }
+}
+
 /// `125.head`: held by its owner, with a name too long for the default display.
 pub fn held_job() -> JobStatus {
     let mut attrs = head("a_very_long_job_name", "alice@login1.example.com", "H", "workq", &[]);

@@ -1,7 +1,8 @@
 //! Time stamps as `qstat -f` and `pbsnodes` print them: the `ctime(3)` form
 //! `Tue Nov 21 22:26:00 2023` (day of month space padded, no trailing newline).
 //!
-//! Owns: which attributes are time stamps, and turning epoch seconds into text, in local time
+//! Owns: which attributes are time stamps, and turning epoch seconds into text (`ctime(3)`, and
+//! the `Est Start` cell of `qstat -T`), in local time
 //! (what the commands show) or in UTC (what tests use, so snapshots do not depend on the
 //! machine's time zone). Must not: read the clock, print, or know any display layout.
 //!
@@ -64,9 +65,82 @@ pub fn ctime_text_utc(epoch: i64) -> String {
     pbslog::time::Tm::utc(epoch).ctime()
 }
 
+/// Breaks epoch seconds down: [`pbslog::time::Tm::local`] for the commands,
+/// [`pbslog::time::Tm::utc`] for tests.
+pub type BreakDown = fn(i64) -> pbslog::time::Tm;
+
+/// The clock `qstat -T` compares estimated start times with.
+#[derive(Debug, Clone, Copy)]
+pub struct EstClock {
+    /// The time of the query, epoch seconds.
+    pub now: i64,
+    pub tm: BreakDown,
+}
+
+impl PartialEq for EstClock {
+    fn eq(&self, other: &Self) -> bool {
+        self.now == other.now && std::ptr::fn_addr_eq(self.tm, other.tm)
+    }
+}
+
+impl Eq for EstClock {}
+
+/// Seconds in a week: starts closer than this show their weekday.
+const SEC_IN_WEEK: i64 = 604_800;
+
+/// The `Est Start` cell of `qstat -T` (OpenPBS `cnvt_est_start_time`, not wide): `--` when
+/// there is no estimate or it is already past, `?` for an unknown one (`0`), `HH:MM` today,
+/// `Fr 14` (weekday's first two letters and hour) within a week, `Dec` within the year, the
+/// year within 5 years, else `>5yrs`.
+pub fn est_start_text(estimate: Option<&str>, clock: EstClock) -> String {
+    let Some(estimate) = estimate else { return "--".to_string() };
+    let start = estimate.trim().parse::<i64>().unwrap_or(0);
+    if start == 0 {
+        return "?".to_string();
+    }
+    if start < clock.now {
+        return "--".to_string();
+    }
+    let (now, at) = ((clock.tm)(clock.now), (clock.tm)(start));
+    // ctime(3) words: weekday, month name.
+    let words = at.ctime();
+    let mut names = words.split_whitespace();
+    let (weekday, month) = (names.next().unwrap_or_default(), names.next().unwrap_or_default());
+    if (now.year, now.month, now.day) == (at.year, at.month, at.day) {
+        format!("{:02}:{:02}", at.hour, at.minute)
+    } else if start - clock.now < SEC_IN_WEEK {
+        format!("{} {:02}", &weekday[..weekday.len().min(2)], at.hour)
+    } else if now.year == at.year {
+        month.to_string()
+    } else if at.year - now.year < 5 {
+        at.year.to_string()
+    } else {
+        ">5yrs".to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn estimated_start_cells_follow_openpbs() {
+        // Tue Nov 21 22:26:00 2023 UTC.
+        let clock = EstClock { now: 1_700_605_560, tm: pbslog::time::Tm::utc };
+        let cell = |offset: i64| est_start_text(Some(&(1_700_605_560 + offset).to_string()), clock);
+        assert_eq!(est_start_text(None, clock), "--");
+        assert_eq!(est_start_text(Some("0"), clock), "?");
+        assert_eq!(cell(-1), "--", "already past");
+        assert_eq!(cell(0), "22:26");
+        assert_eq!(cell(30 * 60), "22:56");
+        assert_eq!(cell(2 * 3600), "We 00", "tomorrow: weekday and hour");
+        assert_eq!(cell(6 * 86_400), "Mo 22");
+        assert_eq!(cell(8 * 86_400), "Nov");
+        assert_eq!(cell(39 * 86_400), "Dec");
+        assert_eq!(cell(60 * 86_400), "2024");
+        assert_eq!(cell(4 * 365 * 86_400), "2027");
+        assert_eq!(cell(5 * 365 * 86_400 + 86_400), ">5yrs");
+    }
 
     #[test]
     fn utc_text_matches_the_reference_example() {
