@@ -5,6 +5,7 @@ mod accounting;
 mod alter;
 mod arrays;
 mod authz;
+mod backfill;
 mod cluster;
 mod containment;
 mod corpus;
