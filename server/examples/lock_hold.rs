@@ -3,7 +3,9 @@
 //! A `ServerState` with 4 nodes of 16 slots, filled by running jobs, and 10,000 queued jobs
 //! that cannot start; then, timed: a scheduling pass (the queued jobs in one request class,
 //! then in 10,000 distinct classes), a submit and a qalter of `select=1000000000:ncpus=0`
-//! (refused as never runnable), and an ordinary submit for comparison. Prints figures only.
+//! (refused as never runnable), and an ordinary submit for comparison; and keeping one pass's
+//! notes on the 10,000 waiting jobs (issue 16: `state/sched_notes.rs`), all new or all the
+//! same as the last pass's. Prints figures only.
 //! `cargo run --release -p server --example lock_hold` (or `bench/lock_hold`).
 
 use std::time::{Duration, Instant};
@@ -14,6 +16,7 @@ use proto::ServerReply;
 use server::handlers::{alter_job, register_mom, submit_job};
 use server::sched_loop::schedule_pass;
 use server::state::outbox::Outbox;
+use server::state::sched_notes::{PlannedStart, SchedNote, WaitWhy};
 use server::state::{Requester, ServerState};
 
 const QUEUED: usize = 10_000;
@@ -102,6 +105,29 @@ fn main() {
         "scheduling pass, 10,000 queued jobs in 10,000 request classes",
         time(|| {
             assert_eq!(schedule_pass(&mut distinct, &mut Outbox::default(), 20), 0);
+        }),
+    );
+
+    let keys: Vec<job::JobKey> = same.queued_jobs().map(|job| job.id.key()).collect();
+    let notes = |shift: i64| {
+        let why = WaitWhy::Resource(std::sync::Arc::from("ncpus"));
+        keys.iter().enumerate().map(move |(at, key)| {
+            let estimate = PlannedStart { start: 1000 + shift + at as i64, exec_vnode: "(node1:ncpus=2)".into() };
+            (*key, SchedNote { why: why.clone(), estimate: Some(estimate) })
+        })
+    };
+    let mut shift = 0;
+    report(
+        "notes of 10,000 waiting jobs, every one changed",
+        time(|| {
+            shift += 1;
+            assert_eq!(same.replace_sched_notes(notes(shift)), QUEUED);
+        }),
+    );
+    report(
+        "notes of 10,000 waiting jobs, none changed",
+        time(|| {
+            assert_eq!(same.replace_sched_notes(notes(shift)), 0);
         }),
     );
 

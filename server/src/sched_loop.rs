@@ -70,22 +70,23 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
         let jobs: Vec<sched::PendingJob> = queued
             .iter()
             .zip(limits.per_job.iter().zip(&pools.takes))
-            .map(|(job, (job_limits, takes))| sched::PendingJob {
+            .map(|(job, (job_limits, takes))| (job, facts.job(job), job_limits, takes))
+            .map(|(job, of, job_limits, takes)| sched::PendingJob {
                 key: job.id.key().raw(),
-                queue_priority: facts.queue_priority(job),
+                queue_priority: of.queue_priority,
                 priority: job.spec.priority,
                 order: job.id.key().raw(),
                 request: &job.request,
                 limits: job_limits,
                 user: &job.owner,
                 takes,
-                walltime: facts.walltime(job),
+                walltime: of.walltime,
                 // Issue 16 wiring: eligible time and fair share are filled in by the server's
                 // fair-share state.
                 eligible_time: 0,
                 fairshare: sched::FairShare::default(),
-                queue: facts.queue_index(job),
-                preemptor: facts.preemptor(job),
+                queue: of.queue,
+                preemptor: of.preemptor,
             })
             .collect();
         let view = sched::ClusterView {
@@ -95,7 +96,9 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
             pools: pools.left,
             now,
             running,
-            // Jobs suspended by preemption: listed by `state::preempt` once it suspends any.
+            // Jobs suspended by preemption (their shares are given back, so not in `running`):
+            // once `state::preempt` suspends any, `suspended_by_scheduler(state)` mapped
+            // through `sched_view::running_job`.
             suspended: Vec::new(),
             backfill_depth: state.attrs.sched.backfill_depth,
             queue_depths: facts.queue_depths.clone(),

@@ -65,28 +65,33 @@ impl PassFacts {
         PassFacts { queues, queue_depths, server_walltime }
     }
 
-    /// The seconds `job` is planned to run (see the module header).
-    pub fn walltime(&self, job: &Job) -> u64 {
-        job.request
-            .walltime
-            .or_else(|| self.queues.get(&job.queue).and_then(|queue| queue.walltime))
-            .or(self.server_walltime)
-            .unwrap_or(UNKNOWN_WALLTIME)
+    /// What a pass needs of `job`'s queue and walltime, with one look-up.
+    pub fn job(&self, job: &Job) -> JobFacts {
+        let queue = self.queues.get(&job.queue);
+        JobFacts {
+            queue: queue.map_or(usize::MAX, |queue| queue.index),
+            queue_priority: queue.map_or(0, |queue| queue.priority),
+            walltime: job
+                .request
+                .walltime
+                .or_else(|| queue.and_then(|queue| queue.walltime))
+                .or(self.server_walltime)
+                .unwrap_or(UNKNOWN_WALLTIME),
+            preemptor: queue.is_some_and(|queue| queue.preemptor),
+        }
     }
+}
 
-    /// The index of `job`'s queue in `queue_depths` (`usize::MAX` when it has none).
-    pub fn queue_index(&self, job: &Job) -> usize {
-        self.queues.get(&job.queue).map_or(usize::MAX, |queue| queue.index)
-    }
-
-    pub fn queue_priority(&self, job: &Job) -> i32 {
-        self.queues.get(&job.queue).map_or(0, |queue| queue.priority)
-    }
-
-    /// `job` may preempt lower jobs (never when no queue reaches `preempt_queue_prio`).
-    pub fn preemptor(&self, job: &Job) -> bool {
-        self.queues.get(&job.queue).is_some_and(|queue| queue.preemptor)
-    }
+/// One job as a pass sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobFacts {
+    /// Index of its queue in `PassFacts::queue_depths` (`usize::MAX` when it has none).
+    pub queue: usize,
+    pub queue_priority: i32,
+    /// The seconds it is planned to run (see the module header).
+    pub walltime: u64,
+    /// It may preempt lower jobs (never when no queue reaches `preempt_queue_prio`).
+    pub preemptor: bool,
 }
 
 /// Every job holding node shares now (running, exiting or suspended on them), with the time
@@ -101,20 +106,32 @@ pub fn running_jobs(
     keys.into_iter()
         .filter_map(|key| state.job(key))
         .filter(|job| !job.exec.is_empty())
-        .map(|job| {
-            let start = job.times.stime.unwrap_or(now);
-            let walltime = i64::try_from(facts.walltime(job)).unwrap_or(i64::MAX);
-            sched::RunningJob {
-                key: job.id.key().raw(),
-                start,
-                end: start.saturating_add(walltime),
-                assignments: assignments(job, node_index),
-                exclusive: job.request.exclusive,
-                queue_priority: facts.queue_priority(job),
-                preempt: crate::state::preempt::preempt_how(state, job, now),
-            }
-        })
+        .map(|job| running_job(state, facts, node_index, job, now))
         .collect()
+}
+
+/// One job with an allocation as the scheduler sees it: its shares (for a job preemption
+/// suspended, what it needs to resume), its start and its planned end (start plus walltime,
+/// saturating).
+pub fn running_job(
+    state: &ServerState,
+    facts: &PassFacts,
+    node_index: &HashMap<&str, usize>,
+    job: &Job,
+    now: i64,
+) -> sched::RunningJob {
+    let start = job.times.stime.unwrap_or(now);
+    let of = facts.job(job);
+    let walltime = i64::try_from(of.walltime).unwrap_or(i64::MAX);
+    sched::RunningJob {
+        key: job.id.key().raw(),
+        start,
+        end: start.saturating_add(walltime),
+        assignments: assignments(job, node_index),
+        exclusive: job.request.exclusive,
+        queue_priority: of.queue_priority,
+        preempt: crate::state::preempt::preempt_how(state, job, now),
+    }
 }
 
 /// A job's node shares as the scheduler's assignments (shares on nodes no longer known are

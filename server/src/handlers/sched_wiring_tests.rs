@@ -83,7 +83,7 @@ fn planned_walltime_is_the_jobs_else_the_queues_else_the_servers_else_five_years
     let mut state = cluster(1);
     let bare = submit(&mut state, ALICE, &[("ncpus", "1")]);
     let timed = submit(&mut state, ALICE, &[("ncpus", "1"), ("walltime", "00:02:00")]);
-    let planned = |state: &ServerState, id: &str| PassFacts::new(state).walltime(&state.jobs()[&key(state, id)]);
+    let planned = |state: &ServerState, id: &str| PassFacts::new(state).job(&state.jobs()[&key(state, id)]).walltime;
     assert_eq!(planned(&state, &bare), UNKNOWN_WALLTIME);
     assert_eq!(UNKNOWN_WALLTIME, 5 * 365 * 86_400);
     set_server(&mut state, "resources_default.walltime = 1:00:00");
@@ -106,13 +106,14 @@ fn queues_give_their_index_depth_priority_and_preemption() {
     let proto::ServerReply::JobSubmitted { id: express } = reply else { panic!("{reply:?}") };
     let facts = PassFacts::new(&state);
     let job = |id: &str| state.jobs()[&key(&state, id)].clone();
-    let (plain, express) = (job(&plain), job(&express));
-    assert_eq!(facts.queue_depths[facts.queue_index(&express)], Some(3));
-    assert_eq!(facts.queue_depths[facts.queue_index(&plain)], None);
-    assert_eq!((facts.queue_priority(&express), facts.queue_priority(&plain)), (200, 0));
-    assert!(facts.preemptor(&express) && !facts.preemptor(&plain), "150 is the default preempt_queue_prio");
+    let (plain, express) = (facts.job(&job(&plain)), job(&express));
+    let fast = facts.job(&express);
+    assert_eq!(facts.queue_depths[fast.queue], Some(3));
+    assert_eq!(facts.queue_depths[plain.queue], None);
+    assert_eq!((fast.queue_priority, plain.queue_priority), (200, 0));
+    assert!(fast.preemptor && !plain.preemptor, "150 is the default preempt_queue_prio");
     set_server(&mut state, "preempt_queue_prio = 201");
-    assert!(!PassFacts::new(&state).preemptor(&express), "no queue reaches it: preemption is off");
+    assert!(!PassFacts::new(&state).job(&express).preemptor, "no queue reaches it: preemption is off");
 }
 
 #[test]
@@ -134,7 +135,11 @@ fn running_jobs_hold_their_shares_until_start_plus_walltime() {
     assert_eq!(names[first.assignments[0].node], *node);
     let other = running.iter().find(|job| job.key == key(&state, &exiting).raw()).unwrap();
     assert_eq!(other.end, 20 + UNKNOWN_WALLTIME as i64, "no walltime: planned as 5 years");
-    assert_eq!(other.preempt, None, "preemption is not wired to anything yet");
+    assert_eq!(other.preempt, None, "no queue reaches preempt_queue_prio");
+    // A walltime past any clock: the planned end saturates.
+    state.job_mut(key(&state, &id)).unwrap().request.walltime = Some(u64::MAX);
+    let running = running_jobs(&state, &PassFacts::new(&state), &index, 30);
+    assert!(running.iter().any(|job| job.end == i64::MAX), "{running:?}");
 }
 
 #[test]
