@@ -16,6 +16,8 @@ fn settings() -> insta::Settings {
     // ctime(3) time stamps, epoch numbers in JSON, PIDs and the environment vary per run.
     settings.add_filter(r"[A-Z][a-z]{2} [A-Z][a-z]{2} [ 0-9]\d \d\d:\d\d:\d\d \d{4}", "[TIME]");
     settings.add_filter(r#""timestamp":\t\d+"#, "\"timestamp\":\t[EPOCH]");
+    // The start comment's date (`Job run at Thu Nov 26 at 14:05 on ...`).
+    settings.add_filter(r"Job run at [A-Z][a-z]{2} [A-Z][a-z]{2} \d\d at \d\d:\d\d", "Job run at [DATE]");
     settings.add_filter(r"session_id = \d+", "session_id = [PID]");
     settings.add_filter(r#""session_id":\t\d+"#, "\"session_id\":\t[PID]");
     let host = nix::unistd::gethostname().unwrap().into_string().unwrap();
