@@ -100,6 +100,8 @@ struct NameIndex<'a> {
 #[derive(Debug, Default)]
 pub(crate) struct NodeSets<'a> {
     sets: Vec<NodeSet>,
+    /// The key of each set, by id.
+    keys: Vec<SetKey<'a>>,
     ids: HashMap<SetKey<'a>, u32>,
     index: Option<NameIndex<'a>>,
 }
@@ -125,6 +127,7 @@ impl<'a> Work<'a> {
         }
         let tree = CapacityTree::new(members.iter().map(|&node| self.capacity(node as usize)));
         self.sets.sets.push(NodeSet { members, tree });
+        self.sets.keys.push(key.clone());
         self.sets.ids.insert(key, id);
         id
     }
@@ -145,6 +148,15 @@ impl<'a> Work<'a> {
     /// Maxima over the set's members now (a quick "could anything fit" check).
     pub fn set_capacity(&self, set: u32) -> Capacity {
         self.sets.sets[set as usize].tree.root()
+    }
+
+    /// Every node matching the hosts and properties of `set`'s key, whatever it holds now and
+    /// whether it is up (for telling why a request does not fit).
+    pub fn matching(&mut self, set: u32) -> Vec<u32> {
+        let key = self.sets.keys[set as usize].clone();
+        let mut nodes = self.candidates(&key);
+        nodes.retain(|&node| key.matches(&self.nodes[node as usize]));
+        nodes
     }
 
     /// A superset of the nodes matching `key`, ascending: the nodes named by the first host or

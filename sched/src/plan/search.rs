@@ -1,0 +1,127 @@
+//! The earliest start of a request on the profile: try `now`, then each time something comes
+//! back (a running job's or a planned job's end, a reservation's end), first with the summed
+//! free cpus, GPUs and memory (a necessary condition), then with the full placement engine
+//! (`place`) on the nodes as they will be over the whole window.
+//!
+//! Owns: the candidate times, the trial budget and the node view "as of" a window.
+//! Must not know: priorities, backfill, wait reasons.
+
+use std::borrow::Cow;
+
+use job::ResourceRequest;
+
+use super::res::Totals;
+use super::Timeline;
+use crate::class::Plan;
+use crate::place::place;
+use crate::view::Assignment;
+use crate::work::{Planned, Work, WorkNode};
+
+/// Full placements tried for one reservation at most. Each costs a pass over the nodes; a
+/// request the summed resources say fits but the nodes cannot hold (fragmented, or asking for
+/// a node that is down) would otherwise cost one per candidate time. Past it, no estimate.
+pub(crate) const MAX_TRIALS: usize = 64;
+
+/// A planned start: when, and what the job would get on each node.
+#[derive(Debug, Clone)]
+pub(crate) struct Found {
+    pub start: i64,
+    pub assignments: Vec<Assignment>,
+}
+
+impl Timeline<'_> {
+    /// The earliest time from `now` on at which `request` fits for `walltime` seconds, and
+    /// where; `None` when it never does on the profile (or the trial budget runs out).
+    pub fn earliest(&self, request: &ResourceRequest, walltime: u64) -> Option<Found> {
+        let request = whole_gpu(request);
+        let need = totals(&request);
+        let length = i64::try_from(walltime).unwrap_or(i64::MAX).max(1);
+        let mut free = self.base_total;
+        let mut releases = self.release_totals.range(..).peekable();
+        let mut trials = 0;
+        for start in self.candidates() {
+            while let Some((_, back)) = releases.next_if(|(time, _)| **time <= start) {
+                free.add(*back);
+            }
+            let mut left = free;
+            for (_, _, held) in self.windows.iter().filter(|(from, to, _)| *from <= start && start < *to) {
+                left.sub(*held);
+            }
+            if !left.holds(&need) {
+                continue;
+            }
+            trials += 1;
+            if trials > MAX_TRIALS {
+                return None;
+            }
+            if let Some(assignments) = self.place_at(&request, start, start.saturating_add(length)) {
+                return Some(Found { start, assignments });
+            }
+        }
+        None
+    }
+
+    /// `now`, then every later time something comes back, ascending, once each.
+    fn candidates(&self) -> Vec<i64> {
+        let ends = self.windows.iter().map(|(_, to, _)| *to);
+        let mut times: Vec<i64> = std::iter::once(self.now)
+            .chain(self.release_totals.keys().copied())
+            .chain(ends)
+            .filter(|&time| time >= self.now)
+            .collect();
+        times.sort_unstable();
+        times.dedup();
+        times
+    }
+
+    /// Places `request` first fit on the nodes as they are over `[from, to)`.
+    fn place_at(&self, request: &ResourceRequest, from: i64, to: i64) -> Option<Vec<Assignment>> {
+        let nodes = self.nodes.iter().enumerate().map(|(index, node)| {
+            let window = self.window(index, from, to);
+            let clamp = |value: i128, most: u64| value.clamp(0, i128::from(most)) as u64;
+            let amounts = node
+                .amounts
+                .iter()
+                .zip(&window.res.amounts)
+                .map(|(site, free)| (site.name.as_str(), clamp(*free, site.available)))
+                .collect();
+            let free = Planned {
+                cpus: clamp(window.res.cpus.into(), node.np.into()) as u32,
+                gpus: clamp(window.res.gpus.into(), node.ngpus.into()) as u32,
+                mem: clamp(window.res.mem, node.mem_total),
+                amounts,
+                usable: window.usable,
+                idle: window.idle,
+            };
+            WorkNode::planned(node, free)
+        });
+        let mut work = Work::new(nodes.collect());
+        let plan = Plan::new(request, &mut work);
+        place(&plan, &mut work)
+    }
+}
+
+/// The request with an MPS share asked as one whole GPU (the plan's approximation).
+fn whole_gpu(request: &ResourceRequest) -> Cow<'_, ResourceRequest> {
+    if request.mps_share().is_none() {
+        return Cow::Borrowed(request);
+    }
+    let mut owned = request.clone();
+    for chunk in &mut owned.chunks {
+        chunk.ngpus = chunk.ngpus.max(1);
+        chunk.mps = None;
+    }
+    Cow::Owned(owned)
+}
+
+/// Cpus, GPUs and memory the request asks for in all (saturating: too much never fits).
+fn totals(request: &ResourceRequest) -> Totals {
+    let mut need = Totals::default();
+    for chunk in &request.chunks {
+        let count = i128::from(chunk.count);
+        need.cpus = need.cpus.saturating_add((count * i128::from(chunk.ncpus)).min(i64::MAX.into()) as i64);
+        need.gpus = need.gpus.saturating_add((count * i128::from(chunk.ngpus)).min(i64::MAX.into()) as i64);
+        need.mem = need.mem.saturating_add(count * i128::from(chunk.mem.unwrap_or(0)));
+    }
+    need
+}
