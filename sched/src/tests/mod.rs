@@ -13,6 +13,7 @@ mod policy_tests;
 mod property_tests;
 mod reference;
 mod site_tests;
+mod starvation_tests;
 
 use job::{Chunk, Placement, ResourceRequest};
 
