@@ -124,17 +124,18 @@ impl<'v> Pass<'v> {
             queue_reserved: vec![0; view.queue_depths.len()],
             blocked: false,
             starts: Vec::new(),
-            waits: Vec::new(),
+            waits: Vec::with_capacity(view.jobs.len()),
         }
     }
 
     /// Starts job `index` or records why it waits (and its reservation, for a top job).
     fn consider(&mut self, index: usize) {
-        let job = self.view.jobs[index];
-        let reason = if self.blocked { Some(WaitReason::StrictOrder) } else { self.try_start(&job, index) };
+        let view = self.view;
+        let job = &view.jobs[index];
+        let reason = if self.blocked { Some(WaitReason::StrictOrder) } else { self.try_start(job, index) };
         let Some(reason) = reason else { return };
         let top = matches!(reason, WaitReason::Resource(_) | WaitReason::Backfill | WaitReason::StrictOrder);
-        let estimate = if top { self.reserve(&job) } else { None };
+        let estimate = if top { self.reserve(job) } else { None };
         if self.view.strict && reason != WaitReason::Never {
             self.blocked = true;
         }
@@ -144,7 +145,8 @@ impl<'v> Pass<'v> {
     /// Starts the job now if it may; else why not.
     fn try_start(&mut self, job: &PendingJob<'v>, index: usize) -> Option<WaitReason> {
         let class = self.class_of[index];
-        if self.classes.plan(class).steps.is_empty() && job.request.mps_share().is_none() {
+        // No steps: no chunk with a count (an MPS share too has one chunk of count 1).
+        if self.classes.plan(class).steps.is_empty() {
             return Some(WaitReason::Never);
         }
         if let Some(&limit) = job.limits.iter().find(|&&limit| self.limits.get(limit).is_none_or(|&left| left == 0)) {

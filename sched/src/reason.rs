@@ -8,7 +8,7 @@
 
 use crate::class::{Plan, Step};
 use crate::view::WaitReason;
-use crate::work::{Work, WorkNode};
+use crate::work::Work;
 
 /// The reason `plan` does not fit on `work` now. Each step in turn: no usable matching node
 /// gives `nodes`; else the first of cpus, GPUs, memory and site amounts whose free units, summed
@@ -28,16 +28,14 @@ pub(crate) fn why_not(plan: &Plan, work: &mut Work) -> WaitReason {
 }
 
 fn short_in(step: &Step, scatter: bool, work: &mut Work) -> Option<String> {
-    let matching = work.matching(step.set);
-    let usable: Vec<&WorkNode> = matching
+    work.matching(step.set);
+    let work = &*work;
+    let matching = work.sets.matching_known(step.set);
+    let usable = matching
         .iter()
         .map(|&node| &work.nodes[node as usize])
-        .filter(|node| node.usable && (node.idle || !step.need.idle))
-        .collect();
-    if usable.is_empty() {
-        return Some("nodes".to_string());
-    }
-    let count = u64::from(step.count);
+        .filter(|node| node.usable && (node.idle || !step.need.idle));
+    let need = &step.need;
     let units = |free: u64, each: u64| {
         let units = free.checked_div(each).unwrap_or(u64::MAX);
         if scatter {
@@ -46,21 +44,24 @@ fn short_in(step: &Step, scatter: bool, work: &mut Work) -> Option<String> {
             units
         }
     };
-    let total = |per_node: &dyn Fn(&WorkNode) -> u64| {
-        usable.iter().fold(0u64, |sum, node| sum.saturating_add(per_node(node)))
-    };
-    let need = &step.need;
-    if total(&|node| units(node.slots.free() as u64, need.cpus)) < count {
-        return Some("ncpus".to_string());
+    // Units each resource alone would allow, summed over the usable matching nodes: cpus,
+    // GPUs, memory, then each site amount.
+    let mut sums = vec![0u64; 3 + step.amounts.len()];
+    let mut any = false;
+    for node in usable {
+        any = true;
+        let free = [node.slots.free() as u64, node.gpus.free() as u64, node.mem_free];
+        for (sum, (free, each)) in sums.iter_mut().zip(free.into_iter().zip([need.cpus, need.gpus, need.mem])) {
+            *sum = sum.saturating_add(units(free, each));
+        }
+        for (sum, (name, each)) in sums[3..].iter_mut().zip(&step.amounts) {
+            *sum = sum.saturating_add(units(node.amount_free(name), *each));
+        }
     }
-    if total(&|node| units(node.gpus.free() as u64, need.gpus)) < count {
-        return Some("ngpus".to_string());
+    if !any {
+        return Some("nodes".to_string());
     }
-    if total(&|node| units(node.mem_free, need.mem)) < count {
-        return Some("mem".to_string());
-    }
-    step.amounts
-        .iter()
-        .find(|(name, each)| total(&|node| units(node.amount_free(name), *each)) < count)
-        .map(|(name, _)| name.clone())
+    let count = u64::from(step.count);
+    let names = ["ncpus", "ngpus", "mem"].into_iter().chain(step.amounts.iter().map(|(name, _)| name.as_str()));
+    sums.iter().zip(names).find(|(sum, _)| **sum < count).map(|(_, name)| name.to_string())
 }

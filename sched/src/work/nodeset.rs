@@ -102,6 +102,8 @@ pub(crate) struct NodeSets<'a> {
     sets: Vec<NodeSet>,
     /// The key of each set, by id.
     keys: Vec<SetKey<'a>>,
+    /// Per set, once asked: every node matching its key (see `Work::matching`).
+    matching: Vec<Option<Vec<u32>>>,
     ids: HashMap<SetKey<'a>, u32>,
     index: Option<NameIndex<'a>>,
 }
@@ -110,6 +112,11 @@ impl NodeSets<'_> {
     /// Sets the capacity of the member at `position` of `set`.
     pub fn update(&mut self, set: u32, position: usize, capacity: Capacity) {
         self.sets[set as usize].tree.update(position, capacity);
+    }
+
+    /// The nodes matching `set` as `Work::matching` last computed them (none before).
+    pub fn matching_known(&self, set: u32) -> &[u32] {
+        self.matching[set as usize].as_deref().unwrap_or_default()
     }
 }
 
@@ -128,6 +135,7 @@ impl<'a> Work<'a> {
         let tree = CapacityTree::new(members.iter().map(|&node| self.capacity(node as usize)));
         self.sets.sets.push(NodeSet { members, tree });
         self.sets.keys.push(key.clone());
+        self.sets.matching.push(None);
         self.sets.ids.insert(key, id);
         id
     }
@@ -151,12 +159,15 @@ impl<'a> Work<'a> {
     }
 
     /// Every node matching the hosts and properties of `set`'s key, whatever it holds now and
-    /// whether it is up (for telling why a request does not fit).
-    pub fn matching(&mut self, set: u32) -> Vec<u32> {
-        let key = self.sets.keys[set as usize].clone();
-        let mut nodes = self.candidates(&key);
-        nodes.retain(|&node| key.matches(&self.nodes[node as usize]));
-        nodes
+    /// whether it is up (for telling why a request does not fit), kept for
+    /// `NodeSets::matching_known`. Computed once per set.
+    pub fn matching(&mut self, set: u32) {
+        if self.sets.matching[set as usize].is_none() {
+            let key = self.sets.keys[set as usize].clone();
+            let mut nodes = self.candidates(&key);
+            nodes.retain(|&node| key.matches(&self.nodes[node as usize]));
+            self.sets.matching[set as usize] = Some(nodes);
+        }
     }
 
     /// A superset of the nodes matching `key`, ascending: the nodes named by the first host or
