@@ -156,7 +156,8 @@ fn running(rng: &mut Rng, nodes: &[NodeView]) -> Vec<RunningJob> {
         let mem_each = (node.mem_total - node.mem_free) / pieces;
         for slots in used_slots.chunks(4) {
             let gpus = used_gpus.drain(..used_gpus.len().min(1)).collect();
-            let assignment = Assignment { node: index, slots: slots.to_vec(), gpus, mem: mem_each, ..Assignment::default() };
+            let assignment =
+                Assignment { node: index, slots: slots.to_vec(), gpus, mem: mem_each, ..Assignment::default() };
             jobs.push(RunningJob {
                 key: 1_000_000 + jobs.len() as u64,
                 end: 60 + rng.i64(..7200),

@@ -16,10 +16,10 @@ use crate::mps::{mps_node, mps_takes_free_gpu, place_mps};
 use crate::place::try_place;
 use crate::plan::{Res, Timeline};
 use crate::reason::why_not;
+use crate::view::Wait;
 use crate::view::{
     Assignment, ClusterView, Decision, Estimate, EstimatedHost, NodeView, Outcome, PendingJob, WaitReason,
 };
-use crate::view::Wait;
 use crate::work::{Work, WorkNode};
 
 /// The policy: which queued jobs to start now and where, and why the others wait.
@@ -282,6 +282,6 @@ fn short_pool(takes: &[(usize, u64)], pools: &[u64]) -> Option<usize> {
             .iter()
             .filter(|(other, _)| *other == pool)
             .try_fold(0u64, |sum, (_, amount)| sum.checked_add(*amount));
-        !wanted.is_some_and(|wanted| pools.get(pool).is_some_and(|&left| left >= wanted))
+        wanted.is_none_or(|wanted| pools.get(pool).is_none_or(|&left| left < wanted))
     })
 }

@@ -96,6 +96,7 @@ impl Timeline<'_> {
             WorkNode::planned(node, free)
         });
         let mut work = Work::new(nodes.collect());
+        work.sets.unindexed = true;
         let plan = Plan::new(request, &mut work);
         place(&plan, &mut work)
     }

@@ -36,8 +36,9 @@ fn node(index: usize) -> impl Strategy<Value = NodeView> {
 }
 
 fn shape() -> impl Strategy<Value = ResourceRequest> {
-    let chunk = (1u32..4, 0u32..5, prop_oneof![3 => Just(0u32), 1 => 1u32..3], proptest::option::weighted(0.3, 1..4 * GB))
-        .prop_map(|(count, ncpus, ngpus, mem)| Chunk { count, ncpus, ngpus, mem, mpiprocs: 1, ..Chunk::default() });
+    let chunk =
+        (1u32..4, 0u32..5, prop_oneof![3 => Just(0u32), 1 => 1u32..3], proptest::option::weighted(0.3, 1..4 * GB))
+            .prop_map(|(count, ncpus, ngpus, mem)| Chunk { count, ncpus, ngpus, mem, mpiprocs: 1, ..Chunk::default() });
     let places = select(&[Placement::Free, Placement::Pack, Placement::Scatter][..]);
     (vec(chunk, 1..3), places, weighted(0.15))
         .prop_map(|(chunks, place, exclusive)| ResourceRequest { exclusive, ..request(chunks, place) })

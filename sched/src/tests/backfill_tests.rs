@@ -7,8 +7,8 @@ use job::{Chunk, Placement};
 
 use super::{chunk, exclusive, gpu_chunk, gpu_node, job, keys, node, request, GB};
 use crate::{
-    schedule, Assignment, ClusterView, Estimate, EstimatedHost, NodeView, Outcome, PendingJob, RunningJob,
-    SiteAmount, Wait, WaitReason,
+    schedule, Assignment, ClusterView, Estimate, EstimatedHost, NodeView, Outcome, PendingJob, RunningJob, SiteAmount,
+    Wait, WaitReason,
 };
 
 /// A running job holding `slots` cpus and `gpus` GPUs on `node` (the lowest indices still
@@ -185,12 +185,14 @@ fn a_running_job_past_its_end_is_planned_to_end_in_a_second() {
 
 #[test]
 fn conservative_gives_every_waiting_job_an_estimate_never_before_now() {
-    let shapes =
-        [request(vec![chunk(1, 3)], Placement::Free), request(vec![chunk(2, 2)], Placement::Scatter), request(vec![chunk(1, 1)], Placement::Free)];
+    let shapes = [
+        request(vec![chunk(1, 3)], Placement::Free),
+        request(vec![chunk(2, 2)], Placement::Scatter),
+        request(vec![chunk(1, 1)], Placement::Free),
+    ];
     let nodes = vec![node("n1", 4), node("n2", 4)];
     let busy = vec![running(100, 0, 3, 0, 500), running(101, 1, 2, 0, 50), running(102, 1, 1, 0, 2000)];
-    let jobs: Vec<_> =
-        (0..30).map(|key| with_walltime(key, &shapes[key as usize % 3], 100 + 37 * key)).collect();
+    let jobs: Vec<_> = (0..30).map(|key| with_walltime(key, &shapes[key as usize % 3], 100 + 37 * key)).collect();
     let outcome = pass(100, 1000, nodes, busy, jobs);
     assert_eq!(outcome.starts.len() + outcome.waits.len(), 30);
     for wait in &outcome.waits {
@@ -246,18 +248,32 @@ fn reasons_name_what_holds_a_job_back() {
         PendingJob { takes, ..job(4, &one) },
         PendingJob { limits: &[7], ..job(5, &one) },
     ];
-    let view = ClusterView { nodes: vec![node("n1", 4), down], jobs, limits: vec![0], pools: vec![4], ..ClusterView::default() };
+    let view = ClusterView {
+        nodes: vec![node("n1", 4), down],
+        jobs,
+        limits: vec![0],
+        pools: vec![4],
+        ..ClusterView::default()
+    };
     let outcome = schedule(&view);
     assert!(outcome.starts.is_empty());
     let reasons: Vec<WaitReason> = outcome.waits.iter().map(|wait| wait.reason.clone()).collect();
-    let expected = [resource("nodes"), resource("ngpus"), WaitReason::Limit(0), WaitReason::Pool(0), WaitReason::Limit(7)];
+    let expected =
+        [resource("nodes"), resource("ngpus"), WaitReason::Limit(0), WaitReason::Pool(0), WaitReason::Limit(7)];
     assert_eq!(reasons, expected);
     // Limits, pools and impossible requests are not top jobs: the next job gets the reservation.
     let four = request(vec![chunk(1, 4)], Placement::Free);
     let mut running_jobs = vec![running(100, 0, 1, 0, 60)];
     let nodes = occupy(vec![node("n1", 4)], &mut running_jobs);
     let jobs = vec![PendingJob { limits, ..job(1, &four) }, job(2, &four)];
-    let view = ClusterView { nodes, jobs, running: running_jobs, limits: vec![0], backfill_depth: 1, ..ClusterView::default() };
+    let view = ClusterView {
+        nodes,
+        jobs,
+        running: running_jobs,
+        limits: vec![0],
+        backfill_depth: 1,
+        ..ClusterView::default()
+    };
     let outcome = schedule(&view);
     assert_eq!(wait_of(&outcome, 1).estimate, None);
     assert_eq!(start_of(&outcome, 2), Some(60));
@@ -282,5 +298,8 @@ fn a_queue_with_its_own_depth_reserves_apart() {
     let planned: Vec<u64> = outcome.waits.iter().filter(|wait| wait.estimate.is_some()).map(|wait| wait.key).collect();
     // Queue 0 has two of its own; queue 1 and the job of no queue share the server's one.
     assert_eq!(planned, [1, 2, 3]);
-    assert_eq!([start_of(&outcome, 1), start_of(&outcome, 2), start_of(&outcome, 3)], [Some(60), Some(3660), Some(7260)]);
+    assert_eq!(
+        [start_of(&outcome, 1), start_of(&outcome, 2), start_of(&outcome, 3)],
+        [Some(60), Some(3660), Some(7260)]
+    );
 }

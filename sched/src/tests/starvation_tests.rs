@@ -65,7 +65,8 @@ fn drive(depth: u32, steps: i64) -> Fate {
             .map(|&(key, walltime)| PendingJob { walltime, ..job(key, if key == 0 { &big } else { &small }) })
             .collect();
         let nodes = views(base.clone(), &running);
-        let view = ClusterView { nodes, jobs, now, running: running.clone(), backfill_depth: depth, ..ClusterView::default() };
+        let view =
+            ClusterView { nodes, jobs, now, running: running.clone(), backfill_depth: depth, ..ClusterView::default() };
         let outcome = schedule(&view);
         if let Some(wait) = outcome.waits.iter().find(|wait| wait.key == 0) {
             if fate.first_estimate.is_none() {
@@ -79,7 +80,13 @@ fn drive(depth: u32, steps: i64) -> Fate {
             }
             queued.retain(|(key, _)| *key != decision.key);
             let end = now + walltime as i64;
-            running.push(RunningJob { key: decision.key, start: now, end, assignments: decision.assignments, ..RunningJob::default() });
+            running.push(RunningJob {
+                key: decision.key,
+                start: now,
+                end,
+                assignments: decision.assignments,
+                ..RunningJob::default()
+            });
         }
     }
     fate

@@ -102,6 +102,9 @@ pub(crate) struct NodeSets<'a> {
     sets: Vec<NodeSet>,
     /// The key of each set, by id.
     keys: Vec<SetKey<'a>>,
+    /// Build no name index: sets are made by scanning every node (a working copy used for one
+    /// placement only, where building the index would cost more than the scans).
+    pub unindexed: bool,
     /// Per set, once asked: every node matching its key (see `Work::matching`).
     matching: Vec<Option<Vec<u32>>>,
     ids: HashMap<SetKey<'a>, u32>,
@@ -173,7 +176,7 @@ impl<'a> Work<'a> {
     /// A superset of the nodes matching `key`, ascending: the nodes named by the first host or
     /// having the rarest property, or all nodes when the key is empty.
     fn candidates(&mut self, key: &SetKey<'a>) -> Vec<u32> {
-        if key.hosts.is_empty() && key.properties.is_empty() {
+        if key.hosts.is_empty() && key.properties.is_empty() || self.sets.unindexed {
             return (0..self.nodes.len() as u32).collect();
         }
         let nodes = &self.nodes;
