@@ -212,16 +212,7 @@ impl<'v> Timeline<'v> {
         }
         let held = &self.held[node];
         let overlapping = || held.iter().filter(|held| held.from < to && held.to > from);
-        let mut most = Res::zero(res.amounts.len());
-        let points = std::iter::once(from).chain(overlapping().map(|held| held.from).filter(|&start| start > from));
-        for point in points {
-            let mut sum = Res::zero(res.amounts.len());
-            for held in held.iter().filter(|held| held.from <= point && point < held.to) {
-                sum.add(&held.res);
-            }
-            most.max_with(&sum);
-        }
-        res.sub(&most);
+        res.sub(&most_held(overlapping(), from, res.amounts.len()));
         let view = &self.nodes[node];
         Window {
             res,
@@ -229,4 +220,30 @@ impl<'v> Timeline<'v> {
             idle: self.busy_until[node] <= from && overlapping().next().is_none(),
         }
     }
+}
+
+/// The component-wise maximum, over the times of a window starting at `from`, of what the
+/// `holds` (those overlapping the window) hold at once: a sweep over their starts and ends
+/// (an end before a start at the same time), O(k log k) for k holds.
+fn most_held<'h>(holds: impl Iterator<Item = &'h Held>, from: i64, amounts: usize) -> Res {
+    let mut events: Vec<(i64, bool, &Res)> = Vec::new();
+    for held in holds {
+        events.push((held.from.max(from), true, &held.res));
+        events.push((held.to, false, &held.res));
+    }
+    events.sort_unstable_by_key(|&(time, starts, _)| (time, starts));
+    let mut now = Res::zero(amounts);
+    let mut most = Res::zero(amounts);
+    for (index, &(time, starts, res)) in events.iter().enumerate() {
+        if starts {
+            now.add(res);
+        } else {
+            now.sub(res);
+        }
+        let last_at_time = events.get(index + 1).is_none_or(|&(next, _, _)| next != time);
+        if last_at_time {
+            most.max_with(&now);
+        }
+    }
+    most
 }

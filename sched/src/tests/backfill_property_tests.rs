@@ -118,6 +118,7 @@ fn check(drawn: &Round) -> (bool, bool) {
     let outcome = schedule(&view);
     check_fits(&view, &outcome.starts);
     assert_eq!(outcome.starts.len() + outcome.waits.len(), view.jobs.len(), "every job starts or waits");
+    check_capacity(&ClusterView { backfill_depth: 1000, ..view.clone() });
     let Some((key, start)) = top(&outcome) else { return (false, false) };
     assert!(start >= NOW);
     let (nodes, mut running) = carry_out(&view, &outcome.starts);
@@ -127,6 +128,49 @@ fn check(drawn: &Round) -> (bool, bool) {
     let after = schedule(&ClusterView { nodes, jobs, running, ..view.clone() });
     assert_eq!(top(&after), Some((key, start)), "the backfilled starts {started:?} moved the reservation");
     (true, started.iter().any(|&started| started > key))
+}
+
+/// Conservative: at every time a plan starts, on every node, the running jobs, the jobs
+/// started now and the reservations active then hold no more than the node has, and an
+/// exclusive one is alone there. Every estimate is at `now` or later.
+fn check_capacity(view: &ClusterView) {
+    let outcome = schedule(view);
+    check_fits(view, &outcome.starts);
+    // (node, from, to, cpus, gpus, mem, exclusive)
+    let mut held: Vec<(usize, i64, i64, u64, u64, u64, bool)> = Vec::new();
+    for job in &view.running {
+        for a in &job.assignments {
+            let end = job.expected_end(view.now);
+            held.push((a.node, view.now, end, a.slots.len() as u64, a.gpus.len() as u64, a.mem, job.exclusive));
+        }
+    }
+    let walltime_of = |key: u64| view.jobs.iter().find(|job| job.key == key).unwrap();
+    for decision in &outcome.starts {
+        let job = walltime_of(decision.key);
+        let end = view.now + job.walltime.max(1) as i64;
+        for a in &decision.assignments {
+            held.push((a.node, view.now, end, a.slots.len() as u64, a.gpus.len() as u64, a.mem, job.request.exclusive));
+        }
+    }
+    for wait in &outcome.waits {
+        let Some(estimate) = &wait.estimate else { continue };
+        assert!(estimate.start >= view.now, "{wait:?}");
+        let job = walltime_of(wait.key);
+        let end = estimate.start + job.walltime.max(1) as i64;
+        for host in &estimate.hosts {
+            held.push((host.node, estimate.start, end, host.ncpus.into(), host.ngpus.into(), host.mem, job.request.exclusive));
+        }
+    }
+    for &(_, time, ..) in &held {
+        for (index, node) in view.nodes.iter().enumerate() {
+            let active: Vec<_> = held.iter().filter(|h| h.0 == index && h.1 <= time && time < h.2).collect();
+            let sum = |f: fn(&&(usize, i64, i64, u64, u64, u64, bool)) -> u64| active.iter().map(f).sum::<u64>();
+            assert!(sum(|h| h.3) <= node.np.into(), "cpus of {} at {time}: {outcome:?}", node.name);
+            assert!(sum(|h| h.4) <= node.ngpus.into(), "gpus of {} at {time}: {outcome:?}", node.name);
+            assert!(sum(|h| h.5) <= node.mem_total, "mem of {} at {time}: {outcome:?}", node.name);
+            assert!(active.len() <= 1 || !active.iter().any(|h| h.6), "exclusive {} at {time}: {outcome:?}", node.name);
+        }
+    }
 }
 
 /// Every start uses free slots and GPUs once, memory within what is free, usable nodes, and
