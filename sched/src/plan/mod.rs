@@ -17,6 +17,9 @@
 mod res;
 mod search;
 
+#[cfg(test)]
+pub(crate) use search::MAX_TRIALS;
+
 use std::collections::{BTreeMap, HashMap};
 
 use crate::view::{Assignment, NodeView, RunningJob};
@@ -61,8 +64,9 @@ pub(crate) struct Timeline<'v> {
     /// Over available nodes: what is free now, and what comes back at each time.
     base_total: Totals,
     release_totals: BTreeMap<i64, Totals>,
-    /// Every reservation: its window and what it holds in all.
-    windows: Vec<(i64, i64, Totals)>,
+    /// Over all reservations: what they start holding (positive) or give back (negative) at
+    /// each time, summed.
+    held_totals: BTreeMap<i64, Totals>,
 }
 
 impl<'v> Timeline<'v> {
@@ -79,7 +83,7 @@ impl<'v> Timeline<'v> {
             held: vec![Vec::new(); nodes.len()],
             base_total: Totals::default(),
             release_totals: BTreeMap::new(),
-            windows: Vec::new(),
+            held_totals: BTreeMap::new(),
         };
         for (node, free) in nodes.iter().zip(&timeline.base) {
             if node.available {
@@ -177,12 +181,13 @@ impl<'v> Timeline<'v> {
             total.add(res.totals());
             self.held[assignment.node].push(Held { from, to, res, exclusive });
         }
-        self.windows.push((from, to, total));
+        self.held_totals.entry(from).or_default().add(total);
+        self.held_totals.entry(to).or_default().sub(total);
     }
 
     /// Whether any reservation exists (else nothing can conflict).
     pub fn has_reservations(&self) -> bool {
-        !self.windows.is_empty()
+        !self.held_totals.is_empty()
     }
 
     /// Whether a job taking `taken` (per node) from now until `end` would delay a reservation:

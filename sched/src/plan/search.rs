@@ -37,17 +37,17 @@ impl Timeline<'_> {
         let need = totals(&request);
         let length = i64::try_from(walltime).unwrap_or(i64::MAX).max(1);
         let mut free = self.base_total;
-        let mut releases = self.release_totals.range(..).peekable();
+        let mut releases = self.release_totals.iter().peekable();
+        let mut holds = self.held_totals.iter().peekable();
         let mut trials = 0;
         for start in self.candidates() {
             while let Some((_, back)) = releases.next_if(|(time, _)| **time <= start) {
                 free.add(*back);
             }
-            let mut left = free;
-            for (_, _, held) in self.windows.iter().filter(|(from, to, _)| *from <= start && start < *to) {
-                left.sub(*held);
+            while let Some((_, held)) = holds.next_if(|(time, _)| **time <= start) {
+                free.sub(*held);
             }
-            if !left.holds(&need) {
+            if !free.holds(&need) {
                 continue;
             }
             trials += 1;
@@ -61,12 +61,12 @@ impl Timeline<'_> {
         None
     }
 
-    /// `now`, then every later time something comes back, ascending, once each.
+    /// `now`, then every later time something comes back (or a reservation starts: harmless,
+    /// it only adds a candidate), ascending, once each.
     fn candidates(&self) -> Vec<i64> {
-        let ends = self.windows.iter().map(|(_, to, _)| *to);
         let mut times: Vec<i64> = std::iter::once(self.now)
             .chain(self.release_totals.keys().copied())
-            .chain(ends)
+            .chain(self.held_totals.keys().copied())
             .filter(|&time| time >= self.now)
             .collect();
         times.sort_unstable();

@@ -130,14 +130,16 @@ fn check(drawn: &Round) -> (bool, bool) {
     (true, started.iter().any(|&started| started > key))
 }
 
+/// (node, from, to, cpus, gpus, mem, exclusive): what one job holds on one node, when.
+type Held = (usize, i64, i64, u64, u64, u64, bool);
+
 /// Conservative: at every time a plan starts, on every node, the running jobs, the jobs
 /// started now and the reservations active then hold no more than the node has, and an
 /// exclusive one is alone there. Every estimate is at `now` or later.
 fn check_capacity(view: &ClusterView) {
     let outcome = schedule(view);
     check_fits(view, &outcome.starts);
-    // (node, from, to, cpus, gpus, mem, exclusive)
-    let mut held: Vec<(usize, i64, i64, u64, u64, u64, bool)> = Vec::new();
+    let mut held: Vec<Held> = Vec::new();
     for job in &view.running {
         for a in &job.assignments {
             let end = job.expected_end(view.now);
@@ -158,13 +160,21 @@ fn check_capacity(view: &ClusterView) {
         let job = walltime_of(wait.key);
         let end = estimate.start + job.walltime.max(1) as i64;
         for host in &estimate.hosts {
-            held.push((host.node, estimate.start, end, host.ncpus.into(), host.ngpus.into(), host.mem, job.request.exclusive));
+            held.push((
+                host.node,
+                estimate.start,
+                end,
+                host.ncpus.into(),
+                host.ngpus.into(),
+                host.mem,
+                job.request.exclusive,
+            ));
         }
     }
     for &(_, time, ..) in &held {
         for (index, node) in view.nodes.iter().enumerate() {
             let active: Vec<_> = held.iter().filter(|h| h.0 == index && h.1 <= time && time < h.2).collect();
-            let sum = |f: fn(&&(usize, i64, i64, u64, u64, u64, bool)) -> u64| active.iter().map(f).sum::<u64>();
+            let sum = |f: fn(&&Held) -> u64| active.iter().map(f).sum::<u64>();
             assert!(sum(|h| h.3) <= node.np.into(), "cpus of {} at {time}: {outcome:?}", node.name);
             assert!(sum(|h| h.4) <= node.ngpus.into(), "gpus of {} at {time}: {outcome:?}", node.name);
             assert!(sum(|h| h.5) <= node.mem_total, "mem of {} at {time}: {outcome:?}", node.name);

@@ -3,6 +3,7 @@
 //! Owns: builders shared by the test files (`node`, `chunk`, `request`, `job`, `run`).
 //! Must not know: anything outside this crate; no I/O, no sleeping, no timing assertions.
 
+mod backfill_bounds_tests;
 mod backfill_property_tests;
 mod backfill_tests;
 mod consumable_tests;
