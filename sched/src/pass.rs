@@ -84,6 +84,9 @@ struct Pass<'v> {
     reasons: Vec<Option<WaitReason>>,
     /// Per class: the smallest walltime that would have delayed a reservation.
     conflicting: Vec<u64>,
+    /// Per class: the smallest walltime no reservation could be found for (a longer job of
+    /// the class cannot fit either, and the profile only fills up during a pass).
+    unplannable: Vec<u64>,
     limits: Vec<u32>,
     pools: Vec<u64>,
     /// `None`: nothing is planned (depth 0 everywhere).
@@ -117,6 +120,7 @@ impl<'v> Pass<'v> {
             class_of,
             reasons: vec![None; count],
             conflicting: vec![u64::MAX; count],
+            unplannable: vec![u64::MAX; count],
             limits: view.limits.clone(),
             pools: view.pools.clone(),
             timeline: plans.then(|| Timeline::new(view.now, nodes, running)),
@@ -135,7 +139,7 @@ impl<'v> Pass<'v> {
         let reason = if self.blocked { Some(WaitReason::StrictOrder) } else { self.try_start(job, index) };
         let Some(reason) = reason else { return };
         let top = matches!(reason, WaitReason::Resource(_) | WaitReason::Backfill | WaitReason::StrictOrder);
-        let estimate = if top { self.reserve(job) } else { None };
+        let estimate = if top { self.reserve(job, self.class_of[index]) } else { None };
         if self.view.strict && reason != WaitReason::Never {
             self.blocked = true;
         }
@@ -245,8 +249,11 @@ impl<'v> Pass<'v> {
     }
 
     /// A reservation for a top job, if its depth has room and the profile has a time.
-    fn reserve(&mut self, job: &PendingJob<'v>) -> Option<Estimate> {
+    fn reserve(&mut self, job: &PendingJob<'v>, class: usize) -> Option<Estimate> {
         let timeline = self.timeline.as_mut()?;
+        if job.walltime >= self.unplannable[class] {
+            return None;
+        }
         let own = self.view.queue_depths.get(job.queue).copied().flatten();
         let (made, depth) = match own {
             Some(depth) => (&mut self.queue_reserved[job.queue], depth),
@@ -255,7 +262,10 @@ impl<'v> Pass<'v> {
         if *made >= depth {
             return None;
         }
-        let found = timeline.earliest(job.request, job.walltime)?;
+        let Some(found) = timeline.earliest(job.request, job.walltime) else {
+            self.unplannable[class] = job.walltime;
+            return None;
+        };
         *made += 1;
         let length = i64::try_from(job.walltime).unwrap_or(i64::MAX).max(1);
         timeline.reserve(found.start, found.start.saturating_add(length), &found.assignments, job.request.exclusive);

@@ -96,3 +96,20 @@ fn an_mps_share_is_planned_as_a_whole_gpu() {
     // Alice's short share joins her GPU now: it takes no free GPU, so no reservation minds.
     assert_eq!(keys(&outcome.starts), [3]);
 }
+
+/// Every node down: no job can be planned, and a class found unplannable is not searched again
+/// (100,000 queued jobs of a few shapes cost a few searches, not 100,000).
+#[test]
+fn an_unplannable_class_is_searched_once() {
+    let mut nodes: Vec<NodeView> = (0..50).map(|index| node(&format!("n{index}"), 4)).collect();
+    nodes.iter_mut().for_each(|node| node.available = false);
+    let busy: Vec<RunningJob> = (0..50).map(|index| running(index as u64, index, 2, 0, 10 + index as i64)).collect();
+    let shapes = [request(vec![chunk(1, 1)], Placement::Free), request(vec![chunk(2, 2)], Placement::Scatter)];
+    let jobs: Vec<PendingJob> = (0..100_000).map(|key| job(key, &shapes[key as usize % 2])).collect();
+    let outcome = pass(0, nodes, busy, jobs);
+    assert!(outcome.starts.is_empty());
+    assert!(outcome
+        .waits
+        .iter()
+        .all(|wait| wait.estimate.is_none() && wait.reason == WaitReason::Resource("nodes".into())));
+}
