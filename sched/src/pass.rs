@@ -22,6 +22,10 @@ use crate::view::{
 };
 use crate::work::{Work, WorkNode};
 
+/// How many nodes a job that would delay a reservation may have closed to it before it waits
+/// (each round closes the nodes it would delay and places it again).
+const REPLACEMENTS: usize = 8;
+
 /// The policy: which queued jobs to start now and where, and why the others wait.
 ///
 /// Jobs are taken in priority order (`order::priority_order`). A job whose run-limit counters
@@ -171,29 +175,50 @@ impl<'v> Pass<'v> {
         }
     }
 
+    /// Places the job first fit now. When the nodes chosen would delay a reservation, they are
+    /// closed to it and it is placed again, up to `REPLACEMENTS` times (a free node further on
+    /// may hold it without delaying anything); then it waits (`Backfill`).
     fn start_plan(&mut self, job: &PendingJob<'v>, class: usize) -> Option<WaitReason> {
-        let plan = self.classes.plan(class);
-        if !try_place(plan, &mut self.work) {
-            self.classes.mark_failed(class);
-            let reason = why_not(self.classes.plan(class), &mut self.work);
-            self.reasons[class] = Some(reason.clone());
-            return Some(reason);
-        }
-        let exclusive = plan.exclusive;
-        let taken: Vec<(usize, Res)> = self
-            .work
-            .pending()
-            .iter()
-            .map(|assignment| (assignment.node, Res::of(assignment, &self.nodes[assignment.node], false)))
-            .collect();
-        if self.delays_reservation(&taken, job.walltime, exclusive) {
+        let exclusive = self.classes.plan(class).exclusive;
+        let mut closed: Vec<usize> = Vec::new();
+        let reason = loop {
+            if !try_place(self.classes.plan(class), &mut self.work) {
+                if !closed.is_empty() {
+                    break Some(WaitReason::Backfill);
+                }
+                self.classes.mark_failed(class);
+                let reason = why_not(self.classes.plan(class), &mut self.work);
+                self.reasons[class] = Some(reason.clone());
+                break Some(reason);
+            }
+            let taken: Vec<(usize, Res)> = self
+                .work
+                .pending()
+                .iter()
+                .map(|assignment| (assignment.node, Res::of(assignment, &self.nodes[assignment.node], false)))
+                .collect();
+            let delayed = self.delayed_by(&taken, job.walltime, exclusive);
+            if delayed.is_empty() {
+                let assignments = self.work.commit(exclusive);
+                self.started(job, assignments, false);
+                break None;
+            }
             self.work.rollback();
-            self.conflicting[class] = self.conflicting[class].min(job.walltime);
-            return Some(WaitReason::Backfill);
+            if closed.len() >= REPLACEMENTS {
+                break Some(WaitReason::Backfill);
+            }
+            for node in delayed {
+                self.work.set_usable(node, false);
+                closed.push(node);
+            }
+        };
+        for node in closed {
+            self.work.set_usable(node, true);
         }
-        let assignments = self.work.commit(exclusive);
-        self.started(job, assignments, false);
-        None
+        if reason == Some(WaitReason::Backfill) {
+            self.conflicting[class] = self.conflicting[class].min(job.walltime);
+        }
+        reason
     }
 
     /// An MPS share (never marks its class failed: shares of different users differ).
@@ -205,7 +230,7 @@ impl<'v> Pass<'v> {
         let chunk = &job.request.chunks[0];
         let cpus = i64::from(chunk.ncpus);
         let res = Res::taking(&self.nodes[node], cpus, i64::from(whole), chunk.mem.unwrap_or(0), &chunk.amounts);
-        if self.delays_reservation(&[(node, res)], job.walltime, job.request.exclusive) {
+        if !self.delayed_by(&[(node, res)], job.walltime, job.request.exclusive).is_empty() {
             return Some(WaitReason::Backfill);
         }
         match place_mps(job.request, job.user, percent, &mut self.work) {
@@ -227,10 +252,14 @@ impl<'v> Pass<'v> {
         reason
     }
 
-    fn delays_reservation(&self, taken: &[(usize, Res)], walltime: u64, exclusive: bool) -> bool {
-        self.timeline.as_ref().is_some_and(|timeline| {
-            timeline.has_reservations() && timeline.conflicts(taken, timeline.end_of(walltime), exclusive)
-        })
+    /// The nodes of `taken` where a job running `walltime` from now would delay a reservation.
+    fn delayed_by(&self, taken: &[(usize, Res)], walltime: u64, exclusive: bool) -> Vec<usize> {
+        match &self.timeline {
+            Some(timeline) if timeline.has_reservations() => {
+                timeline.conflicts(taken, timeline.end_of(walltime), exclusive)
+            }
+            _ => Vec::new(),
+        }
     }
 
     fn started(&mut self, job: &PendingJob<'v>, assignments: Vec<Assignment>, mps_gpu: bool) {

@@ -246,6 +246,13 @@ impl<'a> Work<'a> {
         self.refresh(node);
     }
 
+    /// Opens or closes `node` to new units (outside any transaction): a pass closes the nodes
+    /// where a job would delay a reservation, places it again, then opens them back.
+    pub fn set_usable(&mut self, node: usize, usable: bool) {
+        self.nodes[node].usable = usable;
+        self.refresh(node);
+    }
+
     /// What the open transaction has taken so far, per node in first-use order.
     pub fn pending(&self) -> &[Assignment] {
         &self.entries

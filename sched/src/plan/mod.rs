@@ -190,21 +190,22 @@ impl<'v> Timeline<'v> {
         !self.held_totals.is_empty()
     }
 
-    /// Whether a job taking `taken` (per node) from now until `end` would delay a reservation:
-    /// on some node it uses, a reservation starting before `end` is exclusive (or the job is),
-    /// or what is free there over the reservation's window, minus what the job takes, is
-    /// overdrawn.
-    pub fn conflicts(&self, taken: &[(usize, Res)], end: i64, exclusive: bool) -> bool {
-        taken.iter().any(|(node, res)| {
-            self.held[*node].iter().filter(|held| held.from < end).any(|held| {
+    /// The nodes where a job taking `taken` (per node) from now until `end` would delay a
+    /// reservation: a reservation there starting before `end` is exclusive (or the job is), or
+    /// what is free there over the reservation's window, minus what the job takes, is
+    /// overdrawn. Empty: the job delays nothing.
+    pub fn conflicts(&self, taken: &[(usize, Res)], end: i64, exclusive: bool) -> Vec<usize> {
+        let delays = |node: usize, res: &Res| {
+            self.held[node].iter().filter(|held| held.from < end).any(|held| {
                 if held.exclusive || exclusive {
                     return true;
                 }
-                let mut left = self.window(*node, held.from, held.to).res;
+                let mut left = self.window(node, held.from, held.to).res;
                 left.sub(res);
                 left.overdrawn()
             })
-        })
+        };
+        taken.iter().filter(|(node, res)| delays(*node, res)).map(|(node, _)| *node).collect()
     }
 
     /// What `node` surely has free over all of `[from, to)` (`from` at least `now`).

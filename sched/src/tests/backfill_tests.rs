@@ -303,3 +303,23 @@ fn a_queue_with_its_own_depth_reserves_apart() {
         [Some(60), Some(3660), Some(7260)]
     );
 }
+
+/// First fit picks a node the reservation needs: the job is placed again without it, on a
+/// node further on that the reservation does not need.
+#[test]
+fn a_job_moves_off_the_reserved_node() {
+    let four = request(vec![chunk(1, 4)], Placement::Pack);
+    let one = request(vec![chunk(1, 1)], Placement::Free);
+    let jobs = vec![
+        with_walltime(1, &four, 100),
+        with_walltime(2, &one, 1000),
+        with_walltime(3, &one, 1000),
+        with_walltime(4, &one, 1000),
+    ];
+    // n1: 2 of 4 slots busy until 60 (the 4-slot job's only home); n2: 2 slots, idle.
+    let outcome = pass(0, 1, vec![node("n1", 4), node("n2", 2)], vec![running(100, 0, 2, 0, 60)], jobs);
+    assert_eq!(start_of(&outcome, 1), Some(60));
+    assert_eq!(keys(&outcome.starts), [2, 3]);
+    assert!(outcome.starts.iter().all(|start| start.assignments[0].node == 1), "{outcome:?}");
+    assert_eq!(wait_of(&outcome, 4).reason, WaitReason::Backfill);
+}
