@@ -8,6 +8,11 @@
 //! The time profile and the backfill rule are `plan`'s; placement now is `place`/`mps` on
 //! `work`; why a class does not fit is `reason`'s. With `backfill_depth` 0 and no queue
 //! depth nothing is planned: the greedy pass of old, plus wait reasons.
+//!
+//! Shortcuts, each erring towards waiting (never towards delaying a reservation): a job that
+//! would delay a reservation makes later jobs of its class with at least its walltime wait
+//! too; a class no reservation could be found for is not searched again for longer jobs; an
+//! MPS share that would delay a reservation on its node is not tried elsewhere.
 
 use std::collections::HashSet;
 

@@ -1,7 +1,8 @@
 //! The earliest start of a request on the profile: try `now`, then each time something comes
-//! back (a running job's or a planned job's end, a reservation's end), first with the summed
-//! free cpus, GPUs and memory (a necessary condition), then with the full placement engine
-//! (`place`) on the nodes as they will be over the whole window.
+//! back (a running job's or a planned job's end, a reservation's end; a reservation's start
+//! too, which only adds a try), first with the summed free cpus, GPUs and memory (a necessary
+//! condition, O(1) per time), then with the full placement engine (`place`) on the nodes as
+//! they will be over the whole window (O(nodes), at most `MAX_TRIALS` times).
 //!
 //! Owns: the candidate times, the trial budget and the node view "as of" a window.
 //! Must not know: priorities, backfill, wait reasons.
@@ -40,38 +41,28 @@ impl Timeline<'_> {
         let mut releases = self.release_totals.iter().peekable();
         let mut holds = self.held_totals.iter().peekable();
         let mut trials = 0;
-        for start in self.candidates() {
+        // Candidate times: `now`, then each later time something comes back or a reservation
+        // starts or ends (the two maps merged in order, each time once).
+        let mut start = self.now;
+        loop {
             while let Some((_, back)) = releases.next_if(|(time, _)| **time <= start) {
                 free.add(*back);
             }
             while let Some((_, held)) = holds.next_if(|(time, _)| **time <= start) {
                 free.sub(*held);
             }
-            if !free.holds(&need) {
-                continue;
+            if free.holds(&need) {
+                trials += 1;
+                if trials > MAX_TRIALS {
+                    return None;
+                }
+                if let Some(assignments) = self.place_at(&request, start, start.saturating_add(length)) {
+                    return Some(Found { start, assignments });
+                }
             }
-            trials += 1;
-            if trials > MAX_TRIALS {
-                return None;
-            }
-            if let Some(assignments) = self.place_at(&request, start, start.saturating_add(length)) {
-                return Some(Found { start, assignments });
-            }
+            let next = [releases.peek().map(|(time, _)| **time), holds.peek().map(|(time, _)| **time)];
+            start = next.into_iter().flatten().min()?;
         }
-        None
-    }
-
-    /// `now`, then every later time something comes back (or a reservation starts: harmless,
-    /// it only adds a candidate), ascending, once each.
-    fn candidates(&self) -> Vec<i64> {
-        let mut times: Vec<i64> = std::iter::once(self.now)
-            .chain(self.release_totals.keys().copied())
-            .chain(self.held_totals.keys().copied())
-            .filter(|&time| time >= self.now)
-            .collect();
-        times.sort_unstable();
-        times.dedup();
-        times
     }
 
     /// Places `request` first fit on the nodes as they are over `[from, to)`.
