@@ -205,7 +205,8 @@ fn main() {
     let mut view = ClusterView { nodes, jobs, limits: vec![20; 20], running, ..ClusterView::default() };
     let free: usize = view.nodes.iter().map(|node| node.free_slots.len()).sum();
     println!("{N_JOBS} queued jobs, {N_NODES} nodes, {free} free cpu slots, {} running jobs", view.running.len());
-    for depth in [0, 1] {
+    // 100: the first hundred waiting jobs each get a reservation (towards conservative).
+    for depth in [0, 1, 100] {
         view.backfill_depth = depth;
         let (decisions, times) = time_passes(&view);
         report(&format!("full pass, backfill_depth {depth}"), &decisions, &times);

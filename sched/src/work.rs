@@ -114,6 +114,8 @@ impl<'a> WorkNode<'a> {
     /// 0: which indices will be free is not known), `mem` and `amounts` free.
     pub fn planned(node: &'a NodeView, free: Planned<'a>) -> WorkNode<'a> {
         WorkNode {
+            name: &node.name,
+            properties: &node.properties,
             usable: free.usable,
             idle: free.idle,
             slots: Pool::all(free.cpus),
@@ -121,7 +123,8 @@ impl<'a> WorkNode<'a> {
             mem_free: free.mem,
             mps: Vec::new(),
             amounts: free.amounts,
-            ..WorkNode::from_view(node)
+            entry: NO_ENTRY,
+            memberships: Vec::new(),
         }
     }
 

@@ -8,14 +8,16 @@
 //! Must not know: priorities, backfill, wait reasons.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 
-use job::ResourceRequest;
+use job::{Chunk, ResourceRequest};
 
 use super::res::Totals;
 use super::Timeline;
 use crate::class::Plan;
 use crate::place::place;
-use crate::view::Assignment;
+use crate::view::{Assignment, NodeView};
+use crate::work::nodeset::has_property;
 use crate::work::{Planned, Work, WorkNode};
 
 /// Full placements tried for one reservation at most. Each costs a pass over the nodes; a
@@ -37,9 +39,18 @@ impl Timeline<'_> {
         let request = whole_gpu(request);
         let need = totals(&request);
         let length = i64::try_from(walltime).unwrap_or(i64::MAX).max(1);
-        let mut free = self.base_total;
-        let mut releases = self.release_totals.iter().peekable();
-        let mut holds = self.held_totals.iter().peekable();
+        let mask = self.mask(&request);
+        let local;
+        let (base, release_totals, held_totals) = match &mask {
+            None => (self.base_total, &self.release_totals, &self.held_totals),
+            Some(mask) => {
+                local = self.local_totals(mask);
+                (local.0, &local.1, &local.2)
+            }
+        };
+        let mut free = base;
+        let mut releases = release_totals.iter().peekable();
+        let mut holds = held_totals.iter().peekable();
         let mut trials = 0;
         // Candidate times: `now`, then each later time something comes back or a reservation
         // starts or ends (the two maps merged in order, each time once).
@@ -56,7 +67,8 @@ impl Timeline<'_> {
                 if trials > MAX_TRIALS {
                     return None;
                 }
-                if let Some(assignments) = self.place_at(&request, start, start.saturating_add(length)) {
+                let to = start.saturating_add(length);
+                if let Some(assignments) = self.place_at(&request, mask.as_deref(), start, to) {
                     return Some(Found { start, assignments });
                 }
             }
@@ -65,9 +77,51 @@ impl Timeline<'_> {
         }
     }
 
+    /// The nodes some chunk of `request` may use by its host and properties; `None`: all.
+    fn mask(&self, request: &ResourceRequest) -> Option<Vec<bool>> {
+        let chunks: Vec<&Chunk> = request.chunks.iter().filter(|chunk| chunk.count > 0).collect();
+        if chunks.iter().all(|chunk| chunk.host.is_none() && chunk.properties.is_empty()) {
+            return None;
+        }
+        let matches = |node: &NodeView, chunk: &Chunk| {
+            chunk.host.as_ref().is_none_or(|host| node.name == *host)
+                && chunk.properties.iter().all(|property| has_property(&node.name, &node.properties, property))
+        };
+        Some(self.nodes.iter().map(|node| chunks.iter().any(|chunk| matches(node, chunk))).collect())
+    }
+
+    /// The summed free resources, releases and reservations of the nodes in `mask` only.
+    fn local_totals(&self, mask: &[bool]) -> (Totals, BTreeMap<i64, Totals>, BTreeMap<i64, Totals>) {
+        let mut base = Totals::default();
+        let mut releases: BTreeMap<i64, Totals> = BTreeMap::new();
+        let mut holds: BTreeMap<i64, Totals> = BTreeMap::new();
+        let chosen = mask.iter().enumerate().filter(|(node, &on)| on && self.nodes[*node].available);
+        for (node, _) in chosen {
+            base.add(self.base[node].totals());
+            for (time, back) in &self.releases[node] {
+                releases.entry(*time).or_default().add(back.totals());
+            }
+            for held in &self.held[node] {
+                holds.entry(held.from).or_default().add(held.res.totals());
+                holds.entry(held.to).or_default().sub(held.res.totals());
+            }
+        }
+        (base, releases, holds)
+    }
+
     /// Places `request` first fit on the nodes as they are over `[from, to)`.
-    fn place_at(&self, request: &ResourceRequest, from: i64, to: i64) -> Option<Vec<Assignment>> {
+    /// Nodes outside `mask` are left unusable (their windows are not computed).
+    fn place_at(
+        &self,
+        request: &ResourceRequest,
+        mask: Option<&[bool]>,
+        from: i64,
+        to: i64,
+    ) -> Option<Vec<Assignment>> {
         let nodes = self.nodes.iter().enumerate().map(|(index, node)| {
+            if mask.is_some_and(|mask| !mask[index]) {
+                return WorkNode::planned(node, Planned::default());
+            }
             let window = self.window(index, from, to);
             let clamp = |value: i128, most: u64| value.clamp(0, i128::from(most)) as u64;
             let amounts = node

@@ -36,9 +36,13 @@ fn node(index: usize) -> impl Strategy<Value = NodeView> {
 }
 
 fn shape() -> impl Strategy<Value = ResourceRequest> {
+    // A host may name a node that is not there (n5 on smaller clusters).
+    let host = proptest::option::weighted(0.15, 0usize..6).prop_map(|host| host.map(|index| format!("n{index}")));
+    let counts = (1u32..4, 0u32..5, prop_oneof![3 => Just(0u32), 1 => 1u32..3]);
     let chunk =
-        (1u32..4, 0u32..5, prop_oneof![3 => Just(0u32), 1 => 1u32..3], proptest::option::weighted(0.3, 1..4 * GB))
-            .prop_map(|(count, ncpus, ngpus, mem)| Chunk { count, ncpus, ngpus, mem, mpiprocs: 1, ..Chunk::default() });
+        (counts, proptest::option::weighted(0.3, 1..4 * GB), host).prop_map(|((count, ncpus, ngpus), mem, host)| {
+            Chunk { count, ncpus, ngpus, mem, host, mpiprocs: 1, ..Chunk::default() }
+        });
     let places = select(&[Placement::Free, Placement::Pack, Placement::Scatter][..]);
     (vec(chunk, 1..3), places, weighted(0.15))
         .prop_map(|(chunks, place, exclusive)| ResourceRequest { exclusive, ..request(chunks, place) })
