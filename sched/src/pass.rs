@@ -21,9 +21,8 @@ use crate::mps::{mps_node, mps_takes_free_gpu, place_mps};
 use crate::place::try_place;
 use crate::plan::{Res, Timeline};
 use crate::reason::why_not;
-use crate::view::Wait;
 use crate::view::{
-    Assignment, ClusterView, Decision, Estimate, EstimatedHost, NodeView, Outcome, PendingJob, WaitReason,
+    Assignment, ClusterView, Decision, Estimate, EstimatedHost, NodeView, Outcome, PendingJob, Wait, WaitReason,
 };
 use crate::work::{Work, WorkNode};
 
@@ -73,11 +72,12 @@ fn add_phase(timeline: &mut Timeline, view: &ClusterView, starts: &[Decision], r
     for decision in starts {
         if let Some(job) = view.jobs.iter().find(|job| job.key == decision.key) {
             let end = timeline.end_of(job.walltime);
-            timeline.hold_until(&decision.assignments, end, job.request.exclusive, true);
+            // An MPS share's GPU is not counted as coming back (it may have joined a shared one).
+            timeline.hold_until(&decision.assignments, end, job.request.exclusive, false);
         }
     }
     for job in view.suspended.iter().filter(|job| resumes.contains(&job.key)) {
-        timeline.hold_until(&job.assignments, job.expected_end(view.now), job.exclusive, true);
+        timeline.hold_until(&job.assignments, job.expected_end(view.now), job.exclusive, false);
     }
 }
 
