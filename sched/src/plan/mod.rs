@@ -12,7 +12,8 @@
 //! hold over a window is the component-wise maximum of what they hold at each of its starts;
 //! a node busy or held exclusively by a job the view does not list stays so. An MPS share is
 //! planned as a whole GPU (its cpus and memory as asked); a GPU shared through MPS comes back
-//! when the last listed share on it ends.
+//! when the last listed share on it ends (a share that took a free GPU in this pass: at its
+//! own end, even if a later share of the same user joined it).
 
 mod res;
 mod search;
