@@ -27,7 +27,7 @@ pub fn schedule(view: &ClusterView) -> Outcome {
     // written; this is the greedy pass of old.
     let phase = crate::preempt::phase(view);
     let nodes = phase.nodes.as_ref().unwrap_or(&view.nodes);
-    let starts = greedy(view, nodes);
+    let starts = greedy(view, nodes, &phase);
     Outcome {
         starts: phase.starts.into_iter().chain(starts).collect(),
         resumes: phase.resumes,
@@ -36,19 +36,24 @@ pub fn schedule(view: &ClusterView) -> Outcome {
     }
 }
 
-fn greedy(view: &ClusterView, nodes: &[crate::view::NodeView]) -> Vec<Decision> {
+fn greedy(view: &ClusterView, nodes: &[crate::view::NodeView], phase: &crate::preempt::PreemptPhase) -> Vec<Decision> {
     let mut work = Work::new(nodes.iter().map(WorkNode::from_view).collect());
     let mut classes = Classes::default();
     // Classified in view order, which is the order the caller allocated the requests in most
     // of the time: reading 100,000 requests in priority order instead costs cache misses.
     let class_of: Vec<usize> = view.jobs.iter().map(|job| classes.class_of(job.request, &mut work)).collect();
-    let mut remaining = view.limits.clone();
-    let mut pools = view.pools.clone();
+    // The preemption phase's starts are done and have used their limits and pools.
+    let mut remaining = phase.limits.clone().unwrap_or_else(|| view.limits.clone());
+    let mut pools = phase.pools.clone().unwrap_or_else(|| view.pools.clone());
     let mut decisions = Vec::new();
     for index in crate::order::priority_order(view) {
         let class = class_of[index];
         let job = &view.jobs[index];
-        if classes.failed(class) || !within_limits(job.limits, &remaining) || !within_pools(job.takes, &pools) {
+        if classes.failed(class)
+            || !within_limits(job.limits, &remaining)
+            || !within_pools(job.takes, &pools)
+            || phase.started(job.key)
+        {
             continue;
         }
         let placed = match job.request.mps_share() {
