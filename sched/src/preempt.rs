@@ -24,7 +24,6 @@ mod nodes;
 
 use crate::class::Plan;
 use crate::mps::place_mps;
-use crate::pass::{within_limits, within_pools};
 use crate::place::place;
 use crate::view::{Assignment, ClusterView, Decision, NodeView, PendingJob, Preemption};
 use crate::work::{Work, WorkNode};
@@ -128,7 +127,7 @@ impl Run<'_, '_> {
 
     /// Starts the preemptor `job` if it fits now, else if preempting lower jobs makes it fit.
     fn consider(&mut self, job: &PendingJob) {
-        if !within_limits(job.limits, &self.limits) || !within_pools(job.takes, &self.pools) {
+        if !within_budget(job, &self.limits, &self.pools) {
             return;
         }
         if let Some(assignments) = try_place(&self.nodes, job) {
@@ -245,6 +244,23 @@ fn free_part(nodes: &[NodeView], assignments: &[Assignment]) -> Vec<Assignment> 
         })
     };
     assignments.iter().filter_map(part_of).collect()
+}
+
+/// Whether every run-limit counter `job` names has room left and every pool it takes from
+/// holds its amount (two takes from one pool added up; an index past the end holds nothing),
+/// as the main pass requires. Preempting frees no counter or pool: a preemptor held back by
+/// one preempts nothing.
+fn within_budget(job: &PendingJob, limits: &[u32], pools: &[u64]) -> bool {
+    let limits_ok = job.limits.iter().all(|&limit| limits.get(limit).is_some_and(|&left| left > 0));
+    let pools_ok = job.takes.iter().all(|&(pool, _)| {
+        let wanted = job
+            .takes
+            .iter()
+            .filter(|(other, _)| *other == pool)
+            .try_fold(0u64, |sum, (_, amount)| sum.checked_add(*amount));
+        wanted.is_some_and(|wanted| pools.get(pool).is_some_and(|&left| left >= wanted))
+    });
+    limits_ok && pools_ok
 }
 
 /// Where `job` would be placed on `nodes` now, as the main pass places it.

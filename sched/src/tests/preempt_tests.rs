@@ -213,3 +213,40 @@ fn preemption_attempts_per_pass_are_bounded() {
         assert_eq!(keys(&outcome.starts) == [1000], helped);
     }
 }
+
+#[test]
+fn a_preemptor_held_by_a_limit_or_a_pool_preempts_nothing_and_one_that_starts_uses_them_up() {
+    let two = request(vec![chunk(1, 2)], Placement::Free);
+    let limits = [0usize];
+    let takes = [(0usize, 5u64)];
+    let victims_of = |limits_left: u32, pool_left: u64| {
+        let jobs = vec![PendingJob { limits: &limits, takes: &takes, ..high(9, &two) }];
+        let nodes = holding(vec![node("n0", 2)], &[running(1, 0, 100, 0, &[0, 1], &[])]);
+        let view = ClusterView {
+            nodes,
+            jobs,
+            running: vec![running(1, 0, 100, 0, &[0, 1], &[])],
+            limits: vec![limits_left],
+            pools: vec![pool_left],
+            now: 10_000,
+            ..ClusterView::default()
+        };
+        let outcome = schedule(&view);
+        (victims(&outcome), keys(&outcome.starts))
+    };
+    assert_eq!(victims_of(0, 5), (vec![], vec![]), "its max_run is used up");
+    assert_eq!(victims_of(1, 4), (vec![], vec![]), "its pool holds too little");
+    assert_eq!(victims_of(1, 5), (vec![1], vec![9]));
+    // Started by the phase, it uses up the counter: a second job of the same limit waits.
+    let one = request(vec![chunk(1, 1)], Placement::Free);
+    let jobs = vec![PendingJob { limits: &limits, ..high(9, &two) }, PendingJob { limits: &limits, ..job(5, &one) }];
+    let view = ClusterView {
+        nodes: holding(vec![node("n0", 3)], &[running(1, 0, 100, 0, &[0, 1], &[])]),
+        jobs,
+        running: vec![running(1, 0, 100, 0, &[0, 1], &[])],
+        limits: vec![1],
+        now: 10_000,
+        ..ClusterView::default()
+    };
+    assert_eq!(keys(&schedule(&view).starts), [9]);
+}

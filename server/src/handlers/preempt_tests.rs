@@ -11,13 +11,18 @@ use crate::state::preempt::{preempt_how, preempt_job, resume_job, suspended_by_s
 use crate::state::ServerState;
 use crate::store::StoreOp;
 use job::{JobKey, JobState};
+use proto::manage::{AttrOp, ManageOp, ObjectKind, SetOp};
 use proto::mom::JobObit;
 use proto::{ServerReply, ServerToMom};
 use sched::PreemptHow;
 
 const ROOT: u32 = 0;
 
-fn apply<R>(state: &mut ServerState, now: i64, handler: impl FnOnce(&mut ServerState, &mut Outbox) -> R) -> (R, Outbox) {
+fn apply<R>(
+    state: &mut ServerState,
+    now: i64,
+    handler: impl FnOnce(&mut ServerState, &mut Outbox) -> R,
+) -> (R, Outbox) {
     let done = crate::shared::run_handler(state, now, handler);
     state.sanity_check();
     done
@@ -38,6 +43,37 @@ fn running(state: &mut ServerState, ncpus: &str, walltime: &str, edit: impl FnOn
     let key = state.find_job(&id).unwrap();
     assert_eq!(state.jobs()[&key].state(), JobState::Running);
     key
+}
+
+/// Queue `high` of priority 200 (a preemptor queue at the default `preempt_queue_prio` 150).
+/// Its jobs start before a suspended job of `workq` resumes, so they can hold its resources.
+fn high_queue(state: &mut ServerState) {
+    let attrs: Vec<AttrOp> =
+        [("queue_type", "execution"), ("enabled", "true"), ("started", "true"), ("Priority", "200")]
+            .iter()
+            .map(|(name, value)| AttrOp {
+                name: name.to_string(),
+                resource: None,
+                op: SetOp::Set,
+                value: value.to_string(),
+            })
+            .collect();
+    let reply = manage::manage(
+        state,
+        &mut Outbox::default(),
+        &requester(ROOT),
+        10,
+        ManageOp::Create,
+        ObjectKind::Queue,
+        "high",
+        &attrs,
+    );
+    assert!(matches!(reply, ServerReply::Done { ref errors } if errors.is_empty()), "{reply:?}");
+}
+
+/// A job of queue `high`, running.
+fn high(state: &mut ServerState, ncpus: &str) -> JobKey {
+    running(state, ncpus, "1000", |spec| spec.queue = Some("high".to_string()))
 }
 
 fn how(state: &ServerState, key: JobKey, now: i64) -> Option<PreemptHow> {
@@ -84,7 +120,8 @@ fn a_suspended_job_gives_its_shares_back_and_resumes_on_them() {
     let mut state = cluster(1);
     let victim = running(&mut state, "4", "1000", |_| {});
     let by = JobKey::from_raw(99 << 32);
-    let (done, out) = apply(&mut state, 200, |state, out| preempt_job(state, out, victim, PreemptHow::Suspend, by, 200));
+    let (done, out) =
+        apply(&mut state, 200, |state, out| preempt_job(state, out, victim, PreemptHow::Suspend, by, 200));
     assert!(done);
     let job = &state.jobs()[&victim];
     assert_eq!(job.state(), JobState::Suspended);
@@ -102,12 +139,14 @@ fn a_suspended_job_gives_its_shares_back_and_resumes_on_them() {
     assert!(how(&state, victim, 200).is_none(), "not preempted twice");
 
     // A job on one of its slots keeps it suspended; nothing is taken meanwhile.
-    let other = running(&mut state, "1", "1000", |_| {});
+    high_queue(&mut state);
+    let other = high(&mut state, "1");
     let (resumed, out) = apply(&mut state, 300, |state, out| resume_job(state, out, victim, 300));
     assert!(!resumed && out.to_moms.is_empty() && out.persist.is_empty());
     assert_eq!(state.node("node1").unwrap().free_slots(), [1, 2, 3]);
     let node = state.jobs()[&other].exec[0].node.clone();
-    let obit = JobObit { job_id: state.jobs()[&other].id.to_string(), exit_status: 0, session_id: 5, ..Default::default() };
+    let obit =
+        JobObit { job_id: state.jobs()[&other].id.to_string(), exit_status: 0, session_id: 5, ..Default::default() };
     apply(&mut state, 310, |state, out| job_ended::job_ended(state, out, &node, obit, 310));
 
     let (resumed, out) = apply(&mut state, 320, |state, out| resume_job(state, out, victim, 320));
@@ -115,9 +154,14 @@ fn a_suspended_job_gives_its_shares_back_and_resumes_on_them() {
     let job = &state.jobs()[&victim];
     assert_eq!(job.state(), JobState::Running);
     assert!(!job.shares_released);
-    assert!(job.comment.as_deref().is_some_and(|text| text.starts_with("Job run at ") && text.ends_with(" on (node1:ncpus=4)")));
+    assert!(job
+        .comment
+        .as_deref()
+        .is_some_and(|text| text.starts_with("Job run at ") && text.ends_with(" on (node1:ncpus=4)")));
     assert!(state.node("node1").unwrap().free_slots().is_empty());
-    assert!(matches!(&out.to_moms[..], [(_, ServerToMom::SignalJob { signal, suspend: true, .. })] if *signal == libc::SIGCONT));
+    assert!(
+        matches!(&out.to_moms[..], [(_, ServerToMom::SignalJob { signal, suspend: true, .. })] if *signal == libc::SIGCONT)
+    );
     assert_eq!(out.notices.iter().map(|notice| notice.kind.clone()).collect::<Vec<_>>(), [NoticeKind::Resumed]);
     assert!(suspended_by_scheduler(&state).is_empty());
 }
@@ -127,7 +171,8 @@ fn a_requeued_job_is_killed_at_once_and_queued_again_by_its_end_report() {
     let mut state = cluster(1);
     let victim = running(&mut state, "4", "1000", |_| {});
     let by = JobKey::from_raw(99 << 32);
-    let (done, out) = apply(&mut state, 200, |state, out| preempt_job(state, out, victim, PreemptHow::Requeue, by, 200));
+    let (done, out) =
+        apply(&mut state, 200, |state, out| preempt_job(state, out, victim, PreemptHow::Requeue, by, 200));
     assert!(done);
     let job = &state.jobs()[&victim];
     assert_eq!(job.state(), JobState::Exiting);
@@ -139,7 +184,8 @@ fn a_requeued_job_is_killed_at_once_and_queued_again_by_its_end_report() {
 
     // The preemptor takes the node meanwhile; the killed run's end queues the victim again
     // without touching the preemptor's shares.
-    let preemptor = running(&mut state, "4", "1000", |_| {});
+    high_queue(&mut state);
+    let preemptor = high(&mut state, "4");
     let id = state.jobs()[&victim].id.to_string();
     let obit = JobObit { job_id: id, exit_status: -11, session_id: 5, ..Default::default() };
     let (_, out) = apply(&mut state, 210, |state, out| job_ended::job_ended(state, out, "node1", obit, 210));
@@ -167,7 +213,8 @@ fn a_job_the_scheduler_suspended_is_resumed_by_it_not_by_qsig_and_can_be_deleted
     assert_eq!(state.jobs()[&victim].state(), JobState::Suspended);
 
     // Its end (qdel of a suspended job) frees nothing it no longer holds.
-    let other = running(&mut state, "4", "1000", |_| {});
+    high_queue(&mut state);
+    let other = high(&mut state, "4");
     let obit = JobObit { job_id: id, exit_status: 271, session_id: 5, ..Default::default() };
     apply(&mut state, 220, |state, out| job_ended::job_ended(state, out, "node1", obit, 220));
     assert!(state.jobs()[&victim].state().is_finished());
@@ -185,4 +232,21 @@ fn a_job_suspended_with_qsig_is_not_the_schedulers() {
     assert!(suspended_by_scheduler(&state).is_empty());
     assert!(!apply(&mut state, 210, |state, out| resume_job(state, out, key, 210)).0);
     assert!(how(&state, key, 210).is_none(), "a suspended job is not preempted");
+}
+
+#[test]
+fn a_mom_registering_again_does_not_give_a_scheduler_suspended_job_its_shares_back() {
+    // As after a server restart: the shares of active jobs are claimed again, but not those a
+    // preempted job gave back (it stays resumable by the scheduler).
+    let mut state = cluster(1);
+    let victim = running(&mut state, "4", "1000", |_| {});
+    let by = JobKey::from_raw(99 << 32);
+    apply(&mut state, 200, |state, out| preempt_job(state, out, victim, PreemptHow::Suspend, by, 200));
+    let id = state.jobs()[&victim].id.to_string();
+    let registration = super::tests::registration("node1", "a", vec![id]);
+    apply(&mut state, 210, |state, out| register_mom::register_mom(state, out, registration, 210));
+    assert_eq!(state.jobs()[&victim].state(), JobState::Suspended);
+    assert_eq!(state.node("node1").unwrap().free_slots(), [0, 1, 2, 3]);
+    assert_eq!(suspended_by_scheduler(&state).len(), 1);
+    assert!(apply(&mut state, 220, |state, out| resume_job(state, out, victim, 220)).0);
 }

@@ -357,7 +357,11 @@ impl ServerState {
                 if let Some(key) = owner {
                     let job = &self.jobs[key];
                     assert!(job.state.is_active(), "slot {index} of {} owned by inactive job {key}", node.name);
-                    assert!(!job.shares_released, "slot {index} of {} owned by job {key}, which gave it back", node.name);
+                    assert!(
+                        !job.shares_released,
+                        "slot {index} of {} owned by job {key}, which gave it back",
+                        node.name
+                    );
                     let share = job.exec.iter().find(|share| share.node == node.name);
                     assert!(
                         share.is_some_and(|share| share.slots.contains(&(index as u32))),
