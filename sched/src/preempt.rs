@@ -22,7 +22,7 @@
 
 mod nodes;
 
-use crate::class::Plan;
+use crate::class::{Classes, Plan};
 use crate::mps::place_mps;
 use crate::place::place;
 use crate::view::{Assignment, ClusterView, Decision, NodeView, PendingJob, Preemption};
@@ -62,11 +62,12 @@ impl PreemptPhase {
 
 /// Runs the phase on `view`.
 pub(crate) fn phase(view: &ClusterView) -> PreemptPhase {
-    let preemptors: Vec<usize> =
-        crate::order::priority_order(view).into_iter().filter(|&index| view.jobs[index].preemptor).collect();
-    if view.suspended.is_empty() && preemptors.is_empty() {
+    // Most passes have neither: no second sort of every queued job then.
+    if view.suspended.is_empty() && !view.jobs.iter().any(|job| job.preemptor) {
         return PreemptPhase::default();
     }
+    let preemptors: Vec<usize> =
+        crate::order::priority_order(view).into_iter().filter(|&index| view.jobs[index].preemptor).collect();
     let mut run = Run {
         view,
         nodes: view.nodes.clone(),
@@ -78,10 +79,14 @@ pub(crate) fn phase(view: &ClusterView) -> PreemptPhase {
         attempts: 0,
         out: PreemptPhase::default(),
     };
-    for index in preemptors {
-        let job = &view.jobs[index];
-        run.resume_down_to(job.queue_priority);
-        run.consider(job);
+    let mut next = 0;
+    while next < preemptors.len() {
+        run.resume_down_to(view.jobs[preemptors[next]].queue_priority);
+        let (done, stopped) = run.start_fitting(&preemptors[next..]);
+        next += done;
+        if let Some(index) = stopped {
+            run.preempt_for(&view.jobs[index]);
+        }
     }
     run.resume_down_to(i32::MIN);
     let Run { nodes, limits, pools, mut out, .. } = run;
@@ -125,18 +130,52 @@ impl Run<'_, '_> {
         }
     }
 
-    /// Starts the preemptor `job` if it fits now, else if preempting lower jobs makes it fit.
-    fn consider(&mut self, job: &PendingJob) {
-        if !within_budget(job, &self.limits, &self.pools) {
-            return;
+    /// Starts, in order, the preemptors of `order` (indices into `view.jobs`) that fit now,
+    /// on one working copy of the nodes (so a long run of them costs one copy, not one each).
+    /// Stops before one that needs a suspended job resumed first, and after one that does not
+    /// fit while preemption attempts are left (returned: the caller looks for its victims).
+    /// Returns how many of `order` it went through.
+    fn start_fitting(&mut self, order: &[usize]) -> (usize, Option<usize>) {
+        let view = self.view;
+        let snapshot = self.nodes.clone();
+        let mut work = Work::new(snapshot.iter().map(WorkNode::from_view).collect());
+        let mut classes = Classes::default();
+        for (done, &index) in order.iter().enumerate() {
+            let job = &view.jobs[index];
+            if done > 0 && self.resume_due(job.queue_priority) {
+                return (done, None);
+            }
+            if !within_budget(job, &self.limits, &self.pools) {
+                continue;
+            }
+            let class = classes.class_of(job.request, &mut work);
+            let placed = match job.request.mps_share() {
+                Some(percent) => place_mps(job.request, job.user, percent, &mut work),
+                None if classes.failed(class) => None,
+                None => place(classes.plan(class), &mut work),
+            };
+            match placed {
+                Some(assignments) => self.start(job, assignments),
+                None => {
+                    if job.request.mps_share().is_none() {
+                        classes.mark_failed(class);
+                    }
+                    if self.attempts < MAX_PREEMPT_ATTEMPTS {
+                        return (done + 1, Some(index));
+                    }
+                }
+            }
         }
-        if let Some(assignments) = try_place(&self.nodes, job) {
-            self.start(job, assignments);
-            return;
-        }
-        if self.attempts >= MAX_PREEMPT_ATTEMPTS {
-            return;
-        }
+        (order.len(), None)
+    }
+
+    /// Whether a suspended job not yet settled has a queue priority of at least `priority`.
+    fn resume_due(&self, priority: i32) -> bool {
+        self.view.suspended.iter().zip(&self.settled).any(|(job, &settled)| !settled && job.queue_priority >= priority)
+    }
+
+    /// Preempts what `job` (which does not fit now) needs, if that makes it fit, and starts it.
+    fn preempt_for(&mut self, job: &PendingJob) {
         self.attempts += 1;
         let Some(victims) = self.choose_victims(job) else { return };
         for &victim in &victims {
