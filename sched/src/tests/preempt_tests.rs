@@ -250,3 +250,27 @@ fn a_preemptor_held_by_a_limit_or_a_pool_preempts_nothing_and_one_that_starts_us
     };
     assert_eq!(keys(&schedule(&view).starts), [9]);
 }
+
+#[test]
+fn a_suspended_job_resumes_between_the_preemptors_above_and_below_its_queue() {
+    let two = request(vec![chunk(1, 2)], Placement::Free);
+    let suspended = running(1, 200, 100, 0, &[2, 3], &[]);
+    let above = PendingJob { queue_priority: 300, ..high(8, &two) };
+    let below = PendingJob { queue_priority: 100, ..high(9, &two) };
+    let outcome = pass(vec![node("n0", 4)], vec![below, above], Vec::new(), vec![suspended]);
+    assert_eq!(keys(&outcome.starts), [8], "the one above starts first, on slots 0-1");
+    assert_eq!(outcome.starts[0].assignments[0].slots, [0, 1]);
+    assert_eq!(outcome.resumes, [1], "then the suspended job, before the one below takes its slots");
+    assert!(outcome.preempted.is_empty());
+}
+
+#[test]
+fn many_preemptors_that_fit_start_in_priority_order_as_the_main_pass_would() {
+    let one = request(vec![chunk(1, 1)], Placement::Free);
+    let jobs: Vec<PendingJob> = (0..6).map(|key| PendingJob { priority: -(key as i32), ..high(key, &one) }).collect();
+    let outcome = pass(vec![node("n0", 2), node("n1", 2)], jobs, Vec::new(), Vec::new());
+    assert_eq!(keys(&outcome.starts), [0, 1, 2, 3], "the first four fit; the rest have nothing to preempt");
+    let placed: Vec<(usize, Vec<u32>)> =
+        outcome.starts.iter().map(|start| (start.assignments[0].node, start.assignments[0].slots.clone())).collect();
+    assert_eq!(placed, [(0, vec![0]), (0, vec![1]), (1, vec![0]), (1, vec![1])]);
+}
