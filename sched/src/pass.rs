@@ -50,6 +50,13 @@ pub fn schedule(view: &ClusterView) -> Outcome {
     let started: HashSet<u64> = phase.starts.iter().map(|decision| decision.key).collect();
     let preempted: HashSet<u64> = phase.preempted.iter().map(|preemption| preemption.key).collect();
     let mut pass = Pass::new(view, nodes, &preempted);
+    // The phase's starts used up their limits and pools.
+    if let Some(limits) = &phase.limits {
+        pass.limits.clone_from(limits);
+    }
+    if let Some(pools) = &phase.pools {
+        pass.pools.clone_from(pools);
+    }
     if let Some(timeline) = &mut pass.timeline {
         add_phase(timeline, view, &phase.starts, &phase.resumes);
     }

@@ -12,6 +12,7 @@ mod limit_tests;
 mod mps_tests;
 mod placement_tests;
 mod policy_tests;
+mod preempt_tests;
 mod property_tests;
 mod reference;
 mod site_tests;

@@ -32,6 +32,7 @@ mod multihost_tasks;
 mod node_admin;
 mod output_paths;
 mod panics;
+mod preemption;
 mod qsub_options;
 mod queues;
 mod remote_tasks;
