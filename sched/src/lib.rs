@@ -19,6 +19,7 @@
 //! - `work/nodeset.rs` (a part of `work`), `captree`: nodes matching a host/property set, with a max segment tree so
 //!   "first node where this fits" costs about O(log nodes).
 //! - `feasible`: `can_ever_run`.
+//! - `simulate`: `minipbs simulate`, replaying an SWF trace through `schedule` on a virtual clock.
 //!
 //! Performance (design.md sections 5 and 11): a pass over 100,000 jobs and 5,000 nodes should
 //! take well under 100 ms; `examples/sched_pass.rs` measures it.
@@ -34,6 +35,7 @@ mod place;
 mod plan;
 mod preempt;
 mod reason;
+pub mod simulate;
 mod view;
 mod work;
 

@@ -38,6 +38,7 @@ mod queues;
 mod remote_tasks;
 mod restart;
 mod selection;
+mod simulate;
 mod site_resources;
 mod snapshots;
 mod submission;
