@@ -2,7 +2,8 @@
 //! and N `pbs_mom`s on this host, over Unix sockets or (`--transport tcp`) over TCP + MUNGE on
 //! loopback with its own `munged` and key under `<state_dir>/munge/`, with its state under one
 //! directory (default `~/.minipbs`). `up` returns once every node is free and prints the
-//! `export PBS_CONF_FILE=...` line; `down` stops every process it started.
+//! `export PBS_CONF_FILE=...` line; `down` stops every process it started. `simulate` replays
+//! a workload trace through the scheduler without any cluster (`minipbs_simulate.rs`).
 
 use crate::conf::{PbsConf, ServerAddr};
 use crate::conn::Connection;
@@ -15,7 +16,11 @@ use std::time::{Duration, Instant};
 
 /// Local cluster launcher.
 #[derive(Parser, Debug)]
-#[command(name = "minipbs", version, about = "Start and stop a local minipbs cluster on this host")]
+#[command(
+    name = "minipbs",
+    version,
+    about = "Start and stop a local minipbs cluster on this host; replay workload traces"
+)]
 struct Args {
     #[command(subcommand)]
     command: Action,
@@ -30,6 +35,8 @@ enum Action {
         #[arg(long)]
         state_dir: Option<PathBuf>,
     },
+    /// Replay a Standard Workload Format trace through the scheduler on a virtual clock.
+    Simulate(crate::minipbs_simulate::SimulateArgs),
 }
 
 /// `minipbs up` options.
@@ -99,6 +106,7 @@ pub fn main() -> ExitCode {
     let result = match args.command {
         Action::Up(up_args) => up(&up_args).map(|conf_path| println!("export PBS_CONF_FILE={}", conf_path.display())),
         Action::Down { state_dir } => down(&state_dir.unwrap_or_else(default_state_dir)),
+        Action::Simulate(simulate_args) => crate::minipbs_simulate::run(&simulate_args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

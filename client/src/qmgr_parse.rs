@@ -75,7 +75,7 @@ const VERBS: [&str; 13] =
     ["create", "delete", "set", "unset", "list", "print", "active", "import", "export", "help", "?", "quit", "exit"];
 
 /// Attribute names that may follow the object type without a name in between.
-const ATTRIBUTES: [&str; 37] = [
+const ATTRIBUTES: [&str; 44] = [
     "queue_type",
     "enabled",
     "started",
@@ -113,6 +113,13 @@ const ATTRIBUTES: [&str; 37] = [
     "server_state",
     "server_host",
     "pbs_version",
+    "backfill_depth",
+    "job_sort_formula",
+    "fairshare_decay_time",
+    "fairshare_decay_factor",
+    "fairshare_weights",
+    "preempt_queue_prio",
+    "preempt_order",
 ];
 
 /// Parses one request.

@@ -1,5 +1,8 @@
 //! Benchmark: one `sched::schedule` pass over 100,000 queued jobs and 5,000 nodes (design.md
-//! section 11 holds us to under 100 ms), and one pass where nothing fits.
+//! section 11 and issue 16 hold us to under 100 ms), greedy (`backfill_depth` 0) and with
+//! backfill (depth 1: a reservation for the top job, every lower job checked against it), with
+//! the nodes' used slots held by running jobs that end over the next two hours; and the same
+//! where nothing fits.
 //!
 //! Owns: building the synthetic cluster and printing timings. Prints figures only; it asserts
 //! nothing about time. Run with `cargo run --release -p sched --example sched_pass`.
@@ -7,7 +10,7 @@
 use std::time::{Duration, Instant};
 
 use job::{Chunk, Placement, ResourceRequest};
-use sched::{schedule, ClusterView, Decision, NodeView, PendingJob};
+use sched::{schedule, Assignment, ClusterView, Decision, NodeView, PendingJob, RunningJob};
 
 const N_NODES: usize = 5_000;
 const N_JOBS: usize = 100_000;
@@ -142,6 +145,31 @@ fn jobs<'a>(rng: &mut Rng, requests: &'a [ResourceRequest]) -> Vec<PendingJob<'a
         .collect()
 }
 
+/// The jobs holding what is not free: on each node, its used slots and GPUs (and the memory
+/// not free) split into jobs of up to 4 slots, each ending within the next two hours.
+fn running(rng: &mut Rng, nodes: &[NodeView]) -> Vec<RunningJob> {
+    let mut jobs = Vec::new();
+    for (index, node) in nodes.iter().enumerate() {
+        let used_slots: Vec<u32> = (0..node.np).filter(|slot| !node.free_slots.contains(slot)).collect();
+        let mut used_gpus: Vec<u32> = (0..node.ngpus).filter(|gpu| !node.free_gpus.contains(gpu)).collect();
+        let pieces = used_slots.chunks(4).count().max(1) as u64;
+        let mem_each = (node.mem_total - node.mem_free) / pieces;
+        for slots in used_slots.chunks(4) {
+            let gpus = used_gpus.drain(..used_gpus.len().min(1)).collect();
+            let assignment =
+                Assignment { node: index, slots: slots.to_vec(), gpus, mem: mem_each, ..Assignment::default() };
+            jobs.push(RunningJob {
+                key: 1_000_000 + jobs.len() as u64,
+                end: 60 + rng.i64(..7200),
+                assignments: vec![assignment],
+                exclusive: node.exclusive,
+                ..RunningJob::default()
+            });
+        }
+    }
+    jobs
+}
+
 /// Runs `schedule` RUNS times; returns the decisions and each run's time.
 fn time_passes(view: &ClusterView) -> (Vec<Decision>, Vec<Duration>) {
     let mut times = Vec::new();
@@ -171,23 +199,27 @@ fn report(label: &str, decisions: &[Decision], times: &[Duration]) {
 fn main() {
     let mut rng = Rng::with_seed(5_000_100_000);
     let requests = requests(&mut rng);
-    let mut view = ClusterView {
-        nodes: nodes(&mut rng),
-        jobs: jobs(&mut rng, &requests),
-        limits: vec![20; 20],
-        pools: Vec::new(),
-        ..ClusterView::default()
-    };
+    let nodes = nodes(&mut rng);
+    let jobs = jobs(&mut rng, &requests);
+    let running = running(&mut rng, &nodes);
+    let mut view = ClusterView { nodes, jobs, limits: vec![20; 20], running, ..ClusterView::default() };
     let free: usize = view.nodes.iter().map(|node| node.free_slots.len()).sum();
-    println!("{N_JOBS} queued jobs, {N_NODES} nodes, {free} free cpu slots");
-    let (decisions, times) = time_passes(&view);
-    report("full pass", &decisions, &times);
+    println!("{N_JOBS} queued jobs, {N_NODES} nodes, {free} free cpu slots, {} running jobs", view.running.len());
+    // 100: the first hundred waiting jobs each get a reservation (towards conservative).
+    for depth in [0, 1, 100] {
+        view.backfill_depth = depth;
+        let (decisions, times) = time_passes(&view);
+        report(&format!("full pass, backfill_depth {depth}"), &decisions, &times);
+    }
 
     for node in &mut view.nodes {
         node.free_slots.clear();
         node.free_gpus.clear();
         node.busy = true;
     }
-    let (decisions, times) = time_passes(&view);
-    report("nothing fits (every slot taken)", &decisions, &times);
+    for depth in [0, 1] {
+        view.backfill_depth = depth;
+        let (decisions, times) = time_passes(&view);
+        report(&format!("nothing fits (every slot taken), backfill_depth {depth}"), &decisions, &times);
+    }
 }

@@ -3,12 +3,15 @@
 //! come out. `can_ever_run` answers at submit whether a request could ever be placed.
 //!
 //! Architecture invariant: this crate is pure and deterministic. No tokio, no I/O, no clock
-//! (time, when backfill needs it, will be an argument), no `proto`; it depends only on `job`.
+//! (time is an argument: `ClusterView::now`), no `proto`; it depends only on `job`.
 //! The server builds the view, calls `schedule`, and carries the decisions out.
 //!
 //! Layout (the order a reader should follow):
 //! - `view`: input and output types.
-//! - `pass`: `schedule`, the policy (priority order, greedy, skip failed request classes).
+//! - `pass`: `schedule`, the policy (priority order, first fit now, skip failed request
+//!   classes, wait reasons, top jobs and backfill, strict order).
+//! - `plan`: the time profile of node resources (running jobs' ends, reservations), the
+//!   earliest start of a request and the backfill rule; `reason`: why a request does not fit.
 //! - `class`: grouping identical requests and planning each group once per pass.
 //! - `place`: first-fit placement of one plan, all or nothing.
 //! - `mps`: placing an MPS share (one node, a share of one GPU of the same user's).
@@ -16,6 +19,7 @@
 //! - `work/nodeset.rs` (a part of `work`), `captree`: nodes matching a host/property set, with a max segment tree so
 //!   "first node where this fits" costs about O(log nodes).
 //! - `feasible`: `can_ever_run`.
+//! - `simulate`: `minipbs simulate`, replaying an SWF trace through `schedule` on a virtual clock.
 //!
 //! Performance (design.md sections 5 and 11): a pass over 100,000 jobs and 5,000 nodes should
 //! take well under 100 ms; `examples/sched_pass.rs` measures it.
@@ -28,7 +32,10 @@ mod mps;
 mod order;
 mod pass;
 mod place;
+mod plan;
 mod preempt;
+mod reason;
+pub mod simulate;
 mod view;
 mod work;
 

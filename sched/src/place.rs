@@ -20,12 +20,18 @@ use crate::work::Work;
 /// what one-by-one first fit gives; each round fills a node or ends the step. Greedy first fit can miss an arrangement that would fit (it never moves
 /// an earlier unit to make room); that is the documented policy, not a bug.
 pub(crate) fn place(plan: &Plan, work: &mut Work) -> Option<Vec<Assignment>> {
+    try_place(plan, work).then(|| work.commit(plan.exclusive))
+}
+
+/// [`place`] without the commit: on `true` the transaction is left open (its units in
+/// `Work::pending`) for the caller to commit or roll back; on `false` nothing changed.
+pub(crate) fn try_place(plan: &Plan, work: &mut Work) -> bool {
     if plan.steps.is_empty() {
-        return None;
+        return false;
     }
     // O(1) per step: nothing in the set is large enough, so do not start.
     if plan.steps.iter().any(|step| !work.set_capacity(step.set).fits(&step.need)) {
-        return None;
+        return false;
     }
     work.begin(plan.scatter);
     for step in &plan.steps {
@@ -33,12 +39,12 @@ pub(crate) fn place(plan: &Plan, work: &mut Work) -> Option<Vec<Assignment>> {
         while left > 0 {
             let Some(node) = work.first_fit(step.set, &step.need, &step.amounts) else {
                 work.rollback();
-                return None;
+                return false;
             };
             let units = work.room(node, &step.need, &step.amounts, left);
             work.take(node, &step.need, &step.amounts, units, step.mpiprocs);
             left -= units;
         }
     }
-    Some(work.commit(plan.exclusive))
+    true
 }

@@ -145,7 +145,7 @@ pub struct RunningJob {
 impl RunningJob {
     /// The time plans assume this job's resources come back.
     pub fn expected_end(&self, now: i64) -> i64 {
-        self.end.max(now + 1)
+        self.end.max(now.saturating_add(1))
     }
 }
 

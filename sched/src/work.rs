@@ -110,6 +110,24 @@ impl<'a> WorkNode<'a> {
         }
     }
 
+    /// The node as a plan sees it at some future time: `cpus` and `gpus` free (counted from
+    /// 0: which indices will be free is not known), `mem` and `amounts` free.
+    pub fn planned(node: &'a NodeView, free: Planned<'a>) -> WorkNode<'a> {
+        WorkNode {
+            name: &node.name,
+            properties: &node.properties,
+            usable: free.usable,
+            idle: free.idle,
+            slots: Pool::all(free.cpus),
+            gpus: Pool::all(free.gpus),
+            mem_free: free.mem,
+            mps: Vec::new(),
+            amounts: free.amounts,
+            entry: NO_ENTRY,
+            memberships: Vec::new(),
+        }
+    }
+
     /// How much of consumable `name` is free here (0 when the node has none of it).
     pub fn amount_free(&self, name: &str) -> u64 {
         self.amounts.iter().find(|(have, _)| *have == name).map_or(0, |&(_, free)| free)
@@ -134,6 +152,17 @@ impl<'a> WorkNode<'a> {
             mem: self.mem_free,
         }
     }
+}
+
+/// What a node holds free at a planned time (see [`WorkNode::planned`]).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Planned<'a> {
+    pub cpus: u32,
+    pub gpus: u32,
+    pub mem: u64,
+    pub amounts: Vec<(&'a str, u64)>,
+    pub usable: bool,
+    pub idle: bool,
 }
 
 /// What a node looked like before the open transaction first touched it.
@@ -218,6 +247,18 @@ impl<'a> Work<'a> {
         let lines = u32::try_from(units.saturating_mul(u64::from(mpiprocs))).unwrap_or(u32::MAX);
         entry.mpiprocs = entry.mpiprocs.saturating_add(lines);
         self.refresh(node);
+    }
+
+    /// Opens or closes `node` to new units (outside any transaction): a pass closes the nodes
+    /// where a job would delay a reservation, places it again, then opens them back.
+    pub fn set_usable(&mut self, node: usize, usable: bool) {
+        self.nodes[node].usable = usable;
+        self.refresh(node);
+    }
+
+    /// What the open transaction has taken so far, per node in first-use order.
+    pub fn pending(&self) -> &[Assignment] {
+        &self.entries
     }
 
     /// Keeps what the transaction took: the nodes are now busy and, for an exclusive job,

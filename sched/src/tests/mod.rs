@@ -3,15 +3,20 @@
 //! Owns: builders shared by the test files (`node`, `chunk`, `request`, `job`, `run`).
 //! Must not know: anything outside this crate; no I/O, no sleeping, no timing assertions.
 
+mod backfill_bounds_tests;
+mod backfill_property_tests;
+mod backfill_tests;
 mod consumable_tests;
 mod feasible_tests;
 mod limit_tests;
 mod mps_tests;
 mod placement_tests;
 mod policy_tests;
+mod preempt_tests;
 mod property_tests;
 mod reference;
 mod site_tests;
+mod starvation_tests;
 
 use job::{Chunk, Placement, ResourceRequest};
 

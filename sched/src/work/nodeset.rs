@@ -100,6 +100,13 @@ struct NameIndex<'a> {
 #[derive(Debug, Default)]
 pub(crate) struct NodeSets<'a> {
     sets: Vec<NodeSet>,
+    /// The key of each set, by id.
+    keys: Vec<SetKey<'a>>,
+    /// Build no name index: sets are made by scanning every node (a working copy used for one
+    /// placement only, where building the index would cost more than the scans).
+    pub unindexed: bool,
+    /// Per set, once asked: every node matching its key (see `Work::matching`).
+    matching: Vec<Option<Vec<u32>>>,
     ids: HashMap<SetKey<'a>, u32>,
     index: Option<NameIndex<'a>>,
 }
@@ -108,6 +115,11 @@ impl NodeSets<'_> {
     /// Sets the capacity of the member at `position` of `set`.
     pub fn update(&mut self, set: u32, position: usize, capacity: Capacity) {
         self.sets[set as usize].tree.update(position, capacity);
+    }
+
+    /// The nodes matching `set` as `Work::matching` last computed them (none before).
+    pub fn matching_known(&self, set: u32) -> &[u32] {
+        self.matching[set as usize].as_deref().unwrap_or_default()
     }
 }
 
@@ -125,6 +137,8 @@ impl<'a> Work<'a> {
         }
         let tree = CapacityTree::new(members.iter().map(|&node| self.capacity(node as usize)));
         self.sets.sets.push(NodeSet { members, tree });
+        self.sets.keys.push(key.clone());
+        self.sets.matching.push(None);
         self.sets.ids.insert(key, id);
         id
     }
@@ -147,10 +161,22 @@ impl<'a> Work<'a> {
         self.sets.sets[set as usize].tree.root()
     }
 
+    /// Every node matching the hosts and properties of `set`'s key, whatever it holds now and
+    /// whether it is up (for telling why a request does not fit), kept for
+    /// `NodeSets::matching_known`. Computed once per set.
+    pub fn matching(&mut self, set: u32) {
+        if self.sets.matching[set as usize].is_none() {
+            let key = self.sets.keys[set as usize].clone();
+            let mut nodes = self.candidates(&key);
+            nodes.retain(|&node| key.matches(&self.nodes[node as usize]));
+            self.sets.matching[set as usize] = Some(nodes);
+        }
+    }
+
     /// A superset of the nodes matching `key`, ascending: the nodes named by the first host or
     /// having the rarest property, or all nodes when the key is empty.
     fn candidates(&mut self, key: &SetKey<'a>) -> Vec<u32> {
-        if key.hosts.is_empty() && key.properties.is_empty() {
+        if key.hosts.is_empty() && key.properties.is_empty() || self.sets.unindexed {
             return (0..self.nodes.len() as u32).collect();
         }
         let nodes = &self.nodes;

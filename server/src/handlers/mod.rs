@@ -51,6 +51,8 @@ mod mom_report_tests;
 #[cfg(test)]
 mod options_tests;
 #[cfg(test)]
+mod preempt_tests;
+#[cfg(test)]
 mod queue_tests;
 #[cfg(test)]
 mod quota_tests;

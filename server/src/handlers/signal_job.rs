@@ -177,6 +177,13 @@ fn signal_one(
     let Some(mother) = job.exec.first().map(|share| share.node.clone()) else {
         return Err(RequestError::with_detail(ErrorCode::BadState, &id));
     };
+    if request == SignalRequest::Resume && job.shares_released {
+        // Suspended by the scheduler for a preemptor, which holds its resources now: as in
+        // OpenPBS, the scheduler resumes it when they are free (`state/preempt.rs`).
+        out.schedule = true;
+        tracing::info!(job_id = %id, requestor = %requester.user, "resume left to the scheduler");
+        return Ok(());
+    }
     if let Some(event) = event {
         let job = state.transition(key, event, now).map_err(|_| RequestError::with_detail(ErrorCode::BadState, &id))?;
         out.persist(StoreOp::UpdateJob(Box::new(job.clone())));

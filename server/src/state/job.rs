@@ -78,6 +78,14 @@ pub struct Job {
     pub delete_requested: bool,
     /// A qrerun is pending: the end report of the killed run queues the job again.
     pub rerun_requested: bool,
+    /// OpenPBS `sched_preempted`: when the scheduler last preempted the job (kept after it
+    /// resumes or is requeued).
+    pub sched_preempted: Option<i64>,
+    /// The job is active but its node shares are given back (`exec` kept): suspended by the
+    /// scheduler (OpenPBS substate 45, resumed by the scheduler on the same shares), or
+    /// preempted by requeue and being killed. Only `state/preempt.rs` sets it; releasing the
+    /// job's nodes clears it.
+    pub shares_released: bool,
     /// Size of the script this job keeps in the store (0 for a subjob, which runs its
     /// parent's). The script itself is not in memory: `spec.script` is empty once the job is
     /// stored, and the store reads it when the job starts (`shared.rs`).
@@ -112,6 +120,8 @@ impl Job {
             error_path: String::new(),
             delete_requested: false,
             rerun_requested: false,
+            sched_preempted: None,
+            shares_released: false,
             script_bytes: 0,
             spec_bytes: 0,
         }

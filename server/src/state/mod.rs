@@ -364,6 +364,11 @@ impl ServerState {
                 if let Some(key) = owner {
                     let job = &self.jobs[key];
                     assert!(job.state.is_active(), "slot {index} of {} owned by inactive job {key}", node.name);
+                    assert!(
+                        !job.shares_released,
+                        "slot {index} of {} owned by job {key}, which gave it back",
+                        node.name
+                    );
                     let share = job.exec.iter().find(|share| share.node == node.name);
                     assert!(
                         share.is_some_and(|share| share.slots.contains(&(index as u32))),
@@ -414,7 +419,7 @@ impl ServerState {
                 .collect();
             assert_eq!(held, recorded, "resources_assigned of {} out of step with its jobs", node.name);
         }
-        for job in self.jobs.values().filter(|job| job.state.is_active()) {
+        for job in self.jobs.values().filter(|job| job.state.is_active() && !job.shares_released) {
             for share in &job.exec {
                 if let Some(node) = self.nodes.get(&share.node) {
                     for slot in &share.slots {
@@ -464,9 +469,13 @@ impl ServerState {
         Ok(job)
     }
 
-    /// Frees every node share of job `key`; returns the job, if known.
+    /// Frees every node share of job `key`; returns the job, if known. A job whose shares
+    /// preemption already gave back (`Job::shares_released`) frees nothing again.
     pub fn release_nodes(&mut self, key: JobKey) -> Option<&mut Job> {
         let job = self.jobs.get_mut(&key)?;
+        if std::mem::take(&mut job.shares_released) {
+            return Some(job);
+        }
         for share in &job.exec {
             if let Some(node) = self.nodes.get_mut(&share.node) {
                 node.release(key, share);
@@ -481,7 +490,7 @@ impl ServerState {
     pub fn claim_shares_on(&mut self, node_name: &str) {
         let Some(node) = self.nodes.get_mut(node_name) else { return };
         for (key, job) in &self.jobs {
-            if !job.state.is_active() {
+            if !job.state.is_active() || job.shares_released {
                 continue;
             }
             for share in job.exec.iter().filter(|share| share.node == node_name) {

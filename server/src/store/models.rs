@@ -60,6 +60,8 @@ pub(super) struct JobColumns {
     pub error_path: String,
     pub delete_requested: bool,
     pub rerun_requested: bool,
+    pub sched_preempted: Option<i64>,
+    pub shares_released: bool,
     pub script_bytes: i64,
 }
 
@@ -178,6 +180,8 @@ impl JobColumns {
             error_path: job.error_path.clone(),
             delete_requested: job.delete_requested,
             rerun_requested: job.rerun_requested,
+            sched_preempted: job.sched_preempted,
+            shares_released: job.shares_released,
             script_bytes: to_column(seq, job.script_bytes, "script_bytes")?,
         })
     }
@@ -220,6 +224,8 @@ impl JobColumns {
         job.error_path = self.error_path;
         job.delete_requested = self.delete_requested;
         job.rerun_requested = self.rerun_requested;
+        job.sched_preempted = self.sched_preempted;
+        job.shares_released = self.shares_released;
         job.script_bytes = from_column(row_seq, "script_bytes", self.script_bytes)?;
         Ok(job)
     }

@@ -33,6 +33,8 @@ diesel::table! {
         error_path -> Text,
         delete_requested -> Bool,
         rerun_requested -> Bool,
+        sched_preempted -> Nullable<BigInt>,
+        shares_released -> Bool,
         spec_json -> Text,
         script -> Nullable<Text>,
         script_bytes -> BigInt,

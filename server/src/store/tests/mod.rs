@@ -178,5 +178,7 @@ fn full_job(seq: u64) -> Job {
     job.comment = Some("Job run at Mon Jan 1 on (n1:ncpus=2)+(n2:ncpus=2) — ünïcode 'quoted'".to_string());
     job.delete_requested = true;
     job.rerun_requested = true;
+    job.sched_preempted = Some(1_700_000_050);
+    job.shares_released = true;
     job
 }

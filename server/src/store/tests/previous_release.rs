@@ -111,6 +111,9 @@ fn release_0_1_0() -> Sample {
     queued.script_bytes = script.len() as u64;
     let mut finished = full_job(2);
     finished.set_state_for_test(JobState::Finished);
+    // 0.1.0 had no preemption columns: they load as never preempted.
+    finished.sched_preempted = None;
+    finished.shares_released = false;
     let array = array_of_two(5);
     let node = StoredNode {
         name: "n1".into(),

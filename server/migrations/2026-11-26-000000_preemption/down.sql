@@ -1,0 +1,2 @@
+ALTER TABLE jobs DROP COLUMN shares_released;
+ALTER TABLE jobs DROP COLUMN sched_preempted;
