@@ -96,10 +96,11 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
             pools: pools.left,
             now,
             running,
-            // Jobs suspended by preemption (their shares are given back, so not in `running`):
-            // once `state::preempt` suspends any, `suspended_by_scheduler(state)` mapped
-            // through `sched_view::running_job`.
-            suspended: Vec::new(),
+            // Jobs suspended by preemption (their shares are given back, so not in `running`).
+            suspended: crate::state::preempt::suspended_by_scheduler(state)
+                .into_iter()
+                .map(|job| crate::sched_view::running_job(state, &facts, &node_index, job, now))
+                .collect(),
             backfill_depth: state.attrs.sched.backfill_depth,
             queue_depths: facts.queue_depths.clone(),
             ..sched::ClusterView::default()

@@ -105,7 +105,8 @@ pub fn running_jobs(
     let keys: BTreeSet<JobKey> = state.nodes().values().flat_map(|node| node.jobs.iter().copied()).collect();
     keys.into_iter()
         .filter_map(|key| state.job(key))
-        .filter(|job| !job.exec.is_empty())
+        // A job preemption suspended gave its shares back: it is in `suspended`, not here.
+        .filter(|job| !job.exec.is_empty() && !job.shares_released)
         .map(|job| running_job(state, facts, node_index, job, now))
         .collect()
 }

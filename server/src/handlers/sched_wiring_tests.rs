@@ -135,7 +135,7 @@ fn running_jobs_hold_their_shares_until_start_plus_walltime() {
     assert_eq!(names[first.assignments[0].node], *node);
     let other = running.iter().find(|job| job.key == key(&state, &exiting).raw()).unwrap();
     assert_eq!(other.end, 20 + UNKNOWN_WALLTIME as i64, "no walltime: planned as 5 years");
-    assert_eq!(other.preempt, None, "no queue reaches preempt_queue_prio");
+    assert_eq!(other.preempt, Some(sched::PreemptHow::Suspend), "preempt_order SCR: suspended first");
     // A walltime past any clock: the planned end saturates.
     state.job_mut(key(&state, &id)).unwrap().request.walltime = Some(u64::MAX);
     let running = running_jobs(&state, &PassFacts::new(&state), &index, 30);
