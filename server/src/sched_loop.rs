@@ -40,8 +40,10 @@ pub fn node_view(node: &Node, site: &SiteResources) -> sched::NodeView {
 /// resume, start, and keep its notes on the jobs that wait (`state/sched_notes.rs`). Returns
 /// how many jobs started.
 pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usize {
-    // Most wake-ups (job ends with nothing queued) need no views at all.
-    if state.queued_jobs().next().is_none() {
+    // Most wake-ups (job ends with nothing queued) need no views at all, unless a job that
+    // preemption suspended waits to resume (no index of those: a walk of the jobs, only when
+    // nothing is queued).
+    if state.queued_jobs().next().is_none() && !any_preempted_suspended(state) {
         return 0;
     }
     let names: Vec<String> = state.nodes().keys().cloned().collect();
@@ -121,6 +123,11 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
     let started = apply_starts(state, out, outcome.starts, &names, now);
     state.replace_sched_notes(notes);
     started
+}
+
+/// Whether some job is suspended by preemption (and so waits for a pass to resume it).
+fn any_preempted_suspended(state: &ServerState) -> bool {
+    state.jobs().values().any(|job| job.state() == job::JobState::Suspended && job.shares_released)
 }
 
 /// Starts the decided jobs. Returns how many started.
