@@ -53,13 +53,6 @@ pub(crate) struct PreemptPhase {
     pub pools: Option<Vec<u64>>,
 }
 
-impl PreemptPhase {
-    /// Whether the phase started job `key` (the main pass skips it).
-    pub fn started(&self, key: u64) -> bool {
-        self.starts.iter().any(|decision| decision.key == key)
-    }
-}
-
 /// Runs the phase on `view`.
 pub(crate) fn phase(view: &ClusterView) -> PreemptPhase {
     // Most passes have neither: no second sort of every queued job then.
