@@ -16,12 +16,15 @@
 //! - `work/nodeset.rs` (a part of `work`), `captree`: nodes matching a host/property set, with a max segment tree so
 //!   "first node where this fits" costs about O(log nodes).
 //! - `feasible`: `can_ever_run`.
+//! - `order`: the priority order; `formula`: `job_sort_formula`; `fairshare`: the share tree
+//!   and each entity's standing (the server measures usage).
 //!
 //! Performance (design.md sections 5 and 11): a pass over 100,000 jobs and 5,000 nodes should
 //! take well under 100 ms; `examples/sched_pass.rs` measures it.
 
 mod captree;
 mod class;
+pub mod fairshare;
 mod feasible;
 pub mod formula;
 mod mps;
