@@ -70,6 +70,12 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
         state.insert_job(job);
     }
     state::depend::rebuild(&mut state);
+    state.fairshare.load(loaded.usage);
+    if let Some(path) = config.resource_group_path() {
+        let tree = read_resource_group(&path)?;
+        tracing::info!(file = %path.display(), entities = tree.len(), "fair-share tree loaded");
+        state.fairshare.set_tree(tree, Some(path.display().to_string()));
+    }
     // Known nodes come back down, until their moms register again.
     for stored in loaded.nodes {
         let mut node = state::Node::new(&stored.name, stored.np, stored.mem_bytes, stored.ngpus, stored.properties, 0);
@@ -185,6 +191,17 @@ async fn scheduler_loop(shared: Arc<Shared>) {
 /// `query_other_jobs` says): the database (every job's script and environment; SQLite gives
 /// its `-wal` and `-shm` files the database file's mode) is 0600, `server_priv` (the
 /// accounting records) 0750. An existing database is narrowed too.
+/// Reads and parses a `resource_group` file, bounded by `sched::fairshare::MAX_FILE_BYTES`.
+pub fn read_resource_group(path: &std::path::Path) -> anyhow::Result<sched::fairshare::ShareTree> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut text = String::new();
+    file.take(sched::fairshare::MAX_FILE_BYTES as u64 + 1)
+        .read_to_string(&mut text)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    sched::fairshare::ShareTree::parse(&text).with_context(|| format!("bad fair-share file {}", path.display()))
+}
+
 fn keep_private(config: &ServerConfig) -> anyhow::Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
     let priv_dir = config.state_dir.join("server_priv");

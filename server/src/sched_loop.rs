@@ -40,6 +40,7 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
     if state.queued_jobs().next().is_none() {
         return 0;
     }
+    crate::state::eligible::settle(state, out, now);
     let names: Vec<String> = state.nodes().keys().cloned().collect();
     let decisions = {
         let nodes: Vec<sched::NodeView> =
@@ -75,8 +76,8 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
                 // Issue 16 wiring: walltime defaults, eligible time, fair share, queues and
                 // preemption are filled in by the server's scheduling state.
                 walltime: job.request.walltime.unwrap_or(0),
-                eligible_time: 0,
-                fairshare: sched::FairShare::default(),
+                eligible_time: job.eligible_seconds(now),
+                fairshare: crate::state::fairshare::standing(state, &job.owner, &job.group, now),
                 queue: usize::MAX,
                 preemptor: false,
             })
@@ -87,6 +88,7 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
             limits: limits.capacities,
             pools: pools.left,
             now,
+            formula: state.attrs.sched.job_sort_formula.as_ref(),
             ..sched::ClusterView::default()
         };
         sched::schedule(&view).starts

@@ -18,6 +18,8 @@
 mod admin;
 pub mod array;
 pub mod depend;
+pub mod eligible;
+pub mod fairshare;
 pub mod holds;
 #[cfg(test)]
 mod invariant_tests;
@@ -38,7 +40,7 @@ pub mod submission;
 pub mod values;
 
 pub use array::ArrayCounts;
-pub use job::{Job, JobTimes, NodeShare};
+pub use job::{EligibleClock, Job, JobTimes, NodeShare};
 pub use node::{Node, NodeNames};
 pub use queue::Queue;
 pub use server_attrs::ServerAttrs;
@@ -112,6 +114,9 @@ pub struct ServerState {
     pub attrs: ServerAttrs,
     /// Site-defined resources (qmgr `create resource`; `state/site.rs`).
     pub resources: ::job::resources::site::SiteResources,
+    /// Fair-share usage, the share tree and standings (`state/fairshare.rs`). Its running
+    /// set is kept by `insert_job` and `transition`.
+    pub fairshare: fairshare::FairShareState,
 }
 
 impl ServerState {
@@ -140,6 +145,7 @@ impl ServerState {
                 acl_roots: Vec::new(),
             }),
             resources: Default::default(),
+            fairshare: Default::default(),
         }
     }
 
@@ -177,6 +183,9 @@ impl ServerState {
         }
         if job.state == ::job::JobState::Waiting {
             self.waiting.insert(key);
+        }
+        if job.state.is_active() {
+            self.fairshare.run_started(key);
         }
         self.jobs.insert(key, Box::new(job));
     }
@@ -297,6 +306,19 @@ impl ServerState {
         let before = job.state;
         job.state = job.state.apply(event)?;
         job.times.mtime = now;
+        if job.state != ::job::JobState::Queued {
+            // Eligible time accrues only while queued (`state/eligible.rs` starts it).
+            job.eligible.stop(now);
+        }
+        match (before.is_active(), job.state.is_active()) {
+            (false, true) => self.fairshare.run_started(key),
+            (true, false) => {
+                // The run ends: its usage goes to its owner (`state/fairshare.rs`).
+                let used = fairshare::run_usage(job, &self.attrs.sched, now);
+                self.fairshare.run_ended(key, &job.owner, &job.group, used, now, &self.attrs.sched);
+            }
+            _ => {}
+        }
         if let Some(ArrayPart::Sub(_)) = job.id.array {
             let counts = self.arrays.entry(JobId::parent_key(key)).or_default();
             counts.remove(before);

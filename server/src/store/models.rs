@@ -61,6 +61,8 @@ pub(super) struct JobColumns {
     pub delete_requested: bool,
     pub rerun_requested: bool,
     pub script_bytes: i64,
+    pub eligible_time: i64,
+    pub eligible_since: Option<i64>,
 }
 
 /// Parses a job's `-l` pairs into its request; `ResourceRequest::from_list` in production.
@@ -179,6 +181,8 @@ impl JobColumns {
             delete_requested: job.delete_requested,
             rerun_requested: job.rerun_requested,
             script_bytes: to_column(seq, job.script_bytes, "script_bytes")?,
+            eligible_time: job.eligible.accrued,
+            eligible_since: job.eligible.since,
         })
     }
 
@@ -221,6 +225,7 @@ impl JobColumns {
         job.delete_requested = self.delete_requested;
         job.rerun_requested = self.rerun_requested;
         job.script_bytes = from_column(row_seq, "script_bytes", self.script_bytes)?;
+        job.eligible = crate::state::EligibleClock { accrued: self.eligible_time.max(0), since: self.eligible_since };
         Ok(job)
     }
 }

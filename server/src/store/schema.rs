@@ -36,6 +36,18 @@ diesel::table! {
         spec_json -> Text,
         script -> Nullable<Text>,
         script_bytes -> BigInt,
+        eligible_time -> BigInt,
+        eligible_since -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    fairshare_usage (kind, name) {
+        kind -> Text,
+        name -> Text,
+        usage -> Double,
+        stamp -> BigInt,
+        grp -> Text,
     }
 }
 
@@ -87,6 +99,7 @@ diesel::table! {
 
 diesel::allow_tables_to_appear_in_same_query!(
     accounting,
+    fairshare_usage,
     jobs,
     meta,
     node_resources,

@@ -1,0 +1,3 @@
+DROP TABLE fairshare_usage;
+ALTER TABLE jobs DROP COLUMN eligible_since;
+ALTER TABLE jobs DROP COLUMN eligible_time;

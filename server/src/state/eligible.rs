@@ -1,0 +1,64 @@
+//! Eligible time (OpenPBS `eligible_time`): which queued jobs accrue it now.
+//!
+//! A job accrues eligible time only while it could run: queued (`Q`: not held `H`, not waiting
+//! for its `-a` time `W`, not running), in a started queue, and not over a per-user run limit
+//! (`max_run` `[u:...]`/`max_user_run` of its queue: OpenPBS makes jobs over user, group or
+//! project limits ineligible, and lets jobs over a queue's or the server's overall limit
+//! accrue). [`settle`] runs at the start of each scheduling pass and starts or stops each
+//! queued job's clock ([`EligibleClock`](super::EligibleClock)); leaving `Q` stops it
+//! (`ServerState::transition`). A changed clock is stored with the job, so a restart keeps it.
+//!
+//! `eligible_time` is always kept; `qstat -f` shows it as OpenPBS does when the server's
+//! `eligible_time_enable` is True (`status.rs`).
+//!
+//! Must not know: the store's rows, the scheduler's policy.
+
+use std::collections::HashMap;
+
+use super::outbox::Outbox;
+use super::records::StoreOp;
+use super::ServerState;
+use job::JobKey;
+
+/// Starts or stops the eligible-time clock of every queued job by whether it could run now;
+/// records the jobs whose clock changed.
+pub fn settle(state: &mut ServerState, out: &mut Outbox, now: i64) {
+    let changes = changes(state);
+    for (key, eligible) in changes {
+        let Some(job) = state.job_mut(key) else { continue };
+        let changed = if eligible { job.eligible.start(now) } else { job.eligible.stop(now) };
+        if changed {
+            out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
+        }
+    }
+}
+
+/// The queued jobs whose clock must change, with whether they are eligible now.
+fn changes(state: &ServerState) -> Vec<(JobKey, bool)> {
+    let per_user_limits = state.queues().values().any(|queue| queue.run.per_user.is_some());
+    let mut running_by_user: HashMap<(&str, &str), u32> = HashMap::new();
+    if per_user_limits {
+        for job in state.jobs().values().filter(|job| job.state().is_active()) {
+            *running_by_user.entry((job.queue.as_str(), job.owner.as_str())).or_default() += 1;
+        }
+    }
+    let mut started: HashMap<&str, (bool, Option<u32>)> = HashMap::new();
+    let mut changes = Vec::new();
+    for job in state.queued_jobs() {
+        let (queue_started, per_user) = *started.entry(job.queue.as_str()).or_insert_with(|| {
+            state.queue(&job.queue).map_or((false, None), |queue| (queue.started, queue.run.per_user))
+        });
+        let over_user_limit = per_user.is_some_and(|limit| {
+            running_by_user.get(&(job.queue.as_str(), job.owner.as_str())).copied().unwrap_or(0) >= limit
+        });
+        let eligible = queue_started && !over_user_limit;
+        if eligible != job.eligible.since.is_some() {
+            changes.push((job.id.key(), eligible));
+        }
+    }
+    changes
+}
+
+#[cfg(test)]
+#[path = "eligible_tests.rs"]
+mod tests;
