@@ -72,3 +72,25 @@ fn a_job_over_its_owners_run_limit_does_not_accrue_but_over_the_queues_does() {
     settle(&mut state, &mut Outbox::default(), 50);
     assert_eq!(state.job(key_of(&state, &second)).unwrap().eligible_seconds(60), 10);
 }
+
+#[test]
+fn qstat_shows_eligible_time_after_run_count_when_enabled() {
+    use crate::handlers::status_job::{status_job, Query};
+    use proto::ServerReply;
+    let mut state = cluster(0);
+    let id = submit(&mut state, ALICE, &[]);
+    settle(&mut state, &mut Outbox::default(), 0);
+    let shown = |state: &ServerState| {
+        let selectors = [id.clone()];
+        let query = Query { selectors: &selectors, ..Default::default() };
+        let ServerReply::Jobs { jobs, .. } = status_job(state, proto::Flavor::OpenPbs, 3725, query) else {
+            panic!("no jobs")
+        };
+        let names: Vec<String> = jobs[0].attrs.iter().map(|attr| attr.name.clone()).collect();
+        let at = names.iter().position(|name| name == "run_count").unwrap();
+        (jobs[0].get("eligible_time").map(str::to_string), names.get(at + 1).cloned())
+    };
+    assert_eq!(shown(&state).0, None, "OpenPBS's default eligible_time_enable is False");
+    state.attrs.sched.eligible_time_enable = true;
+    assert_eq!(shown(&state), (Some("01:02:05".to_string()), Some("eligible_time".to_string())));
+}
