@@ -157,6 +157,11 @@ impl ShareTree {
         self.by_name.contains_key(name)
     }
 
+    /// The file gives this entity children (the root always has `unknown`).
+    pub fn has_children(&self, name: &str) -> bool {
+        self.by_name.get(name).is_some_and(|&index| !self.nodes[index].children.is_empty())
+    }
+
     /// The number of entities, root and `unknown` included.
     pub fn len(&self) -> usize {
         self.nodes.len()
@@ -178,7 +183,8 @@ impl ShareTree {
                 continue;
             }
             let index = nodes.len();
-            nodes.push(TreeNode { name: name.to_string(), id: 0, parent: Some(1), shares: 1, children: vec![] });
+            // OpenPBS leaves their `cresgroup` unspecified (-1).
+            nodes.push(TreeNode { name: name.to_string(), id: -1, parent: Some(1), shares: 1, children: vec![] });
             nodes[1].children.push(index);
             by_name.insert(name.to_string(), index);
         }
