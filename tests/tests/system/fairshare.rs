@@ -1,0 +1,82 @@
+//! Fair share on a real cluster (issue 16): a user who has used the cluster waits behind one
+//! who has not, `pbsfs` shows usage growing as jobs end, and a restarted server keeps it.
+//! Needs root (creates two users).
+
+use crate::users::{as_user, TestUser};
+use std::collections::BTreeSet;
+use std::time::Duration;
+use tests::{Cluster, Shape};
+
+fn submit_as(cluster: &Cluster, user: &TestUser, script: &std::path::Path) -> String {
+    let output = as_user(cluster, user, "qsub").arg(script).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap().trim().to_string()
+}
+
+/// `pbsfs -g NAME`'s `usage` line, in its seconds.
+fn usage_of(cluster: &Cluster, name: &str) -> Option<f64> {
+    let output = cluster.run("pbsfs", &["-g", name]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    let line = text.lines().find(|line| line.starts_with("usage\t"))?;
+    line.split(':').nth(1)?.split_whitespace().next()?.parse().ok()
+}
+
+/// Ids of `user`'s jobs in state `state` (qselect).
+fn jobs_in(cluster: &Cluster, user: &TestUser, state: &str) -> BTreeSet<String> {
+    let output = cluster.run("qselect", &["-u", &user.name, "-s", state]);
+    String::from_utf8_lossy(&output.stdout).lines().map(str::to_string).collect()
+}
+
+fn stime(cluster: &Cluster, id: &str) -> Option<i64> {
+    cluster.job_attr(id, "stime")?.parse().ok()
+}
+
+#[test]
+fn a_user_who_used_the_cluster_waits_behind_one_who_did_not_and_usage_survives_a_restart() {
+    if !tests::root_or_skip("fair share", "to create users") {
+        return;
+    }
+    let alice = TestUser::create("fa");
+    let bob = TestUser::create("fb");
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 2, gpus: 0 });
+    let script = cluster.script("short.sh", "sleep 1\n");
+    let alice_jobs: Vec<String> = (0..200).map(|_| submit_as(&cluster, &alice, &script)).collect();
+    // Alice uses the cluster for a while: some of her jobs end and her usage grows.
+    tests::wait_for(Duration::from_secs(60), "four of alice's jobs to end", || {
+        (jobs_in(&cluster, &alice, "F").len() >= 4).then_some(())
+    });
+    let early = usage_of(&cluster, &alice.name).expect("pbsfs shows alice");
+    tests::wait_for(Duration::from_secs(60), "alice's usage to grow as jobs end", || {
+        let now = usage_of(&cluster, &alice.name)?;
+        (now >= early + 2.0).then_some(())
+    });
+    let bob_jobs: Vec<String> = (0..10).map(|_| submit_as(&cluster, &bob, &script)).collect();
+    let alice_waiting = jobs_in(&cluster, &alice, "Q");
+    assert!(alice_waiting.len() > 100, "alice still has most of her jobs queued");
+    let limit = Duration::from_secs(60);
+    for id in &bob_jobs {
+        assert_eq!(cluster.wait_finished(id, limit), 0, "{}", cluster.logs());
+    }
+    let bob_last_start = bob_jobs.iter().filter_map(|id| stime(&cluster, id)).max().expect("bob's jobs started");
+    for id in &alice_waiting {
+        if let Some(started) = stime(&cluster, id) {
+            assert!(started >= bob_last_start, "{id} of alice started at {started}, before bob's last ({bob_last_start})");
+        }
+    }
+    assert!(alice_jobs.len() == 200);
+    // Stop alice's sweep, let the running ones end, and compare her usage across a restart.
+    let queued: Vec<String> = jobs_in(&cluster, &alice, "Q").into_iter().collect();
+    let mut qdel = cluster.command("qdel");
+    assert!(qdel.args(&queued).status().unwrap().success());
+    tests::wait_for(Duration::from_secs(30), "alice's running jobs to end", || {
+        jobs_in(&cluster, &alice, "R").is_empty().then_some(())
+    });
+    let before = usage_of(&cluster, &alice.name).expect("alice's usage");
+    assert!(before > 0.0);
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(cluster.server_pid()), nix::sys::signal::Signal::SIGKILL)
+        .unwrap();
+    cluster.start_server();
+    let after = tests::wait_for(Duration::from_secs(20), "the server to answer pbsfs", || usage_of(&cluster, &alice.name));
+    assert!((after - before).abs() <= 1.0, "usage before the restart {before}, after {after}");
+    assert!(usage_of(&cluster, &bob.name).is_some_and(|usage| usage >= 9.0), "bob's ten seconds count");
+}
