@@ -21,14 +21,23 @@ fn usage_of(cluster: &Cluster, name: &str) -> Option<f64> {
     line.split(':').nth(1)?.split_whitespace().next()?.parse().ok()
 }
 
-/// Ids of `user`'s jobs in state `state` (qselect).
+/// Ids of `user`'s jobs in state `state` (qselect, history included).
 fn jobs_in(cluster: &Cluster, user: &TestUser, state: &str) -> BTreeSet<String> {
-    let output = cluster.run("qselect", &["-u", &user.name, "-s", state]);
+    let output = cluster.run("qselect", &["-x", "-u", &user.name, "-s", state]);
     String::from_utf8_lossy(&output.stdout).lines().map(str::to_string).collect()
 }
 
+/// A job's `stime` (`Thu Nov 26 01:10:26 2026`) as a number that orders like the time.
 fn stime(cluster: &Cluster, id: &str) -> Option<i64> {
-    cluster.job_attr(id, "stime")?.parse().ok()
+    let text = cluster.job_attr(id, "stime")?;
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let [_, month, day, clock, year] = words[..] else { return None };
+    let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    let month = months.iter().position(|name| *name == month)? as i64;
+    let mut parts = clock.split(':').map(|part| part.parse::<i64>().ok());
+    let (hours, minutes, seconds) = (parts.next()??, parts.next()??, parts.next()??);
+    let days = (year.parse::<i64>().ok()? * 12 + month) * 31 + day.parse::<i64>().ok()?;
+    Some(days * 86400 + hours * 3600 + minutes * 60 + seconds)
 }
 
 #[test]
@@ -40,7 +49,9 @@ fn a_user_who_used_the_cluster_waits_behind_one_who_did_not_and_usage_survives_a
     let bob = TestUser::create("fb");
     let cluster = Cluster::up(Shape { nodes: 1, ppn: 2, gpus: 0 });
     let script = cluster.script("short.sh", "sleep 1\n");
+    let started = std::time::Instant::now();
     let alice_jobs: Vec<String> = (0..200).map(|_| submit_as(&cluster, &alice, &script)).collect();
+    eprintln!("alice's 200 jobs submitted in {:?}", started.elapsed());
     // Alice uses the cluster for a while: some of her jobs end and her usage grows.
     tests::wait_for(Duration::from_secs(60), "four of alice's jobs to end", || {
         (jobs_in(&cluster, &alice, "F").len() >= 4).then_some(())
@@ -50,6 +61,7 @@ fn a_user_who_used_the_cluster_waits_behind_one_who_did_not_and_usage_survives_a
         let now = usage_of(&cluster, &alice.name)?;
         (now >= early + 2.0).then_some(())
     });
+    eprintln!("alice's usage grew at {:?}", started.elapsed());
     let bob_jobs: Vec<String> = (0..10).map(|_| submit_as(&cluster, &bob, &script)).collect();
     let alice_waiting = jobs_in(&cluster, &alice, "Q");
     assert!(alice_waiting.len() > 100, "alice still has most of her jobs queued");
