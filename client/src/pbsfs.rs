@@ -60,9 +60,7 @@ fn mode(args: Args) -> Result<Mode, &'static str> {
         _ if args.compare => return Err("-c is not supported by minipbs"),
         1 if args.get => Mode::Get(operands[0].clone()),
         _ if args.get => return Err("Usage: pbsfs [-I sched_name] -g <fairshare_entity>"),
-        2 if args.set => {
-            Mode::Change(FairShareOp::Set { entity: operands[0].clone(), usage: operands[1].clone() })
-        }
+        2 if args.set => Mode::Change(FairShareOp::Set { entity: operands[0].clone(), usage: operands[1].clone() }),
         _ if args.set => return Err("Usage: pbsfs [-I sched_name] -s <fairshare_entity> <usage>"),
         0 if args.decay => Mode::Change(FairShareOp::Decay),
         0 if args.trim => Mode::Change(FairShareOp::Trim),
@@ -153,7 +151,15 @@ mod tests {
             parsed(&["-s", "alice", "10"]),
             Ok(Mode::Change(FairShareOp::Set { entity: "alice".into(), usage: "10".into() }))
         );
-        for bad in [&["-g"][..], &["-g", "a", "b"], &["-s", "a"], &["-p", "x"], &["-p", "-t"], &["-c", "a", "b"], &["-I", "other"]] {
+        for bad in [
+            &["-g"][..],
+            &["-g", "a", "b"],
+            &["-s", "a"],
+            &["-p", "x"],
+            &["-p", "-t"],
+            &["-c", "a", "b"],
+            &["-I", "other"],
+        ] {
             assert!(parsed(bad).is_err(), "{bad:?}");
         }
     }

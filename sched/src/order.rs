@@ -34,11 +34,15 @@ impl Ord for High {
     }
 }
 
+/// A job's sort key: queue priority, job priority (0 with a formula), the formula's value or
+/// the fair-share factor, submission order, and its index in the view (the last tie-break).
+type Key = (Reverse<i32>, Reverse<i32>, High, u64, usize);
+
 /// Indices into `view.jobs` in the order the policy considers them. Jobs equal in every key
 /// keep their order in the view.
 pub(crate) fn priority_order(view: &ClusterView) -> Vec<usize> {
     let jobs = &view.jobs;
-    let mut keyed: Vec<(Reverse<i32>, Reverse<i32>, High, u64, usize)> = match view.formula {
+    let mut keyed: Vec<Key> = match view.formula {
         Some(formula) => jobs
             .iter()
             .enumerate()

@@ -84,9 +84,9 @@ impl ServerConfig {
 impl ServerConfig {
     /// The `resource_group` file to read: the one given, else the default if it exists.
     pub fn resource_group_path(&self) -> Option<PathBuf> {
-        self.resource_group.clone().or_else(|| {
-            Some(self.state_dir.join("sched_priv").join("resource_group")).filter(|path| path.exists())
-        })
+        self.resource_group
+            .clone()
+            .or_else(|| Some(self.state_dir.join("sched_priv").join("resource_group")).filter(|path| path.exists()))
     }
 }
 

@@ -98,7 +98,8 @@ fn apply_change(state: &mut ServerState, now: i64, change: &FairShareOp) -> Resu
                 }
             };
             if standings(state, now, None).rows.iter().any(|row| row.name == *entity && is_inner(state, row)) {
-                let message = format!("pbsfs: {entity} is not a leaf of the fair-share tree: its usage is its members'");
+                let message =
+                    format!("pbsfs: {entity} is not a leaf of the fair-share tree: its usage is its members'");
                 return Err(RequestError::new(ErrorCode::BadAttributeValue, message));
             }
             state.fairshare.set_usage(entity, seconds / 3600.0, now);

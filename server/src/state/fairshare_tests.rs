@@ -39,7 +39,9 @@ fn an_ended_run_charges_its_owner_and_group_cpu_hours() {
     assert_eq!(state.fairshare.group_usage(&group, 1000 + 2 * HOUR, &attrs), 4.0);
     let stored = state.fairshare.take_pending();
     assert_eq!(stored.len(), 2);
-    assert!(matches!(&stored[0], StoreOp::PutUsage(row) if row.kind == UsageKind::User && row.usage == 4.0 && row.group == group));
+    assert!(
+        matches!(&stored[0], StoreOp::PutUsage(row) if row.kind == UsageKind::User && row.usage == 4.0 && row.group == group)
+    );
     // One decay time later, half of it is left (default factor 0.5).
     let later = 1000 + 2 * HOUR + attrs.fairshare_decay_time;
     assert!((state.fairshare.user_usage(&user, later, &attrs) - 2.0).abs() < 1e-9);

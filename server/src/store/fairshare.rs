@@ -67,7 +67,10 @@ pub(super) fn rows_to_usage(rows: Vec<UsageRow>) -> Result<Vec<StoredUsage>, Sto
                 _ => return Err(StoreError::CorruptMeta { key: format!("fairshare_usage.{name}"), value: kind }),
             };
             if !usage.is_finite() || usage < 0.0 {
-                return Err(StoreError::CorruptMeta { key: format!("fairshare_usage.{name}"), value: usage.to_string() });
+                return Err(StoreError::CorruptMeta {
+                    key: format!("fairshare_usage.{name}"),
+                    value: usage.to_string(),
+                });
             }
             Ok(StoredUsage { kind, name, usage, stamp, group })
         })

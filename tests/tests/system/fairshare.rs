@@ -72,7 +72,10 @@ fn a_user_who_used_the_cluster_waits_behind_one_who_did_not_and_usage_survives_a
     let bob_last_start = bob_jobs.iter().filter_map(|id| stime(&cluster, id)).max().expect("bob's jobs started");
     for id in &alice_waiting {
         if let Some(started) = stime(&cluster, id) {
-            assert!(started >= bob_last_start, "{id} of alice started at {started}, before bob's last ({bob_last_start})");
+            assert!(
+                started >= bob_last_start,
+                "{id} of alice started at {started}, before bob's last ({bob_last_start})"
+            );
         }
     }
     assert!(alice_jobs.len() == 200);
@@ -88,7 +91,8 @@ fn a_user_who_used_the_cluster_waits_behind_one_who_did_not_and_usage_survives_a
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(cluster.server_pid()), nix::sys::signal::Signal::SIGKILL)
         .unwrap();
     cluster.start_server();
-    let after = tests::wait_for(Duration::from_secs(20), "the server to answer pbsfs", || usage_of(&cluster, &alice.name));
+    let after =
+        tests::wait_for(Duration::from_secs(20), "the server to answer pbsfs", || usage_of(&cluster, &alice.name));
     assert!((after - before).abs() <= 1.0, "usage before the restart {before}, after {after}");
     assert!(usage_of(&cluster, &bob.name).is_some_and(|usage| usage >= 9.0), "bob's ten seconds count");
 }
