@@ -4,9 +4,11 @@
 //! for its `-a` time `W`, not running), in a started queue, and not over a per-user run limit
 //! (`max_run` `[u:...]`/`max_user_run` of its queue: OpenPBS makes jobs over user, group or
 //! project limits ineligible, and lets jobs over a queue's or the server's overall limit
-//! accrue). [`settle`] runs at the start of each scheduling pass and starts or stops each
-//! queued job's clock ([`EligibleClock`](super::EligibleClock)); leaving `Q` stops it
-//! (`ServerState::transition`). A changed clock is stored with the job, so a restart keeps it.
+//! accrue). The clock ([`EligibleClock`](super::EligibleClock)) starts at submission in `Q` and
+//! whenever a job enters `Q`, and stops when it leaves (`ServerState::transition`: the caller
+//! stores the job). [`settle`] runs at the start of each scheduling pass and corrects the queued
+//! jobs that cannot run (stopped queue, over a limit) or can again; a clock it changes is stored
+//! with its job, so a restart keeps it. So the usual job costs no write of its own.
 //!
 //! `eligible_time` is always kept; `qstat -f` shows it as OpenPBS does when the server's
 //! `eligible_time_enable` is True (`status.rs`).

@@ -22,23 +22,19 @@ fn a_queued_job_accrues_and_a_held_one_does_not() {
     let mut state = cluster(0);
     let id = submit(&mut state, ALICE, &[]);
     let key = key_of(&state, &id);
+    // Submitted at 10 (the helper's clock): it accrues from then, with no write of its own.
     let mut out = Outbox::default();
     settle(&mut state, &mut out, 100);
-    assert_eq!(out.persist.len(), 1, "the started clock is stored");
-    assert_eq!(state.job(key).unwrap().eligible_seconds(160), 60);
-    // Settling again changes nothing.
-    let mut out = Outbox::default();
-    settle(&mut state, &mut out, 130);
     assert!(out.persist.is_empty());
-    // Held at 160: the clock stops with 60 s.
+    assert_eq!(state.job(key).unwrap().eligible_seconds(160), 150);
+    // Held at 160: the clock stops with 150 s.
     state.transition(key, JobEvent::Hold, 160).unwrap();
-    assert_eq!(state.job(key).unwrap().eligible_seconds(1000), 60);
+    assert_eq!(state.job(key).unwrap().eligible_seconds(1000), 150);
     settle(&mut state, &mut Outbox::default(), 500);
-    assert_eq!(state.job(key).unwrap().eligible_seconds(1000), 60);
-    // Released at 1000: it accrues again from the next pass.
+    assert_eq!(state.job(key).unwrap().eligible_seconds(1000), 150);
+    // Released at 1000: it accrues again.
     state.transition(key, JobEvent::Release, 1000).unwrap();
-    settle(&mut state, &mut Outbox::default(), 1000);
-    assert_eq!(state.job(key).unwrap().eligible_seconds(1010), 70);
+    assert_eq!(state.job(key).unwrap().eligible_seconds(1010), 160);
 }
 
 #[test]
@@ -46,10 +42,14 @@ fn a_stopped_queue_stops_the_clock() {
     let mut state = cluster(0);
     let id = submit(&mut state, ALICE, &[]);
     let key = key_of(&state, &id);
-    settle(&mut state, &mut Outbox::default(), 0);
     alter_queue(&mut state, |queue| queue.started = false);
-    settle(&mut state, &mut Outbox::default(), 10);
-    assert_eq!(state.job(key).unwrap().eligible_seconds(100), 10);
+    let mut out = Outbox::default();
+    settle(&mut state, &mut out, 30);
+    assert_eq!(out.persist.len(), 1, "the stopped clock is stored");
+    assert_eq!(state.job(key).unwrap().eligible_seconds(100), 20);
+    alter_queue(&mut state, |queue| queue.started = true);
+    settle(&mut state, &mut Outbox::default(), 100);
+    assert_eq!(state.job(key).unwrap().eligible_seconds(110), 30);
 }
 
 #[test]
@@ -61,9 +61,10 @@ fn a_job_over_its_owners_run_limit_does_not_accrue_but_over_the_queues_does() {
     assert!(state.job(key_of(&state, &first)).unwrap().state().is_active());
     let second = submit(&mut state, ALICE, &[]);
     let other = submit(&mut state, 1001, &[]);
-    settle(&mut state, &mut Outbox::default(), 0);
+    // Both submitted at 10; the pass at 10 finds alice over her limit.
+    settle(&mut state, &mut Outbox::default(), 10);
     assert_eq!(state.job(key_of(&state, &second)).unwrap().eligible_seconds(50), 0);
-    assert_eq!(state.job(key_of(&state, &other)).unwrap().eligible_seconds(50), 50);
+    assert_eq!(state.job(key_of(&state, &other)).unwrap().eligible_seconds(50), 40);
     // A queue-wide limit leaves jobs eligible (OpenPBS: only user, group, project limits).
     alter_queue(&mut state, |queue| {
         queue.run.per_user = None;
@@ -83,6 +84,7 @@ fn qstat_shows_eligible_time_after_run_count_when_enabled() {
     let shown = |state: &ServerState| {
         let selectors = [id.clone()];
         let query = Query { selectors: &selectors, ..Default::default() };
+        // Submitted at 10: 3715 s by 3725.
         let ServerReply::Jobs { jobs, .. } = status_job(state, proto::Flavor::OpenPbs, 3725, query) else {
             panic!("no jobs")
         };
@@ -92,5 +94,5 @@ fn qstat_shows_eligible_time_after_run_count_when_enabled() {
     };
     assert_eq!(shown(&state).0, None, "OpenPBS's default eligible_time_enable is False");
     state.attrs.sched.eligible_time_enable = true;
-    assert_eq!(shown(&state), (Some("01:02:05".to_string()), Some("eligible_time".to_string())));
+    assert_eq!(shown(&state), (Some("01:01:55".to_string()), Some("eligible_time".to_string())));
 }

@@ -258,9 +258,15 @@ pub fn standings(state: &ServerState, now: i64, extra: Option<&str>) -> Standing
         *running_groups.entry(job.group.as_str()).or_default() += used;
         present.insert(entity(&fair.tree, &job.owner, &job.group));
     }
+    // Queued jobs come in runs of one owner's (a sweep, an array): skip repeats cheaply.
     let mut pairs: BTreeSet<(&str, &str)> = BTreeSet::new();
+    let mut last: Option<(&str, &str)> = None;
     for job in state.queued_jobs() {
-        pairs.insert((job.owner.as_str(), job.group.as_str()));
+        let pair = (job.owner.as_str(), job.group.as_str());
+        if last != Some(pair) {
+            pairs.insert(pair);
+            last = Some(pair);
+        }
     }
     for (user, group) in pairs {
         present.insert(entity(&fair.tree, user, group));

@@ -306,8 +306,11 @@ impl ServerState {
         let before = job.state;
         job.state = job.state.apply(event)?;
         job.times.mtime = now;
-        if job.state != ::job::JobState::Queued {
-            // Eligible time accrues only while queued (`state/eligible.rs` starts it).
+        // Eligible time accrues only while queued; the pass stops it for a queued job that
+        // cannot run and starts it again (`state/eligible.rs`). The caller stores the job.
+        if job.state == ::job::JobState::Queued {
+            job.eligible.start(now);
+        } else {
             job.eligible.stop(now);
         }
         match (before.is_active(), job.state.is_active()) {
