@@ -45,11 +45,20 @@ fn changes(state: &ServerState) -> Vec<(JobKey, bool)> {
         }
     }
     let mut started: HashMap<&str, (bool, Option<u32>)> = HashMap::new();
+    let mut last: Option<(&str, (bool, Option<u32>))> = None;
     let mut changes = Vec::new();
     for job in state.queued_jobs() {
-        let (queue_started, per_user) = *started.entry(job.queue.as_str()).or_insert_with(|| {
-            state.queue(&job.queue).map_or((false, None), |queue| (queue.started, queue.run.per_user))
-        });
+        // Queued jobs come in runs of one queue's: the last answer first, then the map.
+        let (queue_started, per_user) = match last {
+            Some((queue, answer)) if queue == job.queue => answer,
+            _ => {
+                let answer = *started.entry(job.queue.as_str()).or_insert_with(|| {
+                    state.queue(&job.queue).map_or((false, None), |queue| (queue.started, queue.run.per_user))
+                });
+                last = Some((job.queue.as_str(), answer));
+                answer
+            }
+        };
         let over_user_limit = per_user.is_some_and(|limit| {
             running_by_user.get(&(job.queue.as_str(), job.owner.as_str())).copied().unwrap_or(0) >= limit
         });

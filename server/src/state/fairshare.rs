@@ -65,6 +65,8 @@ struct Cache {
     now: i64,
     generation: u64,
     standings: Standings,
+    /// The last (user, group) asked and its answer: queued jobs come in runs of one owner's.
+    last: Option<(String, String, sched::FairShare)>,
 }
 
 impl FairShareState {
@@ -229,18 +231,24 @@ pub fn entity<'a>(tree: &ShareTree, user: &'a str, group: &'a str) -> &'a str {
 /// standings are computed once per second and change.
 pub fn standing(state: &ServerState, user: &str, group: &str, now: i64) -> sched::FairShare {
     let fair = &state.fairshare;
-    let name = entity(&fair.tree, user, group);
     {
-        let cache = fair.cache.borrow();
-        if let Some(cache) = cache.as_ref().filter(|cache| cache.now == now && cache.generation == fair.generation) {
-            if let Some(found) = cache.standings.get(name) {
-                return found.share;
+        let mut cache = fair.cache.borrow_mut();
+        if let Some(cache) = cache.as_mut().filter(|cache| cache.now == now && cache.generation == fair.generation) {
+            if let Some((_, _, share)) = cache.last.as_ref().filter(|(u, g, _)| u == user && g == group) {
+                return *share;
+            }
+            let name = entity(&fair.tree, user, group);
+            if let Some(share) = cache.standings.get(name).map(|found| found.share) {
+                cache.last = Some((user.to_string(), group.to_string(), share));
+                return share;
             }
         }
     }
+    let name = entity(&fair.tree, user, group);
     let standings = standings(state, now, Some(name));
     let share = standings.get(name).map(|found| found.share).unwrap_or_default();
-    *fair.cache.borrow_mut() = Some(Cache { now, generation: fair.generation, standings });
+    let last = Some((user.to_string(), group.to_string(), share));
+    *fair.cache.borrow_mut() = Some(Cache { now, generation: fair.generation, standings, last });
     share
 }
 

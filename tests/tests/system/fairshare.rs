@@ -96,3 +96,29 @@ fn a_user_who_used_the_cluster_waits_behind_one_who_did_not_and_usage_survives_a
     assert!((after - before).abs() <= 1.0, "usage before the restart {before}, after {after}");
     assert!(usage_of(&cluster, &bob.name).is_some_and(|usage| usage >= 9.0), "bob's ten seconds count");
 }
+
+#[test]
+fn the_resource_group_file_is_read_again_on_sighup_and_a_bad_one_is_refused() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
+    let tree = || String::from_utf8_lossy(&cluster.run("pbsfs", &["-t"]).stdout).to_string();
+    assert_eq!(tree(), " TREEROOT(0)\n     unknown(1)\n");
+    let dir = cluster.state.path().join("sched_priv");
+    std::fs::create_dir_all(&dir).unwrap();
+    let hup = || {
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(cluster.server_pid()), nix::sys::signal::Signal::SIGHUP)
+            .unwrap()
+    };
+    std::fs::write(dir.join("resource_group"), "# the lab\nphysics 10 root 60\nalice 11 physics 1\n").unwrap();
+    hup();
+    tests::wait_for(Duration::from_secs(20), "the new tree", || {
+        (tree() == " TREEROOT(0)\n     physics(10)\n          alice(11)\n     unknown(1)\n").then_some(())
+    });
+    std::fs::write(dir.join("resource_group"), "physics 10 nowhere 60\n").unwrap();
+    hup();
+    tests::wait_for(Duration::from_secs(20), "the refusal in the log", || {
+        cluster.logs().contains("resgroup: error on line 1").then_some(())
+    });
+    assert!(tree().contains("physics(10)"), "the tree in use is kept");
+    // The server still answers: SIGHUP did not end it.
+    assert!(cluster.run("qstat", &[]).status.success());
+}
