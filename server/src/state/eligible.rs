@@ -25,7 +25,13 @@ use job::JobKey;
 /// Starts or stops the eligible-time clock of every queued job by whether it could run now;
 /// records the jobs whose clock changed.
 pub fn settle(state: &mut ServerState, out: &mut Outbox, now: i64) {
+    // Nothing can hold a queued job back and no clock is stopped: no scan (the usual pass).
+    let restricted = state.queues().values().any(|queue| !queue.started || queue.run.per_user.is_some());
+    if !restricted && !state.eligible_paused {
+        return;
+    }
     let changes = changes(state);
+    state.eligible_paused = restricted;
     for (key, eligible) in changes {
         let Some(job) = state.job_mut(key) else { continue };
         let changed = if eligible { job.eligible.start(now) } else { job.eligible.stop(now) };

@@ -96,3 +96,20 @@ fn qstat_shows_eligible_time_after_run_count_when_enabled() {
     state.attrs.sched.eligible_time_enable = true;
     assert_eq!(shown(&state), (Some("01:01:55".to_string()), Some("eligible_time".to_string())));
 }
+
+#[test]
+fn a_job_loaded_with_its_clock_stopped_starts_again_though_nothing_restricts() {
+    let mut state = cluster(0);
+    let id = submit(&mut state, ALICE, &[]);
+    let key = key_of(&state, &id);
+    let mut stored = state.job(key).unwrap().clone();
+    stored.eligible = crate::state::EligibleClock { accrued: 5, since: None };
+    // As a restart loads it (a fresh state: the usual pass skips the scan).
+    let mut restarted = cluster(0);
+    assert!(!restarted.eligible_paused);
+    restarted.insert_job(stored);
+    assert!(restarted.eligible_paused);
+    settle(&mut restarted, &mut Outbox::default(), 100);
+    assert!(!restarted.eligible_paused);
+    assert_eq!(restarted.job(key).unwrap().eligible_seconds(110), 15);
+}

@@ -117,6 +117,9 @@ pub struct ServerState {
     /// Fair-share usage, the share tree and standings (`state/fairshare.rs`). Its running
     /// set is kept by `insert_job` and `transition`.
     pub fairshare: fairshare::FairShareState,
+    /// Some queued job's eligible-time clock may be stopped (`state/eligible.rs`): set by
+    /// `settle` and by `insert_job` (a job loaded so); lets `settle` skip its scan otherwise.
+    pub eligible_paused: bool,
 }
 
 impl ServerState {
@@ -146,6 +149,7 @@ impl ServerState {
             }),
             resources: Default::default(),
             fairshare: Default::default(),
+            eligible_paused: false,
         }
     }
 
@@ -186,6 +190,9 @@ impl ServerState {
         }
         if job.state.is_active() {
             self.fairshare.run_started(key);
+        }
+        if job.state == ::job::JobState::Queued && job.eligible.since.is_none() {
+            self.eligible_paused = true;
         }
         self.jobs.insert(key, Box::new(job));
     }
