@@ -57,9 +57,11 @@ fn a_user_who_used_the_cluster_waits_behind_one_who_did_not_and_usage_survives_a
         (jobs_in(&cluster, &alice, "F").len() >= 4).then_some(())
     });
     let early = usage_of(&cluster, &alice.name).expect("pbsfs shows alice");
-    tests::wait_for(Duration::from_secs(60), "alice's usage to grow as jobs end", || {
+    // Until she has used three times what bob's ten jobs of a second will (usage counts running
+    // jobs too: once bob has used more than she has, her jobs rightly go first again).
+    tests::wait_for(Duration::from_secs(90), "alice's usage to grow as jobs end", || {
         let now = usage_of(&cluster, &alice.name)?;
-        (now >= early + 2.0).then_some(())
+        (now >= early + 2.0 && now >= 30.0).then_some(())
     });
     eprintln!("alice's usage grew at {:?}", started.elapsed());
     let bob_jobs: Vec<String> = (0..10).map(|_| submit_as(&cluster, &bob, &script)).collect();
