@@ -21,7 +21,9 @@
 //! Bounds (the text is user input): [`MAX_TEXT_BYTES`], [`MAX_TOKENS`], [`MAX_DEPTH`] (nesting
 //! of parentheses, calls and unary operators), and [`MAX_ARGS`] per call.
 
-use crate::view::PendingJob;
+// Through the crate root: `view` holds a `&Formula` (the contract), so naming `crate::view` here
+// would make the two modules import each other.
+use crate::PendingJob;
 
 /// The longest formula text accepted, bytes (the server caps the attribute at the same).
 pub const MAX_TEXT_BYTES: usize = 4096;
