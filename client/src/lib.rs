@@ -28,6 +28,8 @@ pub mod pbs_tmrsh_args;
 pub mod pbsdsh;
 pub mod pbsdsh_plan;
 pub mod pbsdsh_run;
+pub mod pbsfs;
+pub mod pbsfs_output;
 pub mod pbsnodes;
 pub mod qalter;
 pub mod qdel;

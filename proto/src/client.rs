@@ -113,6 +113,29 @@ pub enum ClientRequest {
         #[serde(deserialize_with = "crate::names::distinct")]
         ids: Vec<String>,
     },
+    /// pbsfs: the fair-share tree (`Show`: every entity; `Get`: one) or a change to its usage
+    /// (managers: `Decay`, `Trim`, `Set`). Replied to with `Objects`, one per entity in tree
+    /// order (`server/src/handlers/fairshare.rs` names the attributes), or `Done`.
+    FairShare {
+        #[serde(default)]
+        op: FairShareOp,
+    },
+}
+
+/// What `pbsfs` asks (OpenPBS `pbsfs` options).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FairShareOp {
+    /// `-p`, `-t`, no option: the whole tree.
+    #[default]
+    Show,
+    /// `-g ENTITY`: one entity (and the path to it).
+    Get { entity: String },
+    /// `-d`: decay all usage once by `fairshare_decay_factor`.
+    Decay,
+    /// `-e`: forget the usage of entities the `resource_group` file does not name.
+    Trim,
+    /// `-s ENTITY USAGE`: set an entity's usage (in the units `pbsfs` prints).
+    Set { entity: String, usage: String },
 }
 
 /// The server's answer.

@@ -20,12 +20,15 @@
 //!   "first node where this fits" costs about O(log nodes).
 //! - `feasible`: `can_ever_run`.
 //! - `simulate`: `minipbs simulate`, replaying an SWF trace through `schedule` on a virtual clock.
+//! - `order`: the priority order; `formula`: `job_sort_formula`; `fairshare`: the share tree
+//!   and each entity's standing (the server measures usage).
 //!
 //! Performance (design.md sections 5 and 11): a pass over 100,000 jobs and 5,000 nodes should
 //! take well under 100 ms; `examples/sched_pass.rs` measures it.
 
 mod captree;
 mod class;
+pub mod fairshare;
 mod feasible;
 pub mod formula;
 mod mps;

@@ -40,7 +40,10 @@ pub fn bound(request: &mut ClientRequest) -> Result<(), RequestError> {
         ClientRequest::StatusNode { names } | ClientRequest::ManageNode { names, .. } => distinct("node names", names),
         ClientRequest::StatusQueue { names } => distinct("queue names", names),
         ClientRequest::StatusResource { names } => distinct("resource names", names),
-        ClientRequest::SubmitJob(_) | ClientRequest::Manage { .. } | ClientRequest::StatusServer => Ok(()),
+        ClientRequest::SubmitJob(_)
+        | ClientRequest::Manage { .. }
+        | ClientRequest::StatusServer
+        | ClientRequest::FairShare { .. } => Ok(()),
     }
 }
 

@@ -139,6 +139,9 @@ async fn dispatch(shared: &Shared, requester: &Requester, peer: Peer, request: C
                 .apply(|state, out| handlers::move_job::move_job(state, out, requester, now(), &destination, &ids))
                 .await
         }
+        ClientRequest::FairShare { op } => {
+            shared.apply(|state, out| handlers::fairshare::fairshare(state, out, requester, now(), &op)).await
+        }
     };
     vec![Part::Ready(reply)]
 }

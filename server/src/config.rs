@@ -49,6 +49,9 @@ pub struct ServerConfig {
     pub listen: Option<std::net::SocketAddr>,
     /// munged's socket, for the credentials of the TCP transport.
     pub munge_socket: PathBuf,
+    /// The fair-share tree (OpenPBS's `resource_group`, `sched::fairshare`): `--resource-group`,
+    /// default `<state_dir>/sched_priv/resource_group` when it exists; `None`: no file.
+    pub resource_group: Option<PathBuf>,
 }
 
 impl ServerConfig {
@@ -73,7 +76,17 @@ impl ServerConfig {
             acl_roots: Vec::new(),
             listen: None,
             munge_socket: PathBuf::from(proto::munge::DEFAULT_SOCKET),
+            resource_group: None,
         }
+    }
+}
+
+impl ServerConfig {
+    /// The `resource_group` file to read: the one given, else the default if it exists.
+    pub fn resource_group_path(&self) -> Option<PathBuf> {
+        self.resource_group
+            .clone()
+            .or_else(|| Some(self.state_dir.join("sched_priv").join("resource_group")).filter(|path| path.exists()))
     }
 }
 

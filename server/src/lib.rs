@@ -72,6 +72,12 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
         state.insert_job(job);
     }
     state::depend::rebuild(&mut state);
+    state.fairshare.load(loaded.usage);
+    if let Some(path) = config.resource_group_path() {
+        let tree = read_resource_group(&path)?;
+        tracing::info!(file = %path.display(), entities = tree.len(), "fair-share tree loaded");
+        state.fairshare.set_tree(tree, Some(path.display().to_string()));
+    }
     // Known nodes come back down, until their moms register again.
     for stored in loaded.nodes {
         let mut node = state::Node::new(&stored.name, stored.np, stored.mem_bytes, stored.ngpus, stored.properties, 0);
@@ -120,6 +126,7 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
     let accept = tokio::spawn(listener::accept_loop(shared.clone(), listener));
     let accept_tcp = tcp.map(|tcp| tokio::spawn(listener::accept_tcp(shared.clone(), tcp)));
     let scheduler = tokio::spawn(scheduler_loop(shared.clone()));
+    let reload = tokio::spawn(reload_resource_group_on_hup(shared.clone()));
     tracing::info!(socket = %shared.config.socket_path.display(), "server ready");
     shutdown.await;
     accept.abort();
@@ -127,6 +134,7 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
         task.abort();
     }
     scheduler.abort();
+    reload.abort();
     // Records of commits already made are queued: write them before the process ends.
     accountant.flush(std::time::Duration::from_secs(5));
     let _ = std::fs::remove_file(&shared.config.socket_path);
@@ -187,6 +195,37 @@ async fn scheduler_loop(shared: Arc<Shared>) {
 /// `query_other_jobs` says): the database (every job's script and environment; SQLite gives
 /// its `-wal` and `-shm` files the database file's mode) is 0600, `server_priv` (the
 /// accounting records) 0750. An existing database is narrowed too.
+/// SIGHUP: reads the `resource_group` file again (as OpenPBS's scheduler does on HUP); a file
+/// that does not parse is logged and the tree in use kept.
+async fn reload_resource_group_on_hup(shared: Arc<Shared>) {
+    let Ok(mut hup) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) else { return };
+    while hup.recv().await.is_some() {
+        let Some(path) = shared.config.resource_group_path() else {
+            tracing::info!("SIGHUP: no resource_group file; the fair-share tree is unchanged");
+            continue;
+        };
+        match read_resource_group(&path) {
+            Ok(tree) => {
+                tracing::info!(file = %path.display(), entities = tree.len(), "fair-share tree reloaded");
+                let source = Some(path.display().to_string());
+                shared.apply(move |state, _out| state.fairshare.set_tree(tree, source)).await;
+            }
+            Err(error) => tracing::error!("SIGHUP: {error:#}; the fair-share tree in use is kept"),
+        }
+    }
+}
+
+/// Reads and parses a `resource_group` file, bounded by `sched::fairshare::MAX_FILE_BYTES`.
+pub fn read_resource_group(path: &std::path::Path) -> anyhow::Result<sched::fairshare::ShareTree> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut text = String::new();
+    file.take(sched::fairshare::MAX_FILE_BYTES as u64 + 1)
+        .read_to_string(&mut text)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    sched::fairshare::ShareTree::parse(&text).with_context(|| format!("bad fair-share file {}", path.display()))
+}
+
 fn keep_private(config: &ServerConfig) -> anyhow::Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
     let priv_dir = config.state_dir.join("server_priv");

@@ -55,6 +55,10 @@ struct Args {
     /// munged's socket (TCP transport).
     #[arg(long, default_value = proto::munge::DEFAULT_SOCKET)]
     munge_socket: PathBuf,
+    /// The fair-share tree, OpenPBS's `resource_group` format (`name id parent shares` lines;
+    /// default <state-dir>/sched_priv/resource_group if it exists).
+    #[arg(long)]
+    resource_group: Option<PathBuf>,
     /// More logging (-v info, -vv debug).
     #[arg(short, action = clap::ArgAction::Count)]
     verbose: u8,
@@ -99,6 +103,7 @@ async fn run() -> anyhow::Result<()> {
     config.acl_roots = args.acl_roots.into_iter().filter(|entry| !entry.is_empty()).collect();
     config.listen = args.listen;
     config.munge_socket = args.munge_socket;
+    config.resource_group = args.resource_group;
     let shutdown = async {
         let mut term =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");

@@ -46,6 +46,7 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
     if state.queued_jobs().next().is_none() && !any_preempted_suspended(state) {
         return 0;
     }
+    crate::state::eligible::settle(state, out, now);
     let names: Vec<String> = state.nodes().keys().cloned().collect();
     let (outcome, notes) = {
         let nodes: Vec<sched::NodeView> =
@@ -83,10 +84,8 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
                 user: &job.owner,
                 takes,
                 walltime: of.walltime,
-                // Issue 16 wiring: eligible time and fair share are filled in by the server's
-                // fair-share state.
-                eligible_time: 0,
-                fairshare: sched::FairShare::default(),
+                eligible_time: job.eligible_seconds(now),
+                fairshare: crate::state::fairshare::standing(state, &job.owner, &job.group, now),
                 queue: of.queue,
                 preemptor: of.preemptor,
             })
@@ -105,6 +104,7 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
                 .collect(),
             backfill_depth: state.attrs.sched.backfill_depth,
             queue_depths: facts.queue_depths.clone(),
+            formula: state.attrs.sched.job_sort_formula.as_ref(),
             ..sched::ClusterView::default()
         };
         let outcome = sched::schedule(&view);

@@ -180,6 +180,8 @@ pub(crate) fn run_handler<R>(
     let mut out = Outbox::default();
     let result = handler(state, &mut out);
     state.settle_arrays(&mut out, now);
+    // Fair-share usage charged by the handler's changes is stored in the same commit.
+    out.persist.extend(state.fairshare.take_pending());
     (result, out)
 }
 

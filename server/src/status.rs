@@ -315,6 +315,17 @@ impl Builder<'_> {
     }
 }
 
+/// Adds OpenPBS's `eligible_time` (`HH:MM:SS`, after `run_count`) to a job's status record,
+/// if wanted; the caller checks `eligible_time_enable` (OpenPBS shows it only then).
+pub fn add_eligible_time(status: &mut JobStatus, job: &Job, now: i64, wanted: Option<&Wanted>) {
+    if wanted.is_some_and(|wanted| !wanted.wants("eligible_time", None)) {
+        return;
+    }
+    let attr = Attr::new("eligible_time", format_hms(job.eligible_seconds(now).max(0) as u64));
+    let at = status.attrs.iter().position(|attr| attr.name == "run_count").map_or(status.attrs.len(), |at| at + 1);
+    status.attrs.insert(at, attr);
+}
+
 /// `Variable_List` value: `NAME=value` joined by commas, commas inside values escaped.
 pub fn variable_list(variables: &job::PairList) -> String {
     let items: Vec<String> =

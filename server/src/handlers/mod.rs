@@ -9,6 +9,7 @@
 pub mod alter_job;
 pub mod delete_job;
 pub mod execution_time;
+pub mod fairshare;
 pub mod gpu_status;
 pub mod hold_job;
 pub mod job_ended;
@@ -38,6 +39,8 @@ mod authz_tests;
 mod display_tests;
 #[cfg(test)]
 mod exec_opts_tests;
+#[cfg(test)]
+mod fairshare_tests;
 #[cfg(test)]
 mod gpu_tests;
 #[cfg(test)]

@@ -216,8 +216,17 @@ fn parent_of<'a>(state: &'a ServerState, job: &Job) -> Option<&'a Job> {
     state.jobs().get(&job::JobId::parent_key(job.id.key())).map(|parent| &**parent)
 }
 
-/// One job's status record, with its array's counts if it is an array parent.
+/// One job's status record, with its array's counts if it is an array parent, and its
+/// `eligible_time` when the server's `eligible_time_enable` is True (OpenPBS flavor).
 fn status_of(state: &ServerState, job: &Job, flavor: Flavor, now: i64, wanted: Option<&Wanted>) -> JobStatus {
+    let mut status = status_record(state, job, flavor, now, wanted);
+    if state.attrs.sched.eligible_time_enable && flavor == Flavor::OpenPbs {
+        crate::status::add_eligible_time(&mut status, job, now, wanted);
+    }
+    status
+}
+
+fn status_record(state: &ServerState, job: &Job, flavor: Flavor, now: i64, wanted: Option<&Wanted>) -> JobStatus {
     if job.id.array != Some(ArrayPart::Parent) {
         let note = state.sched_note(job.id.key());
         return job_status_with_array(job, &state.server_name, flavor, now, wanted, None, note);

@@ -154,6 +154,11 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
     job.queue = queue;
     job.hold_types = hold_types;
     job.times = JobTimes { ctime: now, qtime: now, mtime: now, etime: now, stime: None, obittime: None };
+    if job.state() == JobState::Queued {
+        // Eligible time runs from submission; the pass stops it if the job cannot run
+        // (`state/eligible.rs`).
+        job.eligible.start(now);
+    }
     job.run_count = run_count;
     job.output_path = output_path;
     job.error_path = error_path;

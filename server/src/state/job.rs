@@ -26,6 +26,45 @@ pub struct JobTimes {
     pub obittime: Option<i64>,
 }
 
+/// OpenPBS's `eligible_time`: seconds the job could have run but waited (queued, in a started
+/// queue, not held, not over a per-user run limit, not before its `-a` time). The scheduling
+/// pass starts and stops the clock (`state/eligible.rs`); leaving `Q` stops it
+/// (`ServerState::transition`). Stored with the job.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EligibleClock {
+    /// Seconds accrued up to the last stop.
+    pub accrued: i64,
+    /// When the clock last started, while it runs.
+    pub since: Option<i64>,
+}
+
+impl EligibleClock {
+    /// Seconds accrued by `now`.
+    pub fn seconds(&self, now: i64) -> i64 {
+        self.accrued.saturating_add(self.since.map_or(0, |since| now.saturating_sub(since).max(0)))
+    }
+
+    /// Starts the clock at `now` (no change if it runs). Returns whether it changed.
+    pub fn start(&mut self, now: i64) -> bool {
+        if self.since.is_some() {
+            return false;
+        }
+        self.since = Some(now);
+        true
+    }
+
+    /// Stops the clock at `now`, keeping what it accrued (no change if stopped). Returns
+    /// whether it changed.
+    pub fn stop(&mut self, now: i64) -> bool {
+        if self.since.is_none() {
+            return false;
+        }
+        self.accrued = self.seconds(now);
+        self.since = None;
+        true
+    }
+}
+
 /// One node's share of a running job: cpu slot indices, GPU indices and memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeShare {
@@ -93,6 +132,8 @@ pub struct Job {
     /// Size of the rest of the spec (its stored JSON), which the state keeps in memory; 0 for
     /// a subjob sharing its parent's. Not stored: recomputed at load and after qalter.
     pub spec_bytes: u64,
+    /// `eligible_time`.
+    pub eligible: EligibleClock,
 }
 
 impl Job {
@@ -124,6 +165,7 @@ impl Job {
             shares_released: false,
             script_bytes: 0,
             spec_bytes: 0,
+            eligible: EligibleClock::default(),
         }
     }
 
@@ -179,6 +221,11 @@ impl Job {
     pub fn spec_size(spec: &JobSpec) -> u64 {
         serde_json::to_vec(spec).map_or(u64::MAX, |text| text.len() as u64)
     }
+    /// OpenPBS's `eligible_time` by `now`, seconds.
+    pub fn eligible_seconds(&self, now: i64) -> i64 {
+        self.eligible.seconds(now)
+    }
+
     /// Forgets the run a requeue ended (after its notice): no allocation, no start.
     pub fn forget_run(&mut self) {
         self.exec.clear();

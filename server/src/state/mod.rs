@@ -18,6 +18,8 @@
 mod admin;
 pub mod array;
 pub mod depend;
+pub mod eligible;
+pub mod fairshare;
 pub mod holds;
 #[cfg(test)]
 mod invariant_tests;
@@ -39,7 +41,7 @@ pub mod submission;
 pub mod values;
 
 pub use array::ArrayCounts;
-pub use job::{Job, JobTimes, NodeShare};
+pub use job::{EligibleClock, Job, JobTimes, NodeShare};
 pub use node::{Node, NodeNames};
 pub use queue::Queue;
 pub use server_attrs::ServerAttrs;
@@ -116,6 +118,12 @@ pub struct ServerState {
     /// The scheduler's notes on queued jobs (`state/sched_notes.rs`). Invariant: only jobs in
     /// `queued` have one (`transition` drops a job's note when it leaves the queue).
     sched_notes: sched_notes::SchedNotes,
+    /// Fair-share usage, the share tree and standings (`state/fairshare.rs`). Its running
+    /// set is kept by `insert_job` and `transition`.
+    pub fairshare: fairshare::FairShareState,
+    /// Some queued job's eligible-time clock may be stopped (`state/eligible.rs`): set by
+    /// `settle` and by `insert_job` (a job loaded so); lets `settle` skip its scan otherwise.
+    pub eligible_paused: bool,
 }
 
 impl ServerState {
@@ -145,6 +153,8 @@ impl ServerState {
             }),
             resources: Default::default(),
             sched_notes: Default::default(),
+            fairshare: Default::default(),
+            eligible_paused: false,
         }
     }
 
@@ -182,6 +192,12 @@ impl ServerState {
         }
         if job.state == ::job::JobState::Waiting {
             self.waiting.insert(key);
+        }
+        if job.state.is_active() {
+            self.fairshare.run_started(key);
+        }
+        if job.state == ::job::JobState::Queued && job.eligible.since.is_none() {
+            self.eligible_paused = true;
         }
         self.jobs.insert(key, Box::new(job));
     }
@@ -302,6 +318,22 @@ impl ServerState {
         let before = job.state;
         job.state = job.state.apply(event)?;
         job.times.mtime = now;
+        // Eligible time accrues only while queued; the pass stops it for a queued job that
+        // cannot run and starts it again (`state/eligible.rs`). The caller stores the job.
+        if job.state == ::job::JobState::Queued {
+            job.eligible.start(now);
+        } else {
+            job.eligible.stop(now);
+        }
+        match (before.is_active(), job.state.is_active()) {
+            (false, true) => self.fairshare.run_started(key),
+            (true, false) => {
+                // The run ends: its usage goes to its owner (`state/fairshare.rs`).
+                let used = fairshare::run_usage(job, &self.attrs.sched, now);
+                self.fairshare.run_ended(key, &job.owner, &job.group, used, now, &self.attrs.sched);
+            }
+            _ => {}
+        }
         if let Some(ArrayPart::Sub(_)) = job.id.array {
             let counts = self.arrays.entry(JobId::parent_key(key)).or_default();
             counts.remove(before);

@@ -45,6 +45,29 @@ pub enum StoreOp {
     DeleteResourceDef(String),
     /// Replaces a node's site resource values (`resources_available.NAME`, shown form).
     SetNodeResources { node: String, values: Vec<(String, String)> },
+    /// Stores a fair-share usage record, replacing the one of the same kind and name.
+    PutUsage(StoredUsage),
+    /// Forgets a fair-share usage record; a missing one is not an error.
+    DeleteUsage { kind: UsageKind, name: String },
+}
+
+/// Whose usage a record holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UsageKind {
+    User,
+    Group,
+}
+
+/// A fair-share usage record (`state/fairshare.rs`): decayed usage as of `stamp`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredUsage {
+    pub kind: UsageKind,
+    pub name: String,
+    /// Weighted resource-hours.
+    pub usage: f64,
+    pub stamp: i64,
+    /// A user's group of its last charged job; empty for a group.
+    pub group: String,
 }
 
 /// A site resource definition in qmgr's words (`gpu_type`, `string`, `h`).

@@ -6,12 +6,12 @@
 //!
 //! Must not know: jobs, queues, the store, how the scheduler uses them.
 
-use super::values::{bad_value, unknown_attribute};
+use super::values::{bad_value, parse_bool, show_bool, unknown_attribute};
 use proto::error::RequestError;
 use proto::manage::{AttrOp, SetOp};
 
 /// The names, in the order `qstat -Bf` and `qmgr print server` show them.
-pub const NAMES: [&str; 7] = [
+pub const NAMES: [&str; 8] = [
     "backfill_depth",
     "job_sort_formula",
     "fairshare_decay_time",
@@ -19,6 +19,7 @@ pub const NAMES: [&str; 7] = [
     "fairshare_weights",
     "preempt_queue_prio",
     "preempt_order",
+    "eligible_time_enable",
 ];
 
 /// OpenPBS's defaults.
@@ -59,6 +60,9 @@ pub struct SchedAttrs {
     /// OpenPBS `preempt_order`: letters `S`, `C`, `R` with optional percentages of walltime
     /// used between them (`SCR`, `SR 50 S`); checked here, read by `state/preempt.rs`.
     pub preempt_order: String,
+    /// OpenPBS `eligible_time_enable` (default False): `qstat -f` shows jobs' `eligible_time`.
+    /// minipbs keeps eligible time either way (`state/eligible.rs`).
+    pub eligible_time_enable: bool,
 }
 
 impl Default for SchedAttrs {
@@ -71,6 +75,7 @@ impl Default for SchedAttrs {
             fairshare_weights: UsageWeights::default(),
             preempt_queue_prio: PREEMPT_QUEUE_PRIO,
             preempt_order: PREEMPT_ORDER.to_string(),
+            eligible_time_enable: false,
         }
     }
 }
@@ -106,6 +111,8 @@ impl SchedAttrs {
             }
             "preempt_order" if unset => self.preempt_order = defaults.preempt_order,
             "preempt_order" => self.preempt_order = parse_preempt_order(attr, value)?,
+            "eligible_time_enable" if unset => self.eligible_time_enable = false,
+            "eligible_time_enable" => self.eligible_time_enable = parse_bool(attr, value)?,
             _ => return Err(unknown_attribute(attr)),
         }
         Ok(())
@@ -125,6 +132,7 @@ impl SchedAttrs {
             }
             "preempt_queue_prio" => self.preempt_queue_prio.to_string(),
             "preempt_order" => self.preempt_order.clone(),
+            "eligible_time_enable" => show_bool(self.eligible_time_enable).to_string(),
             _ => String::new(),
         }
     }
@@ -233,5 +241,8 @@ mod tests {
             assert!(set("preempt_order", bad).is_err(), "{bad:?} accepted");
         }
         assert!(set("job_sort_formula", &"x".repeat(MAX_FORMULA_BYTES + 1)).is_err());
+        assert!(set("job_sort_formula", "ncpus + mem").is_err());
+        assert_eq!(set("eligible_time_enable", "true").unwrap().value("eligible_time_enable"), "True");
+        assert!(set("eligible_time_enable", "maybe").is_err());
     }
 }

@@ -88,7 +88,7 @@ pub fn default_max_queued() -> Limits {
 }
 
 /// Attributes `qstat -Bf` shows only when set explicitly (their defaults are documented).
-pub const SHOWN_WHEN_SET: [&str; 9] = [
+pub const SHOWN_WHEN_SET: [&str; 10] = [
     "max_queued",
     "max_user_kept_bytes",
     "backfill_depth",
@@ -98,13 +98,14 @@ pub const SHOWN_WHEN_SET: [&str; 9] = [
     "fairshare_weights",
     "preempt_queue_prio",
     "preempt_order",
+    "eligible_time_enable",
 ];
 
 /// OpenPBS's default `node_fail_requeue`, seconds.
 pub const NODE_FAIL_REQUEUE: i64 = 310;
 
 /// The server attribute names, in the order `qstat -Bf` and `qmgr print server` use.
-pub const NAMES: [&str; 19] = [
+pub const NAMES: [&str; 20] = [
     "scheduling",
     "managers",
     "operators",
@@ -124,6 +125,7 @@ pub const NAMES: [&str; 19] = [
     "fairshare_weights",
     "preempt_queue_prio",
     "preempt_order",
+    "eligible_time_enable",
 ];
 
 impl ServerAttrs {

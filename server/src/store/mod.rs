@@ -16,6 +16,7 @@
 mod accounting;
 mod error;
 pub(crate) mod exec_hosts;
+mod fairshare;
 mod handle;
 mod models;
 mod nodes;
@@ -31,7 +32,9 @@ pub use error::{Cause, StoreError};
 pub use handle::{AfterCommit, StoreHandle};
 pub use sqlite::Store;
 
-pub use crate::state::records::{AccountingRecord, StoreOp, StoredConfig, StoredNode, StoredQueue, StoredResourceDef};
+pub use crate::state::records::{
+    AccountingRecord, StoreOp, StoredConfig, StoredNode, StoredQueue, StoredResourceDef, StoredUsage, UsageKind,
+};
 use crate::state::Job;
 
 /// What the server recovers at start-up.
@@ -52,4 +55,6 @@ pub struct Loaded {
     pub resource_defs: Vec<StoredResourceDef>,
     /// Nodes' site resource values as (node, name, value).
     pub node_resources: Vec<(String, String, String)>,
+    /// Fair-share usage records, by kind and name.
+    pub usage: Vec<StoredUsage>,
 }

@@ -60,9 +60,27 @@ pub(super) struct JobColumns {
     pub error_path: String,
     pub delete_requested: bool,
     pub rerun_requested: bool,
-    pub sched_preempted: Option<i64>,
-    pub shares_released: bool,
     pub script_bytes: i64,
+    /// [`SchedColumns`] as JSON.
+    pub sched_state: String,
+}
+
+/// A job's scheduling state, stored as one JSON column (`sched_state`; the table is at
+/// diesel's 32 columns). Every key is optional: `{}` is a job never eligible, never preempted.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+struct SchedColumns {
+    #[serde(default, skip_serializing_if = "is_zero")]
+    eligible_time: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    eligible_since: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sched_preempted: Option<i64>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    shares_released: bool,
+}
+
+fn is_zero(value: &i64) -> bool {
+    *value == 0
 }
 
 /// Parses a job's `-l` pairs into its request; `ResourceRequest::from_list` in production.
@@ -180,9 +198,14 @@ impl JobColumns {
             error_path: job.error_path.clone(),
             delete_requested: job.delete_requested,
             rerun_requested: job.rerun_requested,
-            sched_preempted: job.sched_preempted,
-            shares_released: job.shares_released,
             script_bytes: to_column(seq, job.script_bytes, "script_bytes")?,
+            sched_state: serde_json::to_string(&SchedColumns {
+                eligible_time: job.eligible.accrued,
+                eligible_since: job.eligible.since,
+                sched_preempted: job.sched_preempted,
+                shares_released: job.shares_released,
+            })
+            .expect("plain numbers and booleans serialize"),
         })
     }
 
@@ -224,9 +247,12 @@ impl JobColumns {
         job.error_path = self.error_path;
         job.delete_requested = self.delete_requested;
         job.rerun_requested = self.rerun_requested;
-        job.sched_preempted = self.sched_preempted;
-        job.shares_released = self.shares_released;
         job.script_bytes = from_column(row_seq, "script_bytes", self.script_bytes)?;
+        let sched: SchedColumns = serde_json::from_str(&self.sched_state)
+            .map_err(|err| corrupt(row_seq, "sched_state", err.to_string()))?;
+        job.sched_preempted = sched.sched_preempted;
+        job.shares_released = sched.shares_released;
+        job.eligible = crate::state::EligibleClock { accrued: sched.eligible_time.max(0), since: sched.eligible_since };
         Ok(job)
     }
 }

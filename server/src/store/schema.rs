@@ -33,11 +33,20 @@ diesel::table! {
         error_path -> Text,
         delete_requested -> Bool,
         rerun_requested -> Bool,
-        sched_preempted -> Nullable<BigInt>,
-        shares_released -> Bool,
         spec_json -> Text,
         script -> Nullable<Text>,
         script_bytes -> BigInt,
+        sched_state -> Text,
+    }
+}
+
+diesel::table! {
+    fairshare_usage (kind, name) {
+        kind -> Text,
+        name -> Text,
+        usage -> Double,
+        stamp -> BigInt,
+        grp -> Text,
     }
 }
 
@@ -89,6 +98,7 @@ diesel::table! {
 
 diesel::allow_tables_to_appear_in_same_query!(
     accounting,
+    fairshare_usage,
     jobs,
     meta,
     node_resources,

@@ -147,7 +147,7 @@ impl Store {
 
     /// `load` with the resource-list parser given (tests substitute one).
     pub(super) fn load_with(&mut self, server_name: &str, parse: RequestParser<'_>) -> Result<Loaded, StoreError> {
-        let (rows, stored_next, stored_nodes, config, accounting) = self
+        let (rows, stored_next, stored_nodes, config, accounting, usage) = self
             .connection
             .transaction(|connection| {
                 let rows = jobs::table.order(jobs::seq.asc()).select(JobRow::as_select()).load(connection)?;
@@ -157,7 +157,8 @@ impl Store {
                     meta::table.find(NODES_KEY).select(meta::value).first::<String>(connection).optional()?;
                 let config = super::queues::load(connection)?;
                 let accounting = super::accounting::load(connection)?;
-                Ok::<_, diesel::result::Error>((rows, stored_next, stored_nodes, config, accounting))
+                let usage = super::fairshare::load(connection)?;
+                Ok::<_, diesel::result::Error>((rows, stored_next, stored_nodes, config, accounting, usage))
             })
             .map_err(|err| StoreError::database("load", err))?;
         let nodes = match stored_nodes {
@@ -183,7 +184,17 @@ impl Store {
         let after_last = jobs.last().map_or(0, |job| job.id.seq.saturating_add(1));
         let next_seq = stored_next.max(after_last).max(1);
         tracing::info!(jobs = jobs.len(), next_seq, "job store loaded");
-        Ok(Loaded { jobs, next_seq, nodes, config, accounting, resource_defs: Vec::new(), node_resources: Vec::new() })
+        let usage = super::fairshare::rows_to_usage(usage)?;
+        Ok(Loaded {
+            jobs,
+            next_seq,
+            nodes,
+            config,
+            accounting,
+            resource_defs: Vec::new(),
+            node_resources: Vec::new(),
+            usage,
+        })
     }
 
     /// Applies `ops` in order in one transaction: all of them are durable when this returns
@@ -290,6 +301,8 @@ fn apply(connection: &mut SqliteConnection, op: &StoreOp) -> Result<(), Transact
         StoreOp::PutResourceDef(def) => super::site::put_def(connection, def)?,
         StoreOp::DeleteResourceDef(name) => super::site::delete_def(connection, name)?,
         StoreOp::SetNodeResources { node, values } => super::site::set_node_values(connection, node, values)?,
+        StoreOp::PutUsage(usage) => super::fairshare::put(connection, usage)?,
+        StoreOp::DeleteUsage { kind, name } => super::fairshare::delete(connection, *kind, name)?,
         StoreOp::SetNextSeq(next) => {
             let value = next.to_string();
             diesel::insert_into(meta::table)

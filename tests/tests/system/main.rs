@@ -12,6 +12,7 @@ mod corpus;
 mod depend;
 mod display;
 mod errors;
+mod fairshare;
 mod flavors;
 mod gpus;
 mod gpus_and_nodes;

@@ -30,6 +30,7 @@ fn open_applies_every_migration_once() {
         [
             "__diesel_schema_migrations",
             "accounting",
+            "fairshare_usage",
             "jobs",
             "meta",
             "node_resources",

@@ -7,6 +7,7 @@
 mod accounting;
 mod arrays;
 mod crash;
+mod fairshare;
 mod group_commit;
 mod jobs;
 mod migrations;

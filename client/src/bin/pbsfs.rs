@@ -1,0 +1,5 @@
+//! The `pbsfs` command; everything is in `client::pbsfs`.
+
+fn main() -> std::process::ExitCode {
+    client::pbsfs::main()
+}

@@ -1,2 +1,0 @@
-ALTER TABLE jobs DROP COLUMN shares_released;
-ALTER TABLE jobs DROP COLUMN sched_preempted;
