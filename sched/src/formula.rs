@@ -21,9 +21,20 @@
 //! Bounds (the text is user input): [`MAX_TEXT_BYTES`], [`MAX_TOKENS`], [`MAX_DEPTH`] (nesting
 //! of parentheses, calls and unary operators), and [`MAX_ARGS`] per call.
 
-// Through the crate root: `view` holds a `&Formula` (the contract), so naming `crate::view` here
-// would make the two modules import each other.
-use crate::PendingJob;
+/// What a formula's keywords read for one job (`order.rs` fills it from a `PendingJob`: this
+/// module does not know the view, which holds the formula).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Inputs {
+    pub queue_priority: f64,
+    pub job_priority: f64,
+    pub fairshare_perc: f64,
+    pub fairshare_tree_usage: f64,
+    pub fairshare_factor: f64,
+    pub eligible_time: f64,
+    pub ncpus: f64,
+    pub ngpus: f64,
+    pub walltime: f64,
+}
 
 /// The longest formula text accepted, bytes (the server caps the attribute at the same).
 pub const MAX_TEXT_BYTES: usize = 4096;
@@ -71,7 +82,7 @@ impl Formula {
 
     /// The formula's value for `job` (higher goes first): always finite, 0 where Python would
     /// have raised.
-    pub fn value(&self, job: &PendingJob) -> f64 {
+    pub fn value(&self, job: &Inputs) -> f64 {
         match self.expr.eval(job) {
             Some(value) if value.is_finite() => value,
             _ => 0.0,
@@ -109,17 +120,17 @@ impl Keyword {
         })
     }
 
-    fn value(self, job: &PendingJob) -> f64 {
+    fn value(self, job: &Inputs) -> f64 {
         match self {
-            Keyword::QueuePriority => f64::from(job.queue_priority),
-            Keyword::JobPriority => f64::from(job.priority),
-            Keyword::FairSharePerc => job.fairshare.perc,
-            Keyword::FairShareTreeUsage => job.fairshare.usage,
-            Keyword::FairShareFactor => job.fairshare.factor,
-            Keyword::EligibleTime => job.eligible_time as f64,
-            Keyword::Ncpus => f64::from(job.request.total_ncpus()),
-            Keyword::Ngpus => f64::from(job.request.total_ngpus()),
-            Keyword::Walltime => job.walltime as f64,
+            Keyword::QueuePriority => job.queue_priority,
+            Keyword::JobPriority => job.job_priority,
+            Keyword::FairSharePerc => job.fairshare_perc,
+            Keyword::FairShareTreeUsage => job.fairshare_tree_usage,
+            Keyword::FairShareFactor => job.fairshare_factor,
+            Keyword::EligibleTime => job.eligible_time,
+            Keyword::Ncpus => job.ncpus,
+            Keyword::Ngpus => job.ngpus,
+            Keyword::Walltime => job.walltime,
         }
     }
 }
@@ -214,7 +225,7 @@ enum Expr {
 
 impl Expr {
     /// `None` where Python would raise; the depth is bounded by the parser.
-    fn eval(&self, job: &PendingJob) -> Option<f64> {
+    fn eval(&self, job: &Inputs) -> Option<f64> {
         Some(match self {
             Expr::Number(value) => *value,
             Expr::Keyword(keyword) => keyword.value(job),

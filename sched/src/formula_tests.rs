@@ -14,7 +14,9 @@ fn value_of(text: &str) -> f64 {
     pending.eligible_time = 600;
     pending.walltime = 3600;
     pending.fairshare = FairShare { perc: 0.25, usage: 0.5, factor: 0.125 };
-    Formula::parse(text).unwrap_or_else(|error| panic!("{text}: {error}")).value(&pending)
+    Formula::parse(text)
+        .unwrap_or_else(|error| panic!("{text}: {error}"))
+        .value(&crate::order::formula_inputs(&pending))
 }
 
 fn error_of(text: &str) -> String {
@@ -155,7 +157,7 @@ proptest! {
         let text = parts.concat();
         if let Ok(formula) = Formula::parse(&text) {
             let request = request(vec![chunk(1, 1)], Placement::Free);
-            prop_assert!(formula.value(&job(1, &request)).is_finite());
+            prop_assert!(formula.value(&crate::order::formula_inputs(&job(1, &request))).is_finite());
         }
     }
 }

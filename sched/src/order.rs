@@ -13,7 +13,7 @@
 
 use std::cmp::{Ordering, Reverse};
 
-use crate::view::ClusterView;
+use crate::view::{ClusterView, PendingJob};
 
 /// A key compared highest first that is total on the finite values the formula and the
 /// fair-share factor give (NaN, which they never give, would sort as equal).
@@ -46,7 +46,9 @@ pub(crate) fn priority_order(view: &ClusterView) -> Vec<usize> {
         Some(formula) => jobs
             .iter()
             .enumerate()
-            .map(|(index, job)| (Reverse(job.queue_priority), Reverse(0), High(formula.value(job)), job.order, index))
+            .map(|(index, job)| {
+                (Reverse(job.queue_priority), Reverse(0), High(formula.value(&formula_inputs(job))), job.order, index)
+            })
             .collect(),
         None => jobs
             .iter()
@@ -64,3 +66,18 @@ pub(crate) fn priority_order(view: &ClusterView) -> Vec<usize> {
 #[cfg(test)]
 #[path = "order_tests.rs"]
 mod tests;
+
+/// What `job_sort_formula`'s keywords read for `job`.
+pub(crate) fn formula_inputs(job: &PendingJob) -> crate::formula::Inputs {
+    crate::formula::Inputs {
+        queue_priority: f64::from(job.queue_priority),
+        job_priority: f64::from(job.priority),
+        fairshare_perc: job.fairshare.perc,
+        fairshare_tree_usage: job.fairshare.usage,
+        fairshare_factor: job.fairshare.factor,
+        eligible_time: job.eligible_time as f64,
+        ncpus: f64::from(job.request.total_ncpus()),
+        ngpus: f64::from(job.request.total_ngpus()),
+        walltime: job.walltime as f64,
+    }
+}

@@ -248,8 +248,8 @@ impl JobColumns {
         job.delete_requested = self.delete_requested;
         job.rerun_requested = self.rerun_requested;
         job.script_bytes = from_column(row_seq, "script_bytes", self.script_bytes)?;
-        let sched: SchedColumns = serde_json::from_str(&self.sched_state)
-            .map_err(|err| corrupt(row_seq, "sched_state", err.to_string()))?;
+        let sched: SchedColumns =
+            serde_json::from_str(&self.sched_state).map_err(|err| corrupt(row_seq, "sched_state", err.to_string()))?;
         job.sched_preempted = sched.sched_preempted;
         job.shares_released = sched.shares_released;
         job.eligible = crate::state::EligibleClock { accrued: sched.eligible_time.max(0), since: sched.eligible_since };
