@@ -6,6 +6,8 @@
 //! a scan of the matching nodes is affordable.
 //! Must not know: priorities, limits, reservations, how the reason is worded.
 
+use std::borrow::Cow;
+
 use crate::captree::Capacity;
 use crate::class::{Plan, Step};
 use crate::view::WaitReason;
@@ -27,10 +29,10 @@ pub(crate) fn why_not(plan: &Plan, work: &mut Work) -> WaitReason {
             return WaitReason::Resource(name);
         }
     }
-    WaitReason::Resource("ncpus".to_string())
+    WaitReason::Resource(Cow::Borrowed("ncpus"))
 }
 
-fn short_in(step: &Step, scatter: bool, work: &mut Work) -> Option<String> {
+fn short_in(step: &Step, scatter: bool, work: &mut Work) -> Option<Cow<'static, str>> {
     work.matching(step.set);
     let work = &*work;
     let matching = work.sets.matching_known(step.set);
@@ -41,7 +43,7 @@ fn short_in(step: &Step, scatter: bool, work: &mut Work) -> Option<String> {
             .filter(|node| node.usable && (node.idle || !step.need.idle))
     };
     if usable().next().is_none() {
-        return Some("nodes".to_string());
+        return Some(Cow::Borrowed("nodes"));
     }
     let need = &step.need;
     // The maxima over the set's members: no node holds one unit's cpus, GPUs or memory.
@@ -50,13 +52,13 @@ fn short_in(step: &Step, scatter: bool, work: &mut Work) -> Option<String> {
     if most != Capacity::default() {
         let cpus_plus_one = if need.idle { most.idle_cpus_plus_one } else { most.cpus_plus_one };
         if u64::from(cpus_plus_one) <= need.cpus {
-            return Some("ncpus".to_string());
+            return Some(Cow::Borrowed("ncpus"));
         }
         if u64::from(most.gpus) < need.gpus {
-            return Some("ngpus".to_string());
+            return Some(Cow::Borrowed("ngpus"));
         }
         if most.mem < need.mem {
-            return Some("mem".to_string());
+            return Some(Cow::Borrowed("mem"));
         }
     }
     let units = |free: u64, each: u64| {
@@ -80,6 +82,9 @@ fn short_in(step: &Step, scatter: bool, work: &mut Work) -> Option<String> {
         }
     }
     let count = u64::from(step.count);
-    let names = ["ncpus", "ngpus", "mem"].into_iter().chain(step.amounts.iter().map(|(name, _)| name.as_str()));
-    sums.iter().zip(names).find(|(sum, _)| **sum < count).map(|(_, name)| name.to_string())
+    let names = ["ncpus", "ngpus", "mem"]
+        .into_iter()
+        .map(Cow::Borrowed)
+        .chain(step.amounts.iter().map(|(name, _)| Cow::Owned(name.clone())));
+    sums.iter().zip(names).find(|(sum, _)| **sum < count).map(|(_, name)| name)
 }

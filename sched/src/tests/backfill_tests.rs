@@ -61,7 +61,7 @@ fn start_of(outcome: &Outcome, key: u64) -> Option<i64> {
 }
 
 fn resource(name: &str) -> WaitReason {
-    WaitReason::Resource(name.to_string())
+    WaitReason::Resource(name.to_string().into())
 }
 
 fn with_walltime(key: u64, request: &job::ResourceRequest, walltime: u64) -> PendingJob<'_> {
