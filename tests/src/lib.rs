@@ -236,6 +236,19 @@ impl Cluster {
         self.command(name).args(args).stdin(Stdio::null()).output().expect("command runs")
     }
 
+    /// Every accounting record written so far (all day files, oldest first: a test may cross
+    /// midnight).
+    pub fn accounting(&self) -> Vec<String> {
+        let dir = self.state.path().join("server_priv/accounting");
+        let mut files: Vec<PathBuf> =
+            std::fs::read_dir(dir).map(|entries| entries.flatten().map(|entry| entry.path()).collect()).unwrap_or_default();
+        files.sort();
+        files
+            .iter()
+            .flat_map(|path| std::fs::read_to_string(path).unwrap_or_default().lines().map(str::to_string).collect::<Vec<_>>())
+            .collect()
+    }
+
     /// Writes a script into the submit directory and returns its path.
     pub fn script(&self, name: &str, text: &str) -> PathBuf {
         let path = self.work.path().join(name);

@@ -6,7 +6,7 @@
 //! Must not know: sockets, the store's tables (it sees `StoredQueue` and pairs only).
 
 use super::queue::QueueCounts;
-use super::server_attrs::{flavor_name, parse_flavor, NAMES, SHOWN_WHEN_SET};
+use super::server_attrs::{flavor_name, names, parse_flavor, shown_only_when_set};
 use super::values::unknown_attribute;
 use super::{Queue, Requester, ServerState};
 use job::resources::site::{ResourceDef, SiteResources};
@@ -110,9 +110,8 @@ impl ServerState {
 
     /// The explicitly set server attributes as (name, value), as stored and printed.
     pub fn server_attr_pairs(&self) -> Vec<(String, String)> {
-        NAMES
-            .iter()
-            .filter(|name| self.attrs.set.contains(*name))
+        names()
+            .filter(|name| self.attrs.set.contains(name))
             .map(|name| (name.to_string(), self.attrs.value(name, &self.default_queue, self.flavor)))
             .chain(
                 self.attrs
@@ -193,11 +192,11 @@ impl ServerState {
             Attr::new("total_jobs", total.total().to_string()),
             Attr::new("state_count", total.state_count()),
         ];
-        for name in &NAMES[1..] {
+        for name in names().skip(1) {
             let value = self.attrs.shown_value(name, &self.default_queue, self.flavor);
-            let hidden = SHOWN_WHEN_SET.contains(name) && !self.attrs.set.contains(name);
+            let hidden = shown_only_when_set(name) && !self.attrs.set.contains(name);
             if !value.is_empty() && !hidden {
-                attrs.push(Attr::new(*name, value));
+                attrs.push(Attr::new(name, value));
             }
         }
         attrs.extend(self.server_resource_status());

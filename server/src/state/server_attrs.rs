@@ -87,25 +87,20 @@ pub fn default_max_queued() -> Limits {
     Limits { total: None, per_user: Some(MAX_QUEUED_PER_USER) }
 }
 
-/// Attributes `qstat -Bf` shows only when set explicitly (their defaults are documented).
-pub const SHOWN_WHEN_SET: [&str; 10] = [
-    "max_queued",
-    "max_user_kept_bytes",
-    "backfill_depth",
-    "job_sort_formula",
-    "fairshare_decay_time",
-    "fairshare_decay_factor",
-    "fairshare_weights",
-    "preempt_queue_prio",
-    "preempt_order",
-    "eligible_time_enable",
-];
+/// Attributes `qstat -Bf` shows only when set explicitly (their defaults are documented), with
+/// every scheduling attribute (`sched_attrs::NAMES`): see [`shown_only_when_set`].
+pub const SHOWN_WHEN_SET: [&str; 2] = ["max_queued", "max_user_kept_bytes"];
+
+/// Whether `qstat -Bf` shows attribute `name` only when it is set explicitly.
+pub fn shown_only_when_set(name: &str) -> bool {
+    SHOWN_WHEN_SET.contains(&name) || super::sched_attrs::NAMES.contains(&name)
+}
 
 /// OpenPBS's default `node_fail_requeue`, seconds.
 pub const NODE_FAIL_REQUEUE: i64 = 310;
 
-/// The server attribute names, in the order `qstat -Bf` and `qmgr print server` use.
-pub const NAMES: [&str; 20] = [
+/// The attributes kept here, in the order `qstat -Bf` and `qmgr print server` use.
+const OWN_NAMES: [&str; 12] = [
     "scheduling",
     "managers",
     "operators",
@@ -118,15 +113,13 @@ pub const NAMES: [&str; 20] = [
     "flavor",
     "max_queued",
     "max_user_kept_bytes",
-    "backfill_depth",
-    "job_sort_formula",
-    "fairshare_decay_time",
-    "fairshare_decay_factor",
-    "fairshare_weights",
-    "preempt_queue_prio",
-    "preempt_order",
-    "eligible_time_enable",
 ];
+
+/// Every server attribute name, in the order `qstat -Bf` and `qmgr print server` use: those kept
+/// here, then the scheduling ones (`sched_attrs::NAMES`).
+pub fn names() -> impl Iterator<Item = &'static str> {
+    OWN_NAMES.into_iter().chain(super::sched_attrs::NAMES)
+}
 
 impl ServerAttrs {
     /// A fresh server's attributes: `scheduling`, `default_queue` and `query_other_jobs` set,
@@ -158,7 +151,7 @@ impl ServerAttrs {
             return Err(unknown_attribute(attr));
         }
         let lower = attr.name.to_ascii_lowercase();
-        let Some(name) = NAMES.iter().copied().find(|name| *name == lower) else {
+        let Some(name) = names().find(|name| *name == lower) else {
             return Err(unknown_attribute(attr));
         };
         if super::sched_attrs::NAMES.contains(&name) {
@@ -251,7 +244,7 @@ impl ServerAttrs {
         }
     }
 
-    /// The value of attribute `name` (one of [`NAMES`]) as text, as stored.
+    /// The value of attribute `name` (one of [`names`]) as text, as stored.
     pub fn value(&self, name: &str, default_queue: &str, flavor: Flavor) -> String {
         match name {
             "scheduling" => show_bool(self.scheduling).to_string(),

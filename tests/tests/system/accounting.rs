@@ -9,25 +9,11 @@ use tests::{wait_for, Cluster, Shape};
 
 const LIMIT: Duration = Duration::from_secs(30);
 
-/// Every accounting record written so far (all day files; a test may cross midnight).
-fn accounting(cluster: &Cluster) -> Vec<String> {
-    let dir = cluster.state.path().join("server_priv/accounting");
-    let mut files: Vec<PathBuf> =
-        std::fs::read_dir(dir).map(|entries| entries.flatten().map(|entry| entry.path()).collect()).unwrap_or_default();
-    files.sort();
-    files
-        .iter()
-        .flat_map(|path| {
-            std::fs::read_to_string(path).unwrap_or_default().lines().map(str::to_string).collect::<Vec<_>>()
-        })
-        .collect()
-}
-
 /// Waits for the record of type `kind` of job `id` and returns its message.
 fn record(cluster: &Cluster, kind: char, id: &str) -> String {
     let prefix = format!(";{kind};{id};");
     wait_for(LIMIT, &format!("the {kind} record of {id}"), || {
-        accounting(cluster)
+        cluster.accounting()
             .into_iter()
             .find_map(|line| line.split_once(&prefix).map(|(_, message)| message.to_string()))
     })
@@ -192,7 +178,7 @@ fn an_array_has_q_for_the_parent_s_and_e_per_subjob_and_e_for_the_parent_at_its_
     // A subjob exited non-zero: the array's status is 1 (OpenPBS chk_array_doneness).
     assert!(parent_end.contains(" Exit_status=1 "), "{parent_end}");
     assert!(record(&cluster, 'Q', &id).contains("jobname=arr.sh "));
-    let kinds: Vec<String> = accounting(&cluster)
+    let kinds: Vec<String> = cluster.accounting()
         .iter()
         .filter_map(|line| {
             let fields: Vec<&str> = line.splitn(4, ';').collect();
@@ -256,7 +242,7 @@ fn kill_9_right_after_jobs_end_loses_no_end_record_even_after_a_failed_write() {
         record(&cluster, 'E', id);
         record(&cluster, 'Q', id);
     }
-    let lines = accounting(&cluster);
+    let lines = cluster.accounting();
     for id in &ids {
         let ends = lines.iter().filter(|line| line.contains(&format!(";E;{id};"))).count();
         assert_eq!(ends, 1, "one E record of {id}: {lines:#?}");

@@ -28,25 +28,11 @@ fn waiting_script(cluster: &Cluster, name: &str, flag: &Path) -> PathBuf {
     cluster.script(name, &format!("while [ ! -e {} ]; do sleep 0.1; done\n", flag.display()))
 }
 
-/// Every accounting record written so far.
-fn accounting(cluster: &Cluster) -> Vec<String> {
-    let dir = cluster.state.path().join("server_priv/accounting");
-    let mut files: Vec<PathBuf> =
-        std::fs::read_dir(dir).map(|entries| entries.flatten().map(|entry| entry.path()).collect()).unwrap_or_default();
-    files.sort();
-    files
-        .iter()
-        .flat_map(|path| {
-            std::fs::read_to_string(path).unwrap_or_default().lines().map(str::to_string).collect::<Vec<_>>()
-        })
-        .collect()
-}
-
 /// Waits for a record of type `kind` of job `id`.
 fn wait_record(cluster: &Cluster, kind: char, id: &str) {
     let needle = format!(";{kind};{id};");
     wait_for(LIMIT, &format!("the {kind} record of {id}"), || {
-        accounting(cluster).iter().any(|line| line.contains(&needle)).then_some(())
+        cluster.accounting().iter().any(|line| line.contains(&needle)).then_some(())
     });
 }
 
