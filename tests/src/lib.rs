@@ -240,12 +240,15 @@ impl Cluster {
     /// midnight).
     pub fn accounting(&self) -> Vec<String> {
         let dir = self.state.path().join("server_priv/accounting");
-        let mut files: Vec<PathBuf> =
-            std::fs::read_dir(dir).map(|entries| entries.flatten().map(|entry| entry.path()).collect()).unwrap_or_default();
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map(|entries| entries.flatten().map(|entry| entry.path()).collect())
+            .unwrap_or_default();
         files.sort();
         files
             .iter()
-            .flat_map(|path| std::fs::read_to_string(path).unwrap_or_default().lines().map(str::to_string).collect::<Vec<_>>())
+            .flat_map(|path| {
+                std::fs::read_to_string(path).unwrap_or_default().lines().map(str::to_string).collect::<Vec<_>>()
+            })
             .collect()
     }
 

@@ -13,7 +13,8 @@ const LIMIT: Duration = Duration::from_secs(30);
 fn record(cluster: &Cluster, kind: char, id: &str) -> String {
     let prefix = format!(";{kind};{id};");
     wait_for(LIMIT, &format!("the {kind} record of {id}"), || {
-        cluster.accounting()
+        cluster
+            .accounting()
             .into_iter()
             .find_map(|line| line.split_once(&prefix).map(|(_, message)| message.to_string()))
     })
@@ -178,7 +179,8 @@ fn an_array_has_q_for_the_parent_s_and_e_per_subjob_and_e_for_the_parent_at_its_
     // A subjob exited non-zero: the array's status is 1 (OpenPBS chk_array_doneness).
     assert!(parent_end.contains(" Exit_status=1 "), "{parent_end}");
     assert!(record(&cluster, 'Q', &id).contains("jobname=arr.sh "));
-    let kinds: Vec<String> = cluster.accounting()
+    let kinds: Vec<String> = cluster
+        .accounting()
         .iter()
         .filter_map(|line| {
             let fields: Vec<&str> = line.splitn(4, ';').collect();
