@@ -1,6 +1,8 @@
 //! The scheduling policy of minipbs as a pure function: a `ClusterView` (nodes with their free
-//! slots, GPUs and memory, plus the queued jobs) goes in, `Decision`s (which job starts where)
-//! come out. `can_ever_run` answers at submit whether a request could ever be placed.
+//! slots, GPUs and memory, the running and the queued jobs) goes in, an `Outcome` (which jobs
+//! start where, which are preempted or resumed, why the others wait and when the top ones are
+//! planned to start) comes out. `can_ever_run` answers at submit whether a request could ever be
+//! placed.
 //!
 //! Architecture invariant: this crate is pure and deterministic. No tokio, no I/O, no clock
 //! (time is an argument: `ClusterView::now`), no `proto`; it depends only on `job`.
@@ -19,6 +21,8 @@
 //! - `work/nodeset.rs` (a part of `work`), `captree`: nodes matching a host/property set, with a max segment tree so
 //!   "first node where this fits" costs about O(log nodes).
 //! - `feasible`: `can_ever_run`.
+//! - `preempt`: the phase before the pass: resuming suspended jobs, preemptors taking the place
+//!   of lower-queue jobs.
 //! - `simulate`: `minipbs simulate`, replaying an SWF trace through `schedule` on a virtual clock.
 //! - `order`: the priority order; `formula`: `job_sort_formula`; `fairshare`: the share tree
 //!   and each entity's standing (the server measures usage).
