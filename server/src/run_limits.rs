@@ -39,12 +39,7 @@ pub fn run_limits(state: &ServerState, jobs: &[&Job]) -> RunLimits {
         return RunLimits { capacities: Vec::new(), per_job: vec![Vec::new(); jobs.len()], what: Vec::new() };
     }
     // Jobs running per queue and per (queue, owner).
-    let mut running: HashMap<&str, u32> = HashMap::new();
-    let mut running_by_user: HashMap<(&str, &str), u32> = HashMap::new();
-    for job in state.jobs().values().filter(|job| job.state().is_active()) {
-        *running.entry(job.queue.as_str()).or_default() += 1;
-        *running_by_user.entry((job.queue.as_str(), job.owner.as_str())).or_default() += 1;
-    }
+    let (running, running_by_user) = state.active_counts();
     let mut limits = RunLimits::default();
     let mut queue_index: HashMap<&str, usize> = HashMap::new();
     let mut user_index: HashMap<(&str, &str), usize> = HashMap::new();

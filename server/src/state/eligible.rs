@@ -44,12 +44,7 @@ pub fn settle(state: &mut ServerState, out: &mut Outbox, now: i64) {
 /// The queued jobs whose clock must change, with whether they are eligible now.
 fn changes(state: &ServerState) -> Vec<(JobKey, bool)> {
     let per_user_limits = state.queues().values().any(|queue| queue.run.per_user.is_some());
-    let mut running_by_user: HashMap<(&str, &str), u32> = HashMap::new();
-    if per_user_limits {
-        for job in state.jobs().values().filter(|job| job.state().is_active()) {
-            *running_by_user.entry((job.queue.as_str(), job.owner.as_str())).or_default() += 1;
-        }
-    }
+    let running_by_user = if per_user_limits { state.active_counts().1 } else { HashMap::new() };
     let mut started: HashMap<&str, (bool, Option<u32>)> = HashMap::new();
     let mut last: Option<(&str, (bool, Option<u32>))> = None;
     let mut changes = Vec::new();

@@ -9,9 +9,22 @@
 use super::{Job, Node, Queue, ServerState};
 use ::job::JobKey;
 use proto::error::{ErrorCode, RequestError};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 impl ServerState {
+    /// Active jobs (running, exiting, suspended) per queue and per (queue, owner): what
+    /// `max_run` limits count (the pass's run limits and eligible time both read it).
+    #[allow(clippy::type_complexity)]
+    pub fn active_counts(&self) -> (HashMap<&str, u32>, HashMap<(&str, &str), u32>) {
+        let mut per_queue: HashMap<&str, u32> = HashMap::new();
+        let mut per_user: HashMap<(&str, &str), u32> = HashMap::new();
+        for job in self.jobs().values().filter(|job| job.state().is_active()) {
+            *per_queue.entry(job.queue.as_str()).or_default() += 1;
+            *per_user.entry((job.queue.as_str(), job.owner.as_str())).or_default() += 1;
+        }
+        (per_queue, per_user)
+    }
+
     /// Every job, by key, read-only. Add jobs with [`ServerState::insert_job`], remove them
     /// with [`ServerState::remove_finished_job`].
     pub fn jobs(&self) -> &BTreeMap<JobKey, Box<Job>> {
