@@ -185,6 +185,19 @@ pub(crate) fn run_handler<R>(
     (result, out)
 }
 
+/// [`run_handler`], then the state's invariants checked (`ServerState::sanity_check`): what
+/// handler tests run.
+#[cfg(test)]
+pub(crate) fn run_checked<R>(
+    state: &mut ServerState,
+    now: i64,
+    handler: impl FnOnce(&mut ServerState, &mut Outbox) -> R,
+) -> (R, Outbox) {
+    let done = run_handler(state, now, handler);
+    state.sanity_check();
+    done
+}
+
 /// Locks the mom links; a panic while they were held (under the state lock, as registration
 /// holds them) ends the server, as for the state ([`Shared::state`]).
 pub fn lock_moms(moms: &Mutex<HashMap<String, MomLink>>) -> MutexGuard<'_, HashMap<String, MomLink>> {

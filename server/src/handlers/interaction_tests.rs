@@ -20,16 +20,7 @@ const ROOT: u32 = 0;
 const OPERATOR: u32 = 1001;
 const CAROL: u32 = 1002;
 
-/// Runs a handler as `Shared::apply` does, then checks the state's invariants.
-fn apply<R>(
-    state: &mut ServerState,
-    now: i64,
-    handler: impl FnOnce(&mut ServerState, &mut Outbox) -> R,
-) -> (R, Outbox) {
-    let done = crate::shared::run_handler(state, now, handler);
-    state.sanity_check();
-    done
-}
+use crate::shared::run_checked as apply;
 
 fn submit_with(state: &mut ServerState, depend: &str, edit: impl FnOnce(&mut job::JobSpec)) -> String {
     let mut job = spec(&[("ncpus", "1")]);

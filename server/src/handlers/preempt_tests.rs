@@ -18,15 +18,7 @@ use sched::PreemptHow;
 
 const ROOT: u32 = 0;
 
-fn apply<R>(
-    state: &mut ServerState,
-    now: i64,
-    handler: impl FnOnce(&mut ServerState, &mut Outbox) -> R,
-) -> (R, Outbox) {
-    let done = crate::shared::run_handler(state, now, handler);
-    state.sanity_check();
-    done
-}
+use crate::shared::run_checked as apply;
 
 /// Submits a job of `ncpus` cpus with `walltime` seconds (none when 0) and runs a pass at
 /// time 100; returns its key.
