@@ -75,7 +75,7 @@ const VERBS: [&str; 13] =
     ["create", "delete", "set", "unset", "list", "print", "active", "import", "export", "help", "?", "quit", "exit"];
 
 /// Attribute names that may follow the object type without a name in between.
-const ATTRIBUTES: [&str; 44] = [
+const ATTRIBUTES: [&str; 45] = [
     "queue_type",
     "enabled",
     "started",
@@ -120,6 +120,7 @@ const ATTRIBUTES: [&str; 44] = [
     "fairshare_weights",
     "preempt_queue_prio",
     "preempt_order",
+    "eligible_time_enable",
 ];
 
 /// Parses one request.
@@ -339,6 +340,12 @@ mod tests {
         );
         assert_eq!(command("p r").1, ObjectKind::Resource);
         assert_eq!(command("d r r1,r2").2, ["r1", "r2"]);
+        // The scheduling attributes (issue 16) are attributes, not server names.
+        for name in ["backfill_depth", "preempt_order", "eligible_time_enable", "job_sort_formula"] {
+            let parsed = command(&format!("set server {name} = 1"));
+            assert_eq!(parsed.2, Vec::<String>::new(), "{name}");
+            assert_eq!(parsed.3, [format!("{name}|Set|1")], "{name}");
+        }
     }
 
     #[test]
