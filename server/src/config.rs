@@ -17,8 +17,8 @@ pub struct ServerConfig {
     pub server_name: String,
     /// Unix socket for commands and moms; default `<state_dir>/server.sock`.
     pub socket_path: PathBuf,
-    /// SQLite database; default `<state_dir>/server.db`.
-    pub db_path: PathBuf,
+    /// The job store (`--store`): SQLite, default `<state_dir>/server.db`, or PostgreSQL.
+    pub store: crate::store::StoreLocation,
     pub default_queue: String,
     pub flavor: Flavor,
     /// TORQUE `keep_completed`: seconds a finished job stays in plain listings as `C` (torque
@@ -59,7 +59,7 @@ impl ServerConfig {
     pub fn new(state_dir: PathBuf, server_name: String) -> ServerConfig {
         ServerConfig {
             socket_path: state_dir.join("server.sock"),
-            db_path: state_dir.join("server.db"),
+            store: crate::store::StoreLocation::Sqlite(state_dir.join("server.db")),
             state_dir,
             server_name,
             default_queue: "workq".to_string(),

@@ -46,8 +46,8 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
     std::fs::create_dir_all(&config.state_dir)
         .with_context(|| format!("cannot create state directory {}", config.state_dir.display()))?;
     keep_private(&config)?;
-    let mut store = store::Store::open(&config.db_path)
-        .with_context(|| format!("cannot open the job store {}", config.db_path.display()))?;
+    let mut store =
+        store::Store::open(&config.store).with_context(|| format!("cannot open the job store {}", config.store))?;
     let loaded = store.load(&config.server_name).context("cannot load jobs from the store")?;
     let mut state =
         ServerState::new(&config.server_name, &config.default_queue, config.kill_delay, nix::unistd::getuid().as_raw());
@@ -231,14 +231,16 @@ fn keep_private(config: &ServerConfig) -> anyhow::Result<()> {
     let priv_dir = config.state_dir.join("server_priv");
     std::fs::create_dir_all(&priv_dir).with_context(|| format!("cannot create {}", priv_dir.display()))?;
     std::fs::set_permissions(&priv_dir, std::fs::Permissions::from_mode(0o750))?;
+    // A PostgreSQL store's privileges are the database's (docs/sql.md).
+    let Some(db_path) = config.store.sqlite_path() else { return Ok(()) };
     std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .mode(0o600)
-        .open(&config.db_path)
-        .with_context(|| format!("cannot create the job store {}", config.db_path.display()))?;
+        .open(db_path)
+        .with_context(|| format!("cannot create the job store {}", db_path.display()))?;
     for suffix in ["", "-wal", "-shm"] {
-        let mut path = config.db_path.clone().into_os_string();
+        let mut path = db_path.as_os_str().to_owned();
         path.push(suffix);
         if std::path::Path::new(&path).exists() {
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;

@@ -59,6 +59,11 @@ struct Args {
     /// default <state-dir>/sched_priv/resource_group if it exists).
     #[arg(long)]
     resource_group: Option<PathBuf>,
+    /// The job store: `sqlite:PATH` (default <state-dir>/server.db) or
+    /// `postgresql://USER@HOST/DATABASE` (a password goes in ~/.pgpass, never here: it would
+    /// show in ps). Two servers on one PostgreSQL store are a primary and a standby.
+    #[arg(long, value_parser = server::store::StoreLocation::parse)]
+    store: Option<server::store::StoreLocation>,
     /// More logging (-v info, -vv debug).
     #[arg(short, action = clap::ArgAction::Count)]
     verbose: u8,
@@ -104,6 +109,9 @@ async fn run() -> anyhow::Result<()> {
     config.listen = args.listen;
     config.munge_socket = args.munge_socket;
     config.resource_group = args.resource_group;
+    if let Some(store) = args.store {
+        config.store = store;
+    }
     let shutdown = async {
         let mut term =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");

@@ -14,10 +14,11 @@ pub enum StoreError {
     /// SQLite takes the path as UTF-8 text.
     #[error("store path {0:?} is not valid UTF-8")]
     BadPath(PathBuf),
-    /// The database file could not be opened or created.
-    #[error("cannot open the job store {path:?}")]
+    /// The database could not be opened, created or reached (`path` is the file, or the
+    /// PostgreSQL URL without its password).
+    #[error("cannot open the job store {path}")]
     Open {
-        path: PathBuf,
+        path: String,
         #[source]
         source: Cause,
     },
