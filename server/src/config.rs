@@ -19,6 +19,9 @@ pub struct ServerConfig {
     pub socket_path: PathBuf,
     /// The job store (`--store`): SQLite, default `<state_dir>/server.db`, or PostgreSQL.
     pub store: crate::store::StoreLocation,
+    /// How long the active server's lease on a PostgreSQL store lasts without renewal: a
+    /// standby takes over at most this long after the active one stops renewing.
+    pub lease_ttl: Duration,
     pub default_queue: String,
     pub flavor: Flavor,
     /// TORQUE `keep_completed`: seconds a finished job stays in plain listings as `C` (torque
@@ -60,6 +63,7 @@ impl ServerConfig {
         ServerConfig {
             socket_path: state_dir.join("server.sock"),
             store: crate::store::StoreLocation::Sqlite(state_dir.join("server.db")),
+            lease_ttl: Duration::from_secs(5),
             state_dir,
             server_name,
             default_queue: "workq".to_string(),

@@ -25,6 +25,10 @@ use super::nodes::NODES_KEY;
 /// (`synchronous_commit=on`), so a committed transaction survives a crash or power loss.
 pub struct Store {
     connection: Db,
+    /// Where it is (the lease keeper opens its own connection there).
+    location: StoreLocation,
+    /// The lease every commit checks first (PostgreSQL; `None` on SQLite).
+    fence: Option<super::lease::Held>,
 }
 
 /// Why a commit's transaction was rolled back: an error of ours, or of the transaction itself.
@@ -49,7 +53,34 @@ impl Store {
     /// Opens the store at `location` (creating an SQLite file if needed), with its durability
     /// settings, and applies pending migrations.
     pub fn open(location: &StoreLocation) -> Result<Store, StoreError> {
-        Ok(Store { connection: super::db::open(location)? })
+        Ok(Store { connection: super::db::open(location)?, location: location.clone(), fence: None })
+    }
+
+    /// Where the store is.
+    pub fn location(&self) -> &StoreLocation {
+        &self.location
+    }
+
+    /// On PostgreSQL: waits until this server holds the store's lease (`lease.rs`), as the
+    /// standby while another holds it, and from then on refuses every commit once it is lost.
+    /// Returns what is held, for [`super::lease::keep`]. On SQLite: `None` at once (one server
+    /// per file).
+    pub fn acquire_lease(
+        &mut self,
+        ttl: std::time::Duration,
+        poll: std::time::Duration,
+    ) -> Result<Option<super::lease::Held>, StoreError> {
+        let Db::Postgresql(connection) = &mut self.connection else { return Ok(None) };
+        let holder = super::lease::holder_name();
+        let held = super::lease::acquire(connection, &holder, ttl, poll)?;
+        // A holder stopped inside a transaction must not keep the lease row locked forever.
+        diesel::connection::SimpleConnection::batch_execute(
+            connection,
+            &format!("SET idle_in_transaction_session_timeout = {}", ttl.as_millis().max(1)),
+        )
+        .map_err(|err| StoreError::database("setting idle_in_transaction_session_timeout", err))?;
+        self.fence = Some(held.clone());
+        Ok(Some(held))
     }
 
     /// Opens the SQLite store at `path` (tests and tools).
@@ -155,8 +186,12 @@ impl Store {
         if ops.is_empty() {
             return Ok(());
         }
+        let fence = self.fence.as_ref();
         self.connection
             .transaction(|connection| {
+                if let (Some(held), Db::Postgresql(connection)) = (fence, &mut *connection) {
+                    super::lease::check(connection, held)?;
+                }
                 for op in ops {
                     apply(connection, op)?;
                 }

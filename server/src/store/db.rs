@@ -33,6 +33,7 @@ pub enum Db {
 
 impl Db {
     /// Which SQL dialect this connection speaks.
+    #[cfg(test)]
     pub fn dialect(&self) -> Dialect {
         match self {
             Db::Sqlite(_) => Dialect::Sqlite,

@@ -50,6 +50,9 @@ pub enum StoreError {
     /// lost, so the whole transaction is refused.
     #[error("update of job {seq}, which is not in the job store")]
     NoSuchJob { seq: u64 },
+    /// Another server took the store's lease (`lease.rs`): this one must not write again.
+    #[error("another server ({holder}, epoch {epoch}) holds the job store's lease: this server is no longer active")]
+    LeaseLost { holder: String, epoch: i64 },
     /// The store thread behind a `StoreHandle` is gone (it panicked); nothing more is durable.
     #[error("the job store thread has stopped")]
     Closed,

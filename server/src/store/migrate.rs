@@ -88,6 +88,7 @@ pub(super) const STEPS: &[Step] = &[
     portable!("2026-11-25-010000_accounting"),
     portable!("2026-11-25-020000_site_resources"),
     portable!("2026-11-26-000000_scheduling"),
+    portable!("2026-11-27-000000_lease"),
 ];
 
 /// The steps as diesel's harness wants them, for one dialect.

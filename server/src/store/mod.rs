@@ -21,6 +21,7 @@ mod error;
 pub(crate) mod exec_hosts;
 mod fairshare;
 mod handle;
+pub mod lease;
 pub mod migrate;
 mod models;
 mod nodes;
