@@ -229,8 +229,14 @@ pub fn up(args: &UpArgs) -> Result<PathBuf, String> {
     wait_until(Duration::from_secs(20), || Connection::open_conf(&conf).is_ok()).map_err(|_| server_failed())?;
     if args.standby {
         // Started once the first one serves: it waits for the lease as the standby, on the same
-        // state directory and socket, and binds that socket when it takes over.
-        spawn_daemon(&bin_dir.join("pbs_server"), &server_args, &dir, "server2")?;
+        // state directory, socket and TCP port, and binds them when it takes over.
+        let port = match &conf.server {
+            ServerAddr::Tcp { port, .. } => format!("127.0.0.1:{port}"),
+            ServerAddr::Unix(_) => String::new(),
+        };
+        let standby_args: Vec<String> =
+            server_args.iter().map(|arg| if arg == "127.0.0.1:0" { port.clone() } else { arg.clone() }).collect();
+        spawn_daemon(&bin_dir.join("pbs_server"), &standby_args, &dir, "server2")?;
     }
     for index in 1..=args.nodes {
         let name = format!("node{index}");
