@@ -1,7 +1,7 @@
 //! `minipbs up --postgres`: the local cluster's own PostgreSQL, for a store two servers can
 //! share (`--standby`). A cluster directory `<state_dir>/postgres/data` made by `initdb` the
 //! first time, a server on a Unix socket in `<state_dir>/postgres` only (no TCP port; trust
-//! authentication, reachable by whoever can enter that directory), recorded with the daemons
+//! authentication, so that directory is 0700: its owner's and root's only), recorded with the daemons
 //! (`pids/postgres.pid`) so `minipbs down` stops it last. As root it runs as the `postgres`
 //! user (PostgreSQL refuses root), which must be able to reach the state directory.
 
@@ -22,6 +22,11 @@ pub fn start(dir: &Path) -> Result<String, String> {
     let pg_dir = dir.join("postgres");
     let data = pg_dir.join("data");
     std::fs::create_dir_all(&pg_dir).map_err(|error| format!("cannot create {}: {error}", pg_dir.display()))?;
+    // Trust authentication on a socket in here: only the owner (and root, whose server connects)
+    // may enter, or any local user could read every job's script and environment.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&pg_dir, std::fs::Permissions::from_mode(0o700))
+        .map_err(|error| format!("cannot restrict {}: {error}", pg_dir.display()))?;
     let owner = owner()?;
     if let Some((uid, gid)) = owner {
         nix::unistd::chown(&pg_dir, Some(uid), Some(gid))

@@ -40,6 +40,22 @@ fn listed(cluster: &Cluster) -> HashSet<String> {
 fn the_standby_takes_over_after_kill_9_with_every_printed_id_and_the_running_jobs() {
     let Some(cluster) = standby_cluster(&[]) else { return };
     let cluster = Arc::new(cluster);
+    // Its PostgreSQL trusts whoever reaches its socket: nobody but its owner and root may.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(cluster.state.path().join("postgres")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700, "the cluster's PostgreSQL socket directory is private");
+    if tests::is_root() {
+        let url = tests::postgres_url(cluster.state.path());
+        let psql = std::process::Command::new("runuser")
+            .args(["-u", "nobody", "--", "psql", &url, "-c", "SELECT 1"])
+            .output()
+            .expect("runuser runs");
+        assert!(
+            !psql.status.success(),
+            "another user connected to the job store: {}",
+            String::from_utf8_lossy(&psql.stdout)
+        );
+    }
     let flag = cluster.work.path().join("go");
     let long = cluster.script("long.sh", &format!("while [ ! -e {} ]; do sleep 0.1; done\nexit 3\n", flag.display()));
     let running: Vec<String> = (0..2).map(|_| cluster.qsub(&long, &[])).collect();
