@@ -192,7 +192,10 @@ pub async fn run(settings: LinkSettings, table: Arc<Mutex<JobTable>>, mut channe
             Err(err @ (LinkError::Connect { .. } | LinkError::NotServer { .. } | LinkError::Timeout(_))) => {
                 failures += 1;
                 if failures <= settings.targets.len() as u32 {
-                    tracing::warn!("server link ({target}): {err}; retrying");
+                    match err {
+                        LinkError::Timeout(_) => tracing::warn!("{target}: {err}; retrying"),
+                        _ => tracing::warn!("{err}; retrying"),
+                    }
                 } else {
                     tracing::debug!("{err}");
                 }
