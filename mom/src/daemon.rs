@@ -274,5 +274,6 @@ fn message_name(message: &ServerToMom) -> &'static str {
         ServerToMom::RerunJob { .. } => "RerunJob",
         ServerToMom::SignalJob { .. } => "SignalJob",
         ServerToMom::SetWalltime { .. } => "SetWalltime",
+        ServerToMom::Heartbeat => "Heartbeat",
     }
 }

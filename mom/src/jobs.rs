@@ -57,7 +57,7 @@ impl JobTable {
             ServerToMom::Registered { stale_jobs, .. } => {
                 stale_jobs.iter().filter_map(|id| self.on_stale(id)).collect()
             }
-            ServerToMom::Refused { .. } => Vec::new(),
+            ServerToMom::Refused { .. } | ServerToMom::Heartbeat => Vec::new(),
             ServerToMom::RunJob(launch) => self.on_run(launch).into_iter().collect(),
             ServerToMom::JoinJob(launch) => self.on_join(launch).into_iter().collect(),
             ServerToMom::KillJob { job_id } => self.kill_if_mother(&job_id).into_iter().collect(),

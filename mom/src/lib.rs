@@ -208,6 +208,7 @@ fn link_settings(
             gpus: gpus.infos().to_vec(),
             gpu_states: Vec::new(),
             task_socket: Some(config.task_socket().display().to_string()),
+            heartbeat_ms: u64::try_from(config.heartbeat_interval.as_millis()).unwrap_or(u64::MAX),
         },
         gpu_reports: gpus.reports(),
         heartbeat_interval: config.heartbeat_interval,

@@ -12,7 +12,9 @@
 //! every job running here or holding a share, or ended without an acknowledged obit), then
 //! those obits, then the starts that could not be delivered. A head that dies is noticed by a
 //! closed connection, by a connect or handshake that does not finish within the handshake
-//! timeout, or (its host gone) by heartbeats unacknowledged by TCP for [`TCP_USER_TIMEOUT`].
+//! timeout, by the silence of a server that sent heartbeats (`Registration::heartbeat_ms`:
+//! a server stopped with its connection open), or (its host gone) by heartbeats unacknowledged
+//! by TCP for [`TCP_USER_TIMEOUT`].
 //!
 //! Owns: the connection's life and the order of messages on it. Must not: start, signal or
 //! wait for processes; inbound messages go to the daemon through a channel.
@@ -50,6 +52,9 @@ pub enum LinkError {
     Protocol(String),
     #[error("server did not answer within {0:?}")]
     Timeout(Duration),
+    /// The server sent heartbeats, then nothing for this long: stopped, or its host hung.
+    #[error("server silent for {0:?} after its heartbeats (stopped?)")]
+    Silent(Duration),
     #[error("{target} is served by uid {uid}, not the server's uid {expected} or root: not connecting")]
     NotServer { target: String, uid: u32, expected: u32 },
 }
@@ -294,12 +299,23 @@ async fn serve(
     carry: &mut VecDeque<MomToServer>,
 ) -> Result<(), LinkError> {
     let inbound = channels.inbound.clone();
+    let silence = proto::mom::server_heartbeat(settings.registration.heartbeat_ms)
+        .map(|every| every * proto::mom::SILENT_HEARTBEATS);
     // Reading is not cancel-safe, so it gets its own task; aborted when this function ends.
     let reader_task = AbortOnDrop(tokio::spawn(async move {
+        // Armed by the server's first heartbeat: an older server sends none.
+        let mut armed = false;
         loop {
-            let message = reader.read::<ServerToMom>().await?;
-            if inbound.send(message).is_err() {
-                return Ok::<(), TransportError>(());
+            let message = match silence.filter(|_| armed) {
+                Some(limit) => tokio::time::timeout(limit, reader.read::<ServerToMom>())
+                    .await
+                    .map_err(|_| LinkError::Silent(limit))??,
+                None => reader.read::<ServerToMom>().await?,
+            };
+            if message == ServerToMom::Heartbeat {
+                armed = true;
+            } else if inbound.send(message).is_err() {
+                return Ok::<(), LinkError>(());
             }
         }
     }));
@@ -311,7 +327,7 @@ async fn serve(
             ended = &mut reader_done.0 => {
                 return match ended {
                     Ok(Ok(())) => Ok(()),
-                    Ok(Err(err)) => Err(err.into()),
+                    Ok(Err(err)) => Err(err),
                     Err(err) => Err(LinkError::Protocol(format!("reader task failed: {err}"))),
                 };
             }

@@ -34,6 +34,7 @@ fn settings(primary: &Path, secondary: &Path) -> LinkSettings {
             gpus: Vec::new(),
             gpu_states: Vec::new(),
             task_socket: None,
+            heartbeat_ms: 0,
         },
         gpu_reports: Default::default(),
         heartbeat_interval: Duration::from_millis(100),
@@ -138,5 +139,35 @@ async fn the_mom_follows_the_active_head_and_keeps_ends_until_one_acknowledges_t
     assert_eq!(registration.jobs, vec!["1.s"], "an acknowledged end is not listed again");
     assert!(started.elapsed() >= HANDSHAKE, "the stopped head was tried: {:?}", started.elapsed());
     assert!(started.elapsed() < DEADLINE);
+    link.abort();
+}
+
+/// A head that sent a heartbeat and then went silent with its connection open (stopped with
+/// SIGSTOP, its host hung) is left after three heartbeats for the other head; one that never
+/// sent any (an older server) is not timed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_head_silent_after_its_heartbeats_is_left_for_the_other() {
+    crate::support::init_logs();
+    let heads = heads();
+    let mut settings = settings(&heads.primary, &heads.secondary);
+    settings.registration.heartbeat_ms = 1;
+    let (inbound, _from_server) = mpsc::unbounded_channel();
+    let (_to_server, outbound) = mpsc::unbounded_channel();
+    let channels = LinkChannels { inbound, outbound };
+    let primary = UnixListener::bind(&heads.primary).unwrap();
+    let secondary = UnixListener::bind(&heads.secondary).unwrap();
+    let link = tokio::spawn(link::run(settings, table(&heads.primary.with_file_name("out")), channels));
+
+    let (mut stream, registration) = accept(&primary, "head").await;
+    assert_eq!(registration.heartbeat_ms, 1, "the mom asks for server heartbeats");
+    let every = proto::mom::server_heartbeat(registration.heartbeat_ms).unwrap();
+    assert_eq!(every, Duration::from_secs(1), "kept within the bounds");
+    write(&mut stream, &ServerToMom::Heartbeat).await.unwrap();
+    let silent_since = tokio::time::Instant::now();
+    // The primary now says nothing, its connection open: the mom goes to the secondary.
+    let (_stream2, _) = accept(&secondary, "head").await;
+    let waited = silent_since.elapsed();
+    assert!(waited >= every * proto::mom::SILENT_HEARTBEATS, "left only after the silence: {waited:?}");
+    drop(stream);
     link.abort();
 }
