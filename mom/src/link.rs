@@ -3,14 +3,16 @@
 //! frame then sealed with MUNGE, bound to the connection (our nonce in `Hello`, the server's
 //! in `Welcome`: `proto::seal::Binding`) and only the server uid's credentials obeyed; handshake (`Hello` / `HelloReply`), `Register` with the jobs still held, then
 //! heartbeats and messages in both directions. When the connection fails (server restart) it reconnects with backoff, registers
-//! again and resends every obit the server has not acknowledged.
+//! again, resends every obit the server has not acknowledged and reports the start (session id)
+//! of every job it runs as mother superior again.
 //!
 //! Failover (`pbs_mom --secondary`): the link has two targets, the primary head first, and
 //! each reconnect attempt goes to the other one, so the mom follows whichever head is active
 //! (only the active one listens). What a head learns from a (re)connecting mom is the same
 //! whether or not it is the process the mom spoke to before: the registration (the node, and
 //! every job running here or holding a share, or ended without an acknowledged obit), then
-//! those obits, then the starts that could not be delivered. A head that dies is noticed by a
+//! those obits, then the start of every job running here as mother superior (its session id),
+//! then the starts that could not be delivered. A head that dies is noticed by a
 //! closed connection, by a connect or handshake that does not finish within the handshake
 //! timeout, by the silence of a server that sent heartbeats (`Registration::heartbeat_ms`:
 //! a server stopped with its connection open), or (its host gone) by heartbeats unacknowledged
@@ -18,7 +20,8 @@
 //!
 //! Owns: the connection's life and the order of messages on it. Must not: start, signal or
 //! wait for processes; inbound messages go to the daemon through a channel.
-//! Invariant: after `Registered`, unacknowledged obits are sent before anything else.
+//! Invariant: after `Registered`, unacknowledged obits are sent before anything else, then the
+//! starts of the running jobs.
 
 use crate::jobs::JobTable;
 use proto::mom::{MomToServer, Registration, ServerToMom};
@@ -239,6 +242,10 @@ async fn session(
     let obits = lock(table).unacked_obits();
     for obit in obits {
         writer.write(&MomToServer::JobEnded(obit)).await?;
+    }
+    let starts = lock(table).started_jobs();
+    for (job_id, session_id, run_count) in starts {
+        writer.write(&MomToServer::JobStarted { job_id, session_id, run_count }).await?;
     }
     while let Some(message) = carry.pop_front() {
         if let Err(err) = writer.write(&message).await {

@@ -79,6 +79,7 @@ fn table(out: &Path) -> Arc<Mutex<JobTable>> {
     for job_id in ["1.s", "2.s"] {
         table.on_message(ServerToMom::RunJob(Box::new(launch(job_id, "exit 0\n", out))));
     }
+    table.on_job_started("1.s", 42, 1);
     table.on_job_ended(obit("2.s"));
     Arc::new(Mutex::new(table))
 }
@@ -116,6 +117,8 @@ async fn the_mom_follows_the_active_head_and_keeps_ends_until_one_acknowledges_t
     let (mut stream, registration) = accept(&secondary, "head").await;
     assert_eq!(registration.jobs, vec!["1.s", "2.s"], "the new head learns the same");
     assert_eq!(next(&mut stream).await, MomToServer::JobEnded(obit("2.s")), "the end is not lost");
+    let started = MomToServer::JobStarted { job_id: "1.s".into(), session_id: 42, run_count: 1 };
+    assert_eq!(next(&mut stream).await, started, "nor the running job's session");
     write(&mut stream, &ServerToMom::ObitAck { job_id: "2.s".into() }).await.unwrap();
     // The daemon's part: apply what the link forwards.
     loop {
