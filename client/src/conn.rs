@@ -2,16 +2,30 @@
 //! frame sealed with MUNGE both ways and bound to the connection: our nonce in `Hello`, the
 //! server's in `Welcome`, each frame numbered; `proto::seal`), handshake, then request/reply.
 //! Commands are short-lived, so no async runtime is started.
+//!
+//! Failover (`PBS_PRIMARY`/`PBS_SECONDARY`): the heads are tried in turn, the one that
+//! answered last first (`server_order.rs`). A head that refuses the connection or cannot be
+//! reached is left at once; one that accepts but does not answer `Hello` (stopped, or its
+//! host gone) is left after [`FAILOVER_ANSWER_TIMEOUT`]. With one server nothing changes:
+//! the kernel's connect timeout, then [`REPLY_TIMEOUT`] for the answer.
 
 use crate::conf::{PbsConf, ServerAddr};
+use crate::server_order::{self, Memory};
 use proto::frame;
 use proto::seal::{self, Binding, Direction, Nonce};
 use proto::{ClientRequest, Hello, HelloReply, Role, ServerReply};
 use serde::{de::DeserializeOwned, Serialize};
-use std::net::TcpStream;
+use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// With failover configured, how long each head has to accept the connection and answer
+/// `Hello` before the next one is tried.
+pub const FAILOVER_ANSWER_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long the server may take to answer a request (and, without failover, `Hello`).
+pub const REPLY_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// An open connection.
 pub struct Connection {
@@ -65,11 +79,16 @@ impl<E: Into<seal::SealError>> From<E> for FrameFailure {
 }
 
 impl Stream {
-    fn connect(server: &ServerAddr) -> std::io::Result<Stream> {
+    /// Connects; within `bound` when one is given (TCP: each of the host's addresses in turn
+    /// until the deadline), else as long as the kernel tries.
+    fn connect(server: &ServerAddr, bound: Option<Duration>) -> std::io::Result<Stream> {
         match server {
             ServerAddr::Unix(path) => Ok(Stream::Unix(UnixStream::connect(path)?)),
             ServerAddr::Tcp { host, port, munge_socket } => {
-                let stream = TcpStream::connect((host.as_str(), *port))?;
+                let stream = match bound {
+                    None => TcpStream::connect((host.as_str(), *port))?,
+                    Some(bound) => connect_within((host.as_str(), *port), bound)?,
+                };
                 let _ = stream.set_nodelay(true);
                 let nonce = Nonce::fresh().map_err(std::io::Error::other)?;
                 let munge = munge_socket.clone();
@@ -78,10 +97,10 @@ impl Stream {
         }
     }
 
-    fn set_read_timeout(&self, limit: Duration) {
+    fn set_timeouts(&self, read: Duration, write: Option<Duration>) {
         let _ = match self {
-            Stream::Unix(stream) => stream.set_read_timeout(Some(limit)),
-            Stream::Tcp(tcp) => tcp.stream.set_read_timeout(Some(limit)),
+            Stream::Unix(stream) => stream.set_read_timeout(Some(read)).and(stream.set_write_timeout(write)),
+            Stream::Tcp(tcp) => tcp.stream.set_read_timeout(Some(read)).and(tcp.stream.set_write_timeout(write)),
         };
     }
 
@@ -170,33 +189,96 @@ impl ConnError {
     }
 }
 
+/// Why one address did not give a connection.
+enum Attempt {
+    /// Our own munged failed: no other address can help.
+    OwnMunge(String),
+    /// This address did not answer, or answered badly.
+    Failed(String),
+}
+
 impl Connection {
     /// Connects to the configured server.
     pub fn open() -> Result<Connection, ConnError> {
-        let conf = crate::conf::load().map_err(ConnError::Unreachable)?;
+        let conf = crate::conf::load().map_err(|error| ConnError::Unreachable(error.to_string()))?;
         Connection::open_conf(&conf)
     }
 
-    /// Connects to the server described by `conf`.
+    /// Connects to the server described by `conf`: with failover, to whichever head answers
+    /// (the one that answered last tried first, remembered in `~/.minipbs/last-server`).
     pub fn open_conf(conf: &PbsConf) -> Result<Connection, ConnError> {
-        let unreachable = |error: &dyn std::fmt::Display| {
-            ConnError::Unreachable(format!(
+        match conf.secondary {
+            None => Connection::open_single(conf),
+            Some(_) => Connection::open_heads(conf, Memory::for_user().as_ref()),
+        }
+    }
+
+    fn open_single(conf: &PbsConf) -> Result<Connection, ConnError> {
+        Connection::attempt(&conf.server, None).map_err(|failure| match failure {
+            Attempt::OwnMunge(text) => ConnError::Unreachable(text),
+            Attempt::Failed(error) => ConnError::Unreachable(format!(
                 "cannot connect to server {} ({error}; {}, from {})",
                 conf.server_name,
                 conf.server,
                 conf.source.display()
-            ))
-        };
+            )),
+        })
+    }
+
+    /// Tries each head of `conf` in turn, each within [`FAILOVER_ANSWER_TIMEOUT`], the one
+    /// `memory` names first; the memory then names the one that answered.
+    pub fn open_heads(conf: &PbsConf, memory: Option<&Memory>) -> Result<Connection, ConnError> {
+        Connection::open_heads_within(conf, memory, FAILOVER_ANSWER_TIMEOUT)
+    }
+
+    fn open_heads_within(conf: &PbsConf, memory: Option<&Memory>, bound: Duration) -> Result<Connection, ConnError> {
+        let recalled = memory.and_then(Memory::recall);
+        let mut failures = Vec::new();
+        for server in server_order::ordered(conf.addresses(), recalled.as_deref()) {
+            match Connection::attempt(server, Some(bound)) {
+                Ok(connection) => {
+                    if let Some(memory) = memory {
+                        memory.update(recalled.as_deref(), server, &conf.server);
+                    }
+                    return Ok(connection);
+                }
+                Err(Attempt::OwnMunge(text)) => return Err(ConnError::Unreachable(text)),
+                Err(Attempt::Failed(error)) => failures.push(format!("{server}: {error}")),
+            }
+        }
+        Err(ConnError::Unreachable(format!(
+            "cannot connect to server {} ({}; from {})",
+            conf.server_name,
+            failures.join("; "),
+            conf.source.display()
+        )))
+    }
+
+    /// Connects to `server` and handshakes, all within `bound` if one is given.
+    fn attempt(server: &ServerAddr, bound: Option<Duration>) -> Result<Connection, Attempt> {
+        let failed = |error: &dyn std::fmt::Display| Attempt::Failed(error.to_string());
         // Our own munged failing is the whole story: say only that.
         let sealing = |error: FrameFailure| match error {
             FrameFailure::Seal(seal::SealError::Munge(error @ proto::munge::MungeError::Unreachable { .. }))
             | FrameFailure::Seal(seal::SealError::Munge(error @ proto::munge::MungeError::Library(_))) => {
-                ConnError::Unreachable(error.to_string())
+                Attempt::OwnMunge(error.to_string())
             }
-            error => unreachable(&error),
+            error if bound.is_some() && timed_out(&error) => no_answer(bound),
+            error => failed(&error),
         };
-        let mut stream = Stream::connect(&conf.server).map_err(|error| unreachable(&error))?;
-        stream.set_read_timeout(Duration::from_secs(120));
+        let started = Instant::now();
+        let mut stream = Stream::connect(server, bound).map_err(|error| match error.kind() {
+            std::io::ErrorKind::TimedOut if bound.is_some() => no_answer(bound),
+            _ => failed(&error),
+        })?;
+        match bound {
+            // What is left of the bound (at least a moment: a zero timeout means none).
+            Some(bound) => {
+                let left = bound.saturating_sub(started.elapsed()).max(Duration::from_millis(1));
+                stream.set_timeouts(left, Some(left));
+            }
+            None => stream.set_timeouts(REPLY_TIMEOUT, None),
+        }
         stream.send(&Hello::new(Role::Client, stream.nonce())).map_err(sealing)?;
         let reply = match stream.receive_sealed::<HelloReply>(true).map_err(sealing)? {
             (Some(binding), reply) => reply.as_sealed(binding),
@@ -205,9 +287,10 @@ impl Connection {
         match reply {
             HelloReply::Welcome { server_name, nonce, .. } => {
                 stream.bind(nonce);
+                stream.set_timeouts(REPLY_TIMEOUT, None);
                 Ok(Connection { stream, server_name })
             }
-            HelloReply::Refused { message, .. } => Err(unreachable(&message)),
+            HelloReply::Refused { message, .. } => Err(failed(&message)),
         }
     }
 
@@ -256,3 +339,45 @@ impl Connection {
         self.stream.receive().map_err(|error| ConnError::Broken(format!("no reply from server: {error}")))
     }
 }
+
+/// Connects to `target` within `bound`, trying each of its addresses until the deadline.
+fn connect_within(target: (&str, u16), bound: Duration) -> std::io::Result<TcpStream> {
+    let deadline = Instant::now() + bound;
+    let mut last = std::io::Error::new(std::io::ErrorKind::NotFound, "the host name has no address");
+    for address in target.to_socket_addrs()? {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
+        match TcpStream::connect_timeout(&address, left) {
+            Ok(stream) => return Ok(stream),
+            Err(error) => last = error,
+        }
+    }
+    Err(last)
+}
+
+/// A head that said nothing within `bound`.
+fn no_answer(bound: Option<Duration>) -> Attempt {
+    let bound = bound.unwrap_or_default();
+    match bound.subsec_millis() {
+        0 => Attempt::Failed(format!("no answer within {} s", bound.as_secs())),
+        _ => Attempt::Failed(format!("no answer within {} ms", bound.as_millis())),
+    }
+}
+
+/// Whether a frame failed because the peer said nothing in time (a socket timeout).
+fn timed_out(error: &FrameFailure) -> bool {
+    use proto::frame::FrameError;
+    match error {
+        FrameFailure::Seal(seal::SealError::Frame(FrameError::TimedOut(_))) => true,
+        FrameFailure::Seal(seal::SealError::Frame(FrameError::Io(error))) => {
+            matches!(error.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+#[path = "conn_tests.rs"]
+mod tests;

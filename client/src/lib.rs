@@ -50,6 +50,7 @@ pub mod qsub_greet;
 pub mod qsub_interactive;
 pub mod qsub_options;
 pub mod select;
+pub mod server_order;
 pub mod submit;
 pub mod submit_env;
 pub mod task_conn;

@@ -151,6 +151,7 @@ pub fn up(args: &UpArgs) -> Result<PathBuf, String> {
     let mut conf = PbsConf {
         server_name: server_name.clone(),
         server: ServerAddr::Unix(dir.join("server.sock")),
+        secondary: None,
         home: Some(dir.clone()),
         source: dir.join("pbs.conf"),
     };

@@ -16,8 +16,12 @@ use std::time::Duration;
 pub struct MomConfig {
     /// The server's Unix socket (unless `server` is set).
     pub socket: PathBuf,
-    /// The server's TCP address `HOST:PORT` (cluster transport, MUNGE-sealed frames).
+    /// The server's TCP address `HOST:PORT` (cluster transport, MUNGE-sealed frames); with
+    /// failover, the primary head's.
     pub server: Option<String>,
+    /// The secondary head's `HOST:PORT` (failover, OpenPBS's `PBS_SECONDARY`): the link tries
+    /// `server` and this one in turn, one per reconnect.
+    pub secondary: Option<String>,
     /// The mom port (TCP; port 0 = any): sealed instructions of `server_uid` only. `None` = no
     /// mom port.
     pub listen: Option<std::net::SocketAddr>,
@@ -92,6 +96,7 @@ impl MomConfig {
         MomConfig {
             socket: socket.into(),
             server: None,
+            secondary: None,
             listen: None,
             munge_socket: PathBuf::from(proto::munge::DEFAULT_SOCKET),
             server_uid: nix::unistd::geteuid().as_raw(),
@@ -130,9 +135,14 @@ pub struct MomArgs {
     /// The server's Unix socket (one host).
     #[arg(long, required_unless_present = "server", conflicts_with = "server")]
     pub socket: Option<PathBuf>,
-    /// The server's TCP address HOST:PORT (cluster transport: TCP + MUNGE).
-    #[arg(long)]
+    /// The server's TCP address HOST:PORT (cluster transport: TCP + MUNGE); with failover,
+    /// the primary head (OpenPBS's PBS_PRIMARY).
+    #[arg(long, value_parser = parse_server_addr)]
     pub server: Option<String>,
+    /// The secondary head's HOST:PORT (failover, OpenPBS's PBS_SECONDARY): every reconnect
+    /// tries the other head, so the mom follows whichever one is active.
+    #[arg(long, requires = "server", conflicts_with = "socket", value_parser = parse_server_addr)]
+    pub secondary: Option<String>,
     /// The mom port for the server's sealed instructions, ADDR:PORT (port 0 = any; default
     /// 0.0.0.0:15002 with --server).
     #[arg(long)]
@@ -221,6 +231,7 @@ impl MomArgs {
             config.listen = Some(self.listen.unwrap_or_else(|| ([0, 0, 0, 0], 15002).into()));
         }
         config.server = self.server;
+        config.secondary = self.secondary;
         config.munge_socket = self.munge_socket;
         config.server_uid = self.server_uid.unwrap_or(config.server_uid);
         config.np = self.np.unwrap_or(config.np);
@@ -255,6 +266,25 @@ impl MomArgs {
 fn default_tmrsh() -> PathBuf {
     let beside = std::env::current_exe().ok().and_then(|exe| exe.parent().map(|dir| dir.join("pbs_tmrsh")));
     beside.filter(|path| path.is_file()).unwrap_or_else(|| PathBuf::from("pbs_tmrsh"))
+}
+
+/// The longest `HOST` `--server` and `--secondary` may name (DNS's limit, brackets aside).
+pub const MAX_HOST_CHARS: usize = 253;
+
+/// Checks `--server` and `--secondary`: `HOST:PORT` or `[V6ADDR]:PORT`, a port from 1 to 65535,
+/// a host of letters, digits, `.`, `-` and `_` (or an IPv6 address in brackets).
+pub fn parse_server_addr(text: &str) -> Result<String, String> {
+    let bad = || format!("{text:?} is not HOST:PORT");
+    let (host, port) = text.rsplit_once(':').ok_or_else(bad)?;
+    port.parse::<u16>().ok().filter(|port| *port != 0).ok_or_else(bad)?;
+    let host_ok = match host.strip_prefix('[').and_then(|rest| rest.strip_suffix(']')) {
+        Some(v6) => v6.parse::<std::net::Ipv6Addr>().is_ok(),
+        None => {
+            let chars_ok = host.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
+            !host.is_empty() && host.len() <= MAX_HOST_CHARS && chars_ok && !host.starts_with('-')
+        }
+    };
+    host_ok.then(|| text.to_string()).ok_or_else(bad)
 }
 
 /// Parses `--mem` with the PBS size grammar (`8gb`, `2G`, `4096mb`, `1024`, `8w`).
@@ -376,6 +406,33 @@ mod tests {
         assert_eq!(config.server_uid, 7);
         assert!(MomArgs::try_parse_from(["pbs_mom"]).is_err(), "one of --socket and --server is required");
         assert!(MomArgs::try_parse_from(["pbs_mom", "--socket", "/s", "--server", "h:1"]).is_err());
+        assert_eq!(config.secondary, None, "--server alone: one head");
+    }
+
+    #[test]
+    fn failover_flags() {
+        let args = ["pbs_mom", "--server", "h1:15001", "--secondary", "h2:15001"];
+        let config = MomArgs::parse_from(args).into_config();
+        assert_eq!((config.server.as_deref(), config.secondary.as_deref()), (Some("h1:15001"), Some("h2:15001")));
+        let error = MomArgs::try_parse_from(["pbs_mom", "--socket", "/s", "--secondary", "h2:1"]).unwrap_err();
+        assert!(error.to_string().contains("--socket"), "{error}");
+        assert!(MomArgs::try_parse_from(["pbs_mom", "--secondary", "h2:1"]).is_err(), "needs --server");
+    }
+
+    #[test]
+    fn server_addresses_are_checked() {
+        for good in ["h:1", "head.example.org:15001", "10.0.0.1:65535", "[::1]:15001", "n_1:2"] {
+            assert_eq!(parse_server_addr(good).as_deref(), Ok(good));
+        }
+        let long = format!("{}:1", "a".repeat(MAX_HOST_CHARS + 1));
+        assert!(parse_server_addr(&format!("{}:1", "a".repeat(MAX_HOST_CHARS))).is_ok(), "the longest host");
+        for bad in
+            ["h", "h:", ":1", "h:0", "h:65536", "h:x", "h 1:1", "-h:1", "h/x:1", "::1:1", "[x]:1", "[::1:1", &long]
+        {
+            assert_eq!(parse_server_addr(bad), Err(format!("{bad:?} is not HOST:PORT")), "{bad}");
+        }
+        assert!(MomArgs::try_parse_from(["pbs_mom", "--server", "h1:15001", "--secondary", "h2"]).is_err());
+        assert!(MomArgs::try_parse_from(["pbs_mom", "--server", "h1"]).is_err());
     }
 
     #[test]

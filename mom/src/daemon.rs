@@ -113,7 +113,7 @@ impl Daemon {
             self.task_server.board.add(&launch, variables.clone(), true);
         }
         let (context, outbound, id) = (self.context.clone(), self.outbound.clone(), job_id.clone());
-        let (tasks, ending) = (self.task_server.clone(), launch.clone());
+        let (tasks, ending, table) = (self.task_server.clone(), launch.clone(), self.table.clone());
         let task = async move {
             let gpu_variables = match gpu_claim {
                 Ok(variables) => variables,
@@ -124,6 +124,8 @@ impl Daemon {
                 }
             };
             let on_started = |session_id| {
+                // In the table first, so every later registration reports it again.
+                lock(&table).on_job_started(&id, session_id, run_count);
                 let _ = outbound.send(MomToServer::JobStarted { job_id: id.clone(), session_id, run_count });
             };
             let mut outcome = exec::run_job(launch, context, gpu_variables, kills, on_started).await;
@@ -274,5 +276,6 @@ fn message_name(message: &ServerToMom) -> &'static str {
         ServerToMom::RerunJob { .. } => "RerunJob",
         ServerToMom::SignalJob { .. } => "SignalJob",
         ServerToMom::SetWalltime { .. } => "SetWalltime",
+        ServerToMom::Heartbeat => "Heartbeat",
     }
 }

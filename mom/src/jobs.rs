@@ -43,6 +43,8 @@ pub enum Action {
 pub struct JobTable {
     running: BTreeMap<String, Share>,
     unacked: BTreeMap<String, JobObit>,
+    /// The session id and run of each mother-superior job that started, while it runs.
+    started: BTreeMap<String, (i32, u32)>,
 }
 
 impl JobTable {
@@ -57,7 +59,7 @@ impl JobTable {
             ServerToMom::Registered { stale_jobs, .. } => {
                 stale_jobs.iter().filter_map(|id| self.on_stale(id)).collect()
             }
-            ServerToMom::Refused { .. } => Vec::new(),
+            ServerToMom::Refused { .. } | ServerToMom::Heartbeat => Vec::new(),
             ServerToMom::RunJob(launch) => self.on_run(launch).into_iter().collect(),
             ServerToMom::JoinJob(launch) => self.on_join(launch).into_iter().collect(),
             ServerToMom::KillJob { job_id } => self.kill_if_mother(&job_id).into_iter().collect(),
@@ -83,6 +85,7 @@ impl JobTable {
     /// kept until [`ServerToMom::ObitAck`].
     pub fn on_job_ended(&mut self, obit: JobObit) {
         self.running.remove(&obit.job_id);
+        self.started.remove(&obit.job_id);
         self.unacked.insert(obit.job_id.clone(), obit);
     }
 
@@ -94,6 +97,20 @@ impl JobTable {
         ids.sort();
         ids.dedup();
         ids
+    }
+
+    /// Records that a mother-superior job's top shell started as session `session_id` (run
+    /// `run_count`); reported again after every registration ([`JobTable::started_jobs`]).
+    pub fn on_job_started(&mut self, job_id: &str, session_id: i32, run_count: u32) {
+        if self.running.get(job_id) == Some(&Share::Mother) {
+            self.started.insert(job_id.to_string(), (session_id, run_count));
+        }
+    }
+
+    /// `(job id, session id, run)` of the running jobs that started, to report again after a
+    /// registration: the server (maybe another head) may never have committed the first report.
+    pub fn started_jobs(&self) -> Vec<(String, i32, u32)> {
+        self.started.iter().map(|(id, (session, run))| (id.clone(), *session, *run)).collect()
     }
 
     /// Obits to resend after a reconnect, in job id order.
@@ -223,6 +240,19 @@ mod tests {
         assert_eq!(table.registered_jobs(), vec!["1.s"]);
         let actions = table.on_message(ServerToMom::EndJob { job_id: "1.s".into() });
         assert_eq!(actions, vec![Action::Kill { job_id: "1.s".into() }]);
+    }
+
+    #[test]
+    fn starts_of_running_mother_jobs_are_kept_to_report_again() {
+        let mut table = JobTable::new();
+        table.on_message(ServerToMom::RunJob(launch("1.s")));
+        table.on_message(ServerToMom::JoinJob(launch("2.s")));
+        table.on_job_started("1.s", 41, 1);
+        table.on_job_started("2.s", 42, 1);
+        table.on_job_started("9.s", 49, 1);
+        assert_eq!(table.started_jobs(), vec![("1.s".to_string(), 41, 1)], "mother superior jobs it runs only");
+        table.on_job_ended(obit("1.s"));
+        assert!(table.started_jobs().is_empty(), "the end is reported instead");
     }
 
     #[test]

@@ -121,9 +121,12 @@ pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyho
     let link_span = tracing::info_span!("link", node = %config.node);
     let settings = link_settings(&config, munge_socket, port, &gpus)?;
     let link_task = tokio::spawn(link::run(settings, table.clone(), channels).instrument(link_span));
-    match &config.server {
-        Some(server) => tracing::info!(node = %config.node, server, port, "pbs_mom started"),
-        None => tracing::info!(node = %config.node, socket = %config.socket.display(), "pbs_mom started"),
+    match (&config.server, &config.secondary) {
+        (Some(server), Some(secondary)) => {
+            tracing::info!(node = %config.node, server, secondary, port, "pbs_mom started (failover)")
+        }
+        (Some(server), None) => tracing::info!(node = %config.node, server, port, "pbs_mom started"),
+        (None, _) => tracing::info!(node = %config.node, socket = %config.socket.display(), "pbs_mom started"),
     }
     let patience = config.kill_delay.max(Duration::from_secs(10)) + Duration::from_secs(20);
     let daemon = daemon::Daemon::new(context, table.clone(), outbound, gpus, tasks);
@@ -190,12 +193,9 @@ fn link_settings(
     port: u16,
     gpus: &gpu::GpuBoard,
 ) -> anyhow::Result<link::LinkSettings> {
-    let target = match &config.server {
-        Some(addr) => link::LinkTarget::Tcp { addr: addr.clone(), munge_socket, server_uid: config.server_uid },
-        None => link::LinkTarget::Unix { path: config.socket.clone(), server_uid: config.server_uid },
-    };
+    let targets = link_targets(config, munge_socket);
     Ok(link::LinkSettings {
-        target,
+        targets,
         registration: proto::mom::Registration {
             node: config.node.clone(),
             np: config.np,
@@ -208,12 +208,28 @@ fn link_settings(
             gpus: gpus.infos().to_vec(),
             gpu_states: Vec::new(),
             task_socket: Some(config.task_socket().display().to_string()),
+            heartbeat_ms: u64::try_from(config.heartbeat_interval.as_millis()).unwrap_or(u64::MAX),
         },
         gpu_reports: gpus.reports(),
         heartbeat_interval: config.heartbeat_interval,
         reconnect_min: config.reconnect_min,
         reconnect_max: config.reconnect_max,
+        handshake_timeout: link::HANDSHAKE_TIMEOUT,
     })
+}
+
+/// Where the link connects: the Unix socket, or the `--server` head and then the
+/// `--secondary` one (failover).
+fn link_targets(config: &MomConfig, munge_socket: Arc<Path>) -> Vec<link::LinkTarget> {
+    let tcp = |addr: &String| link::LinkTarget::Tcp {
+        addr: addr.clone(),
+        munge_socket: munge_socket.clone(),
+        server_uid: config.server_uid,
+    };
+    match &config.server {
+        Some(primary) => std::iter::once(primary).chain(&config.secondary).map(tcp).collect(),
+        None => vec![link::LinkTarget::Unix { path: config.socket.clone(), server_uid: config.server_uid }],
+    }
 }
 
 /// Binds the task socket (a stale one from a previous mom is replaced), mode 0666: any
@@ -285,6 +301,20 @@ fn lock_table(table: &Mutex<jobs::JobTable>) -> std::sync::MutexGuard<'_, jobs::
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_link_targets_the_primary_then_the_secondary() {
+        let munge: std::sync::Arc<std::path::Path> = std::sync::Arc::from(std::path::Path::new("/m"));
+        let mut config = super::MomConfig::new("/s", "n1");
+        let names = |config: &super::MomConfig| -> Vec<String> {
+            super::link_targets(config, munge.clone()).iter().map(ToString::to_string).collect()
+        };
+        assert_eq!(names(&config), vec!["socket /s"]);
+        config.server = Some("h1:15001".into());
+        assert_eq!(names(&config), vec!["h1:15001"]);
+        config.secondary = Some("h2:15001".into());
+        assert_eq!(names(&config), vec!["h1:15001", "h2:15001"]);
+    }
+
     #[test]
     fn random_hex_is_hex_and_varies() {
         let (a, b) = (super::random_hex(8).unwrap(), super::random_hex(8).unwrap());

@@ -3,11 +3,25 @@
 //! frame then sealed with MUNGE, bound to the connection (our nonce in `Hello`, the server's
 //! in `Welcome`: `proto::seal::Binding`) and only the server uid's credentials obeyed; handshake (`Hello` / `HelloReply`), `Register` with the jobs still held, then
 //! heartbeats and messages in both directions. When the connection fails (server restart) it reconnects with backoff, registers
-//! again and resends every obit the server has not acknowledged.
+//! again, resends every obit the server has not acknowledged and reports the start (session id)
+//! of every job it runs as mother superior again.
+//!
+//! Failover (`pbs_mom --secondary`): the link has two targets, the primary head first, and
+//! each reconnect attempt goes to the other one, so the mom follows whichever head is active
+//! (only the active one listens). What a head learns from a (re)connecting mom is the same
+//! whether or not it is the process the mom spoke to before: the registration (the node, and
+//! every job running here or holding a share, or ended without an acknowledged obit), then
+//! those obits, then the start of every job running here as mother superior (its session id),
+//! then the starts that could not be delivered. A head that dies is noticed by a
+//! closed connection, by a connect or handshake that does not finish within the handshake
+//! timeout, by the silence of a server that sent heartbeats (`Registration::heartbeat_ms`:
+//! a server stopped with its connection open), or (its host gone) by heartbeats unacknowledged
+//! by TCP for [`TCP_USER_TIMEOUT`].
 //!
 //! Owns: the connection's life and the order of messages on it. Must not: start, signal or
 //! wait for processes; inbound messages go to the daemon through a channel.
-//! Invariant: after `Registered`, unacknowledged obits are sent before anything else.
+//! Invariant: after `Registered`, unacknowledged obits are sent before anything else, then the
+//! starts of the running jobs.
 
 use crate::jobs::JobTable;
 use proto::mom::{MomToServer, Registration, ServerToMom};
@@ -21,8 +35,12 @@ use std::time::Duration;
 use tokio::net::{TcpStream, UnixStream};
 use tokio::sync::mpsc;
 
-/// How long the server may take to answer `Hello` and `Register`.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long the server may take to accept the connection and answer `Hello` and `Register`.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A TCP link whose sent data (heartbeats) stays unacknowledged this long is dropped, so a
+/// head whose host died is left for the other (the kernel's default waits about 15 minutes).
+pub const TCP_USER_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Why a connection ended.
 #[derive(Debug, thiserror::Error)]
@@ -37,6 +55,9 @@ pub enum LinkError {
     Protocol(String),
     #[error("server did not answer within {0:?}")]
     Timeout(Duration),
+    /// The server sent heartbeats, then nothing for this long: stopped, or its host hung.
+    #[error("server silent for {0:?} after its heartbeats (stopped?)")]
+    Silent(Duration),
     #[error("{target} is served by uid {uid}, not the server's uid {expected} or root: not connecting")]
     NotServer { target: String, uid: u32, expected: u32 },
 }
@@ -44,8 +65,9 @@ pub enum LinkError {
 /// What the link needs to know.
 #[derive(Debug, Clone)]
 pub struct LinkSettings {
-    /// Where the server is.
-    pub target: LinkTarget,
+    /// Where the server is: one target, or the primary and the secondary head (failover),
+    /// tried in turn, one per attempt.
+    pub targets: Vec<LinkTarget>,
     /// Sent on every registration, with `jobs` filled in from the job table and `gpu_states`
     /// from `gpu_reports`.
     pub registration: Registration,
@@ -57,6 +79,8 @@ pub struct LinkSettings {
     pub reconnect_min: Duration,
     /// Largest reconnect delay.
     pub reconnect_max: Duration,
+    /// How long connecting, `Hello` and `Register` may take ([`HANDSHAKE_TIMEOUT`]).
+    pub handshake_timeout: Duration,
 }
 
 /// How the link reaches the server.
@@ -68,6 +92,15 @@ pub enum LinkTarget {
     /// `HOST:PORT`, frames sealed through munged at `munge_socket`; only credentials of
     /// `server_uid` are obeyed.
     Tcp { addr: String, munge_socket: Arc<Path>, server_uid: u32 },
+}
+
+impl std::fmt::Display for LinkTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LinkTarget::Unix { path, .. } => write!(f, "socket {}", path.display()),
+            LinkTarget::Tcp { addr, .. } => f.write_str(addr),
+        }
+    }
 }
 
 impl LinkTarget {
@@ -91,10 +124,7 @@ impl LinkTarget {
                 Ok((FrameReader::plain(read, identity), FrameWriter::new(write, None)))
             }
             LinkTarget::Tcp { addr, munge_socket, server_uid } => {
-                let stream = TcpStream::connect(addr.as_str())
-                    .await
-                    .map_err(|source| LinkError::Connect { target: addr.clone(), source })?;
-                let _ = stream.set_nodelay(true);
+                let stream = connect_tcp(addr).await?;
                 let (read, write) = transport::split_tcp(stream);
                 // Bound to the node's name once the handshake is over (`session`).
                 let inbound =
@@ -105,6 +135,19 @@ impl LinkTarget {
             }
         }
     }
+}
+
+/// Connects to a head over TCP: no Nagle delay, and data left unacknowledged for
+/// [`TCP_USER_TIMEOUT`] ends the connection (a head whose host died is then left).
+async fn connect_tcp(addr: &str) -> Result<TcpStream, LinkError> {
+    let stream =
+        TcpStream::connect(addr).await.map_err(|source| LinkError::Connect { target: addr.to_string(), source })?;
+    let _ = stream.set_nodelay(true);
+    let millis = u32::try_from(TCP_USER_TIMEOUT.as_millis()).unwrap_or(u32::MAX);
+    if let Err(error) = rustix::net::sockopt::set_tcp_user_timeout(&stream, millis) {
+        tracing::warn!("cannot bound how long {addr} may leave data unacknowledged: {error}");
+    }
+    Ok(stream)
 }
 
 /// Reconnect delays: `min`, doubling up to `max`; reset after a successful registration.
@@ -148,20 +191,26 @@ pub async fn run(settings: LinkSettings, table: Arc<Mutex<JobTable>>, mut channe
     let mut backoff = Backoff::new(settings.reconnect_min, settings.reconnect_max);
     let mut carry: VecDeque<MomToServer> = VecDeque::new();
     let mut failures = 0u32;
-    loop {
-        match session(&settings, &table, &mut channels, &mut carry, &mut backoff).await {
+    for attempt in 0usize.. {
+        // One target per attempt, in turn: after the active head fails, the other is next.
+        let Some(target) = settings.targets.get(attempt % settings.targets.len().max(1)) else { return };
+        match session(&settings, target, &table, &mut channels, &mut carry, &mut backoff).await {
             Ok(()) => return,
-            Err(err @ (LinkError::Connect { .. } | LinkError::NotServer { .. })) => {
+            // Nobody there, or nobody answering (a stopped head): said once per target.
+            Err(err @ (LinkError::Connect { .. } | LinkError::NotServer { .. } | LinkError::Timeout(_))) => {
                 failures += 1;
-                if failures == 1 {
-                    tracing::warn!("{err}; retrying");
+                if failures <= settings.targets.len() as u32 {
+                    match err {
+                        LinkError::Timeout(_) => tracing::warn!("{target}: {err}; retrying"),
+                        _ => tracing::warn!("{err}; retrying"),
+                    }
                 } else {
                     tracing::debug!("{err}");
                 }
             }
             Err(err) => {
                 failures = 0;
-                tracing::warn!("server link: {err}; reconnecting");
+                tracing::warn!("server link ({target}): {err}; reconnecting");
             }
         }
         if channels.inbound.is_closed() {
@@ -174,23 +223,29 @@ pub async fn run(settings: LinkSettings, table: Arc<Mutex<JobTable>>, mut channe
 /// One connection. `Ok` only when the daemon is gone (outbound channel closed).
 async fn session(
     settings: &LinkSettings,
+    target: &LinkTarget,
     table: &Arc<Mutex<JobTable>>,
     channels: &mut LinkChannels,
     carry: &mut VecDeque<MomToServer>,
     backoff: &mut Backoff,
 ) -> Result<(), LinkError> {
-    let (mut reader, mut writer) = settings.target.connect().await?;
-    let sealed = matches!(settings.target, LinkTarget::Tcp { .. });
-    let server_name = with_timeout(handshake(&mut reader, &mut writer, sealed)).await?;
+    let limit = settings.handshake_timeout;
+    let (mut reader, mut writer) = with_timeout(limit, target.connect()).await?;
+    let sealed = matches!(target, LinkTarget::Tcp { .. });
+    let server_name = with_timeout(limit, handshake(&mut reader, &mut writer, sealed)).await?;
     reader.set_direction(Direction::ServerToMom(settings.registration.node.clone()));
     keep_undelivered_starts(&mut channels.outbound, carry);
-    let stale_jobs = with_timeout(register(settings, table, &mut reader, &mut writer)).await?;
-    tracing::info!(server = %server_name, stale = stale_jobs.len(), "registered with the server");
+    let stale_jobs = with_timeout(limit, register(settings, table, &mut reader, &mut writer)).await?;
+    tracing::info!(server = %server_name, at = %target, stale = stale_jobs.len(), "registered with the server");
     backoff.reset();
     let _ = channels.inbound.send(ServerToMom::Registered { server_name, stale_jobs });
     let obits = lock(table).unacked_obits();
     for obit in obits {
         writer.write(&MomToServer::JobEnded(obit)).await?;
+    }
+    let starts = lock(table).started_jobs();
+    for (job_id, session_id, run_count) in starts {
+        writer.write(&MomToServer::JobStarted { job_id, session_id, run_count }).await?;
     }
     while let Some(message) = carry.pop_front() {
         if let Err(err) = writer.write(&message).await {
@@ -251,12 +306,23 @@ async fn serve(
     carry: &mut VecDeque<MomToServer>,
 ) -> Result<(), LinkError> {
     let inbound = channels.inbound.clone();
+    let silence = proto::mom::server_heartbeat(settings.registration.heartbeat_ms)
+        .map(|every| every * proto::mom::SILENT_HEARTBEATS);
     // Reading is not cancel-safe, so it gets its own task; aborted when this function ends.
     let reader_task = AbortOnDrop(tokio::spawn(async move {
+        // Armed by the server's first heartbeat: an older server sends none.
+        let mut armed = false;
         loop {
-            let message = reader.read::<ServerToMom>().await?;
-            if inbound.send(message).is_err() {
-                return Ok::<(), TransportError>(());
+            let message = match silence.filter(|_| armed) {
+                Some(limit) => tokio::time::timeout(limit, reader.read::<ServerToMom>())
+                    .await
+                    .map_err(|_| LinkError::Silent(limit))??,
+                None => reader.read::<ServerToMom>().await?,
+            };
+            if message == ServerToMom::Heartbeat {
+                armed = true;
+            } else if inbound.send(message).is_err() {
+                return Ok::<(), LinkError>(());
             }
         }
     }));
@@ -268,7 +334,7 @@ async fn serve(
             ended = &mut reader_done.0 => {
                 return match ended {
                     Ok(Ok(())) => Ok(()),
-                    Ok(Err(err)) => Err(err.into()),
+                    Ok(Err(err)) => Err(err),
                     Err(err) => Err(LinkError::Protocol(format!("reader task failed: {err}"))),
                 };
             }
@@ -296,8 +362,11 @@ fn keep_undelivered_starts(outbound: &mut mpsc::UnboundedReceiver<MomToServer>, 
     }
 }
 
-async fn with_timeout<T>(future: impl std::future::Future<Output = Result<T, LinkError>>) -> Result<T, LinkError> {
-    tokio::time::timeout(HANDSHAKE_TIMEOUT, future).await.unwrap_or(Err(LinkError::Timeout(HANDSHAKE_TIMEOUT)))
+async fn with_timeout<T>(
+    limit: Duration,
+    future: impl std::future::Future<Output = Result<T, LinkError>>,
+) -> Result<T, LinkError> {
+    tokio::time::timeout(limit, future).await.unwrap_or(Err(LinkError::Timeout(limit)))
 }
 
 /// Locks the table; a panic while it was held (the table may be half-changed) ends the mom:
@@ -326,6 +395,17 @@ mod tests {
         assert_eq!(delays, vec![50, 100, 200, 400, 800, 1600, 2000, 2000]);
         backoff.reset();
         assert_eq!(backoff.next_delay(), Duration::from_millis(50));
+    }
+
+    #[tokio::test]
+    async fn a_tcp_link_bounds_unacknowledged_data() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let stream = connect_tcp(&addr).await.unwrap();
+        let millis = rustix::net::sockopt::tcp_user_timeout(&stream).unwrap();
+        assert_eq!(u128::from(millis), TCP_USER_TIMEOUT.as_millis());
+        drop(listener);
+        assert!(matches!(connect_tcp(&addr).await, Err(LinkError::Connect { .. })));
     }
 
     #[test]

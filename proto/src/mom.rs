@@ -68,6 +68,25 @@ pub struct Registration {
     /// (Unix transport: `HostAlloc::mom_addr` is `unix:<this>`). `None` from an older mom.
     #[serde(default)]
     pub task_socket: Option<String>,
+    /// Asks for [`ServerToMom::Heartbeat`] every this many milliseconds, kept within
+    /// [`server_heartbeat`]'s bounds (0, from an older mom: none). A mom that has had one drops
+    /// a link silent for [`SILENT_HEARTBEATS`] of them: a server stopped with its connections
+    /// open (SIGSTOP, a hung host) is then left for the other head.
+    #[serde(default)]
+    pub heartbeat_ms: u64,
+}
+
+/// The fewest and the most milliseconds between two server heartbeats.
+pub const SERVER_HEARTBEAT_MS: (u64, u64) = (1_000, 60_000);
+
+/// A link silent for this many server heartbeats is dropped by the mom.
+pub const SILENT_HEARTBEATS: u32 = 3;
+
+/// The interval of the server heartbeats a mom asking for `asked_ms` gets (`None`: it asked
+/// for none), within [`SERVER_HEARTBEAT_MS`].
+pub fn server_heartbeat(asked_ms: u64) -> Option<std::time::Duration> {
+    let (fewest, most) = SERVER_HEARTBEAT_MS;
+    (asked_ms > 0).then(|| std::time::Duration::from_millis(asked_ms.clamp(fewest, most)))
 }
 
 /// The end of a job as the mother superior saw it (pbs-reference section 7.2).
@@ -154,6 +173,9 @@ pub enum ServerToMom {
     /// qalter of a running job's walltime (managers): the new limit in seconds from the job's
     /// start (`None`: no limit); a limit already passed ends the job at once (-29).
     SetWalltime { job_id: String, walltime: Option<u64> },
+    /// Nothing to say: the server is alive, not merely its kernel. Sent only to a mom that
+    /// asked (`Registration::heartbeat_ms`; an older mom could not read it).
+    Heartbeat,
 }
 
 /// One node's part of a job's allocation.
@@ -248,4 +270,22 @@ pub struct JobLaunch {
     /// 077), `sandbox`, `stagein`, `stageout` (the mom's `exec/stage.rs`).
     #[serde(default)]
     pub exec: job::exec_opts::ExecOptions,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn server_heartbeats_are_asked_for_and_bounded() {
+        assert_eq!(server_heartbeat(0), None, "an older mom asks for none");
+        assert_eq!(server_heartbeat(1), Some(Duration::from_secs(1)));
+        assert_eq!(server_heartbeat(5_000), Some(Duration::from_secs(5)));
+        assert_eq!(server_heartbeat(u64::MAX), Some(Duration::from_secs(60)));
+        // A registration from before the field decodes as asking for none.
+        let old = r#"{"node":"n","np":1,"mem_bytes":1,"ngpus":0,"properties":[],"start_id":"s","jobs":[]}"#;
+        assert_eq!(serde_json::from_str::<Registration>(old).unwrap().heartbeat_ms, 0);
+        assert_eq!(serde_json::to_string(&ServerToMom::Heartbeat).unwrap(), r#""Heartbeat""#);
+    }
 }

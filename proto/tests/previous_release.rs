@@ -215,6 +215,7 @@ fn registration() -> Registration {
         gpus: Vec::new(),
         gpu_states: Vec::new(),
         task_socket: None,
+        heartbeat_ms: 0,
     }
 }
 

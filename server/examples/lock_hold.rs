@@ -59,6 +59,7 @@ fn full_cluster(select: impl Fn(usize) -> String) -> ServerState {
             gpus: Vec::new(),
             gpu_states: Vec::new(),
             task_socket: None,
+            heartbeat_ms: 0,
         };
         register_mom::register_mom(&mut state, &mut Outbox::default(), registration, 0);
     }

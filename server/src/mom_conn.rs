@@ -3,6 +3,10 @@
 //! a writer task. A mom that goes silent for `node_timeout` or disconnects is marked down; its
 //! jobs are kept until it registers again and the two sides reconcile.
 //!
+//! A mom that asks for them (`Registration::heartbeat_ms`) also gets `Heartbeat` at that interval
+//! (1 to 60 s), so it notices a server that stopped with its connection open and goes to the
+//! other head (failover).
+//!
 //! Node identity: the mom's address is the connection's. A registration under the name of a
 //! node whose link is alive is a takeover from the same address (a restarted mom) and refused
 //! from another one.
@@ -30,6 +34,7 @@ pub async fn serve(shared: Arc<Shared>, mut reader: FrameReader, mut writer: Fra
         }
     };
     let node = registration.node.clone();
+    let heartbeat = proto::mom::server_heartbeat(registration.heartbeat_ms);
     writer.set_direction(proto::seal::Direction::ServerToMom(node.clone()));
     let port = registration.port;
     let task_socket = registration.task_socket.clone();
@@ -62,7 +67,22 @@ pub async fn serve(shared: Arc<Shared>, mut reader: FrameReader, mut writer: Fra
     }
     drop(sender);
     let writer_task = tokio::spawn(async move {
-        while let Some(message) = receiver.recv().await {
+        // The first beat right after `Registered` (queued before this task started, and
+        // written first: `biased`), so the mom can tell at once that this server beats.
+        let mut beats = heartbeat.map(|every| {
+            let mut beats = tokio::time::interval(every);
+            beats.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            beats
+        });
+        loop {
+            let message = tokio::select! {
+                biased;
+                message = receiver.recv() => match message {
+                    Some(message) => message,
+                    None => break,
+                },
+                () = next_beat(&mut beats) => ServerToMom::Heartbeat,
+            };
             if writer.write(&message).await.is_err() {
                 break;
             }
@@ -109,6 +129,17 @@ async fn handle_message(shared: &Shared, node: &str, message: MomToServer) {
                 })
                 .await
         }
+    }
+}
+
+/// The next server heartbeat, for a mom that asked for them (`Registration::heartbeat_ms`);
+/// never for one that did not.
+async fn next_beat(beats: &mut Option<tokio::time::Interval>) {
+    match beats {
+        Some(beats) => {
+            beats.tick().await;
+        }
+        None => std::future::pending().await,
     }
 }
 

@@ -1,6 +1,7 @@
 //! Integration tests of `pbs_mom`: a real mom (in-process `mom::run`) against a tiny test
 //! server on a Unix socket, running real job scripts. One test binary for the crate.
 
+mod failover;
 mod interactive;
 mod kill;
 mod link;

@@ -235,6 +235,7 @@ fn a_rerun_missed_while_the_mom_was_away_is_sent_again() {
         gpus: Vec::new(),
         gpu_states: Vec::new(),
         task_socket: None,
+        heartbeat_ms: 0,
     };
     let mut out = Outbox::default();
     register_mom::register_mom(&mut state, &mut out, registration, 42);

@@ -49,6 +49,7 @@ fn gpu_cluster(nodes: usize, gpus: u32) -> ServerState {
             gpus: infos,
             gpu_states: (0..gpus).map(|index| report(&node, index, GpuUse::Free, "")).collect(),
             task_socket: None,
+            heartbeat_ms: 0,
         };
         register_mom::register_mom(&mut state, &mut Outbox::default(), registration, 0);
     }

@@ -107,6 +107,7 @@ fn mom_restarts(state: &mut ServerState, node: &str, now: i64) -> Outbox {
         gpus: Vec::new(),
         gpu_states: Vec::new(),
         task_socket: None,
+        heartbeat_ms: 0,
     };
     apply(state, now, |state, out| register_mom::register_mom(state, out, registration, now)).1
 }

@@ -19,8 +19,12 @@ pub fn job_started(
         return;
     };
     if job.is_current_run_of(node, run_count) {
-        job.session_id = Some(session_id);
-        out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
+        // A mom repeats its starts after each registration (a new head may not have them):
+        // the same report again writes nothing.
+        if job.session_id != Some(session_id) {
+            job.session_id = Some(session_id);
+            out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
+        }
     } else {
         tracing::info!(
             job_id,

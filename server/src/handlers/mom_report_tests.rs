@@ -116,6 +116,11 @@ fn start_reports_and_refused_shares_count_only_for_the_current_run_and_node() {
     assert!(out.persist.is_empty());
     job_started::job_started(&mut state, &mut out, "node1", &id, 68, 1);
     assert_eq!(job(&state, &id).session_id, Some(68));
+    assert_eq!(out.persist.len(), 1);
+    // Repeated after a reconnect (to this head or another): nothing new to write.
+    let mut out = Outbox::default();
+    job_started::job_started(&mut state, &mut out, "node1", &id, 68, 1);
+    assert!(out.persist.is_empty());
 
     let mut out = Outbox::default();
     gpu_status::share_refused(&mut state, &mut out, "node2", &id, 2, "a later run", 30);

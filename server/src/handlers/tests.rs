@@ -38,6 +38,7 @@ pub(crate) fn registration(node: &str, start_id: &str, jobs: Vec<String>) -> Reg
         gpus: Vec::new(),
         gpu_states: Vec::new(),
         task_socket: None,
+        heartbeat_ms: 0,
     }
 }
 
@@ -78,6 +79,7 @@ pub(crate) fn sent_kinds(out: &Outbox) -> Vec<String> {
                 ServerToMom::RerunJob { .. } => "RerunJob",
                 ServerToMom::SignalJob { .. } => "SignalJob",
                 ServerToMom::SetWalltime { .. } => "SetWalltime",
+                ServerToMom::Heartbeat => "Heartbeat",
             };
             format!("{kind}->{node}")
         })

@@ -123,6 +123,7 @@ fn a_second_mom_under_a_live_nodes_name_from_another_address_is_refused() {
         gpus: Vec::new(),
         gpu_states: Vec::new(),
         task_socket: None,
+        heartbeat_ms: 0,
     };
     let to_server = Binding::Bound { nonce: server_nonce, sequence: 1 };
     seal::write(&mut stream, &munge, &Direction::ToServer, &to_server, &MomToServer::Register(registration)).unwrap();

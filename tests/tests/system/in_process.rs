@@ -43,7 +43,13 @@ fn server_and_moms_in_one_process() {
     }
 
     let server = client::conf::ServerAddr::Unix(socket);
-    let conf = PbsConf { server_name: "inproc".into(), server, home: None, source: dir.path().join("pbs.conf") };
+    let conf = PbsConf {
+        server_name: "inproc".into(),
+        server,
+        secondary: None,
+        home: None,
+        source: dir.path().join("pbs.conf"),
+    };
     let free_nodes = || {
         let mut conn = Connection::open_conf(&conf).ok()?;
         match conn.request(&ClientRequest::StatusNode { names: vec![] }).ok()? {

@@ -12,6 +12,7 @@ mod corpus;
 mod depend;
 mod display;
 mod errors;
+mod failover_heads;
 mod fairshare;
 mod flavors;
 mod gpus;

@@ -1,0 +1,122 @@
+//! Tests of finding the active head: a head that accepts and never answers, one that refuses,
+//! the memory of the last head, and the errors naming every head tried.
+
+use super::*;
+use std::os::unix::net::UnixListener;
+use std::path::Path;
+
+/// A server that answers every `Hello` with `Welcome` from `name`, on a Unix socket at `path`.
+fn answering(path: &Path, name: &str) {
+    let listener = UnixListener::bind(path).unwrap();
+    let name = name.to_string();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let Ok(_) = frame::read::<Hello>(&mut stream) else { continue };
+            let welcome =
+                HelloReply::Welcome { protocol: proto::PROTOCOL_VERSION, server_name: name.clone(), nonce: None };
+            let _ = frame::write(&mut stream, &welcome);
+        }
+    });
+}
+
+/// A server that accepts (the kernel queues the connection) and never answers: stopped.
+fn stopped(path: &Path) -> UnixListener {
+    UnixListener::bind(path).unwrap()
+}
+
+/// A TCP address nothing listens on: connecting is refused at once.
+fn refusing() -> ServerAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    ServerAddr::Tcp { host: "127.0.0.1".into(), port, munge_socket: "/nonexistent/munge".into() }
+}
+
+fn heads(primary: ServerAddr, secondary: ServerAddr) -> PbsConf {
+    PbsConf { server_name: "head".into(), server: primary, secondary: Some(secondary), home: None, source: "f".into() }
+}
+
+const BOUND: Duration = Duration::from_millis(500);
+
+#[test]
+fn a_silent_primary_is_left_after_the_bound_and_then_tried_last() {
+    let dir = tempfile::tempdir().unwrap();
+    let (primary, secondary) = (dir.path().join("primary.sock"), dir.path().join("secondary.sock"));
+    let _stopped = stopped(&primary);
+    answering(&secondary, "second");
+    let conf = heads(ServerAddr::Unix(primary.clone()), ServerAddr::Unix(secondary.clone()));
+    let memory = Memory::at(dir.path().join("last-server"));
+
+    let started = Instant::now();
+    let connection = Connection::open_heads_within(&conf, Some(&memory), BOUND).unwrap();
+    assert_eq!(connection.server_name, "second");
+    assert!(started.elapsed() >= BOUND, "the primary had its {BOUND:?}: {:?}", started.elapsed());
+    assert!(started.elapsed() < BOUND * 4, "and no more: {:?}", started.elapsed());
+    assert_eq!(memory.recall(), Some(format!("socket {}", secondary.display())));
+
+    // The next command goes to the secondary first and pays nothing.
+    let started = Instant::now();
+    let connection = Connection::open_heads_within(&conf, Some(&memory), BOUND).unwrap();
+    assert_eq!(connection.server_name, "second");
+    assert!(started.elapsed() < BOUND, "the silent primary was not tried first: {:?}", started.elapsed());
+}
+
+#[test]
+fn a_refusing_primary_costs_no_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    let secondary = dir.path().join("secondary.sock");
+    answering(&secondary, "second");
+    for primary in [refusing(), ServerAddr::Unix(dir.path().join("absent.sock"))] {
+        let conf = heads(primary, ServerAddr::Unix(secondary.clone()));
+        let started = Instant::now();
+        // The real bound: a refused connection must not cost it.
+        let connection = Connection::open_heads(&conf, None).unwrap();
+        assert_eq!(connection.server_name, "second");
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    }
+}
+
+#[test]
+fn the_primary_back_is_used_again_and_the_memory_forgotten() {
+    let dir = tempfile::tempdir().unwrap();
+    let (primary, secondary) = (dir.path().join("primary.sock"), dir.path().join("secondary.sock"));
+    answering(&primary, "first");
+    let memory = Memory::at(dir.path().join("last-server"));
+    // The secondary answered last, and is gone now (standing by, not listening).
+    let conf = heads(ServerAddr::Unix(primary), ServerAddr::Unix(secondary.clone()));
+    std::fs::write(dir.path().join("last-server"), format!("socket {}\n", secondary.display())).unwrap();
+    let connection = Connection::open_heads_within(&conf, Some(&memory), BOUND).unwrap();
+    assert_eq!(connection.server_name, "first");
+    assert_eq!(memory.recall(), None);
+}
+
+#[test]
+fn neither_head_answering_names_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let secondary = dir.path().join("secondary.sock");
+    let _stopped = stopped(&secondary);
+    let primary = refusing();
+    let conf = heads(primary.clone(), ServerAddr::Unix(secondary.clone()));
+    let Err(error) = Connection::open_heads_within(&conf, None, BOUND) else { panic!("connected") };
+    assert_eq!(error.exit_code(), crate::exit::NO_SERVER);
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "cannot connect to server head ({primary}: Connection refused (os error 111); socket {}: no answer within 500 ms; from f)",
+            secondary.display()
+        )
+    );
+}
+
+#[test]
+fn one_server_reports_as_before() {
+    let server = refusing();
+    let conf =
+        PbsConf { server_name: "head".into(), server: server.clone(), secondary: None, home: None, source: "f".into() };
+    let Err(error) = Connection::open_conf(&conf) else { panic!("connected") };
+    assert_eq!(
+        error.to_string(),
+        format!("cannot connect to server head (Connection refused (os error 111); {server}, from f)")
+    );
+}
