@@ -88,6 +88,9 @@ pub(super) const STEPS: &[Step] = &[
     portable!("2026-11-25-010000_accounting"),
     portable!("2026-11-25-020000_site_resources"),
     portable!("2026-11-26-000000_scheduling"),
+    per_dialect!("2026-11-26-100000_views"),
+    portable!("2026-11-26-100100_public_views"),
+    per_dialect!("2026-11-26-100200_write_guard"),
 ];
 
 /// The steps as diesel's harness wants them, for one dialect.

@@ -15,6 +15,7 @@ mod arrays;
 mod crash;
 mod fairshare;
 mod group_commit;
+mod guard;
 mod jobs;
 mod migrations;
 mod next_seq;
@@ -22,6 +23,7 @@ mod previous_release;
 mod queues;
 mod scripts;
 mod site;
+mod views;
 
 use std::cell::Cell;
 
