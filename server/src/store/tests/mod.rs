@@ -13,6 +13,7 @@
 mod accounting;
 mod arrays;
 mod crash;
+mod docs;
 mod fairshare;
 mod group_commit;
 mod guard;

@@ -276,7 +276,7 @@ fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
 /// The sample the tests commit: queued job 1, running job 2 (on n1 and n2.cluster), finished
 /// job 3, array 5 (parent begun, `5[1]` expired, `5[2]` running on n1); three nodes; two
 /// queues. Returns the jobs.
-fn commit_sample(store: &mut Store) -> Vec<Job> {
+pub(super) fn commit_sample(store: &mut Store) -> Vec<Job> {
     let queued = queued_job(1);
     let mut running = full_job(2);
     running.set_state_for_test(JobState::Running);
