@@ -74,12 +74,11 @@ SELECT r.seq,
           LEFT JOIN job_records p ON j.spec_json = '' AND p.seq = j.seq - j.seq % 4294967296) r;
 
 CREATE VIEW minipbs_node_jobs AS
-SELECT node,
-       (SELECT string_agg(ids."Job_Id", ', ' ORDER BY ids.seq) FROM (
-            SELECT DISTINCT r.seq, r."Job_Id" FROM minipbs_job_shares s2 JOIN minipbs_job_rows r ON r.seq = s2.seq
-             WHERE s2.node = s.node AND r.job_state IN ('R', 'S', 'E')) ids) AS jobs,
-       SUM(ncpus)::BIGINT AS ncpus,
-       SUM(ngpus)::BIGINT AS ngpus
-  FROM minipbs_job_shares s JOIN job_records j ON j.seq = s.seq
- WHERE j.state IN ('R', 'S', 'E')
- GROUP BY node;
+SELECT p.node, string_agg(r."Job_Id", ', ' ORDER BY p.seq) AS jobs,
+       SUM(p.ncpus)::BIGINT AS ncpus, SUM(p.ngpus)::BIGINT AS ngpus
+  FROM (SELECT s.node, s.seq, SUM(s.ncpus) AS ncpus, SUM(s.ngpus) AS ngpus
+          FROM minipbs_job_shares s JOIN job_records j ON j.seq = s.seq
+         WHERE j.state IN ('R', 'S', 'E')
+         GROUP BY s.node, s.seq) p
+  JOIN minipbs_job_rows r ON r.seq = p.seq
+ GROUP BY p.node;

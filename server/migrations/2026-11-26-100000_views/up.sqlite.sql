@@ -93,13 +93,14 @@ SELECT r.seq,
           LEFT JOIN job_records p ON j.spec_json = '' AND p.seq = j.seq - j.seq % 4294967296) r;
 
 -- What each node holds now: the jobs running, suspended or exiting on it, and their shares.
+-- One pass over the shares (a subquery per node took seconds on a long history).
 CREATE VIEW minipbs_node_jobs AS
-SELECT node,
-       (SELECT group_concat("Job_Id", ', ') FROM (
-            SELECT DISTINCT r.seq, r."Job_Id" FROM minipbs_job_shares s2 JOIN minipbs_job_rows r ON r.seq = s2.seq
-             WHERE s2.node = s.node AND r.job_state IN ('R', 'S', 'E') ORDER BY r.seq)) AS jobs,
-       SUM(ncpus) AS ncpus,
-       SUM(ngpus) AS ngpus
-  FROM minipbs_job_shares s JOIN job_records j ON j.seq = s.seq
- WHERE j.state IN ('R', 'S', 'E')
+SELECT node, group_concat(job_id, ', ') AS jobs, SUM(ncpus) AS ncpus, SUM(ngpus) AS ngpus
+  FROM (SELECT p.node, r."Job_Id" AS job_id, p.ncpus, p.ngpus
+          FROM (SELECT s.node, s.seq, SUM(s.ncpus) AS ncpus, SUM(s.ngpus) AS ngpus
+                  FROM minipbs_job_shares s JOIN job_records j ON j.seq = s.seq
+                 WHERE j.state IN ('R', 'S', 'E')
+                 GROUP BY s.node, s.seq) p
+          JOIN minipbs_job_rows r ON r.seq = p.seq
+         ORDER BY p.node, p.seq) held
  GROUP BY node;
