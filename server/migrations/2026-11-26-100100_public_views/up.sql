@@ -1,7 +1,7 @@
 -- Read-only views for SQL clients (docs/sql.md), part 2: the public views, portable SQL over
 -- the `minipbs_*` views of the step before. Column names are OpenPBS attribute names; the
 -- columns and their types are the same on SQLite and PostgreSQL. No view has a job's script,
--- environment (`Variable_List`), paths or interactive secret (store/tests/views.rs checks).
+-- environment (`Variable_List`), paths or interactive secret (store/tests/view_columns.rs checks).
 
 -- Jobs not finished (array parents included, as qstat shows them), by id.
 CREATE VIEW jobs AS

@@ -24,6 +24,7 @@ mod previous_release;
 mod queues;
 mod scripts;
 mod site;
+mod view_columns;
 mod views;
 
 use std::cell::Cell;
