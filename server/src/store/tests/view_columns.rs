@@ -63,7 +63,7 @@ pub(super) const NODE_COLUMNS: &[&str] = &[
 ];
 
 /// The columns of `queues`, in order.
-const QUEUE_COLUMNS: &[&str] = &[
+pub(super) const QUEUE_COLUMNS: &[&str] = &[
     "name",
     "Priority",
     "queue_type",

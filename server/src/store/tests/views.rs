@@ -10,7 +10,7 @@ use diesel::sql_types::{BigInt, Bool, Integer, Nullable, Text};
 use job::array::ArraySpec;
 use job::{JobId, JobState};
 
-use super::view_columns::{Name, JOB_COLUMNS, JOB_HOST_COLUMNS, NODE_COLUMNS};
+use super::view_columns::{Name, JOB_COLUMNS, JOB_HOST_COLUMNS, NODE_COLUMNS, QUEUE_COLUMNS};
 use super::{fresh_store, full_job, load, queued_job, revert_down_to, SERVER};
 use crate::state::{Job, NodeShare};
 use crate::store::{Store, StoreOp, StoredNode, StoredQueue};
@@ -120,29 +120,39 @@ struct JobHostView {
     mem: Option<i64>,
 }
 
-/// A row of `queues`: some attributes, and the counts.
+/// A row of `queues`: its priority and counts (`queue_attrs` reads the text attributes).
 #[derive(Debug, Clone, PartialEq, QueryableByName)]
 struct QueueView {
     #[diesel(sql_type = Text)]
     name: String,
     #[diesel(sql_type = Nullable<BigInt>)]
     priority: Option<i64>,
-    #[diesel(sql_type = Nullable<Text>)]
-    queue_type: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    enabled: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    started: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    max_run: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    resources_max_walltime: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    acl_users: Option<String>,
     #[diesel(sql_type = BigInt)]
     total_jobs: i64,
     #[diesel(sql_type = Text)]
     state_count: String,
+}
+
+#[derive(QueryableByName)]
+struct QueueAttr {
+    #[diesel(sql_type = Text)]
+    name: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    value: Option<String>,
+}
+
+/// Every text attribute `queues` shows set, as (queue, column, value), sorted.
+fn queue_attrs(store: &mut Store) -> Vec<(String, String, String)> {
+    let mut set = Vec::new();
+    let text_columns =
+        QUEUE_COLUMNS.iter().filter(|column| !["name", "Priority", "total_jobs", "state_count"].contains(column));
+    for column in text_columns {
+        let rows: Vec<QueueAttr> = diesel::sql_query(format!("SELECT name, \"{column}\" AS value FROM queues"))
+            .load(store.connection())
+            .unwrap();
+        set.extend(rows.into_iter().filter_map(|row| Some((row.name, column.to_string(), row.value?))));
+    }
+    sorted(set)
 }
 
 /// `SELECT "Col.Name" AS col_name, ...` for `columns` of `view`.
@@ -201,6 +211,9 @@ pub(super) fn commit_sample(store: &mut Store) -> Vec<Job> {
             ("Priority", "10"),
             ("max_run", "[u:PBS_GENERIC=2]"),
             ("resources_max.walltime", "24:00:00"),
+            ("resources_default.ncpus", "1"),
+            ("acl_user_enable", "True"),
+            ("acl_users", "alice,bob"),
             ("enabled", "True"),
             ("started", "True"),
         ]),
@@ -317,46 +330,35 @@ fn job_hosts_nodes_and_queues_show_what_was_committed() {
         ..view("n2.cluster", 8, 0, 0, (2, 0), Some("2.head"))
     };
     assert_eq!(nodes, [n1, n2, view("n3", 1, 0, 0, (0, 0), None)]);
-    let mut queues: Vec<QueueView> = rows(
-        &mut store,
-        "queues",
-        &[
-            "name",
-            "Priority",
-            "queue_type",
-            "enabled",
-            "started",
-            "max_run",
-            "resources_max.walltime",
-            "acl_users",
-            "total_jobs",
-            "state_count",
-        ],
-    );
+    let mut queues: Vec<QueueView> = rows(&mut store, "queues", &["name", "Priority", "total_jobs", "state_count"]);
     queues.sort_by(|a, b| a.name.cmp(&b.name));
     let batch = QueueView {
         name: "batch".into(),
         priority: Some(10),
-        queue_type: Some("Execution".into()),
-        enabled: Some("True".into()),
-        started: Some("True".into()),
-        max_run: Some("[u:PBS_GENERIC=2]".into()),
-        resources_max_walltime: Some("24:00:00".into()),
-        acl_users: None,
         total_jobs: 3,
         state_count: "Transit:0 Queued:1 Held:0 Waiting:0 Running:2 Exiting:0 Begun:0 ".into(),
     };
     let idle = QueueView {
         name: "idle".into(),
         priority: None,
-        enabled: Some("False".into()),
-        started: Some("False".into()),
-        max_run: None,
-        resources_max_walltime: None,
         total_jobs: 0,
         state_count: "Transit:0 Queued:0 Held:0 Waiting:0 Running:0 Exiting:0 Begun:0 ".into(),
-        ..batch.clone()
     };
+    let attr = |queue: &str, name: &str, value: &str| (queue.to_string(), name.to_string(), value.to_string());
+    let attrs = vec![
+        attr("batch", "acl_user_enable", "True"),
+        attr("batch", "acl_users", "alice,bob"),
+        attr("batch", "enabled", "True"),
+        attr("batch", "max_run", "[u:PBS_GENERIC=2]"),
+        attr("batch", "queue_type", "Execution"),
+        attr("batch", "resources_default.ncpus", "1"),
+        attr("batch", "resources_max.walltime", "24:00:00"),
+        attr("batch", "started", "True"),
+        attr("idle", "enabled", "False"),
+        attr("idle", "queue_type", "Execution"),
+        attr("idle", "started", "False"),
+    ];
+    assert_eq!(queue_attrs(&mut store), attrs, "every attribute column, NULL where unset");
     assert_eq!(queues, [batch, idle]);
 }
 
