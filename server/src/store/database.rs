@@ -149,6 +149,8 @@ impl Store {
             Some(text) => super::nodes::decode(&text)
                 .map_err(|_| StoreError::CorruptMeta { key: NODES_KEY.to_string(), value: text })?,
         };
+        super::views::refresh(&mut self.connection, server_name, &nodes)
+            .map_err(|err| StoreError::database("refreshing the views' tables", err))?;
         let stored_next = match stored_next {
             None => 0,
             Some(text) => text
@@ -274,6 +276,8 @@ fn apply(connection: &mut Db, op: &StoreOp) -> Result<(), TransactionError> {
             let value = super::nodes::encode(nodes).map_err(|message| StoreError::Unstorable { seq: 0, message })?;
             super::put_meta(connection, NODES_KEY, &value)
                 .map_err(|err| StoreError::database("storing the node list", err))?;
+            super::views::put_nodes(connection, nodes)
+                .map_err(|err| StoreError::database("storing the node table", err))?;
         }
         StoreOp::PutQueue(queue) => super::queues::put_queue(connection, queue)?,
         StoreOp::DeleteQueue(name) => super::queues::delete_queue(connection, name)?,

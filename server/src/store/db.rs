@@ -132,6 +132,7 @@ fn open_sqlite(path: &Path) -> Result<SqliteConnection, StoreError> {
     connection
         .batch_execute("PRAGMA synchronous = FULL;")
         .map_err(|err| StoreError::database("setting synchronous", err))?;
+    super::guard::claim_sqlite(&mut connection).map_err(|err| StoreError::database("claiming the store", err))?;
     connection
         .run_pending_migrations(Migrations(Dialect::Sqlite))
         .map_err(|err| StoreError::Migrate { source: Arc::from(err) })?;
@@ -148,6 +149,7 @@ fn open_postgresql(url: &str, shown: &str) -> Result<PgConnection, StoreError> {
              SET client_min_messages = warning;",
         )
         .map_err(|err| StoreError::database("setting the session's durability", err))?;
+    super::guard::claim_postgresql(&mut connection).map_err(|err| StoreError::database("claiming the store", err))?;
     connection
         .run_pending_migrations(Migrations(Dialect::Postgresql))
         .map_err(|err| StoreError::Migrate { source: Arc::from(err) })?;

@@ -137,7 +137,7 @@ pub(super) fn check(connection: &mut PgConnection, held: &Held) -> Result<(), St
 }
 
 /// Renews `held` once; `Err(LeaseLost)` if another server took it.
-fn renew(connection: &mut PgConnection, held: &Held, ttl: Duration) -> Result<(), StoreError> {
+pub(super) fn renew(connection: &mut PgConnection, held: &Held, ttl: Duration) -> Result<(), StoreError> {
     let renewed = diesel::sql_query(format!(
         "UPDATE server_lease SET expires_ms = {NOW_MS} + $3 WHERE id = 1 AND holder = $1 AND epoch = $2"
     ))

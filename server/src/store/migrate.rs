@@ -88,7 +88,10 @@ pub(super) const STEPS: &[Step] = &[
     portable!("2026-11-25-010000_accounting"),
     portable!("2026-11-25-020000_site_resources"),
     portable!("2026-11-26-000000_scheduling"),
-    portable!("2026-11-27-000000_lease"),
+    per_dialect!("2026-11-26-100000_views"),
+    portable!("2026-11-26-100100_public_views"),
+    per_dialect!("2026-11-26-100200_write_guard"),
+    per_dialect!("2026-11-27-000000_lease"),
 ];
 
 /// The steps as diesel's harness wants them, for one dialect.

@@ -5,7 +5,8 @@
 //! Layout: [`Store`] (`database.rs`) loads and commits; `db.rs` is where the store is
 //! ([`StoreLocation`]) and the connection over both backends; [`StoreHandle`] (`handle.rs`) is
 //! the group-commit thread the server talks to; `models.rs` maps `state::Job` to rows by hand;
-//! `exec_hosts.rs` is the text form of an allocation; `schema.rs` is diesel's table view.
+//! `exec_hosts.rs` is the text form of an allocation; `schema.rs` is diesel's table view;
+//! `views.rs` and `guard.rs` serve the read-only SQL views for other clients (docs/sql.md).
 //!
 //! Invariants: this is the only module that imports diesel, and no diesel type appears in its
 //! public API (errors carry causes as `dyn Error`). A job's request is not stored: it is
@@ -20,6 +21,7 @@ mod db;
 mod error;
 pub(crate) mod exec_hosts;
 mod fairshare;
+mod guard;
 mod handle;
 pub mod lease;
 pub mod migrate;
@@ -28,6 +30,7 @@ mod nodes;
 mod queues;
 mod schema;
 mod site;
+mod views;
 
 #[cfg(test)]
 mod tests;

@@ -2,9 +2,11 @@
 //! `diesel print_schema`, configured in the repository's `diesel.toml`, and keep this header).
 //! Only `store/` may use these items; the rest of the server never sees them.
 
-// @generated automatically by Diesel CLI.
+// @generated automatically by Diesel CLI, then: the table `job_records` keeps its Rust name
+// `jobs` (the SQL name `jobs` is the view for SQL clients, docs/sql.md).
 
 diesel::table! {
+    #[sql_name = "job_records"]
     jobs (seq) {
         seq -> BigInt,
         state -> Text,
@@ -96,11 +98,24 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    node_records (name) {
+        name -> Text,
+        np -> BigInt,
+        mem_bytes -> BigInt,
+        ngpus -> BigInt,
+        properties -> Text,
+        offline -> Bool,
+        comment -> Nullable<Text>,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     accounting,
     fairshare_usage,
     jobs,
     meta,
+    node_records,
     node_resources,
     queue_attrs,
     resource_defs,

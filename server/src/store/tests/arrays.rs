@@ -35,7 +35,7 @@ fn an_array_round_trips_with_its_parent_id_and_one_shared_spec() {
     let mut ops: Vec<StoreOp> = jobs.iter().map(|job| StoreOp::InsertJob(Box::new(job.clone()))).collect();
     ops.push(StoreOp::InsertJob(Box::new(queued_job(6))));
     store.commit(&ops).unwrap();
-    let spec_lengths: Vec<usize> = diesel::sql_query("SELECT seq, spec_json FROM jobs ORDER BY seq")
+    let spec_lengths: Vec<usize> = diesel::sql_query("SELECT seq, spec_json FROM job_records ORDER BY seq")
         .load::<SpecRow>(store.connection())
         .unwrap()
         .into_iter()

@@ -11,9 +11,13 @@ use crate::store::{Store, StoreError, StoreOp};
 
 /// Overwrites one text column of one row behind the store's back.
 fn plant(store: &mut Store, column: &str, value: &str, seq: i64) {
-    diesel::sql_query(format!("UPDATE jobs SET {column} = {} WHERE seq = {}", super::sql_text(value), seq << 32))
-        .execute(store.connection())
-        .expect("plant a value");
+    diesel::sql_query(format!(
+        "UPDATE job_records SET {column} = {} WHERE seq = {}",
+        super::sql_text(value),
+        seq << 32
+    ))
+    .execute(store.connection())
+    .expect("plant a value");
 }
 
 #[test]
@@ -181,7 +185,7 @@ fn other_corrupt_columns_are_errors_not_panics() {
     }
     let (_dir, _path, mut store) = fresh_store();
     store.commit(&[StoreOp::InsertJob(Box::new(queued_job(1)))]).unwrap();
-    diesel::sql_query("UPDATE jobs SET run_count = -1").execute(store.connection()).unwrap();
+    diesel::sql_query("UPDATE job_records SET run_count = -1").execute(store.connection()).unwrap();
     let err = store.load(SERVER).unwrap_err();
     assert!(matches!(err, StoreError::CorruptRow { column: "run_count", .. }), "{err:?}");
 }

@@ -32,12 +32,14 @@ fn open_applies_every_migration_once() {
             "__diesel_schema_migrations",
             "accounting",
             "fairshare_usage",
-            "jobs",
+            "job_records",
             "meta",
+            "node_records",
             "node_resources",
             "queue_attrs",
             "resource_defs",
-            "server_attrs"
+            "server_attrs",
+            "server_lease"
         ]
     );
     assert!(!pending(&mut store));

@@ -13,15 +13,20 @@
 mod accounting;
 mod arrays;
 mod crash;
+mod docs;
 mod fairshare;
 mod group_commit;
+mod guard;
 mod jobs;
+mod lease;
 mod migrations;
 mod next_seq;
 mod previous_release;
 mod queues;
 mod scripts;
 mod site;
+mod view_columns;
+mod views;
 
 use std::cell::Cell;
 

@@ -1,0 +1,10 @@
+DROP TRIGGER minipbs_guard ON job_records;
+DROP TRIGGER minipbs_guard ON meta;
+DROP TRIGGER minipbs_guard ON node_records;
+DROP TRIGGER minipbs_guard ON queue_attrs;
+DROP TRIGGER minipbs_guard ON server_attrs;
+DROP TRIGGER minipbs_guard ON resource_defs;
+DROP TRIGGER minipbs_guard ON node_resources;
+DROP TRIGGER minipbs_guard ON accounting;
+DROP TRIGGER minipbs_guard ON fairshare_usage;
+DROP FUNCTION minipbs_guard();

@@ -1,0 +1,56 @@
+//! The active server's lease (`store/lease.rs`) on PostgreSQL: one holder at a time, a
+//! standby takes it only once it expired, and the old holder's commits and renewals are refused
+//! from the moment another server took it. On SQLite there is no lease.
+
+use std::time::Duration;
+
+use super::{fresh_store, load, queued_job};
+use crate::store::db::Db;
+use crate::store::lease::{renew, try_take};
+use crate::store::{Store, StoreError, StoreOp};
+
+/// The PostgreSQL connection of a store.
+fn pg(store: &mut Store) -> &mut diesel::pg::PgConnection {
+    match store.connection() {
+        Db::Postgresql(connection) => connection,
+        Db::Sqlite(_) => panic!("a PostgreSQL store"),
+    }
+}
+
+fn lease_test() {
+    let (_dir, location, mut active) = fresh_store();
+    let held = active.acquire_lease(Duration::from_millis(400), Duration::from_millis(20)).unwrap().expect("a lease");
+    assert_eq!(held.epoch, 1);
+    active.commit(&[StoreOp::InsertJob(Box::new(queued_job(1)))]).expect("the holder commits");
+
+    let mut standby = Store::open(&location).unwrap();
+    let refused = try_take(pg(&mut standby), "standby", Duration::from_secs(5)).unwrap();
+    let (holder, left_ms) = refused.expect_err("the lease is held");
+    assert_eq!(holder, held.holder);
+    assert!(left_ms > 0 && left_ms <= 400, "{left_ms}");
+    renew(pg(&mut active), &held, Duration::from_millis(400)).expect("the holder renews");
+
+    std::thread::sleep(Duration::from_millis(500));
+    let taken = try_take(pg(&mut standby), "standby", Duration::from_secs(5)).unwrap().expect("expired: taken");
+    assert_eq!((taken.holder.as_str(), taken.epoch), ("standby", 2));
+
+    // The old holder is fenced: its commit writes nothing, its renewal says who holds it now.
+    let err = active.commit(&[StoreOp::InsertJob(Box::new(queued_job(2)))]).unwrap_err();
+    assert!(matches!(&err, StoreError::LeaseLost { holder, epoch: 2 } if holder == "standby"), "{err:?}");
+    let err = renew(pg(&mut active), &held, Duration::from_millis(400)).unwrap_err();
+    assert!(matches!(err, StoreError::LeaseLost { epoch: 2, .. }), "{err:?}");
+    let jobs: Vec<u64> = load(&mut standby).jobs.iter().map(|job| job.id.seq).collect();
+    assert_eq!(jobs, [1], "only the commit made while holding the lease is stored");
+}
+
+#[test]
+fn sqlite_has_no_lease() {
+    let (_dir, _location, mut store) = fresh_store();
+    assert_eq!(store.acquire_lease(Duration::from_secs(1), Duration::from_millis(10)).unwrap(), None);
+    store.commit(&[StoreOp::InsertJob(Box::new(queued_job(1)))]).expect("commits without a lease");
+}
+
+#[test]
+fn on_postgresql_one_server_holds_the_lease_and_a_lost_one_is_fenced() {
+    super::run_on(super::Backend::Postgresql, lease_test);
+}
