@@ -2,7 +2,9 @@
 //! and N `pbs_mom`s on this host, over Unix sockets or (`--transport tcp`) over TCP + MUNGE on
 //! loopback with its own `munged` and key under `<state_dir>/munge/`, with its state under one
 //! directory (default `~/.minipbs`). `up` returns once every node is free and prints the
-//! `export PBS_CONF_FILE=...` line; `down` stops every process it started. `simulate` replays
+//! `export PBS_CONF_FILE=...` line; `down` stops every process it started. `--postgres` keeps
+//! the jobs in a PostgreSQL of its own (`minipbs_postgres.rs`), `--standby` adds a second
+//! server on that store. `simulate` replays
 //! a workload trace through the scheduler without any cluster (`minipbs_simulate.rs`).
 
 use crate::conf::{PbsConf, ServerAddr};
@@ -91,6 +93,20 @@ pub struct UpArgs {
     /// transport, TCP + MUNGE on 127.0.0.1, with a munged of its own).
     #[arg(long, value_enum, default_value = "unix")]
     pub transport: Transport,
+    /// The job store, passed to pbs_server: `sqlite:PATH` or `postgresql://USER@HOST/DB`
+    /// (default: SQLite in the state directory).
+    #[arg(long, conflicts_with = "postgres")]
+    pub store: Option<String>,
+    /// Start the cluster's own PostgreSQL (in <state-dir>/postgres) and keep the jobs there.
+    #[arg(long)]
+    pub postgres: bool,
+    /// Start a second pbs_server on the same PostgreSQL store: the standby, which takes over
+    /// when the active one dies (implies --postgres without --store).
+    #[arg(long)]
+    pub standby: bool,
+    /// An extra argument for each pbs_server (repeatable), e.g. `--server-arg=--lease-time=2`.
+    #[arg(long = "server-arg", allow_hyphen_values = true)]
+    pub server_args: Vec<String>,
 }
 
 /// `minipbs up --transport`.
@@ -179,6 +195,18 @@ pub fn up(args: &UpArgs) -> Result<PathBuf, String> {
     if !args.acl_roots.is_empty() {
         server_args.extend(["--acl-roots".to_string(), args.acl_roots.clone()]);
     }
+    if args.standby && args.store.as_deref().is_some_and(|store| !store.starts_with("postgres")) {
+        return Err("--standby needs a PostgreSQL store (--postgres or --store postgresql://...)".to_string());
+    }
+    let store = match &args.store {
+        Some(store) => Some(store.clone()),
+        None if args.postgres || args.standby => Some(crate::minipbs_postgres::start(&dir)?),
+        None => None,
+    };
+    if let Some(store) = store {
+        server_args.extend(["--store".to_string(), store]);
+    }
+    server_args.extend(args.server_args.iter().cloned());
     let munge_socket = dir.join("munge").join("socket");
     if args.transport == Transport::Tcp {
         start_munged(&dir)?;
@@ -199,6 +227,17 @@ pub fn up(args: &UpArgs) -> Result<PathBuf, String> {
         conf.server = ServerAddr::Tcp { host: "127.0.0.1".to_string(), port: port.unwrap_or(0), munge_socket };
     }
     wait_until(Duration::from_secs(20), || Connection::open_conf(&conf).is_ok()).map_err(|_| server_failed())?;
+    if args.standby {
+        // Started once the first one serves: it waits for the lease as the standby, on the same
+        // state directory, socket and TCP port, and binds them when it takes over.
+        let port = match &conf.server {
+            ServerAddr::Tcp { port, .. } => format!("127.0.0.1:{port}"),
+            ServerAddr::Unix(_) => String::new(),
+        };
+        let standby_args: Vec<String> =
+            server_args.iter().map(|arg| if arg == "127.0.0.1:0" { port.clone() } else { arg.clone() }).collect();
+        spawn_daemon(&bin_dir.join("pbs_server"), &standby_args, &dir, "server2")?;
+    }
     for index in 1..=args.nodes {
         let name = format!("node{index}");
         let link = match &conf.server {
@@ -384,16 +423,18 @@ fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> Result<(), ()>
 }
 
 /// Stops every daemon recorded under `dir/pids`: moms first (they kill their jobs), then the
-/// server, then munged; SIGKILL for anything still there after 15 s.
+/// servers, then munged and PostgreSQL; SIGKILL for anything still there after 15 s.
 pub fn down(dir: &Path) -> Result<(), String> {
     if !dir.join("pids").is_dir() {
         return Err(format!("no cluster is running in {}", dir.display()));
     }
     let pid_dir = dir.join("pids");
-    let (last, moms): (Vec<_>, Vec<_>) =
-        recorded_daemons(dir).into_iter().partition(|(name, _)| name == "server" || name == "munged");
-    let (munged, server): (Vec<_>, Vec<_>) = last.into_iter().partition(|(name, _)| name == "munged");
-    for group in [moms, server, munged] {
+    let (last, moms): (Vec<_>, Vec<_>) = recorded_daemons(dir)
+        .into_iter()
+        .partition(|(name, _)| name.starts_with("server") || name == "munged" || name == "postgres");
+    let (helpers, servers): (Vec<_>, Vec<_>) =
+        last.into_iter().partition(|(name, _)| name == "munged" || name == "postgres");
+    for group in [moms, servers, helpers] {
         // Only processes that are still our daemons: after a reboot a pid may name anything.
         let live: Vec<i32> = group.iter().map(|(_, pid)| *pid).filter(|pid| is_our_daemon(*pid)).collect();
         for pid in &live {
@@ -433,12 +474,12 @@ pub fn cgroup_slice(dir: &Path, node: &str) -> String {
     format!("minipbs-{dev:x}-{ino:x}-{node}.slice")
 }
 
-/// Whether `pid` is a live (not zombie) `pbs_server`, `pbs_mom` or `munged`.
+/// Whether `pid` is a live (not zombie) `pbs_server`, `pbs_mom`, `munged` or `postgres`.
 fn is_our_daemon(pid: i32) -> bool {
     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
     let program = cmdline.split(|byte| *byte == 0).next().unwrap_or_default();
     let name = Path::new(std::str::from_utf8(program).unwrap_or_default()).file_name().and_then(|name| name.to_str());
-    matches!(name, Some("pbs_server" | "pbs_mom" | "munged")) && !is_zombie(pid)
+    matches!(name, Some("pbs_server" | "pbs_mom" | "munged" | "postgres")) && !is_zombie(pid)
 }
 
 fn signal(pid: i32, signal: nix::sys::signal::Signal) {

@@ -17,8 +17,11 @@ pub struct ServerConfig {
     pub server_name: String,
     /// Unix socket for commands and moms; default `<state_dir>/server.sock`.
     pub socket_path: PathBuf,
-    /// SQLite database; default `<state_dir>/server.db`.
-    pub db_path: PathBuf,
+    /// The job store (`--store`): SQLite, default `<state_dir>/server.db`, or PostgreSQL.
+    pub store: crate::store::StoreLocation,
+    /// How long the active server's lease on a PostgreSQL store lasts without renewal: a
+    /// standby takes over at most this long after the active one stops renewing.
+    pub lease_ttl: Duration,
     pub default_queue: String,
     pub flavor: Flavor,
     /// TORQUE `keep_completed`: seconds a finished job stays in plain listings as `C` (torque
@@ -59,7 +62,8 @@ impl ServerConfig {
     pub fn new(state_dir: PathBuf, server_name: String) -> ServerConfig {
         ServerConfig {
             socket_path: state_dir.join("server.sock"),
-            db_path: state_dir.join("server.db"),
+            store: crate::store::StoreLocation::Sqlite(state_dir.join("server.db")),
+            lease_ttl: Duration::from_secs(5),
             state_dir,
             server_name,
             default_queue: "workq".to_string(),

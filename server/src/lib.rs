@@ -46,8 +46,13 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
     std::fs::create_dir_all(&config.state_dir)
         .with_context(|| format!("cannot create state directory {}", config.state_dir.display()))?;
     keep_private(&config)?;
-    let mut store = store::Store::open(&config.db_path)
-        .with_context(|| format!("cannot open the job store {}", config.db_path.display()))?;
+    let store =
+        store::Store::open(&config.store).with_context(|| format!("cannot open the job store {}", config.store))?;
+    tokio::pin!(shutdown);
+    let Some(mut store) = become_active(store, &config, &mut shutdown).await? else {
+        tracing::info!("standby stopped before it became active");
+        return Ok(());
+    };
     let loaded = store.load(&config.server_name).context("cannot load jobs from the store")?;
     let mut state =
         ServerState::new(&config.server_name, &config.default_queue, config.kill_delay, nix::unistd::getuid().as_raw());
@@ -128,7 +133,7 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
     let scheduler = tokio::spawn(scheduler_loop(shared.clone()));
     let reload = tokio::spawn(reload_resource_group_on_hup(shared.clone()));
     tracing::info!(socket = %shared.config.socket_path.display(), "server ready");
-    shutdown.await;
+    (&mut shutdown).await;
     accept.abort();
     if let Some(task) = accept_tcp {
         task.abort();
@@ -140,6 +145,34 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
     let _ = std::fs::remove_file(&shared.config.socket_path);
     tracing::info!("server stopped");
     Ok(())
+}
+
+/// On a PostgreSQL store, waits (as the standby) until this server holds the store's lease,
+/// then keeps it (`store/lease.rs`): losing it ends the process. `None` if `shutdown` came
+/// first. On SQLite: the store at once.
+async fn become_active(
+    mut store: store::Store,
+    config: &ServerConfig,
+    shutdown: &mut std::pin::Pin<&mut impl Future<Output = ()>>,
+) -> anyhow::Result<Option<store::Store>> {
+    let ttl = config.lease_ttl;
+    let acquiring = tokio::task::spawn_blocking(move || {
+        let held = store.acquire_lease(ttl, std::time::Duration::from_millis(250));
+        (store, held)
+    });
+    let (store, held) = tokio::select! {
+        joined = acquiring => joined.context("the lease task failed")?,
+        () = shutdown.as_mut() => return Ok(None),
+    };
+    let held = held.context("cannot take the job store's lease")?;
+    if let (Some(held), store::StoreLocation::Postgresql(url)) = (held, store.location()) {
+        let on_loss: store::lease::OnLoss = Box::new(|why| {
+            tracing::error!("{why}: this server stops now and writes nothing more");
+            std::process::exit(pbslog::fatal::EXIT_SOFTWARE);
+        });
+        store::lease::keep(url.clone(), held, ttl, on_loss).context("cannot keep the job store's lease")?;
+    }
+    Ok(Some(store))
 }
 
 /// The notice sink of a running server: log line and mail. (The accounting records are
@@ -231,14 +264,16 @@ fn keep_private(config: &ServerConfig) -> anyhow::Result<()> {
     let priv_dir = config.state_dir.join("server_priv");
     std::fs::create_dir_all(&priv_dir).with_context(|| format!("cannot create {}", priv_dir.display()))?;
     std::fs::set_permissions(&priv_dir, std::fs::Permissions::from_mode(0o750))?;
+    // A PostgreSQL store's privileges are the database's (docs/sql.md).
+    let Some(db_path) = config.store.sqlite_path() else { return Ok(()) };
     std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .mode(0o600)
-        .open(&config.db_path)
-        .with_context(|| format!("cannot create the job store {}", config.db_path.display()))?;
+        .open(db_path)
+        .with_context(|| format!("cannot create the job store {}", db_path.display()))?;
     for suffix in ["", "-wal", "-shm"] {
-        let mut path = config.db_path.clone().into_os_string();
+        let mut path = db_path.as_os_str().to_owned();
         path.push(suffix);
         if std::path::Path::new(&path).exists() {
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;

@@ -59,6 +59,16 @@ struct Args {
     /// default <state-dir>/sched_priv/resource_group if it exists).
     #[arg(long)]
     resource_group: Option<PathBuf>,
+    /// The job store: `sqlite:PATH` (default <state-dir>/server.db) or
+    /// `postgresql://USER@HOST/DATABASE` (a password goes in ~/.pgpass, never here: it would
+    /// show in ps). Two servers on one PostgreSQL store are a primary and a standby.
+    #[arg(long, value_parser = server::store::StoreLocation::parse)]
+    store: Option<server::store::StoreLocation>,
+    /// Seconds the active server's lease on a PostgreSQL store lasts without renewal (it
+    /// renews every fifth of it): a standby takes over at most this long after the active
+    /// server dies or is cut off.
+    #[arg(long, default_value_t = 5.0)]
+    lease_time: f64,
     /// More logging (-v info, -vv debug).
     #[arg(short, action = clap::ArgAction::Count)]
     verbose: u8,
@@ -104,6 +114,13 @@ async fn run() -> anyhow::Result<()> {
     config.listen = args.listen;
     config.munge_socket = args.munge_socket;
     config.resource_group = args.resource_group;
+    if !(args.lease_time.is_finite() && (0.5..=3600.0).contains(&args.lease_time)) {
+        anyhow::bail!("--lease-time {}: give seconds from 0.5 to 3600", args.lease_time);
+    }
+    config.lease_ttl = std::time::Duration::from_secs_f64(args.lease_time);
+    if let Some(store) = args.store {
+        config.store = store;
+    }
     let shutdown = async {
         let mut term =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");

@@ -159,6 +159,22 @@ impl Drop for Munged {
     }
 }
 
+/// `minipbs up`'s store options for this run: `--postgres` when `MINIPBS_TEST_STORE` is
+/// `postgresql` (the cluster's own PostgreSQL; `.ci/run` runs the restart tests so), else none
+/// (SQLite).
+pub fn store_args() -> &'static [&'static str] {
+    match std::env::var("MINIPBS_TEST_STORE").as_deref() {
+        Ok("postgresql") => &["--postgres"],
+        Ok("sqlite") | Err(_) => &[],
+        Ok(other) => panic!("MINIPBS_TEST_STORE={other}: use sqlite or postgresql"),
+    }
+}
+
+/// The URL of the PostgreSQL `minipbs up --postgres` started for the cluster in `state`.
+pub fn postgres_url(state: &Path) -> String {
+    format!("postgresql://postgres@/postgres?host={}", state.join("postgres").display())
+}
+
 /// Shape of a test cluster.
 #[derive(Debug, Clone, Copy)]
 pub struct Shape {
@@ -190,6 +206,7 @@ impl Cluster {
         let bin = bin_dir();
         let no_mailer: &[&str] = if extra.contains(&"--sendmail") { &[] } else { &["--sendmail", ""] };
         let transport = if extra.contains(&"--transport") { &[] } else { transport_args() };
+        let store = if extra.contains(&"--standby") || extra.contains(&"--postgres") { &[] } else { store_args() };
         let state = tempfile::Builder::new().prefix("minipbs-state-").tempdir().expect("temp dir");
         let work = tempfile::Builder::new().prefix("minipbs-work-").tempdir().expect("temp dir");
         // Other users need to reach the socket (search) and write their output (work).
@@ -203,6 +220,7 @@ impl Cluster {
             .args(extra)
             .args(no_mailer)
             .args(transport)
+            .args(store)
             .output()
             .expect("minipbs runs");
         let cluster =
@@ -322,6 +340,9 @@ impl Cluster {
             ["--name", &self.server_name, "--kill-delay", "2", "--sendmail", "", "--acl-roots", "root", "-v"]
                 .map(String::from),
         );
+        if self.state.path().join("postgres").is_dir() {
+            argv.extend(["--store".to_string(), postgres_url(self.state.path())]);
+        }
         if let Some(port) = self.server_port() {
             let munge_socket = self.state.path().join("munge/socket").display().to_string();
             argv.extend([

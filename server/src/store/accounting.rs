@@ -1,15 +1,15 @@
 //! The `accounting` table: records committed with the change they record and deleted once the
 //! accounting writer has them durably in the files (`accounting_writer.rs`).
 
+use super::db::Db;
 use diesel::prelude::*;
-use diesel::sqlite::SqliteConnection;
 
 use super::error::StoreError;
 use super::schema::accounting;
 use super::AccountingRecord;
 
 /// Inserts records (their ids must be new).
-pub(super) fn add(connection: &mut SqliteConnection, records: &[AccountingRecord]) -> Result<(), StoreError> {
+pub(super) fn add(connection: &mut Db, records: &[AccountingRecord]) -> Result<(), StoreError> {
     for record in records {
         let id = i64::try_from(record.id)
             .map_err(|_| StoreError::Unstorable { seq: 0, message: format!("accounting id {}", record.id) })?;
@@ -22,7 +22,7 @@ pub(super) fn add(connection: &mut SqliteConnection, records: &[AccountingRecord
 }
 
 /// Deletes the records with ids up to `last`.
-pub(super) fn forget(connection: &mut SqliteConnection, last: u64) -> Result<(), StoreError> {
+pub(super) fn forget(connection: &mut Db, last: u64) -> Result<(), StoreError> {
     let last = i64::try_from(last).unwrap_or(i64::MAX);
     diesel::delete(accounting::table.filter(accounting::id.le(last)))
         .execute(connection)
@@ -31,7 +31,7 @@ pub(super) fn forget(connection: &mut SqliteConnection, last: u64) -> Result<(),
 }
 
 /// Every stored record, by id.
-pub(super) fn load(connection: &mut SqliteConnection) -> Result<Vec<AccountingRecord>, diesel::result::Error> {
+pub(super) fn load(connection: &mut Db) -> Result<Vec<AccountingRecord>, diesel::result::Error> {
     let rows: Vec<(i64, i64, String)> = accounting::table
         .order(accounting::id.asc())
         .select((accounting::id, accounting::time, accounting::line))

@@ -14,10 +14,11 @@ pub enum StoreError {
     /// SQLite takes the path as UTF-8 text.
     #[error("store path {0:?} is not valid UTF-8")]
     BadPath(PathBuf),
-    /// The database file could not be opened or created.
-    #[error("cannot open the job store {path:?}")]
+    /// The database could not be opened, created or reached (`path` is the file, or the
+    /// PostgreSQL URL without its password).
+    #[error("cannot open the job store {path}")]
     Open {
-        path: PathBuf,
+        path: String,
         #[source]
         source: Cause,
     },
@@ -49,6 +50,9 @@ pub enum StoreError {
     /// lost, so the whole transaction is refused.
     #[error("update of job {seq}, which is not in the job store")]
     NoSuchJob { seq: u64 },
+    /// Another server took the store's lease (`lease.rs`): this one must not write again.
+    #[error("another server ({holder}, epoch {epoch}) holds the job store's lease: this server is no longer active")]
+    LeaseLost { holder: String, epoch: i64 },
     /// The store thread behind a `StoreHandle` is gone (it panicked); nothing more is durable.
     #[error("the job store thread has stopped")]
     Closed,

@@ -1,8 +1,8 @@
 //! Rows of `fairshare_usage`: one per user and per group with recorded usage (kind `user` or
 //! `group`, name, decayed usage as of `stamp`, and a user's last group). Mapped by hand.
 
+use super::db::Db;
 use diesel::prelude::*;
-use diesel::sqlite::SqliteConnection;
 
 use super::error::StoreError;
 use super::schema::fairshare_usage;
@@ -16,7 +16,7 @@ fn kind_text(kind: UsageKind) -> &'static str {
 }
 
 /// Stores a record, replacing the one of the same kind and name.
-pub(super) fn put(connection: &mut SqliteConnection, usage: &StoredUsage) -> Result<(), StoreError> {
+pub(super) fn put(connection: &mut Db, usage: &StoredUsage) -> Result<(), StoreError> {
     let row = (
         fairshare_usage::kind.eq(kind_text(usage.kind)),
         fairshare_usage::name.eq(&usage.name),
@@ -24,15 +24,16 @@ pub(super) fn put(connection: &mut SqliteConnection, usage: &StoredUsage) -> Res
         fairshare_usage::stamp.eq(usage.stamp),
         fairshare_usage::grp.eq(&usage.group),
     );
-    diesel::replace_into(fairshare_usage::table)
-        .values(row)
+    let fail = |err| StoreError::database(format!("storing the usage of {}", usage.name), err);
+    diesel::delete(fairshare_usage::table.find((kind_text(usage.kind), &usage.name)))
         .execute(connection)
-        .map_err(|err| StoreError::database(format!("storing the usage of {}", usage.name), err))?;
+        .map_err(fail)?;
+    diesel::insert_into(fairshare_usage::table).values(row).execute(connection).map_err(fail)?;
     Ok(())
 }
 
 /// Forgets a record (none: nothing to do).
-pub(super) fn delete(connection: &mut SqliteConnection, kind: UsageKind, name: &str) -> Result<(), StoreError> {
+pub(super) fn delete(connection: &mut Db, kind: UsageKind, name: &str) -> Result<(), StoreError> {
     diesel::delete(
         fairshare_usage::table.filter(fairshare_usage::kind.eq(kind_text(kind))).filter(fairshare_usage::name.eq(name)),
     )
@@ -44,7 +45,7 @@ pub(super) fn delete(connection: &mut SqliteConnection, kind: UsageKind, name: &
 /// The raw rows, by kind and name.
 pub(super) type UsageRow = (String, String, f64, i64, String);
 
-pub(super) fn load(connection: &mut SqliteConnection) -> Result<Vec<UsageRow>, diesel::result::Error> {
+pub(super) fn load(connection: &mut Db) -> Result<Vec<UsageRow>, diesel::result::Error> {
     fairshare_usage::table
         .order((fairshare_usage::kind.asc(), fairshare_usage::name.asc()))
         .select((

@@ -12,8 +12,8 @@ use std::sync::{mpsc, Arc};
 
 use tokio::sync::oneshot;
 
+use super::database::Store;
 use super::error::StoreError;
-use super::sqlite::Store;
 use super::StoreOp;
 
 /// Work to run on the store thread once a batch is committed; it may read the store (the

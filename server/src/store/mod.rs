@@ -1,8 +1,9 @@
-//! The durable job store: the server's write-ahead record of every job, in SQLite through
-//! diesel (WAL, `synchronous=FULL`), with migrations from `server/migrations/` embedded and
-//! applied at open.
+//! The durable job store: the server's write-ahead record of every job, through diesel in
+//! SQLite (WAL, `synchronous=FULL`; the default) or PostgreSQL (`synchronous_commit=on`), with
+//! the migrations from `server/migrations/` compiled in (`migrate.rs`) and applied at open.
 //!
-//! Layout: [`Store`] (`sqlite.rs`) opens, loads and commits; [`StoreHandle`] (`handle.rs`) is
+//! Layout: [`Store`] (`database.rs`) loads and commits; `db.rs` is where the store is
+//! ([`StoreLocation`]) and the connection over both backends; [`StoreHandle`] (`handle.rs`) is
 //! the group-commit thread the server talks to; `models.rs` maps `state::Job` to rows by hand;
 //! `exec_hosts.rs` is the text form of an allocation; `schema.rs` is diesel's table view.
 //!
@@ -14,23 +15,27 @@
 //! takes it. Whatever a commit returns `Ok` for is on disk.
 
 mod accounting;
+mod database;
+mod db;
 mod error;
 pub(crate) mod exec_hosts;
 mod fairshare;
 mod handle;
+pub mod lease;
+pub mod migrate;
 mod models;
 mod nodes;
 mod queues;
 mod schema;
 mod site;
-mod sqlite;
 
 #[cfg(test)]
 mod tests;
 
+pub use database::Store;
+pub use db::StoreLocation;
 pub use error::{Cause, StoreError};
 pub use handle::{AfterCommit, StoreHandle};
-pub use sqlite::Store;
 
 pub use crate::state::records::{
     AccountingRecord, StoreOp, StoredConfig, StoredNode, StoredQueue, StoredResourceDef, StoredUsage, UsageKind,
@@ -57,4 +62,14 @@ pub struct Loaded {
     pub node_resources: Vec<(String, String, String)>,
     /// Fair-share usage records, by kind and name.
     pub usage: Vec<StoredUsage>,
+}
+
+/// Sets `key` in the `meta` table. Delete then insert, not an upsert: diesel's connection over
+/// both backends has no `ON CONFLICT` (and this runs inside the commit's transaction).
+fn put_meta(connection: &mut db::Db, key: &str, value: &str) -> Result<(), diesel::result::Error> {
+    use diesel::prelude::*;
+    use schema::meta;
+    diesel::delete(meta::table.find(key)).execute(connection)?;
+    diesel::insert_into(meta::table).values((meta::key.eq(key), meta::value.eq(value))).execute(connection)?;
+    Ok(())
 }

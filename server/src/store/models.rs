@@ -22,7 +22,7 @@ use crate::state::{Job, JobTimes};
 /// A full `jobs` row: the key (`JobId::key`, in the column named `seq`), every mutable column
 /// and the spec.
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
-#[diesel(table_name = jobs, check_for_backend(diesel::sqlite::Sqlite))]
+#[diesel(table_name = jobs, check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg))]
 pub(super) struct JobRow {
     pub seq: i64,
     #[diesel(embed)]
@@ -32,7 +32,7 @@ pub(super) struct JobRow {
 
 /// The columns `UpdateJob` rewrites: all but the key and the spec. `None` writes NULL.
 #[derive(Debug, Clone, Queryable, Selectable, Insertable, AsChangeset)]
-#[diesel(table_name = jobs, treat_none_as_null = true, check_for_backend(diesel::sqlite::Sqlite))]
+#[diesel(table_name = jobs, treat_none_as_null = true, check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg))]
 pub(super) struct JobColumns {
     pub state: String,
     pub owner: String,

@@ -2,8 +2,8 @@
 //! (name, value), plus the `meta` key `config_stored` that tells a configured server from a
 //! fresh one. Mapped by hand from [`StoredQueue`] and attribute pairs.
 
+use super::db::Db;
 use diesel::prelude::*;
-use diesel::sqlite::SqliteConnection;
 
 use super::error::StoreError;
 use super::schema::{meta, queue_attrs, server_attrs};
@@ -13,24 +13,20 @@ use super::{StoredConfig, StoredQueue};
 const CONFIG_KEY: &str = "config_stored";
 
 /// Replaces the rows of `queue`.
-pub(super) fn put_queue(connection: &mut SqliteConnection, queue: &StoredQueue) -> Result<(), StoreError> {
+pub(super) fn put_queue(connection: &mut Db, queue: &StoredQueue) -> Result<(), StoreError> {
     delete_queue(connection, &queue.name)?;
-    let rows: Vec<_> = queue
-        .attrs
-        .iter()
-        .map(|(name, value)| {
-            (queue_attrs::queue.eq(&queue.name), queue_attrs::name.eq(name), queue_attrs::value.eq(value))
-        })
-        .collect();
-    diesel::insert_into(queue_attrs::table)
-        .values(&rows)
-        .execute(connection)
-        .map_err(|err| StoreError::database(format!("storing queue {}", queue.name), err))?;
+    // One row per statement: diesel's connection over both backends has no multi-row insert.
+    for (name, value) in &queue.attrs {
+        diesel::insert_into(queue_attrs::table)
+            .values((queue_attrs::queue.eq(&queue.name), queue_attrs::name.eq(name), queue_attrs::value.eq(value)))
+            .execute(connection)
+            .map_err(|err| StoreError::database(format!("storing queue {}", queue.name), err))?;
+    }
     Ok(())
 }
 
 /// Removes the rows of `queue`.
-pub(super) fn delete_queue(connection: &mut SqliteConnection, queue: &str) -> Result<(), StoreError> {
+pub(super) fn delete_queue(connection: &mut Db, queue: &str) -> Result<(), StoreError> {
     diesel::delete(queue_attrs::table.filter(queue_attrs::queue.eq(queue)))
         .execute(connection)
         .map_err(|err| StoreError::database(format!("deleting queue {queue}"), err))?;
@@ -38,27 +34,21 @@ pub(super) fn delete_queue(connection: &mut SqliteConnection, queue: &str) -> Re
 }
 
 /// Replaces the server attributes and marks the configuration stored.
-pub(super) fn set_server_attrs(
-    connection: &mut SqliteConnection,
-    attrs: &[(String, String)],
-) -> Result<(), StoreError> {
+pub(super) fn set_server_attrs(connection: &mut Db, attrs: &[(String, String)]) -> Result<(), StoreError> {
     let fail = |err| StoreError::database("storing server attributes", err);
     diesel::delete(server_attrs::table).execute(connection).map_err(fail)?;
-    let rows: Vec<_> =
-        attrs.iter().map(|(name, value)| (server_attrs::name.eq(name), server_attrs::value.eq(value))).collect();
-    diesel::insert_into(server_attrs::table).values(&rows).execute(connection).map_err(fail)?;
-    diesel::insert_into(meta::table)
-        .values((meta::key.eq(CONFIG_KEY), meta::value.eq("1")))
-        .on_conflict(meta::key)
-        .do_update()
-        .set(meta::value.eq("1"))
-        .execute(connection)
-        .map_err(fail)?;
+    for (name, value) in attrs {
+        diesel::insert_into(server_attrs::table)
+            .values((server_attrs::name.eq(name), server_attrs::value.eq(value)))
+            .execute(connection)
+            .map_err(fail)?;
+    }
+    super::put_meta(connection, CONFIG_KEY, "1").map_err(fail)?;
     Ok(())
 }
 
 /// Reads the configuration, `None` if none was stored.
-pub(super) fn load(connection: &mut SqliteConnection) -> Result<Option<StoredConfig>, diesel::result::Error> {
+pub(super) fn load(connection: &mut Db) -> Result<Option<StoredConfig>, diesel::result::Error> {
     let stored = meta::table.find(CONFIG_KEY).select(meta::value).first::<String>(connection).optional()?;
     if stored.is_none() {
         return Ok(None);

@@ -43,6 +43,7 @@ mod selection;
 mod simulate;
 mod site_resources;
 mod snapshots;
+mod standby;
 mod submission;
 mod submit_errors;
 mod users;

@@ -21,3 +21,5 @@ fn records_are_kept_until_forgotten_and_load_in_id_order() {
     store.commit(&[StoreOp::ForgetAccounting(2)]).unwrap();
     assert_eq!(load(&mut store).accounting, [record(3)]);
 }
+
+super::on_postgresql!(records_are_kept_until_forgotten_and_load_in_id_order,);

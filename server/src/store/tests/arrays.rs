@@ -103,3 +103,9 @@ struct SpecRow {
     #[diesel(sql_type = diesel::sql_types::Text)]
     spec_json: String,
 }
+
+super::on_postgresql!(
+    an_array_round_trips_with_its_parent_id_and_one_shared_spec,
+    a_subjob_without_its_parent_is_a_corrupt_row,
+    a_started_subjob_keeps_its_own_spec_after_the_parent_is_altered,
+);

@@ -11,9 +11,9 @@ use std::process::Command;
 
 use super::{fresh_db, full_job, load, queued_job};
 use crate::state::Job;
-use crate::store::{Store, StoreHandle, StoreOp};
+use crate::store::{Store, StoreHandle, StoreLocation, StoreOp};
 
-/// Set (to the database path) only in the child process.
+/// Set (to the store's location, `sqlite:PATH` or a URL) only in the child process.
 const CHILD_DB_ENV: &str = "MINIPBS_STORE_CRASH_CHILD_DB";
 /// The child's test, by its full path in this test binary.
 const CHILD_TEST: &str = "store::tests::crash::child_commits_then_aborts";
@@ -35,9 +35,10 @@ fn child_job(seq: u64) -> Job {
 #[test]
 #[ignore = "the child process of committed_jobs_survive_an_abort, not a test"]
 fn child_commits_then_aborts() {
-    let path = std::env::var_os(CHILD_DB_ENV)
-        .unwrap_or_else(|| panic!("{CHILD_TEST} is run by committed_jobs_survive_an_abort, not on its own"));
-    let store = Store::open(path.as_ref()).expect("child: open store");
+    let location = std::env::var(CHILD_DB_ENV)
+        .unwrap_or_else(|_| panic!("{CHILD_TEST} is run by committed_jobs_survive_an_abort, not on its own"));
+    let location = StoreLocation::parse(&location).expect("child: a store location");
+    let store = Store::open(&location).expect("child: open store");
     let handle = StoreHandle::spawn(store);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     runtime.block_on(async {
@@ -63,13 +64,21 @@ fn child_commits_then_aborts() {
     std::process::abort();
 }
 
+/// The location as `StoreLocation::parse` reads it (a URL keeps its password here).
+fn location_text(location: &StoreLocation) -> String {
+    match location {
+        StoreLocation::Sqlite(path) => format!("sqlite:{}", path.display()),
+        StoreLocation::Postgresql(url) => url.clone(),
+    }
+}
+
 #[test]
 fn committed_jobs_survive_an_abort() {
     let (_dir, path) = fresh_db();
     let exe = std::env::current_exe().expect("path of this test binary");
     let output = Command::new(exe)
         .args([CHILD_TEST, "--exact", "--ignored", "--nocapture", "--test-threads=1"])
-        .env(CHILD_DB_ENV, &path)
+        .env(CHILD_DB_ENV, location_text(&path))
         .output()
         .expect("run the child");
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -83,3 +92,5 @@ fn committed_jobs_survive_an_abort() {
     assert_eq!(loaded.jobs, expected);
     assert_eq!(loaded.next_seq, JOBS + 1);
 }
+
+super::on_postgresql!(committed_jobs_survive_an_abort);

@@ -67,3 +67,9 @@ fn a_corrupt_usage_record_refuses_to_load() {
         assert!(store.load(SERVER).is_err(), "{row}");
     }
 }
+
+super::on_postgresql!(
+    usage_records_round_trip,
+    eligible_clock_round_trips_with_the_job,
+    a_corrupt_usage_record_refuses_to_load,
+);

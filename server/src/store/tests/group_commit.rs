@@ -151,3 +151,12 @@ async fn after_commit_work_runs_in_order_and_never_after_a_failure() {
     assert!(result.is_err(), "inserting job 1 twice fails");
     assert!(!seen_after_failure.load(std::sync::atomic::Ordering::SeqCst), "no after-commit work for a failed batch");
 }
+
+super::on_postgresql!(
+    concurrent_commits_share_transactions,
+    sequential_commits_are_each_durable_and_counted,
+    enqueue_sends_at_once_so_commit_order_is_enqueue_order,
+    queued_batches_go_into_one_transaction,
+    a_failed_transaction_fails_every_batch_in_it,
+    after_commit_work_runs_in_order_and_never_after_a_failure,
+);

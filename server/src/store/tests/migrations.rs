@@ -1,10 +1,9 @@
 //! The embedded migrations: applied once by `open`, and reversible (so `down.sql` is valid).
 
 use diesel::prelude::*;
-use diesel_migrations::MigrationHarness;
 
-use super::{fresh_store, load, queued_job};
-use crate::store::sqlite::MIGRATIONS;
+use super::{fresh_store, load, pending, queued_job, revert_down_to};
+use crate::store::migrate::Dialect;
 use crate::store::{Store, StoreOp};
 
 /// Names of the tables in the database, sorted.
@@ -14,11 +13,13 @@ fn tables(store: &mut Store) -> Vec<String> {
         #[diesel(sql_type = diesel::sql_types::Text)]
         name: String,
     }
-    let names: Vec<Name> = diesel::sql_query(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
-    )
-    .load(store.connection())
-    .unwrap();
+    let query = match store.connection().dialect() {
+        Dialect::Sqlite => {
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+        }
+        Dialect::Postgresql => "SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename",
+    };
+    let names: Vec<Name> = diesel::sql_query(query).load(store.connection()).unwrap();
     names.into_iter().map(|name| name.name).collect()
 }
 
@@ -39,17 +40,17 @@ fn open_applies_every_migration_once() {
             "server_attrs"
         ]
     );
-    assert!(!store.connection().has_pending_migration(MIGRATIONS).unwrap());
+    assert!(!pending(&mut store));
     drop(store);
     let mut store = Store::open(&path).expect("reopening applies nothing twice");
-    assert!(!store.connection().has_pending_migration(MIGRATIONS).unwrap());
+    assert!(!pending(&mut store));
 }
 
 #[test]
 fn migrations_revert_and_reapply() {
     let (_dir, path, mut store) = fresh_store();
     store.commit(&[StoreOp::InsertJob(Box::new(queued_job(1)))]).unwrap();
-    store.connection().revert_all_migrations(MIGRATIONS).expect("down.sql runs");
+    revert_down_to(&mut store, "0");
     assert_eq!(tables(&mut store), ["__diesel_schema_migrations"]);
     drop(store);
     let mut store = Store::open(&path).expect("up.sql runs again");
@@ -61,16 +62,7 @@ fn rows_from_before_job_keys_load_with_their_ids() {
     let (_dir, path, mut store) = fresh_store();
     store.commit(&[StoreOp::InsertJob(Box::new(queued_job(7)))]).unwrap();
     // Back to the schema of the first release (plain sequence numbers in `seq`) ...
-    let keys_version = "20261122000000";
-    while store
-        .connection()
-        .applied_migrations()
-        .unwrap()
-        .iter()
-        .any(|version| version.to_string().as_str() >= keys_version)
-    {
-        store.connection().revert_last_migration(MIGRATIONS).expect("down.sql runs");
-    }
+    revert_down_to(&mut store, "20261122000000");
     let seqs: Vec<i64> = diesel::sql_query("SELECT seq FROM jobs")
         .load::<Seq>(store.connection())
         .unwrap()
@@ -95,7 +87,8 @@ struct Seq {
 #[test]
 fn the_store_is_readable_by_its_owner_only() {
     use std::os::unix::fs::PermissionsExt;
-    let (_dir, path, mut store) = fresh_store();
+    let (_dir, location, mut store) = fresh_store();
+    let path = location.sqlite_path().expect("an SQLite store").to_path_buf();
     store.commit(&[StoreOp::InsertJob(Box::new(queued_job(1)))]).unwrap();
     let mode = |suffix: &str| {
         let mut file = path.as_os_str().to_owned();
@@ -106,6 +99,26 @@ fn the_store_is_readable_by_its_owner_only() {
     assert_eq!(mode("-wal"), Some(0o600));
     drop(store);
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let _store = Store::open(&path).unwrap();
+    let _store = Store::open(&location).unwrap();
     assert_eq!(mode(""), Some(0o600), "an older, readable store is made private");
 }
+
+/// Every directory under `server/migrations/` is a step of `migrate::STEPS`, in order, and
+/// has the files its kind needs.
+#[test]
+fn every_migration_directory_is_a_step() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let steps: Vec<&str> = crate::store::migrate::STEPS.iter().map(|step| step.name).collect();
+    assert_eq!(names, steps, "a new migration directory needs a line in server/src/store/migrate.rs");
+}
+
+super::on_postgresql!(
+    open_applies_every_migration_once,
+    migrations_revert_and_reapply,
+    rows_from_before_job_keys_load_with_their_ids
+);

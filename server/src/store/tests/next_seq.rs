@@ -74,3 +74,12 @@ fn node_list_survives_reopening() {
     let mut store = Store::open(&path).unwrap();
     assert_eq!(load(&mut store).nodes, vec![node("node1", 8), node("node2", 2)]);
 }
+
+super::on_postgresql!(
+    an_empty_store_starts_at_one,
+    a_zero_counter_still_gives_one,
+    the_stored_counter_persists_across_reopen,
+    next_seq_is_the_larger_of_counter_and_highest_seq_plus_one,
+    a_garbled_counter_is_an_error,
+    node_list_survives_reopening,
+);

@@ -63,7 +63,8 @@ fn every_release_database_loads_to_what_it_stored() {
         let sample = sample();
         let dump = std::fs::read_to_string(fixture(release)).expect("the release's dump");
         let (_dir, path) = fresh_db();
-        let mut connection = SqliteConnection::establish(path.to_str().unwrap()).unwrap();
+        let file = path.sqlite_path().expect("release dumps are SQLite's");
+        let mut connection = SqliteConnection::establish(file.to_str().unwrap()).unwrap();
         connection.batch_execute(&dump).unwrap_or_else(|error| panic!("{release}: the dump does not load: {error}"));
         drop(connection);
         let mut store = Store::open(&path).unwrap_or_else(|error| panic!("{release}: {}", error.report()));
@@ -96,7 +97,8 @@ fn write_fixture(release: &str) {
     let mut store = Store::open(&path).unwrap();
     store.commit(&sample().ops).unwrap();
     drop(store);
-    let dump = std::process::Command::new("sqlite3").arg(&path).arg(".dump").output().expect("the sqlite3 command");
+    let file = path.sqlite_path().expect("release dumps are SQLite's");
+    let dump = std::process::Command::new("sqlite3").arg(file).arg(".dump").output().expect("the sqlite3 command");
     assert!(dump.status.success(), "sqlite3 .dump: {}", String::from_utf8_lossy(&dump.stderr));
     std::fs::create_dir_all(fixture(release).parent().unwrap()).unwrap();
     std::fs::write(fixture(release), dump.stdout).unwrap();

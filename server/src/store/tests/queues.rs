@@ -36,3 +36,5 @@ fn configuration_round_trip() {
     assert_eq!(config.queues, vec![StoredQueue { name: "short".into(), attrs: expected }]);
     assert_eq!(config.server_attrs, pairs(&[("default_queue", "short"), ("scheduling", "False")]));
 }
+
+super::on_postgresql!(configuration_round_trip,);

@@ -75,19 +75,8 @@ fn the_migration_moves_scripts_out_of_stored_specs() {
     let mut old_spec = (*queued_job(1).spec).clone();
     old_spec.script = SCRIPT.to_string();
     let old_json = serde_json::to_string(&old_spec).unwrap();
-    use diesel_migrations::MigrationHarness;
-    let scripts_version = "20261125000000";
-    while store
-        .connection()
-        .applied_migrations()
-        .unwrap()
-        .iter()
-        .any(|version| version.to_string().as_str() >= scripts_version)
-    {
-        store.connection().revert_last_migration(crate::store::sqlite::MIGRATIONS).unwrap();
-    }
-    diesel::sql_query("UPDATE jobs SET spec_json = ?")
-        .bind::<diesel::sql_types::Text, _>(&old_json)
+    super::revert_down_to(&mut store, "20261125000000");
+    diesel::sql_query(format!("UPDATE jobs SET spec_json = {}", super::sql_text(&old_json)))
         .execute(store.connection())
         .unwrap();
     drop(store);
@@ -97,3 +86,10 @@ fn the_migration_moves_scripts_out_of_stored_specs() {
     assert_eq!(loaded.jobs[0].script_bytes, SCRIPT.len() as u64);
     assert_eq!(store.script(JobId::new(1, SERVER).key()).unwrap().as_deref(), Some(SCRIPT));
 }
+
+super::on_postgresql!(
+    a_script_is_stored_but_not_loaded_and_is_read_by_key,
+    an_altered_spec_keeps_the_stored_script,
+    a_subjob_reads_its_parents_script,
+    the_migration_moves_scripts_out_of_stored_specs,
+);

@@ -63,3 +63,9 @@ fn a_corrupt_definition_stops_the_load() {
     let error = Store::open(&path).unwrap().load(SERVER).map(|_| ()).unwrap_err();
     assert!(error.to_string().contains("resource_defs.bad"), "{error}");
 }
+
+super::on_postgresql!(
+    definitions_and_node_values_round_trip,
+    jobs_asking_for_site_resources_load_with_them,
+    a_corrupt_definition_stops_the_load,
+);

@@ -1,49 +1,34 @@
-//! [`Store`]: one SQLite connection that opens (and migrates) the job database, loads it at
-//! start-up and applies batches of [`StoreOp`]s in single transactions.
+//! [`Store`]: one connection (SQLite or PostgreSQL, `db.rs`) that opens (and migrates) the job
+//! database, loads it at start-up and applies batches of [`StoreOp`]s in single transactions.
 //!
-//! Blocking: every call here waits for SQLite (and for fsync on commit). The server calls
+//! Blocking: every call here waits for the database (and for fsync on commit). The server calls
 //! `load` before it serves anything and `commit` only through [`super::StoreHandle`]'s thread,
 //! never on an async worker.
 
 use job::JobKey;
-use std::path::Path;
-use std::sync::Arc;
-
-use diesel::connection::SimpleConnection;
-use diesel::prelude::*;
-use diesel::sql_types::Text;
-use diesel::sqlite::SqliteConnection;
-use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 use job::ResourceRequest;
 
+use diesel::prelude::*;
+
+use super::db::{Db, StoreLocation};
 use super::error::StoreError;
 use super::models::{key_column, JobColumns, JobRow, RequestParser};
 use super::schema::{jobs, meta};
 use super::{Loaded, StoreOp};
 use crate::state::Job;
 
-/// The migrations under `server/migrations/`, compiled into the binary.
-pub(super) const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations");
-
 /// The `meta` key holding the next job sequence number to hand out.
 pub(super) const NEXT_SEQ_KEY: &str = "next_seq";
 use super::nodes::NODES_KEY;
 
-/// How long a statement waits for a lock held by another connection (e.g. an operator's
-/// `sqlite3` shell) before failing, in milliseconds.
-const BUSY_TIMEOUT_MS: u32 = 5_000;
-
-/// The durable job store: one SQLite database in WAL mode with `synchronous=FULL`, so a
-/// committed transaction survives a crash or power loss.
+/// The durable job store: SQLite (WAL, `synchronous=FULL`) or PostgreSQL
+/// (`synchronous_commit=on`), so a committed transaction survives a crash or power loss.
 pub struct Store {
-    connection: SqliteConnection,
-}
-
-/// The answer of `PRAGMA journal_mode`.
-#[derive(QueryableByName)]
-struct JournalMode {
-    #[diesel(sql_type = Text)]
-    journal_mode: String,
+    connection: Db,
+    /// Where it is (the lease keeper opens its own connection there).
+    location: StoreLocation,
+    /// The lease every commit checks first (PostgreSQL; `None` on SQLite).
+    fence: Option<super::lease::Held>,
 }
 
 /// Why a commit's transaction was rolled back: an error of ours, or of the transaction itself.
@@ -64,45 +49,43 @@ impl From<StoreError> for TransactionError {
     }
 }
 
-/// The store holds job scripts, environments and interactive jobs' secrets: only the server's
-/// user may read it. SQLite gives the `-wal` and `-shm` files the database file's mode; ones
-/// left by an earlier run are restricted too.
-fn restrict_to_owner(path: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    for suffix in ["", "-wal", "-shm"] {
-        let mut file = path.as_os_str().to_owned();
-        file.push(suffix);
-        match std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)) {
-            Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
-                tracing::warn!(path = ?file, "cannot make the job store private: {err}");
-            }
-            _ => {}
-        }
-    }
-}
-
 impl Store {
-    /// Opens the database at `path`, creating the file if needed, sets WAL mode,
-    /// `synchronous=FULL` and a busy timeout, and applies pending embedded migrations.
-    pub fn open(path: &Path) -> Result<Store, StoreError> {
-        let url = path.to_str().ok_or_else(|| StoreError::BadPath(path.to_path_buf()))?;
-        let mut connection = SqliteConnection::establish(url)
-            .map_err(|err| StoreError::Open { path: path.to_path_buf(), source: Arc::new(err) })?;
-        restrict_to_owner(path);
-        connection
-            .batch_execute(&format!("PRAGMA busy_timeout = {BUSY_TIMEOUT_MS};"))
-            .map_err(|err| StoreError::database("setting busy_timeout", err))?;
-        let mode = diesel::sql_query("PRAGMA journal_mode = WAL")
-            .get_result::<JournalMode>(&mut connection)
-            .map_err(|err| StoreError::database("setting journal_mode", err))?;
-        if !mode.journal_mode.eq_ignore_ascii_case("wal") {
-            tracing::warn!(path = %path.display(), journal_mode = %mode.journal_mode, "job store is not in WAL mode (file system without shared memory?)");
-        }
-        connection
-            .batch_execute("PRAGMA synchronous = FULL;")
-            .map_err(|err| StoreError::database("setting synchronous", err))?;
-        connection.run_pending_migrations(MIGRATIONS).map_err(|err| StoreError::Migrate { source: Arc::from(err) })?;
-        Ok(Store { connection })
+    /// Opens the store at `location` (creating an SQLite file if needed), with its durability
+    /// settings, and applies pending migrations.
+    pub fn open(location: &StoreLocation) -> Result<Store, StoreError> {
+        Ok(Store { connection: super::db::open(location)?, location: location.clone(), fence: None })
+    }
+
+    /// Where the store is.
+    pub fn location(&self) -> &StoreLocation {
+        &self.location
+    }
+
+    /// On PostgreSQL: waits until this server holds the store's lease (`lease.rs`), as the
+    /// standby while another holds it, and from then on refuses every commit once it is lost.
+    /// Returns what is held, for [`super::lease::keep`]. On SQLite: `None` at once (one server
+    /// per file).
+    pub fn acquire_lease(
+        &mut self,
+        ttl: std::time::Duration,
+        poll: std::time::Duration,
+    ) -> Result<Option<super::lease::Held>, StoreError> {
+        let Db::Postgresql(connection) = &mut self.connection else { return Ok(None) };
+        let holder = super::lease::holder_name();
+        let held = super::lease::acquire(connection, &holder, ttl, poll)?;
+        // A holder stopped inside a transaction must not keep the lease row locked forever.
+        diesel::connection::SimpleConnection::batch_execute(
+            connection,
+            &format!("SET idle_in_transaction_session_timeout = {}", ttl.as_millis().max(1)),
+        )
+        .map_err(|err| StoreError::database("setting idle_in_transaction_session_timeout", err))?;
+        self.fence = Some(held.clone());
+        Ok(Some(held))
+    }
+
+    /// Opens the SQLite store at `path` (tests and tools).
+    pub fn open_sqlite(path: &std::path::Path) -> Result<Store, StoreError> {
+        Store::open(&StoreLocation::Sqlite(path.to_path_buf()))
     }
 
     /// Reads every stored job (the ids take `server_name` as their server part) and the next
@@ -203,8 +186,12 @@ impl Store {
         if ops.is_empty() {
             return Ok(());
         }
+        let fence = self.fence.as_ref();
         self.connection
-            .immediate_transaction(|connection| {
+            .transaction(|connection| {
+                if let (Some(held), Db::Postgresql(connection)) = (fence, &mut *connection) {
+                    super::lease::check(connection, held)?;
+                }
                 for op in ops {
                     apply(connection, op)?;
                 }
@@ -236,13 +223,13 @@ impl Store {
 
     /// The raw connection, for tests that plant rows the store would never write.
     #[cfg(test)]
-    pub(super) fn connection(&mut self) -> &mut SqliteConnection {
+    pub(super) fn connection(&mut self) -> &mut Db {
         &mut self.connection
     }
 }
 
 /// Applies one operation inside the commit's transaction.
-fn apply(connection: &mut SqliteConnection, op: &StoreOp) -> Result<(), TransactionError> {
+fn apply(connection: &mut Db, op: &StoreOp) -> Result<(), TransactionError> {
     match op {
         StoreOp::InsertJob(job) => {
             let row = JobRow::from_job(job)?;
@@ -285,12 +272,7 @@ fn apply(connection: &mut SqliteConnection, op: &StoreOp) -> Result<(), Transact
         }
         StoreOp::SetNodes(nodes) => {
             let value = super::nodes::encode(nodes).map_err(|message| StoreError::Unstorable { seq: 0, message })?;
-            diesel::insert_into(meta::table)
-                .values((meta::key.eq(NODES_KEY), meta::value.eq(&value)))
-                .on_conflict(meta::key)
-                .do_update()
-                .set(meta::value.eq(&value))
-                .execute(connection)
+            super::put_meta(connection, NODES_KEY, &value)
                 .map_err(|err| StoreError::database("storing the node list", err))?;
         }
         StoreOp::PutQueue(queue) => super::queues::put_queue(connection, queue)?,
@@ -305,12 +287,7 @@ fn apply(connection: &mut SqliteConnection, op: &StoreOp) -> Result<(), Transact
         StoreOp::DeleteUsage { kind, name } => super::fairshare::delete(connection, *kind, name)?,
         StoreOp::SetNextSeq(next) => {
             let value = next.to_string();
-            diesel::insert_into(meta::table)
-                .values((meta::key.eq(NEXT_SEQ_KEY), meta::value.eq(&value)))
-                .on_conflict(meta::key)
-                .do_update()
-                .set(meta::value.eq(&value))
-                .execute(connection)
+            super::put_meta(connection, NEXT_SEQ_KEY, &value)
                 .map_err(|err| StoreError::database("storing next_seq", err))?;
         }
     }

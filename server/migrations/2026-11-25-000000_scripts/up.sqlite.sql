@@ -1,3 +1,4 @@
+-- SQLite only (json_extract, json_set); up.postgresql.sql is the same step for PostgreSQL.
 -- Job scripts leave the spec (which the server keeps in memory) for a column of their own,
 -- read only when a job starts; `script_bytes` is its size, which the server keeps in memory
 -- for the per-user quota. A subjob row has no script: it runs its parent's (one that kept
