@@ -1,7 +1,8 @@
 //! `tracejob`: everything the logs say about a job (pbs-reference section 8.5), merged by
 //! time: the accounting files of the last `-n` days (`server_priv/accounting/YYYYMMDD`), the
 //! daemon logs `minipbs up` writes (`logs/*.log`: the server's and each mom's, told apart by
-//! the line's object, `Server@...` or `pbs_mom`), and OpenPBS's day files
+//! the line's object, `Server@...` or `pbs_mom`) and the packaged daemons write
+//! (`server_logs/pbs_server.log`, `mom_logs/pbs_mom.log`), and OpenPBS's day files
 //! (`server_logs/`, `mom_logs/`, `sched_logs/`) where a real PBS_HOME has them.
 //!
 //! Owns: finding the files, selecting and ordering the job's lines ([`select`], pure).
@@ -252,18 +253,11 @@ fn read_sources(home: &Path, args: &Args, now: i64) -> Vec<Source> {
             files.extend(day_files(dir).into_iter().map(|path| (SourceKind::Daemon, path)));
         }
     }
-    // minipbs: logs/server.log first, then the moms' logs in name order.
-    let mut logs: Vec<PathBuf> = std::fs::read_dir(home.join("logs"))
-        .map(|entries| {
-            entries
-                .flatten()
-                .map(|entry| entry.path())
-                .filter(|path| path.extension().is_some_and(|ext| ext == "log"))
-                .collect()
-        })
-        .unwrap_or_default();
-    logs.sort_by_key(|path| (path.file_name().is_none_or(|name| name != "server.log"), path.clone()));
-    files.extend(logs.into_iter().map(|path| (SourceKind::Daemon, path)));
+    // minipbs's whole-life logs: `minipbs up`'s `logs/`, the packaged daemons' `server_logs/`
+    // and `mom_logs/` (`pbs_server.log`, `pbs_mom.log`: packaging/*/start-pbs_* --log).
+    for dir in ["logs", "server_logs", "mom_logs"] {
+        files.extend(whole_logs(&home.join(dir)).into_iter().map(|path| (SourceKind::Daemon, path)));
+    }
     let mut sources = Vec::new();
     for (kind, path) in files {
         match std::fs::read(&path) {
@@ -277,6 +271,21 @@ fn read_sources(home: &Path, args: &Args, now: i64) -> Vec<Source> {
         }
     }
     sources
+}
+
+/// The `*.log` files of `dir`: `server.log` first, then the others in name order.
+fn whole_logs(dir: &Path) -> Vec<PathBuf> {
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|entry| entry.path())
+                .filter(|path| path.extension().is_some_and(|ext| ext == "log"))
+                .collect()
+        })
+        .unwrap_or_default();
+    logs.sort_by_key(|path| (path.file_name().is_none_or(|name| name != "server.log"), path.clone()));
+    logs
 }
 
 /// Drops the daemon lines of sources skipped with `-s`, `-m`, `-l`.
@@ -341,6 +350,25 @@ mod tests {
                 "11/21/2023 22:26:09 S Exit_status=0",
             ]
         );
+    }
+
+    #[test]
+    fn reads_the_packaged_daemons_logs() {
+        let home = tempfile::tempdir().unwrap();
+        let line = |object: &str| format!("11/21/2023 22:26:00.000100;0008;{object};Job;12.head;Job Queued\n");
+        for (dir, file, object) in
+            [("server_logs", "pbs_server.log", "Server@head"), ("mom_logs", "pbs_mom.log", "pbs_mom")]
+        {
+            std::fs::create_dir(home.path().join(dir)).unwrap();
+            std::fs::write(home.path().join(dir).join(file), line(object)).unwrap();
+        }
+        std::fs::write(home.path().join("mom_logs").join("pbs_mom.log.1"), line("rotated")).unwrap();
+        let args = Args::try_parse_from(["tracejob", "12"]).unwrap();
+        let texts: Vec<String> = read_sources(home.path(), &args, 0).into_iter().map(|source| source.text).collect();
+        assert_eq!(texts, [line("Server@head"), line("pbs_mom")], "rotated files are not read");
+        let args = Args::try_parse_from(["tracejob", "-m", "12"]).unwrap();
+        let texts: Vec<String> = read_sources(home.path(), &args, 0).into_iter().map(|source| source.text).collect();
+        assert_eq!(texts, [line("Server@head"), String::new()], "-m drops the mom's lines");
     }
 
     #[test]
