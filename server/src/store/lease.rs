@@ -167,6 +167,9 @@ pub fn keep(url: String, held: Held, ttl: Duration, on_loss: OnLoss) -> Result<(
     connection
         .batch_execute("SET synchronous_commit = off")
         .map_err(|err| StoreError::database("setting up the lease connection", err))?;
+    // The lease row is a store table: only the server's sessions may write it (the write guard).
+    super::guard::claim_postgresql(&mut connection)
+        .map_err(|err| StoreError::database("setting up the lease connection", err))?;
     let on_loss: Arc<OnLoss> = Arc::new(on_loss);
     let started = Instant::now();
     let last_ok = Arc::new(AtomicU64::new(0));

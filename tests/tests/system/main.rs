@@ -36,6 +36,7 @@ mod node_admin;
 mod output_paths;
 mod panics;
 mod preemption;
+mod previous_release;
 mod qsub_options;
 mod queues;
 mod remote_tasks;

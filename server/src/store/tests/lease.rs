@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::{fresh_store, load, queued_job};
 use crate::store::db::Db;
-use crate::store::lease::{renew, try_take};
+use crate::store::lease::{keep, renew, try_take};
 use crate::store::{Store, StoreError, StoreOp};
 
 /// The PostgreSQL connection of a store.
@@ -41,6 +41,51 @@ fn lease_test() {
     assert!(matches!(err, StoreError::LeaseLost { epoch: 2, .. }), "{err:?}");
     let jobs: Vec<u64> = load(&mut standby).jobs.iter().map(|job| job.id.seq).collect();
     assert_eq!(jobs, [1], "only the commit made while holding the lease is stored");
+}
+
+/// [`keep`] on its own connection: renews for several lease times; once another server takes
+/// the lease it reports the loss.
+fn keep_test() {
+    use std::sync::{Arc, Mutex};
+    let (_dir, location, mut active) = fresh_store();
+    let ttl = Duration::from_millis(500);
+    let held = active.acquire_lease(ttl, Duration::from_millis(20)).unwrap().expect("a lease");
+    let lost: Arc<Mutex<Vec<String>>> = Arc::default();
+    let record = Arc::clone(&lost);
+    let url = match &location {
+        crate::store::StoreLocation::Postgresql(url) => url.clone(),
+        crate::store::StoreLocation::Sqlite(_) => unreachable!(),
+    };
+    keep(url, held, ttl, Box::new(move |why| record.lock().unwrap().push(why.to_string()))).unwrap();
+    let mut standby = Store::open(&location).unwrap();
+    for _ in 0..6 {
+        std::thread::sleep(ttl / 2);
+        assert!(try_take(pg(&mut standby), "standby", ttl).unwrap().is_err(), "the kept lease stays held");
+    }
+    assert!(lost.lock().unwrap().is_empty(), "{:?}", lost.lock().unwrap());
+    active.commit(&[StoreOp::InsertJob(Box::new(queued_job(1)))]).expect("still the holder");
+    // Taken behind its back (as a standby does once it expired): the keeper notices.
+    diesel::connection::SimpleConnection::batch_execute(
+        pg(&mut standby),
+        "UPDATE server_lease SET holder = 'standby', epoch = epoch + 1",
+    )
+    .unwrap();
+    tests_wait(Duration::from_secs(5), || !lost.lock().unwrap().is_empty());
+    assert!(lost.lock().unwrap()[0].contains("taken by standby"), "{:?}", lost.lock().unwrap());
+}
+
+/// Polls `done` every 20 ms until it holds or `limit` passes (then panics).
+fn tests_wait(limit: Duration, done: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + limit;
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "timed out");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn on_postgresql_a_kept_lease_is_renewed_and_its_loss_noticed() {
+    super::run_on(super::Backend::Postgresql, keep_test);
 }
 
 #[test]
