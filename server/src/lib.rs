@@ -47,12 +47,14 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
         .with_context(|| format!("cannot create state directory {}", config.state_dir.display()))?;
     keep_private(&config)?;
     let store =
-        store::Store::open(&config.store).with_context(|| format!("cannot open the job store {}", config.store))?;
+        store::Store::connect(&config.store).with_context(|| format!("cannot open the job store {}", config.store))?;
     tokio::pin!(shutdown);
     let Some(mut store) = become_active(store, &config, &mut shutdown).await? else {
         tracing::info!("standby stopped before it became active");
         return Ok(());
     };
+    // Only now: a standby of a newer release must not change the schema under the active server.
+    store.migrate().with_context(|| format!("cannot migrate the job store {}", config.store))?;
     let loaded = store.load(&config.server_name).context("cannot load jobs from the store")?;
     let mut state =
         ServerState::new(&config.server_name, &config.default_queue, config.kill_delay, nix::unistd::getuid().as_raw());

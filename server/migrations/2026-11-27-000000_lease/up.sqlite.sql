@@ -3,7 +3,7 @@
 -- and every commit of the active checks (under a row lock) that it still holds the epoch it
 -- took, so an old holder's writes are refused once another server took over. `expires_ms` is
 -- in the database's clock (milliseconds since 1970). Unused on SQLite. The write guard (2026-11-26-100200_write_guard) covers it too.
-CREATE TABLE server_lease (
+CREATE TABLE IF NOT EXISTS server_lease (
     id INTEGER PRIMARY KEY NOT NULL,
     holder TEXT NOT NULL,
     epoch BIGINT NOT NULL,

@@ -51,9 +51,23 @@ impl From<StoreError> for TransactionError {
 
 impl Store {
     /// Opens the store at `location` (creating an SQLite file if needed), with its durability
-    /// settings, and applies pending migrations.
+    /// settings, and applies pending migrations (tests and tools; the server: [`Store::connect`]).
     pub fn open(location: &StoreLocation) -> Result<Store, StoreError> {
-        Ok(Store { connection: super::db::open(location)?, location: location.clone(), fence: None })
+        let mut store = Store::connect(location)?;
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// Connects to the store at `location` without migrating it. A server on PostgreSQL takes
+    /// the lease ([`Store::acquire_lease`]) before it [`Store::migrate`]s: a standby of a newer
+    /// release must not change the schema under the active server.
+    pub fn connect(location: &StoreLocation) -> Result<Store, StoreError> {
+        Ok(Store { connection: super::db::connect(location)?, location: location.clone(), fence: None })
+    }
+
+    /// Applies the pending migrations.
+    pub fn migrate(&mut self) -> Result<(), StoreError> {
+        super::db::migrate(&mut self.connection)
     }
 
     /// Where the store is.

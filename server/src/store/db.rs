@@ -100,12 +100,22 @@ impl fmt::Debug for StoreLocation {
     }
 }
 
-/// Opens the store at `location` with its durability settings and applies pending migrations.
-pub(super) fn open(location: &StoreLocation) -> Result<Db, StoreError> {
+/// Connects to the store at `location` with its durability settings, as its writer (the write
+/// guard), without migrating it: on PostgreSQL only the lease holder may change the schema.
+pub(super) fn connect(location: &StoreLocation) -> Result<Db, StoreError> {
     match location {
         StoreLocation::Sqlite(path) => open_sqlite(path).map(Db::Sqlite),
         StoreLocation::Postgresql(url) => open_postgresql(url, &location.to_string()).map(Db::Postgresql),
     }
+}
+
+/// Applies the pending migrations.
+pub(super) fn migrate(db: &mut Db) -> Result<(), StoreError> {
+    let applied = match db {
+        Db::Sqlite(connection) => connection.run_pending_migrations(Migrations(Dialect::Sqlite)).map(drop),
+        Db::Postgresql(connection) => connection.run_pending_migrations(Migrations(Dialect::Postgresql)).map(drop),
+    };
+    applied.map_err(|err| StoreError::Migrate { source: Arc::from(err) })
 }
 
 /// The answer of `PRAGMA journal_mode`.
@@ -133,9 +143,6 @@ fn open_sqlite(path: &Path) -> Result<SqliteConnection, StoreError> {
         .batch_execute("PRAGMA synchronous = FULL;")
         .map_err(|err| StoreError::database("setting synchronous", err))?;
     super::guard::claim_sqlite(&mut connection).map_err(|err| StoreError::database("claiming the store", err))?;
-    connection
-        .run_pending_migrations(Migrations(Dialect::Sqlite))
-        .map_err(|err| StoreError::Migrate { source: Arc::from(err) })?;
     Ok(connection)
 }
 
@@ -150,9 +157,6 @@ fn open_postgresql(url: &str, shown: &str) -> Result<PgConnection, StoreError> {
         )
         .map_err(|err| StoreError::database("setting the session's durability", err))?;
     super::guard::claim_postgresql(&mut connection).map_err(|err| StoreError::database("claiming the store", err))?;
-    connection
-        .run_pending_migrations(Migrations(Dialect::Postgresql))
-        .map_err(|err| StoreError::Migrate { source: Arc::from(err) })?;
     Ok(connection)
 }
 

@@ -67,8 +67,12 @@ pub(super) fn try_take(
     holder: &str,
     ttl: Duration,
 ) -> Result<Result<Held, (String, i64)>, diesel::result::Error> {
+    // The table is also its migration's; made here too because a server takes the lease before
+    // it migrates the store (a fresh store has no tables yet).
     connection.batch_execute(
-        "INSERT INTO server_lease (id, holder, epoch, expires_ms) VALUES (1, '', 0, 0) ON CONFLICT (id) DO NOTHING",
+        "CREATE TABLE IF NOT EXISTS server_lease (id INTEGER PRIMARY KEY NOT NULL, holder TEXT NOT NULL, \
+         epoch BIGINT NOT NULL, expires_ms BIGINT NOT NULL); \
+         INSERT INTO server_lease (id, holder, epoch, expires_ms) VALUES (1, '', 0, 0) ON CONFLICT (id) DO NOTHING",
     )?;
     let taken = diesel::sql_query(format!(
         "UPDATE server_lease SET holder = $1, epoch = epoch + 1, expires_ms = {NOW_MS} + $2 \

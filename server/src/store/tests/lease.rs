@@ -99,3 +99,23 @@ fn sqlite_has_no_lease() {
 fn on_postgresql_one_server_holds_the_lease_and_a_lost_one_is_fenced() {
     super::run_on(super::Backend::Postgresql, lease_test);
 }
+
+/// A server connects, takes the lease, and only then migrates (a standby of a newer release must
+/// not change the schema under the active server): connecting migrates nothing, and taking the
+/// lease works on a store that has no tables yet.
+fn connect_test() {
+    let (_dir, location) = super::fresh_db();
+    let mut store = Store::connect(&location).unwrap();
+    assert!(super::pending(&mut store), "connect migrated the store");
+    let held = store.acquire_lease(Duration::from_secs(1), Duration::from_millis(20)).unwrap();
+    assert!(held.is_some());
+    assert!(super::pending(&mut store), "taking the lease migrated the store");
+    store.migrate().unwrap();
+    assert!(!super::pending(&mut store));
+    store.commit(&[StoreOp::InsertJob(Box::new(queued_job(1)))]).expect("the holder commits");
+}
+
+#[test]
+fn on_postgresql_connecting_and_taking_the_lease_migrate_nothing() {
+    super::run_on(super::Backend::Postgresql, connect_test);
+}
