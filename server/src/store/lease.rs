@@ -60,8 +60,8 @@ pub fn holder_name() -> String {
     format!("{host}:{}:{word}", std::process::id())
 }
 
-/// One attempt: takes the lease if it is free, expired, or already ours; `Ok(None)` if
-/// another server holds it (`holder`, milliseconds left).
+/// One attempt: takes the lease if it is free, expired, or already ours; `Ok(Err((holder,
+/// milliseconds left)))` if another server holds it.
 pub(super) fn try_take(
     connection: &mut PgConnection,
     holder: &str,
