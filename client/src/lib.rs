@@ -20,6 +20,7 @@ pub mod exit;
 pub mod ids;
 pub mod launch;
 pub mod minipbs;
+pub mod minipbs_daemon;
 pub mod minipbs_postgres;
 pub mod minipbs_simulate;
 pub mod nodefile;

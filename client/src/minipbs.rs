@@ -11,9 +11,8 @@ use crate::conf::{PbsConf, ServerAddr};
 use crate::conn::Connection;
 use clap::{Parser, Subcommand};
 use proto::{ClientRequest, ServerReply};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
+use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
 
 /// Local cluster launcher.
@@ -391,24 +390,9 @@ fn count_up_nodes(conf: &PbsConf) -> usize {
 /// Starts `program` detached (own session, stdin closed, output to `logs/<name>.log`) and
 /// records its pid in `pids/<name>.pid`.
 fn spawn_daemon(program: &Path, args: &[String], dir: &Path, name: &str) -> Result<(), String> {
-    let log_path = dir.join("logs").join(format!("{name}.log"));
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log_path)
-        .map_err(|error| format!("cannot open {}: {error}", log_path.display()))?;
-    let log_err = log.try_clone().map_err(|error| error.to_string())?;
     let mut command = Command::new(program);
-    command.args(args).stdin(Stdio::null()).stdout(log).stderr(log_err);
-    // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
-    unsafe {
-        command.pre_exec(|| nix::unistd::setsid().map(|_| ()).map_err(std::io::Error::from));
-    }
-    let child = command.spawn().map_err(|error| format!("cannot start {}: {error}", program.display()))?;
-    std::fs::create_dir_all(dir.join("pids")).map_err(|error| error.to_string())?;
-    std::fs::write(dir.join("pids").join(format!("{name}.pid")), child.id().to_string())
-        .map_err(|error| error.to_string())?;
-    Ok(())
+    command.args(args);
+    crate::minipbs_daemon::spawn_logged(command, dir, name)
 }
 
 /// Polls `done` every 20 ms until it is true or `limit` passes.

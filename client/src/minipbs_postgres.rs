@@ -48,29 +48,14 @@ pub fn start(dir: &Path) -> Result<String, String> {
             ));
         }
     }
-    let log_path = dir.join("logs").join("postgres.log");
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log_path)
-        .map_err(|error| format!("cannot open {}: {error}", log_path.display()))?;
-    let log_err = log.try_clone().map_err(|error| error.to_string())?;
     let mut command = as_owner(Command::new(bin.join("postgres")), owner);
     command
         .arg("-D")
         .arg(&data)
         .args(["-c", "listen_addresses=", "-c"])
-        .arg(format!("unix_socket_directories={}", pg_dir.display()))
-        .stdin(Stdio::null())
-        .stdout(log)
-        .stderr(log_err);
-    // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
-    unsafe {
-        command.pre_exec(|| nix::unistd::setsid().map(|_| ()).map_err(std::io::Error::from));
-    }
-    let child = command.spawn().map_err(|error| format!("cannot start postgres: {error}"))?;
-    std::fs::create_dir_all(dir.join("pids")).map_err(|error| error.to_string())?;
-    std::fs::write(dir.join("pids").join("postgres.pid"), child.id().to_string()).map_err(|error| error.to_string())?;
+        .arg(format!("unix_socket_directories={}", pg_dir.display()));
+    crate::minipbs_daemon::spawn_logged(command, dir, "postgres")?;
+    let log_path = dir.join("logs").join("postgres.log");
     let ready = || {
         Command::new(client_program("pg_isready", &bin))
             .arg("-q")

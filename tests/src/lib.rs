@@ -159,6 +159,34 @@ impl Drop for Munged {
     }
 }
 
+/// Starts `shells` threads, each running `qsub script` `each` times in a row: every printed id is
+/// counted in `printed` as it comes; each thread's handle gives back the ids it printed (a
+/// failed qsub prints none). For tests that kill the server while jobs are submitted.
+pub fn submit_concurrently(
+    cluster: &std::sync::Arc<Cluster>,
+    script: &Path,
+    shells: usize,
+    each: usize,
+    printed: &std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) -> Vec<std::thread::JoinHandle<Vec<String>>> {
+    (0..shells)
+        .map(|_| {
+            let (cluster, script, printed) = (cluster.clone(), script.to_path_buf(), printed.clone());
+            std::thread::spawn(move || {
+                let mut ids = Vec::new();
+                for _ in 0..each {
+                    let output = cluster.command("qsub").arg(&script).output().unwrap();
+                    if output.status.success() {
+                        ids.push(String::from_utf8(output.stdout).unwrap().trim().to_string());
+                        printed.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    }
+                }
+                ids
+            })
+        })
+        .collect()
+}
+
 /// `minipbs up`'s store options for this run: `--postgres` when `MINIPBS_TEST_STORE` is
 /// `postgresql` (the cluster's own PostgreSQL; `.ci/run` runs the restart tests so), else none
 /// (SQLite).

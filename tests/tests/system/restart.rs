@@ -22,22 +22,7 @@ fn kill_9_during_concurrent_submits_loses_no_printed_id() {
     let cluster = Arc::new(Cluster::up(Shape { nodes: 2, ppn: 4, gpus: 0 }));
     let script = cluster.script("quick.sh", "true\n");
     let printed = Arc::new(AtomicUsize::new(0));
-    let submitters: Vec<_> = (0..8)
-        .map(|_| {
-            let (cluster, script, printed) = (cluster.clone(), script.clone(), printed.clone());
-            std::thread::spawn(move || {
-                let mut ids = Vec::new();
-                for _ in 0..25 {
-                    let output = cluster.command("qsub").arg(&script).output().unwrap();
-                    if output.status.success() {
-                        ids.push(String::from_utf8(output.stdout).unwrap().trim().to_string());
-                        printed.fetch_add(1, Ordering::SeqCst);
-                    }
-                }
-                ids
-            })
-        })
-        .collect();
+    let submitters = tests::submit_concurrently(&cluster, &script, 8, 25, &printed);
     tests::wait_for(Duration::from_secs(60), "some submissions", || {
         (printed.load(Ordering::SeqCst) >= 40).then_some(())
     });

@@ -66,22 +66,7 @@ fn the_standby_takes_over_after_kill_9_with_every_printed_id_and_the_running_job
     }
     let quick = cluster.script("quick.sh", "true\n");
     let printed = Arc::new(AtomicUsize::new(0));
-    let submitters: Vec<_> = (0..8)
-        .map(|_| {
-            let (cluster, script, printed) = (cluster.clone(), quick.clone(), printed.clone());
-            std::thread::spawn(move || {
-                let mut ids = Vec::new();
-                for _ in 0..25 {
-                    let output = cluster.command("qsub").arg(&script).output().unwrap();
-                    if output.status.success() {
-                        ids.push(String::from_utf8(output.stdout).unwrap().trim().to_string());
-                        printed.fetch_add(1, Ordering::SeqCst);
-                    }
-                }
-                ids
-            })
-        })
-        .collect();
+    let submitters = tests::submit_concurrently(&cluster, &quick, 8, 25, &printed);
     tests::wait_for(Duration::from_secs(60), "some submissions", || {
         (printed.load(Ordering::SeqCst) >= 40).then_some(())
     });
