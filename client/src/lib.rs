@@ -45,6 +45,7 @@ pub mod qsig;
 pub mod qstat;
 pub mod qstat_estimated;
 pub mod qstat_queues;
+pub mod qstat_watch;
 pub mod qsub;
 pub mod qsub_block;
 pub mod qsub_greet;

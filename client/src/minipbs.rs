@@ -103,6 +103,10 @@ pub struct UpArgs {
     /// when the active one dies (implies --postgres without --store).
     #[arg(long)]
     pub standby: bool,
+    /// Serve the server's /metrics and web view on a free loopback port, written to pbs.conf
+    /// as `MINIPBS_HTTP` and printed.
+    #[arg(long)]
+    pub http: bool,
     /// An extra argument for each pbs_server (repeatable), e.g. `--server-arg=--lease-time=2`.
     #[arg(long = "server-arg", allow_hyphen_values = true)]
     pub server_args: Vec<String>,
@@ -206,6 +210,10 @@ pub fn up(args: &UpArgs) -> Result<PathBuf, String> {
     if let Some(store) = store {
         server_args.extend(["--store".to_string(), store]);
     }
+    let _ = std::fs::remove_file(dir.join("server.http"));
+    if args.http {
+        server_args.extend(["--http".to_string(), "127.0.0.1:0".to_string()]);
+    }
     server_args.extend(args.server_args.iter().cloned());
     let munge_socket = dir.join("munge").join("socket");
     if args.transport == Transport::Tcp {
@@ -299,6 +307,17 @@ pub fn up(args: &UpArgs) -> Result<PathBuf, String> {
             munge_socket.display()
         ),
     };
+    let mut text = text;
+    if args.http {
+        let mut port = String::new();
+        wait_until(Duration::from_secs(20), || {
+            port = std::fs::read_to_string(dir.join("server.http")).unwrap_or_default().trim().to_string();
+            !port.is_empty()
+        })
+        .map_err(|_| server_failed())?;
+        text.push_str(&format!("MINIPBS_HTTP=http://127.0.0.1:{port}/\n"));
+        eprintln!("minipbs: the web view at http://127.0.0.1:{port}/, metrics at http://127.0.0.1:{port}/metrics");
+    }
     std::fs::write(&conf_path, text).map_err(|error| format!("cannot write {}: {error}", conf_path.display()))?;
     Ok(conf_path)
 }

@@ -1,6 +1,6 @@
 //! `qstat`: job status in the default, alternate (`-a -n -1 -s -u`, and `-i` not running, `-r`
 //! running, `-H` finished only, `-T` estimated start times: `qstat_estimated.rs`), full (`-f`), JSON (`-f -F json`) and DSV (`-f -F dsv [-D d]`)
-//! displays, with history (`-x`). Sends `StatusJob` (handled by
+//! displays, with history (`-x`); `--watch` redraws any of them (`qstat_watch.rs`). Sends `StatusJob` (handled by
 //! `server/src/handlers/status_job.rs`). Known jobs go to stdout, one error line per unknown
 //! id to stderr, and the exit code is the last error's (pbs-reference 6.7).
 //!
@@ -93,7 +93,13 @@ struct Args {
 
 /// Entry point of the `qstat` binary.
 pub fn main() -> ExitCode {
-    let args: Args = match crate::cli::parse("qstat", USAGE) {
+    let argv: Vec<String> = std::env::args().collect();
+    match crate::qstat_watch::split(&argv) {
+        Ok(Some(watch)) => return crate::qstat_watch::run(watch),
+        Ok(None) => {}
+        Err(message) => return usage(&message),
+    }
+    let args: Args = match crate::cli::parse_from("qstat", USAGE, &argv) {
         Ok(args) => args,
         Err(code) => return code,
     };

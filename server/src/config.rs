@@ -55,6 +55,8 @@ pub struct ServerConfig {
     /// The fair-share tree (OpenPBS's `resource_group`, `sched::fairshare`): `--resource-group`,
     /// default `<state_dir>/sched_priv/resource_group` when it exists; `None`: no file.
     pub resource_group: Option<PathBuf>,
+    /// Where `/metrics` and the web view are served (`--http`; `crate::http`); `None`: not served.
+    pub http: Option<std::net::SocketAddr>,
 }
 
 impl ServerConfig {
@@ -81,6 +83,7 @@ impl ServerConfig {
             listen: None,
             munge_socket: PathBuf::from(proto::munge::DEFAULT_SOCKET),
             resource_group: None,
+            http: None,
         }
     }
 }

@@ -8,7 +8,7 @@
 //! `bounds.rs` (what one request may name); `notices.rs` + `accounting.rs` +
 //! `accounting_writer.rs` + `mail.rs` (what follows a job event: log line, accounting record,
 //! mail); `sched_loop.rs` (state <-> crate `sched`); `store/` (diesel, the only database code);
-//! `shared.rs` + `listener.rs` + `peer.rs` + `client_conn.rs` + `mom_conn.rs` (async glue).
+//! `http/` (metrics and the web view); `shared.rs` + `listener.rs` + `peer.rs` + `client_conn.rs` + `mom_conn.rs` (async glue).
 
 pub mod accounting;
 pub mod accounting_writer;
@@ -17,6 +17,7 @@ pub mod client_conn;
 pub mod config;
 pub mod flavor;
 pub mod handlers;
+pub mod http;
 pub mod limits;
 pub mod listener;
 pub mod mail;
@@ -132,12 +133,16 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
     );
     let accept = tokio::spawn(listener::accept_loop(shared.clone(), listener));
     let accept_tcp = tcp.map(|tcp| tokio::spawn(listener::accept_tcp(shared.clone(), tcp)));
+    let http = match shared.config.http {
+        Some(addr) => Some(tokio::spawn(http::serve(shared.clone(), http::bind(&shared, addr).await?))),
+        None => None,
+    };
     let scheduler = tokio::spawn(scheduler_loop(shared.clone()));
     let reload = tokio::spawn(reload_resource_group_on_hup(shared.clone()));
     tracing::info!(socket = %shared.config.socket_path.display(), "server ready");
     (&mut shutdown).await;
     accept.abort();
-    if let Some(task) = accept_tcp {
+    for task in accept_tcp.into_iter().chain(http) {
         task.abort();
     }
     scheduler.abort();

@@ -69,6 +69,12 @@ struct Args {
     /// server dies or is cut off.
     #[arg(long, default_value_t = 5.0)]
     lease_time: f64,
+    /// Serve Prometheus metrics (/metrics) and the read-only web view over HTTP on this
+    /// address (off by default). Keep it on loopback and put a reverse proxy with
+    /// authentication in front (docs/web.md); port 0 picks one and writes it to
+    /// <state-dir>/server.http.
+    #[arg(long)]
+    http: Option<std::net::SocketAddr>,
     /// More logging (-v info, -vv debug).
     #[arg(short, action = clap::ArgAction::Count)]
     verbose: u8,
@@ -114,6 +120,7 @@ async fn run() -> anyhow::Result<()> {
     config.listen = args.listen;
     config.munge_socket = args.munge_socket;
     config.resource_group = args.resource_group;
+    config.http = args.http;
     if !(args.lease_time.is_finite() && (0.5..=3600.0).contains(&args.lease_time)) {
         anyhow::bail!("--lease-time {}: give seconds from 0.5 to 3600", args.lease_time);
     }

@@ -49,3 +49,4 @@ mod standby;
 mod submission;
 mod submit_errors;
 mod users;
+mod watch;
