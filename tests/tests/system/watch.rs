@@ -35,6 +35,7 @@ impl Watching {
 
     /// The frames printed so far (each begins with its `Every` header).
     fn frames(&self) -> Vec<String> {
+        // (Split on the header's first word: a frame's rows never start with it.)
         let seen = self.seen.lock().unwrap();
         seen.split("Every ").skip(1).map(str::to_string).collect()
     }
@@ -52,13 +53,14 @@ fn the_listing_is_redrawn_as_jobs_change_until_interrupted() {
     let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
     let script = cluster.script("held.sh", "true\n");
     let id = cluster.qsub(&script, &["-h"]);
-    let short = id.split('.').next().unwrap().to_string();
+    let row = format!("{}.", id.split('.').next().unwrap());
+    let lists_job = move |frame: &str| frame.lines().any(|line| line.starts_with(&row));
     let mut command = cluster.command("qstat");
     command.args(["--watch", "0.5"]);
     let watching = Watching::start(command);
     wait_for(LIMIT, "two frames listing the held job", || {
         let frames = watching.frames();
-        (frames.iter().filter(|frame| frame.contains(&short) && frame.contains(" H ")).count() >= 2).then_some(())
+        (frames.iter().filter(|frame| lists_job(frame) && frame.contains(" H ")).count() >= 2).then_some(())
     });
     let first = watching.frames().remove(0);
     assert!(first.starts_with("0.5s: qstat    "), "the header names the interval and command: {first:?}");
@@ -66,7 +68,7 @@ fn the_listing_is_redrawn_as_jobs_change_until_interrupted() {
     let output = cluster.run("qdel", &[&id]);
     assert!(output.status.success(), "qdel: {}", String::from_utf8_lossy(&output.stderr));
     wait_for(LIMIT, "a frame without the deleted job", || {
-        watching.frames().last().filter(|frame| frame.ends_with("\n\n") && !frame.contains(&short)).map(|_| ())
+        watching.frames().last().filter(|frame| frame.ends_with("\n\n") && !lists_job(frame)).map(|_| ())
     });
     let mut watching = watching;
     assert!(watching.child.try_wait().expect("wait").is_none(), "--watch goes on until interrupted");
@@ -77,8 +79,8 @@ fn on_a_terminal_each_frame_clears_the_screen() {
     let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
     // util-linux's `script` gives qstat a pseudo-terminal as its stdout.
     let line = format!("{} --watch 0.5 -a", cluster.bin.join("qstat").display());
-    let mut command = cluster.command("script");
-    command.args(["-q", "-e", "-c", &line, "/dev/null"]).stdin(Stdio::piped());
+    let mut command = std::process::Command::new("script");
+    command.env("PBS_CONF_FILE", &cluster.conf).current_dir(cluster.work.path()).args(["-q", "-e", "-c", &line, "/dev/null"]).stdin(Stdio::piped());
     let watching = Watching::start(command);
     wait_for(LIMIT, "two cleared frames", || {
         (watching.seen.lock().unwrap().matches("\x1b[H\x1b[2JEvery 0.5s: qstat -a").count() >= 2).then_some(())
