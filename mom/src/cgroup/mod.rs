@@ -374,7 +374,10 @@ impl JobCgroup {
             loop {
                 match files::remove_dir(&dir) {
                     Ok(()) => break,
-                    Err(err) if Instant::now() >= deadline => {
+                    // Only a cgroup still holding processes (EBUSY) is worth waiting for; a
+                    // directory that never existed (ENOENT, ENOTDIR) is not, and a job whose
+                    // cgroup could not be made reaches here at once.
+                    Err(err) if err.raw_os_error() != Some(libc::EBUSY) || Instant::now() >= deadline => {
                         tracing::warn!(dir = %dir.display(), "cannot remove the job's cgroup: {err}");
                         break;
                     }

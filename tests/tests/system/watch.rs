@@ -80,7 +80,11 @@ fn on_a_terminal_each_frame_clears_the_screen() {
     // util-linux's `script` gives qstat a pseudo-terminal as its stdout.
     let line = format!("{} --watch 0.5 -a", cluster.bin.join("qstat").display());
     let mut command = std::process::Command::new("script");
-    command.env("PBS_CONF_FILE", &cluster.conf).current_dir(cluster.work.path()).args(["-q", "-e", "-c", &line, "/dev/null"]).stdin(Stdio::piped());
+    command
+        .env("PBS_CONF_FILE", &cluster.conf)
+        .current_dir(cluster.work.path())
+        .args(["-q", "-e", "-c", &line, "/dev/null"])
+        .stdin(Stdio::piped());
     let watching = Watching::start(command);
     wait_for(LIMIT, "two cleared frames", || {
         (watching.seen.lock().unwrap().matches("\x1b[H\x1b[2JEvery 0.5s: qstat -a").count() >= 2).then_some(())
