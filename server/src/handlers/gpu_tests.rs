@@ -133,6 +133,20 @@ fn a_start_the_mom_refuses_is_retried_elsewhere() {
 }
 
 #[test]
+fn a_job_no_node_can_start_is_held_after_twenty_failed_starts() {
+    let mut state = gpu_cluster(1, 1);
+    let id = submit(&mut state, ALICE, &[("nodes", "1:ppn=1")]);
+    for attempt in 1..=job_ended::MAX_FAILED_STARTS + 1 {
+        assert_eq!(pass(&mut state, 20 + i64::from(attempt)).len(), 1, "attempt {attempt} is started");
+        end(&mut state, &id, proto::exit_status::JOB_EXEC_RETRY);
+    }
+    let job = &state.jobs()[&state.find_job(&id).unwrap()];
+    assert_eq!((job.state(), job.hold_types.as_str()), (JobState::Held, "s"));
+    assert_eq!(job.comment.as_deref(), Some("job held, too many failed attempts to run"));
+    assert!(pass(&mut state, 100).is_empty(), "a held job is not tried again");
+}
+
+#[test]
 fn a_share_a_sister_refuses_requeues_the_job() {
     let mut state = gpu_cluster(2, 2);
     let id = submit(&mut state, ALICE, &[("nodes", "2:ppn=1:gpus=1")]);

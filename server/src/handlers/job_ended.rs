@@ -13,6 +13,10 @@ use proto::exit_status::JOB_EXEC_RETRY;
 use proto::mom::{JobObit, Undelivered};
 use proto::ServerToMom;
 
+/// Runs a job may fail to start (`JOB_EXEC_RETRY`) before it is held (`s`): OpenPBS's
+/// `check_failed_attempts`, a run count above twice `PBS_MAX_HOPCOUNT` (10).
+pub const MAX_FAILED_STARTS: u32 = 20;
+
 /// At most this much of the mom's stage-in failure goes into the job's comment.
 const STAGEIN_REASON_CHARS: usize = 1024;
 
@@ -55,7 +59,14 @@ pub fn job_ended(state: &mut ServerState, out: &mut Outbox, node: &str, obit: Jo
     if obit.exit_status == JOB_EXEC_RETRY && !delete_requested {
         // The mother superior did not start it (a GPU of the job was no longer free there).
         let Some(job) = state.job_mut(key) else { return };
-        job.comment = Some(format!("requeued: {node} could not start the job; it will be retried"));
+        if job.run_count > MAX_FAILED_STARTS {
+            // OpenPBS's check_failed_attempts: a system hold, so a node that can never start it
+            // (a required cgroup it cannot make) does not retry it forever.
+            job.hold_types = "soup".chars().filter(|c| *c == 's' || job.hold_types.contains(*c)).collect();
+            job.comment = Some("job held, too many failed attempts to run".to_string());
+        } else {
+            job.comment = Some(format!("requeued: {node} could not start the job; it will be retried"));
+        }
         requeue_killed_run(state, out, node, key, &obit, now);
         return;
     }

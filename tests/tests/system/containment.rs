@@ -94,6 +94,12 @@ fn required_cgroups_that_cannot_be_made_requeue_the_job() {
     });
     assert!(line.contains("could not start the job"), "{line}");
     assert!(!ran.exists(), "the job ran without its cgroup");
-    assert_ne!(cluster.job_attr(&id, "job_state").as_deref(), Some("F"));
+    // Tried again at once and then held, as OpenPBS does after 20 failed starts.
+    tests::wait_for(Duration::from_secs(60), "the job to be held", || {
+        (cluster.job_attr(&id, "job_state")? == "H").then_some(())
+    });
+    assert_eq!(cluster.job_attr(&id, "comment").as_deref(), Some("job held, too many failed attempts to run"));
+    assert_eq!(cluster.job_attr(&id, "Hold_Types").as_deref(), Some("s"));
+    assert!(!ran.exists(), "the job ran without its cgroup");
     let _ = cluster.run("qdel", &[&id]);
 }
