@@ -149,9 +149,15 @@ pub fn prepare(cli: QsubOpts, command: Option<Vec<String>>, typed_args: &[String
             return Err(fail(exit::FAILURE, format!("illegal -l value: {}", error.message)));
         }
     }
-    let interactive = opts.interactive;
+    let (interactive, pin) = (opts.interactive, opts.pin);
+    if pin && interactive {
+        return Err(fail(exit::USAGE, "--pin: an interactive job runs no script to pin"));
+    }
     let array = array_spec(&opts)?;
     let mut spec = build_spec(opts, resources, &script, typed_args)?;
+    if pin {
+        spec.exec.pin = Some(crate::qsub_pin::record(&crate::submit_env::workdir())?);
+    }
     spec.options = job_options;
     if array.is_some() && !spec.rerunnable {
         // OpenPBS's text, two blanks included.
