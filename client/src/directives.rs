@@ -151,6 +151,7 @@ pub fn overlay(base: &mut QsubOpts, over: QsubOpts) {
     base.script_in_interactive |= over.script_in_interactive;
     base.node_exclusive |= over.node_exclusive;
     base.fault_tolerant |= over.fault_tolerant;
+    base.pin |= over.pin;
     base.variables.extend(over.variables);
     base.extra.extend(over.extra);
 }
