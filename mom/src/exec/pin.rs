@@ -58,7 +58,7 @@ pub fn remove(launch: &JobLaunch, dir: &Path, as_user: &AsUser<'_>, keep: bool) 
     }
     let git = |args: &[&str]| {
         let mut all: Vec<&std::ffi::OsStr> = vec!["-C".as_ref(), pin.repo.as_ref()];
-        all.extend(args.iter().map(|arg| std::ffi::OsStr::new(arg)));
+        all.extend(args.iter().map(std::ffi::OsStr::new));
         as_user.run_for(GIT_TIMEOUT, "git", &all)
     };
     let dir_text = dir.to_string_lossy();

@@ -67,14 +67,17 @@ fn an_ordinary_job_shows_no_code_attribute_and_its_spec_json_is_unchanged() {
     assert_eq!(round, pinned(), "a pin survives the store's JSON");
 }
 
+/// A change a hostile client makes to a pin.
+type Edit = fn(&mut CodePin);
+
 #[test]
 fn a_forged_pin_is_refused_with_a_clear_error() {
-    let forged = |edit: fn(&mut CodePin)| {
+    let forged = |edit: Edit| {
         let mut job = pinned();
         edit(job.exec.pin.as_mut().unwrap());
         job
     };
-    let cases: [(fn(&mut CodePin), &str); 5] = [
+    let cases: [(Edit, &str); 5] = [
         (|pin| pin.commit = "HEAD~1".into(), "is not a commit id"),
         (|pin| pin.head = "--upload-pack=evil".into(), "is not a commit id"),
         (|pin| pin.repo = "proj".into(), "code_repository: not an absolute path"),
