@@ -19,6 +19,9 @@
 //! of an array gets its own checkout (its own TMPDIR or job id): subjobs run anywhere, at any
 //! time, and may write into their checkout. Interactive jobs are never pinned.
 //!
+//! The checkout directory is made by the user (`mkdir -m 700`), which fails on anything already
+//! there, so nobody else can own it or have planted a link in its place (job ids are guessable).
+//!
 //! Owns: the checkout's place, creation and removal. Must not: decide what a failure does to the
 //! job (run.rs does: the job does not start, `JOB_EXEC_FAIL1`, the reason in its error file).
 
@@ -42,6 +45,9 @@ pub fn checkout_dir(launch: &JobLaunch, site_dir: Option<&Path>, tmpdir: &Path, 
 /// Checks the pinned commit out into `dir`; `Err`: why, for the job's error file.
 pub fn check_out(launch: &JobLaunch, dir: &Path, as_user: &AsUser<'_>) -> Result<(), String> {
     let Some(pin) = &launch.exec.pin else { return Ok(()) };
+    // Made first, by the user, mode 0700, and never taken over: in a shared `--code-dir`
+    // another user could have made `<jobid>` in advance to swap the job's files.
+    as_user.create_dir(dir).map_err(|error| format!("--pin: cannot create {}: {error}", dir.display()))?;
     let args = ["-C".as_ref(), pin.repo.as_ref(), "worktree".as_ref(), "add".as_ref(), "--detach".as_ref()];
     let args: Vec<&std::ffi::OsStr> = args.into_iter().chain([dir.as_os_str(), pin.commit.as_ref()]).collect();
     as_user.run_for(GIT_TIMEOUT, "git", &args).map_err(|error| {
@@ -91,5 +97,25 @@ mod tests {
         assert_eq!(checkout_dir(&launch, None, tmp, home), Some(kept));
         launch.interactive = Some(job::spec::Interactive { host: "h".into(), port: 1, secret: "0".repeat(32) });
         assert_eq!(checkout_dir(&launch, None, tmp, home), None, "an interactive job is never pinned");
+    }
+
+    #[test]
+    fn a_directory_already_in_place_is_never_taken_over() {
+        let mut launch = *crate::test_support::launch("1.head", Vec::new());
+        let commit = "a".repeat(40);
+        launch.exec.pin =
+            Some(CodePin { repo: "/nonexistent".into(), commit: commit.clone(), head: commit, changes: false });
+        let site = tempfile::tempdir().unwrap();
+        let planted = site.path().join("1.head");
+        std::fs::create_dir(&planted).unwrap();
+        let user = crate::test_support::alice();
+        let as_user = AsUser { user: &user, change_identity: false, umask: 0o077 };
+        let error = check_out(&launch, &planted, &as_user).unwrap_err();
+        assert!(error.starts_with(&format!("--pin: cannot create {}: ", planted.display())), "{error}");
+        std::os::unix::fs::symlink("/etc", site.path().join("2.head")).unwrap();
+        assert!(check_out(&launch, &site.path().join("2.head"), &as_user).is_err(), "a link is not followed");
+        let fresh = site.path().join("3.head");
+        let error = check_out(&launch, &fresh, &as_user).unwrap_err();
+        assert!(error.contains("cannot check out") && error.contains("/nonexistent"), "{error}");
     }
 }
