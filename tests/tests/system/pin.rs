@@ -29,11 +29,15 @@ fn git(user: &TestUser, repo: &Path, args: &[&str]) -> String {
     String::from_utf8(output.stdout).unwrap()
 }
 
-/// Writes `data.txt` as the user would (the test runs as root: the owner is set back).
-fn write_data(user: &TestUser, repo: &Path, text: &str) {
-    let path = repo.join("data.txt");
+/// Writes `name` in `repo` as the user would (the test runs as root: the owner is set back).
+fn write_as(user: &TestUser, repo: &Path, name: &str, text: &str) {
+    let path = repo.join(name);
     std::fs::write(&path, text).unwrap();
     std::os::unix::fs::chown(&path, Some(user.uid), Some(user.gid)).unwrap();
+}
+
+fn write_data(user: &TestUser, repo: &Path, text: &str) {
+    write_as(user, repo, "data.txt", text);
 }
 
 /// `qsub --pin args... run.sh` as the user from the repository; the id, or the failed output.
@@ -66,9 +70,7 @@ fn repository(user: &TestUser) -> PathBuf {
     git(user, &repo, &["init", "-q"]);
     git(user, &repo, &["config", "user.email", "pin@example.org"]);
     git(user, &repo, &["config", "user.name", "pin"]);
-    let script = repo.join("run.sh");
-    std::fs::write(&script, SCRIPT).unwrap();
-    std::os::unix::fs::chown(&script, Some(user.uid), Some(user.gid)).unwrap();
+    write_as(user, &repo, "run.sh", SCRIPT);
     write_data(user, &repo, "A\n");
     git(user, &repo, &["add", "run.sh", "data.txt"]);
     git(user, &repo, &["commit", "-qm", "A"]);
