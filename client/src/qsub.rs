@@ -1,7 +1,8 @@
 //! `qsub`: read the script, extract `#PBS` directives, merge them with the command line
 //! (command line wins), build the `JobSpec`, submit it, print the id (and nothing else) on
 //! stdout. Sends `SubmitJob` (handled by `server/src/handlers/submit_job.rs`). With `-I` the
-//! session after submission is `qsub_interactive.rs`'s.
+//! session after submission is `qsub_interactive.rs`'s; `--pin` (a minipbs extension) records
+//! the code to run with `qsub_pin.rs`.
 
 use crate::directives::{overlay, parse_directive, QsubOpts};
 use crate::exit;

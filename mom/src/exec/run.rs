@@ -1,7 +1,8 @@
-//! One job on the mother superior, from launch to outcome: set up (identity, files, for an
-//! interactive job the waiting qsub and a pty, spawn), supervise (kill requests, walltime, an
-//! interactive qsub hanging up), finish (leftover processes, the last terminal output and exit
-//! status to qsub, delivery of a batch job's output, clean-up).
+//! One job on the mother superior, from launch to outcome: set up (identity, files, stage-in, a
+//! `qsub --pin` checkout, for an interactive job the waiting qsub and a pty, spawn), supervise
+//! (`supervise.rs`: kill requests, walltime, an interactive qsub hanging up), finish (leftover
+//! processes, the last terminal output and exit status to qsub, the checkout, delivery of a batch
+//! job's output, clean-up).
 //!
 //! Owns: the order of those steps and the exit status chosen. Must not: panic or return
 //! early without an outcome: a job that cannot start still ends, with a negative status.
