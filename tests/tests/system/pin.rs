@@ -164,3 +164,31 @@ fn pin_refusals_and_a_failed_checkout() {
     let text = tests::wait_for(Duration::from_secs(20), "the error file", || std::fs::read_to_string(&path).ok());
     assert!(text.starts_with("=>> PBS: job not started: --pin: cannot check out "), "{text}");
 }
+
+#[test]
+fn a_site_code_dir_holds_the_checkout_and_a_planted_one_is_refused() {
+    if !tests::root_or_skip("a_site_code_dir_holds_the_checkout_and_a_planted_one_is_refused", "to create users") {
+        return;
+    }
+    let user = TestUser::create("pcd");
+    let repo = repository(&user);
+    let site = tempfile::Builder::new().prefix("minipbs-code-").tempdir().unwrap();
+    std::fs::set_permissions(site.path(), std::os::unix::fs::PermissionsExt::from_mode(0o1777)).unwrap();
+    let flag = format!("--mom-arg=--code-dir={}", site.path().display());
+    let cluster = Cluster::up_with(Shape { nodes: 1, ppn: 2, gpus: 0 }, &[&flag]);
+    let id = qsub_pin(&cluster, &user, &repo, &["run.sh"]).expect("pinned");
+    assert_eq!(cluster.wait_finished(&id, Duration::from_secs(60)), 0, "{}", cluster.logs());
+    let lines = output_of(&repo, &format!("run.sh.o{}", seq(&id)));
+    let code = site.path().join(&id);
+    assert_eq!((lines[0].as_str(), lines[1].clone()), ("A", format!("code={}", code.display())));
+    assert!(!code.exists(), "removed after the job");
+
+    // Someone made the next job's directory in the shared place first: the job does not run.
+    let held = qsub_pin(&cluster, &user, &repo, &["-h", "run.sh"]).expect("pinned");
+    std::fs::create_dir(site.path().join(&held)).unwrap();
+    as_user(&cluster, &user, "qrls").arg(&held).status().unwrap();
+    assert_eq!(cluster.wait_finished(&held, Duration::from_secs(60)), -1, "{}", cluster.logs());
+    let path = repo.join(format!("run.sh.e{}", seq(&held)));
+    let text = tests::wait_for(Duration::from_secs(20), "the error file", || std::fs::read_to_string(&path).ok());
+    assert!(text.contains("--pin: cannot create "), "{text}");
+}
