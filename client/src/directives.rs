@@ -101,6 +101,10 @@ pub struct QsubOpts {
     pub array_pbs: Option<String>,
     #[arg(short = 't')]
     pub array_torque: Option<String>,
+    /// `--pin` (a minipbs extension, command line only): run the code of the submit
+    /// directory's git repository as it is now (`qsub_pin.rs`, docs/pin.md).
+    #[arg(long = "pin")]
+    pub pin: bool,
     #[arg(long = "help", action = clap::ArgAction::Help)]
     pub help: Option<bool>,
     /// The script, then (only in directives) leftover words.
@@ -147,6 +151,7 @@ pub fn overlay(base: &mut QsubOpts, over: QsubOpts) {
     base.script_in_interactive |= over.script_in_interactive;
     base.node_exclusive |= over.node_exclusive;
     base.fault_tolerant |= over.fault_tolerant;
+    base.pin |= over.pin;
     base.variables.extend(over.variables);
     base.extra.extend(over.extra);
 }
@@ -165,6 +170,14 @@ pub fn parse_directive(directive: &job::directives::Directive) -> Result<(Direct
         let first = error.to_string().lines().next().unwrap_or_default().trim_start_matches("error: ").to_string();
         format!("directive error at line {}: {}: {first}", directive.line, directive.text.trim())
     })?;
+    if opts.pin {
+        // Another PBS's qsub refuses the option: a script holding it would no longer run there.
+        return Err(format!(
+            "directive error at line {}: {}: --pin is a command-line option only (a minipbs extension)",
+            directive.line,
+            directive.text.trim()
+        ));
+    }
     let warning = (!opts.operands.is_empty())
         .then(|| format!("directive at line {}: ignoring trailing words: {}", directive.line, opts.operands.join(" ")));
     opts.operands.clear();
@@ -203,5 +216,15 @@ mod tests {
     fn the_command_line_keeps_the_last_too() {
         let opts = QsubOpts::try_parse_from(["qsub", "-N", "a", "-N", "b", "-q", "x", "-q", "y"]).unwrap();
         assert_eq!((opts.name.as_deref(), opts.queue.as_deref()), (Some("b"), Some("y")));
+    }
+
+    #[test]
+    fn pin_is_refused_in_a_directive() {
+        let message = parse_directive(&directive("--pin")).err().unwrap();
+        assert_eq!(
+            message,
+            "directive error at line 1: --pin: --pin is a command-line option only (a minipbs extension)"
+        );
+        assert!(QsubOpts::try_parse_from(["qsub", "--pin"]).unwrap().pin);
     }
 }

@@ -51,6 +51,7 @@ pub mod qsub_block;
 pub mod qsub_greet;
 pub mod qsub_interactive;
 pub mod qsub_options;
+pub mod qsub_pin;
 pub mod select;
 pub mod server_order;
 pub mod submit;

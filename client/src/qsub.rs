@@ -1,7 +1,8 @@
 //! `qsub`: read the script, extract `#PBS` directives, merge them with the command line
 //! (command line wins), build the `JobSpec`, submit it, print the id (and nothing else) on
 //! stdout. Sends `SubmitJob` (handled by `server/src/handlers/submit_job.rs`). With `-I` the
-//! session after submission is `qsub_interactive.rs`'s.
+//! session after submission is `qsub_interactive.rs`'s; `--pin` (a minipbs extension) records
+//! the code to run with `qsub_pin.rs`.
 
 use crate::directives::{overlay, parse_directive, QsubOpts};
 use crate::exit;
@@ -149,9 +150,15 @@ pub fn prepare(cli: QsubOpts, command: Option<Vec<String>>, typed_args: &[String
             return Err(fail(exit::FAILURE, format!("illegal -l value: {}", error.message)));
         }
     }
-    let interactive = opts.interactive;
+    let (interactive, pin) = (opts.interactive, opts.pin);
+    if pin && interactive {
+        return Err(fail(exit::USAGE, "--pin: an interactive job runs no script to pin"));
+    }
     let array = array_spec(&opts)?;
     let mut spec = build_spec(opts, resources, &script, typed_args)?;
+    if pin {
+        spec.exec.pin = Some(crate::qsub_pin::record(&crate::submit_env::workdir())?);
+    }
     spec.options = job_options;
     if array.is_some() && !spec.rerunnable {
         // OpenPBS's text, two blanks included.

@@ -1,5 +1,6 @@
 //! The `-W` items the mom acts on: `umask`, `group_list`, `sandbox`, `stagein` and `stageout`
-//! (OpenPBS `qsub(1B)`), their grammars, bounds and the text `qstat -f` shows for them.
+//! (OpenPBS `qsub(1B)`), their grammars, bounds and the text `qstat -f` shows for them; and
+//! the commit `qsub --pin` pinned (`crate::pin`, checked with the rest).
 //!
 //! Every value here is the user's and reaches the root mom, so each is bounded (counts and
 //! lengths) and refused whole when malformed; the mom still does everything as the user.
@@ -36,6 +37,10 @@ pub struct ExecOptions {
     /// `-W stageout=local@host:remote[,...]`: copied local -> remote after the job ends.
     #[serde(default)]
     pub stageout: Vec<StageItem>,
+    /// `qsub --pin` (a minipbs extension, `crate::pin`): the commit the mom checks out and
+    /// starts the script in. Left out of frames when absent, so other jobs' frames are unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pin: Option<crate::pin::CodePin>,
 }
 
 /// One `group_list` entry: a group, for one host or (no host) for any.
@@ -231,6 +236,9 @@ impl ExecOptions {
             if !list.is_empty() && parse_stage_list(item, &show_stage_list(list))? != *list {
                 return Err(error(item, "an item does not read back as given"));
             }
+        }
+        if let Some(pin) = &self.pin {
+            pin.check().map_err(|pin_error| error("pin", pin_error.to_string()))?;
         }
         Ok(())
     }

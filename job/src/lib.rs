@@ -18,6 +18,7 @@ pub mod limits;
 pub mod mail;
 pub mod options;
 pub mod pairs;
+pub mod pin;
 pub mod resources;
 pub mod shell;
 pub mod size;

@@ -58,6 +58,9 @@ pub struct MomConfig {
     pub spool_dir: PathBuf,
     /// Base of each job's private `TMPDIR` (`<base>/pbs.<jobid>`).
     pub tmpdir_base: PathBuf,
+    /// `--code-dir`: where `qsub --pin` jobs' checkouts go (`<dir>/<jobid>`); `None`: in
+    /// their TMPDIR (`exec/pin.rs`).
+    pub code_dir: Option<PathBuf>,
     /// Time between two heartbeats to the server.
     pub heartbeat_interval: Duration,
     /// SIGTERM-to-SIGKILL delay used when a launch carries `kill_delay = 0`.
@@ -114,6 +117,7 @@ impl MomConfig {
             properties: Vec::new(),
             spool_dir: PathBuf::from("/var/spool/minipbs/mom"),
             tmpdir_base: PathBuf::from("/var/tmp"),
+            code_dir: None,
             heartbeat_interval: Duration::from_secs(5),
             kill_delay: Duration::from_secs(10),
             reconnect_min: Duration::from_millis(50),
@@ -195,6 +199,10 @@ pub struct MomArgs {
     /// Base directory of the jobs' TMPDIRs.
     #[arg(long)]
     pub tmpdir: Option<PathBuf>,
+    /// Where `qsub --pin` checkouts go, `<dir>/<jobid>` (writable by users, mode 1777; shared,
+    /// for the job's other nodes to see it). Default: the job's TMPDIR.
+    #[arg(long)]
+    pub code_dir: Option<PathBuf>,
     /// Heartbeat interval in seconds.
     #[arg(long)]
     pub heartbeat: Option<u64>,
@@ -246,6 +254,7 @@ impl MomArgs {
         config.properties = self.properties.into_iter().filter(|p| !p.is_empty()).collect();
         config.spool_dir = self.spool.unwrap_or(config.spool_dir);
         config.tmpdir_base = self.tmpdir.unwrap_or(config.tmpdir_base);
+        config.code_dir = self.code_dir;
         if let Some(secs) = self.heartbeat {
             config.heartbeat_interval = Duration::from_secs(secs.max(1));
         }

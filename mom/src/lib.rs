@@ -76,6 +76,7 @@ pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyho
         node: config.node.clone(),
         spool_dir: config.spool_dir.clone(),
         tmpdir_base: config.tmpdir_base.clone(),
+        code_dir: config.code_dir.clone(),
         default_kill_delay: config.kill_delay,
         mom_uid,
         job_defaults: job_defaults(&config),

@@ -33,6 +33,7 @@ pub fn launch(job_id: &str, hosts: Vec<HostAlloc>) -> Box<JobLaunch> {
         output_name: String::new(),
         error_name: String::new(),
         exec: Default::default(),
+        keep: "n".to_string(),
     })
 }
 

@@ -270,6 +270,10 @@ pub struct JobLaunch {
     /// 077), `sandbox`, `stagein`, `stageout` (the mom's `exec/stage.rs`).
     #[serde(default)]
     pub exec: job::exec_opts::ExecOptions,
+    /// `-k` (`Keep_Files`): a `qsub --pin` job's checkout is kept when it names `o` or `e`
+    /// (`job::pin::keeps_checkout`). Empty from an older server: nothing kept.
+    #[serde(default)]
+    pub keep: String,
 }
 
 #[cfg(test)]

@@ -279,5 +279,6 @@ fn launch() -> JobLaunch {
         output_name: "sim.o12.3".into(),
         error_name: "sim.e12.3".into(),
         exec: Default::default(),
+        keep: String::new(),
     }
 }

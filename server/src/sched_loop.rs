@@ -328,6 +328,7 @@ pub fn job_launch(job: &Job, kill_delay: u64) -> JobLaunch {
         output_name: String::new(),
         error_name: String::new(),
         exec: job.spec.exec.clone(),
+        keep: job.spec.keep.clone(),
     }
 }
 

@@ -217,6 +217,11 @@ mod tests {
     }
 
     #[test]
+    fn snapshot_pinned() {
+        insta::assert_snapshot!(qstat_full_with(&[samples::pinned_job()], true, ctime_text_utc));
+    }
+
+    #[test]
     fn snapshot_folded() {
         insta::assert_snapshot!(qstat_full_with(&samples::all_jobs(), true, ctime_text_utc));
     }

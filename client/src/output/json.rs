@@ -243,6 +243,11 @@ mod tests {
     }
 
     #[test]
+    fn snapshot_pinned() {
+        insta::assert_snapshot!(qstat_json_with("head", &[samples::pinned_job()], T0, "23.06.06", ctime_text_utc));
+    }
+
+    #[test]
     fn snapshot_all_jobs() {
         insta::assert_snapshot!(qstat_json_with("head", &samples::all_jobs(), T0, "23.06.06", ctime_text_utc));
     }

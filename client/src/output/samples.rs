@@ -123,6 +123,18 @@ pub fn queued_job() -> JobStatus {
     JobStatus { id: "124.head".into(), attrs }
 }
 
+/// `128.head`: `qsub --pin` from a tree with uncommitted changes (minipbs's `code_*` attributes
+/// after the submit host).
+pub fn pinned_job() -> JobStatus {
+    let mut job = queued_job();
+    job.id = "128.head".into();
+    job.attrs.push(plain("code_version", "89abcdef0123456789abcdef0123456789abcdef"));
+    job.attrs.push(plain("code_version_head", "0123456789abcdef0123456789abcdef01234567"));
+    job.attrs.push(plain("code_version_changes", "True"));
+    job.attrs.push(plain("code_repository", "/home/alice/proj"));
+    job
+}
+
 /// `127.head`: queued with a reservation an hour ahead (`estimated.*` between
 /// `Submit_arguments` and `project`, as OpenPBS's attribute table orders them).
 pub fn planned_job() -> JobStatus {

@@ -245,6 +245,7 @@ mod tests {
             output_name: String::new(),
             error_name: String::new(),
             exec: Default::default(),
+            keep: "n".to_string(),
         }
     }
 

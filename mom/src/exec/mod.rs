@@ -7,7 +7,8 @@
 //! `kill.rs` signals the session (the fallback without cgroups); `clock.rs` is the walltime clock
 //! (suspensions excluded); `reap.rs` waits for the shell; `deliver.rs` copies output as the user;
 //! `interactive.rs` connects an interactive job's pty to its waiting qsub; `modules_env.rs` gives
-//! job shells the node's `module` command; `launch_env.rs` the variables of MPI and task launchers.
+//! job shells the node's `module` command; `launch_env.rs` the variables of MPI and task launchers;
+//! `pin.rs` checks a `qsub --pin` job's commit out; `supervise.rs` serves a running job's requests.
 //!
 //! Must not: speak the protocol or touch the job table. A job's result goes back to the daemon
 //! as a [`JobOutcome`]; the daemon turns it into an obit.
@@ -21,14 +22,17 @@ pub mod interactive;
 pub mod kill;
 pub mod launch_env;
 pub mod modules_env;
+pub mod pin;
 pub mod reap;
 pub mod recover;
 pub mod run;
 pub mod spawn;
 pub mod stage;
+pub mod supervise;
 pub mod user;
 
-pub use run::{run_job, JobOutcome, KillRequest};
+pub use run::{run_job, JobOutcome};
+pub use supervise::KillRequest;
 
 use proto::exit_status::{JOB_EXEC_FAIL1, JOB_EXEC_FAIL2, JOB_EXEC_INVALID_ID, JOB_EXEC_RETRY};
 use std::io;
@@ -48,6 +52,8 @@ pub struct ExecContext {
     pub spool_dir: PathBuf,
     /// Parent of each job's `pbs.<jobid>` TMPDIR.
     pub tmpdir_base: PathBuf,
+    /// `--code-dir`: where `qsub --pin` checkouts go (`pin.rs`); `None`: the job's TMPDIR.
+    pub code_dir: Option<PathBuf>,
     /// Used when the launch's `kill_delay` is 0.
     pub default_kill_delay: Duration,
     /// The mom's effective uid (0: it can run anyone's job).
@@ -82,6 +88,9 @@ pub enum StartError {
     RootRefused(String),
     #[error("{0}")]
     StageIn(String),
+    /// `qsub --pin`: the checkout failed (`pin.rs`); `JOB_EXEC_FAIL1`, never retried.
+    #[error("{0}")]
+    Pin(String),
     #[error("shell {0} does not exist or is not executable")]
     ShellMissing(PathBuf),
     #[error("cannot set up the job's spool files: {0}")]

@@ -1,7 +1,8 @@
-//! One job on the mother superior, from launch to outcome: set up (identity, files, for an
-//! interactive job the waiting qsub and a pty, spawn), supervise (kill requests, walltime, an
-//! interactive qsub hanging up), finish (leftover processes, the last terminal output and exit
-//! status to qsub, delivery of a batch job's output, clean-up).
+//! One job on the mother superior, from launch to outcome: set up (identity, files, stage-in, a
+//! `qsub --pin` checkout, for an interactive job the waiting qsub and a pty, spawn), supervise
+//! (`supervise.rs`: kill requests, walltime, an interactive qsub hanging up), finish (leftover
+//! processes, the last terminal output and exit status to qsub, the checkout, delivery of a batch
+//! job's output, clean-up).
 //!
 //! Owns: the order of those steps and the exit status chosen. Must not: panic or return
 //! early without an outcome: a job that cannot start still ends, with a negative status.
@@ -13,9 +14,11 @@ use super::env::{job_environment, total_slots, EnvInput};
 use super::files::{job_id_is_safe, JobFiles};
 use super::interactive::{self, Terminal};
 use super::kill;
+use super::pin;
 use super::reap::{self, Reaped};
 use super::spawn::{spawn_shell, ShellSpec, ShellStdio};
 use super::stage;
+use super::supervise::{wait_hangup, KillRequest, Supervision};
 use super::user::{self, JobUser};
 use super::{ExecContext, StartError, DEFAULT_UMASK};
 use crate::cgroup::JobCgroup;
@@ -27,25 +30,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
-use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 /// How long leftover processes get to die after SIGKILL before the mom gives up on them.
 const LEFTOVER_PATIENCE: Duration = Duration::from_secs(10);
-
-/// What the daemon asks of a running job's task.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KillRequest {
-    /// Kill it (qdel, stale job): SIGTERM, then SIGKILL after kill_delay.
-    Kill,
-    /// Kill it like `Kill` but discard its output (qrerun): it ends with `JOB_EXEC_RERUN`.
-    Rerun,
-    /// Send this signal number to every process of its session (qsig); `suspend`: the
-    /// server's suspend/resume (SIGSTOP/SIGCONT), which alone pauses/resumes the walltime clock.
-    Signal { number: i32, suspend: bool },
-    /// Its walltime limit is now this many seconds from its start (`None`: no limit; qalter).
-    Walltime(Option<u64>),
-}
 
 /// How a job ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -196,6 +184,17 @@ fn set_up(
             return Err(StartError::StageIn(reason).into());
         }
     }
+    if let Some(dir) = code_dir(launch, context, &user, &files) {
+        if let Err(reason) = pin::check_out(launch, &dir, &as_user(launch, context, &user)) {
+            // The job's error file says why it never ran.
+            if let Err(err) = files.append_to_stderr(&format!("=>> PBS: job not started: {reason}")) {
+                tracing::warn!("cannot write to the job's stderr: {err}");
+            }
+            let undelivered = deliver_and_clean(launch, context, &user, &files);
+            stage::discard(launch, &as_user(launch, context, &user));
+            return Err(NotStarted { error: StartError::Pin(reason), undelivered });
+        }
+    }
     match spawn(launch, context, (&user, shell), &files, gpu_variables, cgroup) {
         Ok((sid, terminal)) => {
             if let Err(err) = files.record_session(sid) {
@@ -206,11 +205,13 @@ fn set_up(
         }
         Err(error @ StartError::Spawn { .. }) if launch.interactive.is_none() => {
             // The child wrote why (`PBS: chdir to ... failed`) on the job's stderr: deliver it.
+            discard_checkout(launch, context, &user, &files);
             let undelivered = deliver_and_clean(launch, context, &user, &files);
             stage::discard(launch, &as_user(launch, context, &user));
             Err(NotStarted { error, undelivered })
         }
         Err(err) => {
+            discard_checkout(launch, context, &user, &files);
             files.remove();
             if launch.interactive.is_none() {
                 stage::discard(launch, &as_user(launch, context, &user));
@@ -265,9 +266,15 @@ fn spawn(
     // `sandbox=PRIVATE` starts in its own directory (`PBS_JOBDIR`), others in the home.
     let private = stage::job_dir(launch, &user.home).filter(|_| launch.interactive.is_none());
     let job_dir = private.unwrap_or_else(|| user.home.clone());
-    let start_dir = launch.init_dir.as_ref().map_or_else(|| job_dir.clone(), |dir| user.home.join(dir));
+    // A `qsub --pin` job starts in its checkout (`-d` still wins: the user named a directory).
+    let code = code_dir(launch, context, user, files);
+    let start = code.clone().unwrap_or_else(|| job_dir.clone());
+    let start_dir = launch.init_dir.as_ref().map_or(start, |dir| user.home.join(dir));
     let mut env = env;
     env.push(("PBS_JOBDIR".to_string(), job_dir.display().to_string()));
+    if let Some(code) = code {
+        env.push(("MINIPBS_CODE_DIR".to_string(), code.display().to_string()));
+    }
     let spec = ShellSpec {
         shell,
         user,
@@ -365,59 +372,6 @@ async fn supervise(
     Ending { reaped, walltime_exceeded, rerun: job.rerun, walltime_used: job.clock.used(Instant::now()) }
 }
 
-/// What supervision keeps of a running job besides its reaper and walltime timer.
-struct Supervision {
-    cgroup: Option<JobCgroup>,
-    sid: i32,
-    /// Between SIGTERM and SIGKILL.
-    delay: Duration,
-    clock: WalltimeClock,
-    killer: Option<JoinHandle<()>>,
-    rerun: bool,
-    /// An interactive job: kills start with SIGHUP.
-    hang_up: bool,
-}
-
-impl Supervision {
-    /// Carries out one request of the daemon (the caller then re-arms the walltime timer).
-    fn on_request(&mut self, request: KillRequest) {
-        match request {
-            KillRequest::Kill => {
-                tracing::info!("killing the job on request");
-                contain::start_kill(&mut self.killer, (self.sid, self.cgroup.clone()), self.delay, self.hang_up);
-            }
-            KillRequest::Rerun => {
-                tracing::info!("killing the job to rerun it");
-                self.rerun = true;
-                contain::start_kill(&mut self.killer, (self.sid, self.cgroup.clone()), self.delay, self.hang_up);
-            }
-            KillRequest::Signal { number, suspend } => {
-                contain::send_signal(self.sid, self.cgroup.clone(), number);
-                // Suspended time does not count against the walltime; a plain SIGSTOP (the
-                // owner's own qsig) is no suspension: the owner could continue the processes
-                // directly and run past the walltime.
-                if suspend && number == libc::SIGSTOP {
-                    self.clock.pause(Instant::now());
-                } else if suspend && number == libc::SIGCONT {
-                    self.clock.resume(Instant::now());
-                }
-            }
-            KillRequest::Walltime(limit) => {
-                tracing::info!(walltime = ?limit, "walltime limit changed");
-                self.clock.limit = limit;
-            }
-        }
-    }
-}
-
-/// Whether an interactive job's qsub hung up (false: the relay ended without saying).
-async fn wait_hangup(hangup: &mut Option<oneshot::Receiver<()>>) -> bool {
-    match hangup {
-        Some(receiver) => receiver.await.is_ok(),
-        None => std::future::pending().await,
-    }
-}
-
 /// Kills leftovers, delivers output, removes the files and computes the outcome.
 async fn finish(
     launch: Arc<JobLaunch>,
@@ -450,11 +404,17 @@ async fn finish(
     let rerun = ending.rerun;
     let cleanup = tokio::task::spawn_blocking(move || {
         if rerun {
-            // The aborted run's output is discarded (pbs-reference 10.4).
+            // The aborted run's output is discarded (pbs-reference 10.4), its checkout too.
+            discard_checkout(&launch, &context, &started.user, &started.files);
             started.files.remove();
             stage::discard(&launch, &as_user(&launch, &context, &started.user));
             Vec::new()
         } else {
+            // Before delivery: a checkout in TMPDIR goes with it.
+            if let Some(dir) = code_dir(&launch, &context, &started.user, &started.files) {
+                let keep = job::pin::keeps_checkout(&launch.keep);
+                pin::remove(&launch, &dir, &as_user(&launch, &context, &started.user), keep);
+            }
             let mut undelivered = deliver_and_clean(&launch, &context, &started.user, &started.files);
             let as_user = as_user(&launch, &context, &started.user);
             for failure in stage::after_job(&launch, &context.node, &as_user) {
@@ -484,6 +444,18 @@ fn notify(started: &Started, line: &str) {
                 tracing::warn!("cannot write {line:?} to the job's stderr: {err}");
             }
         }
+    }
+}
+
+/// Where a `qsub --pin` job's checkout is (`None`: not pinned).
+fn code_dir(launch: &JobLaunch, context: &ExecContext, user: &JobUser, files: &JobFiles) -> Option<PathBuf> {
+    pin::checkout_dir(launch, context.code_dir.as_deref(), &files.tmpdir, &user.home)
+}
+
+/// Removes a `qsub --pin` job's checkout whatever `-k` says (the job did not run, or reruns).
+fn discard_checkout(launch: &JobLaunch, context: &ExecContext, user: &JobUser, files: &JobFiles) {
+    if let Some(dir) = code_dir(launch, context, user, files) {
+        pin::remove(launch, &dir, &as_user(launch, context, user), false);
     }
 }
 

@@ -44,11 +44,16 @@ impl AsUser<'_> {
     /// Runs `program args...` as the user (under `timeout`), from `/`, with an empty
     /// environment; `Err` carries its error output.
     fn run(&self, program: &str, args: &[&std::ffi::OsStr]) -> Result<(), String> {
+        self.run_for(COPY_TIMEOUT, program, args)
+    }
+
+    /// [`AsUser::run`] given `timeout` seconds (`pin.rs`'s git).
+    pub(super) fn run_for(&self, timeout: &str, program: &str, args: &[&std::ffi::OsStr]) -> Result<(), String> {
         let identity = self.change_identity.then(|| Identity::of(self.user));
         let umask = (self.umask & 0o777) as libc::mode_t;
         let mut command = Command::new("timeout");
         command
-            .arg(COPY_TIMEOUT)
+            .arg(timeout)
             .arg(program)
             .args(args)
             .env_clear()

@@ -259,6 +259,7 @@ pub fn launch(job_id: &str, script: &str, out: &Path) -> JobLaunch {
         output_name: String::new(),
         error_name: String::new(),
         exec: Default::default(),
+        keep: "n".to_string(),
     }
 }
 

@@ -73,6 +73,7 @@ fn exec_options_are_shown_and_sent() {
         sandbox: Some(Sandbox::Private),
         stagein: stage("in"),
         stageout: stage("out"),
+        pin: None,
     };
     let ServerReply::JobSubmitted { id } = submit_as(&mut state, &requester(ALICE), job) else { panic!() };
     assert_eq!(shown(&state, &id, "umask").as_deref(), Some("22"));

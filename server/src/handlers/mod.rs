@@ -54,6 +54,8 @@ mod mom_report_tests;
 #[cfg(test)]
 mod options_tests;
 #[cfg(test)]
+mod pin_tests;
+#[cfg(test)]
 mod preempt_tests;
 #[cfg(test)]
 mod queue_tests;

@@ -3,7 +3,8 @@
 //! puts them (`Checkpoint` after `server`, `Execution_Time` and `group_list` before
 //! `Hold_Types`, `User_List` and the stage lists before `Variable_List`, `umask` and `sandbox`
 //! after `Exit_status` (TORQUE: at the end), `project` after `Submit_arguments`, the other
-//! `-W` attributes and TORQUE's `job_arguments` after the submit host). Pure.
+//! `-W` attributes, TORQUE's `job_arguments` and `qsub --pin`'s `code_*` after the submit host).
+//! Pure.
 
 use super::Builder;
 use crate::config::Flavor;
@@ -44,6 +45,20 @@ pub(crate) fn add_after_submit_host(out: &mut Builder<'_>, job: &Job) {
     }
     if !options.script_args.is_empty() {
         out.add("job_arguments", || options.script_args.join(" "));
+    }
+    add_code_version(out, job);
+}
+
+/// `qsub --pin` (a minipbs extension, `job::pin`), only when pinned: `code_version` (the commit
+/// that runs), `code_version_head` (HEAD at submit), `code_version_changes` (`True`: the commit
+/// holds uncommitted changes on top of HEAD) and `code_repository`. One value per attribute,
+/// so a program reads each from `qstat -f` or `-F json` without parsing prose.
+fn add_code_version(out: &mut Builder<'_>, job: &Job) {
+    if let Some(pin) = &job.spec.exec.pin {
+        out.add("code_version", || pin.commit.clone());
+        out.add("code_version_head", || pin.head.clone());
+        out.add("code_version_changes", || pin.show_changes().to_string());
+        out.add("code_repository", || pin.repo.clone());
     }
 }
 

@@ -35,6 +35,7 @@ mod multihost_tasks;
 mod node_admin;
 mod output_paths;
 mod panics;
+mod pin;
 mod preemption;
 mod previous_release;
 mod qsub_options;

@@ -328,6 +328,7 @@ fn forged_run_job(cluster: &NetCluster, tag: &str, marker: &Path) -> Vec<u8> {
         output_name: String::new(),
         error_name: String::new(),
         exec: Default::default(),
+        keep: "n".to_string(),
     };
     serde_json::to_vec(&ServerToMom::RunJob(Box::new(launch))).unwrap()
 }
