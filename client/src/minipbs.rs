@@ -104,7 +104,7 @@ pub struct UpArgs {
     #[arg(long)]
     pub standby: bool,
     /// Serve the server's /metrics and web view on a free loopback port, written to pbs.conf
-    /// as `MINIPBS_HTTP` and printed.
+    /// as `MINIPBS_HTTP` and printed; each mom's /metrics on another (`mom/<node>/mom.http`).
     #[arg(long)]
     pub http: bool,
     /// An extra argument for each pbs_server (repeatable), e.g. `--server-arg=--lease-time=2`.
@@ -281,6 +281,8 @@ pub fn up(args: &UpArgs) -> Result<PathBuf, String> {
                 cgroup_slice(&dir, &name),
                 "-v".to_string(),
             ],
+            // Each mom's /metrics too; its port lands in <spool>/mom.http.
+            if args.http { vec!["--http".to_string(), "127.0.0.1:0".to_string()] } else { Vec::new() },
             args.mom_args.clone(),
         ]
         .concat();

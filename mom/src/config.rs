@@ -25,6 +25,8 @@ pub struct MomConfig {
     /// The mom port (TCP; port 0 = any): sealed instructions of `server_uid` only. `None` = no
     /// mom port.
     pub listen: Option<std::net::SocketAddr>,
+    /// Where `/metrics` is served (`--http`; `http.rs`); `None`: not served.
+    pub http: Option<std::net::SocketAddr>,
     /// munged's socket (TCP transport).
     pub munge_socket: PathBuf,
     /// The server's uid: the only one whose MUNGE credentials the mom obeys on TCP, and the
@@ -101,6 +103,7 @@ impl MomConfig {
             server: None,
             secondary: None,
             listen: None,
+            http: None,
             munge_socket: PathBuf::from(proto::munge::DEFAULT_SOCKET),
             server_uid: nix::unistd::geteuid().as_raw(),
             node: node.into(),
@@ -151,6 +154,10 @@ pub struct MomArgs {
     /// 0.0.0.0:15002 with --server).
     #[arg(long)]
     pub listen: Option<std::net::SocketAddr>,
+    /// Serve Prometheus metrics at http://ADDR/metrics (port 0 = any; the port is written to
+    /// <spool>/mom.http). Off by default.
+    #[arg(long)]
+    pub http: Option<std::net::SocketAddr>,
     /// munged's socket (TCP transport).
     #[arg(long, default_value = proto::munge::DEFAULT_SOCKET)]
     pub munge_socket: PathBuf,
@@ -239,6 +246,7 @@ impl MomArgs {
             config.listen = Some(self.listen.unwrap_or_else(|| ([0, 0, 0, 0], 15002).into()));
         }
         config.server = self.server;
+        config.http = self.http;
         config.secondary = self.secondary;
         config.munge_socket = self.munge_socket;
         config.server_uid = self.server_uid.unwrap_or(config.server_uid);

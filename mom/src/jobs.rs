@@ -123,6 +123,16 @@ impl JobTable {
         self.running.get(job_id).copied()
     }
 
+    /// Ids of the jobs running here (mother superior or sister), with their share.
+    pub fn running_jobs(&self) -> Vec<(String, Share)> {
+        self.running.iter().map(|(id, share)| (id.clone(), *share)).collect()
+    }
+
+    /// Jobs that ended here whose end the server has not acknowledged yet.
+    pub fn unacked_count(&self) -> usize {
+        self.unacked.len()
+    }
+
     /// Ids of the mother-superior jobs still running.
     pub fn mother_jobs(&self) -> Vec<String> {
         let mothers = self.running.iter().filter(|(_, share)| **share == Share::Mother);

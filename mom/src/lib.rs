@@ -12,6 +12,7 @@
 //! * `exec/`: running one job (files, identity, environment, session, kill, reap, delivery).
 //! * `cgroup/`: a cgroup per job (v1 or v2): limits, joining, killing, usage.
 //! * `gpu/`: the node's GPUs (NVML, fake or none), their use, claims by jobs, MPS daemons.
+//! * `http.rs`: `--http`, this node's `/metrics`.
 //! * `task/`: the task socket and the peer path: processes of a job started on its nodes by
 //!   its launchers (pbsdsh, pbs_tmrsh).
 //!
@@ -23,6 +24,7 @@ pub mod config;
 pub mod daemon;
 pub mod exec;
 pub mod gpu;
+pub mod http;
 pub mod jobs;
 pub mod link;
 pub mod port;
@@ -119,6 +121,13 @@ pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyho
         }
         None => None,
     };
+    let http_task = match config.http {
+        Some(addr) => {
+            let view = http::MomView { table: table.clone(), gpus: gpus.clone(), cgroups: cgroups.clone() };
+            Some(tokio::spawn(http::serve(Arc::new(view), http::bind(addr, &config.spool_dir).await?)))
+        }
+        None => None,
+    };
     let link_span = tracing::info_span!("link", node = %config.node);
     let settings = link_settings(&config, munge_socket, port, &gpus)?;
     let link_task = tokio::spawn(link::run(settings, table.clone(), channels).instrument(link_span));
@@ -142,7 +151,7 @@ pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyho
     }
     link_task.abort();
     poller.abort();
-    if let Some(task) = port_task {
+    for task in port_task.into_iter().chain(http_task) {
         task.abort();
     }
     for task in task_tasks {

@@ -8,7 +8,7 @@
 //! `bounds.rs` (what one request may name); `notices.rs` + `accounting.rs` +
 //! `accounting_writer.rs` + `mail.rs` (what follows a job event: log line, accounting record,
 //! mail); `sched_loop.rs` (state <-> crate `sched`); `store/` (diesel, the only database code);
-//! `http/` (metrics and the web view); `shared.rs` + `listener.rs` + `peer.rs` + `client_conn.rs` + `mom_conn.rs` (async glue).
+//! `http/` (metrics and the web view; `metrics.rs` its counters); `shared.rs` + `listener.rs` + `peer.rs` + `client_conn.rs` + `mom_conn.rs` (async glue).
 
 pub mod accounting;
 pub mod accounting_writer;
@@ -21,6 +21,7 @@ pub mod http;
 pub mod limits;
 pub mod listener;
 pub mod mail;
+pub mod metrics;
 pub mod mom_conn;
 pub mod notices;
 pub mod peer;
@@ -227,7 +228,13 @@ async fn scheduler_loop(shared: Arc<Shared>) {
             shared.apply(|state, out| handlers::execution_time::settle_waiting(state, out, shared::now())).await;
         }
         tokio::time::sleep(shared.config.sched_delay).await;
-        shared.apply(|state, out| sched_loop::schedule_pass(state, out, shared::now())).await;
+        shared
+            .apply(|state, out| {
+                let started = std::time::Instant::now();
+                sched_loop::schedule_pass(state, out, shared::now());
+                shared.metrics.observe_pass(started.elapsed().as_secs_f64());
+            })
+            .await;
     }
 }
 

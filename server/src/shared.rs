@@ -46,6 +46,8 @@ pub struct Shared {
     /// The accounting writer, and the id of the next record (assigned under the state lock,
     /// so ids follow the commit order). `None`: no accounting (tests).
     accounting: Option<(Accountant, AtomicU64)>,
+    /// Counters and histograms for `/metrics` (`metrics.rs`).
+    pub metrics: crate::metrics::ServerMetrics,
 }
 
 /// Current time in epoch seconds.
@@ -60,7 +62,9 @@ impl Shared {
     }
 
     pub fn new(config: ServerConfig, state: ServerState, store: StoreHandle) -> Shared {
+        let metrics = crate::metrics::ServerMetrics::new(store.commit_seconds().clone());
         Shared {
+            metrics,
             config,
             state: Mutex::new(state),
             store,
@@ -98,6 +102,7 @@ impl Shared {
         let (result, commit, schedule) = {
             let mut state = self.state();
             let (result, mut out) = run_handler(&mut state, now(), handler);
+            self.metrics.count(&out.notices);
             #[cfg(debug_assertions)]
             panic_if_asked(&out);
             // The accounting records go into the same commit as the change they record, in the

@@ -52,11 +52,14 @@ pub async fn serve(shared: Arc<Shared>, listener: tokio::net::TcpListener) {
         };
         let service = hyper_util::service::TowerToHyperService::new(router.clone());
         tokio::spawn(async move {
-            let mut builder = hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
+            // HTTP/1 only, without sniffing for HTTP/2: the sniff reads the first bytes with no
+            // timeout, so a client sending nothing would hold its slot for ever.
+            let mut builder =
+                hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new()).http1_only();
             builder.http1().timer(hyper_util::rt::TokioTimer::new()).header_read_timeout(HEADER_TIMEOUT);
             let io = hyper_util::rt::TokioIo::new(stream);
             // A client that goes away mid-response is not an error worth a log line.
-            let _ = builder.serve_connection_with_upgrades(io, service).await;
+            let _ = builder.serve_connection(io, service).await;
             drop(permit);
         });
     }

@@ -34,6 +34,8 @@ pub(super) struct Batch {
 pub struct StoreHandle {
     sender: mpsc::Sender<Batch>,
     transactions: Arc<AtomicU64>,
+    /// How long each transaction took to commit (the `/metrics` histogram; atomics only).
+    commit_seconds: prometheus::Histogram,
 }
 
 impl StoreHandle {
@@ -44,12 +46,14 @@ impl StoreHandle {
         let (sender, receiver) = mpsc::channel();
         let transactions = Arc::new(AtomicU64::new(0));
         let counter = Arc::clone(&transactions);
+        let commit_seconds = commit_histogram();
+        let latency = commit_seconds.clone();
         std::thread::Builder::new()
             .name("pbs-store".to_string())
-            .spawn(move || run(store, &receiver, &counter))
+            .spawn(move || run(store, &receiver, &counter, &latency))
             // Invariant: failing to start one thread at start-up is not recoverable.
             .expect("cannot start the store thread");
-        StoreHandle { sender, transactions }
+        StoreHandle { sender, transactions, commit_seconds }
     }
 
     /// Resolves once `ops` are durably committed. Everything pending when the thread wakes
@@ -88,10 +92,31 @@ impl StoreHandle {
     pub fn transactions(&self) -> u64 {
         self.transactions.load(Ordering::Relaxed)
     }
+
+    /// The commit latency histogram (`minipbs_store_commit_seconds`), for `/metrics`.
+    pub fn commit_seconds(&self) -> &prometheus::Histogram {
+        &self.commit_seconds
+    }
+}
+
+/// `minipbs_store_commit_seconds`: from a millisecond (an fsync on a fast disk) to seconds.
+pub(super) fn commit_histogram() -> prometheus::Histogram {
+    let opts = prometheus::HistogramOpts::new(
+        "minipbs_store_commit_seconds",
+        "Time the store thread took to commit one transaction (a group of batches).",
+    )
+    .buckets(vec![0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5]);
+    // Invariant: the name and the buckets above are valid (a unit test builds it).
+    prometheus::Histogram::with_opts(opts).expect("a valid histogram")
 }
 
 /// The store thread: one transaction per wake-up until every handle is gone.
-pub(super) fn run(mut store: Store, receiver: &mpsc::Receiver<Batch>, transactions: &AtomicU64) {
+pub(super) fn run(
+    mut store: Store,
+    receiver: &mpsc::Receiver<Batch>,
+    transactions: &AtomicU64,
+    latency: &prometheus::Histogram,
+) {
     while let Ok(first) = receiver.recv() {
         let mut batches = vec![first];
         batches.extend(receiver.try_iter());
@@ -103,9 +128,11 @@ pub(super) fn run(mut store: Store, receiver: &mpsc::Receiver<Batch>, transactio
             replies.push(batch.reply);
             afters.extend(batch.after);
         }
+        let started = std::time::Instant::now();
         let outcome = store.commit(&ops);
         match &outcome {
             Ok(()) if !ops.is_empty() => {
+                latency.observe(started.elapsed().as_secs_f64());
                 transactions.fetch_add(1, Ordering::Relaxed);
                 tracing::trace!(batches = replies.len(), ops = ops.len(), "store transaction committed");
             }

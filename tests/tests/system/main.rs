@@ -25,6 +25,7 @@ mod interactions;
 mod interactive;
 mod kill_and_limits;
 mod mail_injection;
+mod metrics;
 mod modules;
 mod mom_reports;
 mod mom_safety;

@@ -1,14 +1,14 @@
 //! `StoreHandle`: concurrent commits share transactions, a failed transaction fails every
 //! batch in it, and batches from separate wake-ups stay independent.
 
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 
 use job::JobState;
 use tokio::sync::{oneshot, Barrier};
 
 use super::{fresh_store, load, queued_job};
-use crate::store::handle::{run, Batch};
+use crate::store::handle::{commit_histogram, run, Batch};
 use crate::store::{Store, StoreError, StoreHandle, StoreOp};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -88,7 +88,9 @@ fn run_queued(store: Store, batches: Vec<Vec<StoreOp>>) -> (Vec<Result<(), Store
     }
     drop(sender);
     let transactions = AtomicU64::new(0);
-    run(store, &receiver, &transactions);
+    let latency = commit_histogram();
+    run(store, &receiver, &transactions, &latency);
+    assert_eq!(latency.get_sample_count(), transactions.load(Ordering::Relaxed), "one latency per transaction");
     let results = answers.into_iter().map(|mut answer| answer.try_recv().expect("every batch is answered")).collect();
     (results, transactions.into_inner())
 }
