@@ -48,6 +48,7 @@ mod work;
 
 pub use feasible::can_ever_run;
 pub use formula::Formula;
+pub use order::priority_order;
 pub use pass::schedule;
 pub use view::{
     Assignment, ClusterView, Decision, Estimate, EstimatedHost, FairShare, MpsGpu, NodeView, Outcome, PendingJob,

@@ -40,7 +40,7 @@ type Key = (Reverse<i32>, Reverse<i32>, High, u64, usize);
 
 /// Indices into `view.jobs` in the order the policy considers them. Jobs equal in every key
 /// keep their order in the view.
-pub(crate) fn priority_order(view: &ClusterView) -> Vec<usize> {
+pub fn priority_order(view: &ClusterView) -> Vec<usize> {
     let jobs = &view.jobs;
     let mut keyed: Vec<Key> = match view.formula {
         Some(formula) => jobs

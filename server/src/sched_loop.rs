@@ -73,22 +73,7 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
         let jobs: Vec<sched::PendingJob> = queued
             .iter()
             .zip(limits.per_job.iter().zip(&pools.takes))
-            .map(|(job, (job_limits, takes))| (job, facts.job(job), job_limits, takes))
-            .map(|(job, of, job_limits, takes)| sched::PendingJob {
-                key: job.id.key().raw(),
-                queue_priority: of.queue_priority,
-                priority: job.spec.priority,
-                order: job.id.key().raw(),
-                request: &job.request,
-                limits: job_limits,
-                user: &job.owner,
-                takes,
-                walltime: of.walltime,
-                eligible_time: job.eligible_seconds(now),
-                fairshare: crate::state::fairshare::standing(state, &job.owner, &job.group, now),
-                queue: of.queue,
-                preemptor: of.preemptor,
-            })
+            .map(|(job, (job_limits, takes))| pending_job(state, &facts, job, job_limits, takes, now))
             .collect();
         let view = sched::ClusterView {
             nodes,
@@ -123,6 +108,34 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
     let started = apply_starts(state, out, outcome.starts, &names, now);
     state.replace_sched_notes(notes);
     started
+}
+
+/// `job` as the scheduler sees it, with its run-limit counters and server-pool takes (the web
+/// view passes none: it only orders, `http/web/view.rs`).
+pub fn pending_job<'a>(
+    state: &ServerState,
+    facts: &crate::sched_view::PassFacts,
+    job: &'a Job,
+    limits: &'a [usize],
+    takes: &'a [(usize, u64)],
+    now: i64,
+) -> sched::PendingJob<'a> {
+    let of = facts.job(job);
+    sched::PendingJob {
+        key: job.id.key().raw(),
+        queue_priority: of.queue_priority,
+        priority: job.spec.priority,
+        order: job.id.key().raw(),
+        request: &job.request,
+        limits,
+        user: &job.owner,
+        takes,
+        walltime: of.walltime,
+        eligible_time: job.eligible_seconds(now),
+        fairshare: crate::state::fairshare::standing(state, &job.owner, &job.group, now),
+        queue: of.queue,
+        preemptor: of.preemptor,
+    }
 }
 
 /// Whether some job is suspended by preemption (and so waits for a pass to resume it).

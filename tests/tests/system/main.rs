@@ -52,3 +52,4 @@ mod submission;
 mod submit_errors;
 mod users;
 mod watch;
+mod web_view;
