@@ -11,7 +11,7 @@ use proto::task::{TaskInput, TaskRequest, MAX_CHUNK};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Most tasks running (connections to the mom open) at once.
@@ -59,6 +59,11 @@ struct Shared {
     options: RunOptions,
     next: AtomicUsize,
     stopped: AtomicBool,
+    /// The signal that stopped the run (0: none yet), written under `running`'s lock.
+    signal: AtomicI32,
+    /// Workers between taking a request and entering their task in `running`: a signal that
+    /// finds no task running ends pbsdsh only when none is on its way in either.
+    starting: AtomicUsize,
     worst: AtomicU8,
     running: Mutex<BTreeMap<usize, Sender>>,
 }
@@ -73,6 +78,8 @@ pub fn run_all(socket: &Path, requests: Vec<TaskRequest>, options: RunOptions) -
         options,
         next: AtomicUsize::new(0),
         stopped: AtomicBool::new(false),
+        signal: AtomicI32::new(0),
+        starting: AtomicUsize::new(0),
         worst: AtomicU8::new(exit::SUCCESS),
         running: Mutex::new(BTreeMap::new()),
     });
@@ -101,11 +108,14 @@ pub fn workers(tasks: usize, sequential: bool) -> usize {
 
 /// The signal thread: no new task starts, every running one gets the signal; with none
 /// running pbsdsh ends as the signal would end it.
+/// A task a worker is still starting gets the signal from that worker (`run_one`), so every
+/// task is signalled exactly once, whenever the signal comes.
 fn forward(shared: &Shared, signal: i32) {
+    let running = lock(&shared.running);
+    shared.signal.store(signal, Ordering::SeqCst);
     shared.stopped.store(true, Ordering::SeqCst);
-    let running = shared.running.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let delivered = running.values().filter(|sender| sender.send(&TaskInput::Signal(signal)).is_ok()).count();
-    if delivered == 0 {
+    if delivered == 0 && shared.starting.load(Ordering::SeqCst) == 0 {
         std::process::exit(128 + signal);
     }
 }
@@ -113,11 +123,15 @@ fn forward(shared: &Shared, signal: i32) {
 /// A worker: takes the next request until none is left or a signal came.
 fn work(shared: &Shared) {
     loop {
-        if shared.stopped.load(Ordering::SeqCst) {
-            return;
-        }
+        // Counted as starting before looking at `stopped`: a signal either stops this worker
+        // here or finds it counted (and then the worker signals its task itself).
+        shared.starting.fetch_add(1, Ordering::SeqCst);
         let index = shared.next.fetch_add(1, Ordering::SeqCst);
-        let Some(request) = shared.requests.get(index) else { return };
+        let request = shared.requests.get(index).filter(|_| !shared.stopped.load(Ordering::SeqCst));
+        let Some(request) = request else {
+            shared.starting.fetch_sub(1, Ordering::SeqCst);
+            return;
+        };
         let code = run_one(shared, index, request);
         shared.worst.fetch_max(code, Ordering::SeqCst);
     }
@@ -129,11 +143,21 @@ fn run_one(shared: &Shared, index: usize, request: &TaskRequest) -> u8 {
     let task = match Task::start(&shared.socket, request) {
         Ok(task) => task,
         Err(error) => {
+            shared.starting.fetch_sub(1, Ordering::SeqCst);
             eprintln!("pbsdsh: {error}");
             return exit::FAILURE;
         }
     };
-    lock(&shared.running).insert(index, task.sender());
+    {
+        let mut running = lock(&shared.running);
+        running.insert(index, task.sender());
+        // A signal that came while this task was starting did not reach it: send it now.
+        let signal = shared.signal.load(Ordering::SeqCst);
+        if signal != 0 {
+            let _ = task.sender().send(&TaskInput::Signal(signal));
+        }
+        shared.starting.fetch_sub(1, Ordering::SeqCst);
+    }
     let (mut stdout, mut stderr) = (Lines::default(), Lines::default());
     let ended = task.wait(|event| match event {
         Event::Started { task, .. } if verbose => eprintln!("pbsdsh: spawned task {task} on {node} (vnode {vnode})"),
