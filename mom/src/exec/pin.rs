@@ -50,11 +50,30 @@ pub fn check_out(launch: &JobLaunch, dir: &Path, as_user: &AsUser<'_>) -> Result
     as_user.create_dir(dir).map_err(|error| format!("--pin: cannot create {}: {error}", dir.display()))?;
     let args = ["-C".as_ref(), pin.repo.as_ref(), "worktree".as_ref(), "add".as_ref(), "--detach".as_ref()];
     let args: Vec<&std::ffi::OsStr> = args.into_iter().chain([dir.as_os_str(), pin.commit.as_ref()]).collect();
-    as_user.run_for(GIT_TIMEOUT, "git", &args).map_err(|error| {
-        let error = error.lines().rev().find(|line| !line.trim().is_empty()).unwrap_or("failed").trim().to_string();
-        format!("--pin: cannot check out {} of {} into {}: {error}", pin.commit, pin.repo, dir.display())
-    })
+    let mut attempt = 0;
+    loop {
+        let Err(error) = as_user.run_for(GIT_TIMEOUT, "git", &args) else { return Ok(()) };
+        attempt += 1;
+        if attempt == CHECKOUT_ATTEMPTS {
+            let error = error.lines().rev().find(|line| !line.trim().is_empty()).unwrap_or("failed").trim().to_string();
+            return Err(format!(
+                "--pin: cannot check out {} of {} into {}: {error}",
+                pin.commit,
+                pin.repo,
+                dir.display()
+            ));
+        }
+        // Two `worktree add` on one repository at once can fail (git reads the other's
+        // half-made `.git/worktrees/<name>`: "failed to read .../commondir"), as when the
+        // jobs of one sweep start together: try again after a short, jittered pause.
+        let mut jitter = [0u8; 1];
+        let _ = getrandom::fill(&mut jitter);
+        std::thread::sleep(std::time::Duration::from_millis(100 * attempt + u64::from(jitter[0])));
+    }
 }
+
+/// How many times `git worktree add` is tried before the job fails.
+const CHECKOUT_ATTEMPTS: u64 = 5;
 
 /// Removes the checkout (`keep` false: always, as after a rerun) and its worktree entry.
 pub fn remove(launch: &JobLaunch, dir: &Path, as_user: &AsUser<'_>, keep: bool) {

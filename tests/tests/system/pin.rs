@@ -110,7 +110,9 @@ fn a_pinned_job_runs_the_code_of_its_submit_time() {
     assert!(released.status.success(), "{}", String::from_utf8_lossy(&released.stderr));
     let subjobs: Vec<String> = [1, 2].iter().map(|i| array.replace("[]", &format!("[{i}]"))).collect();
     for id in [&clean, &changed] {
-        assert_eq!(cluster.wait_finished(id, Duration::from_secs(60)), 0, "{id}\n{}", cluster.logs());
+        let status = cluster.wait_finished(id, Duration::from_secs(60));
+        let errors = std::fs::read_to_string(repo.join(format!("run.sh.e{}", seq(id)))).unwrap_or_default();
+        assert_eq!(status, 0, "{id}: {errors}\n{}", cluster.logs());
     }
     cluster.wait_finished(&array, Duration::from_secs(60));
     for id in &subjobs {
