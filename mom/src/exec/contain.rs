@@ -5,6 +5,11 @@
 //! it, reading its usage and OOM kills and removing it. Without a cgroup every step falls back
 //! to the session (kill.rs).
 //!
+//! With a cgroup the session is never scanned (`/proc/*/stat`): the top shell joined the cgroup
+//! before `setsid` and `exec` (spawn.rs), so every process of its session was born in the
+//! cgroup, and only root can move one out (a root job can as well leave the session). The
+//! session's process group still gets each signal first: it is one system call.
+//!
 //! Owns: the choice between the cgroup and the session. Must not: write cgroup files
 //! (cgroup/ does) or reap.
 
@@ -58,8 +63,9 @@ pub fn create(launch: &JobLaunch, context: &ExecContext) -> Result<Option<JobCgr
 pub async fn terminate(cgroup: Option<JobCgroup>, sid: i32, delay: Duration) -> Termination {
     match cgroup {
         Some(cgroup) => {
-            // The session too: a process the cgroup somehow missed still gets the SIGTERM.
-            blocking(move || kill::signal_session(sid, Signal::SIGTERM)).await;
+            // Its process group first (one call, no scan): the shell's own processes see the
+            // SIGTERM before the cgroup's round reaches them.
+            kill::signal_group(sid, Signal::SIGTERM);
             let empty = blocking(move || cgroup.kill_all(delay)).await;
             if empty {
                 Termination::Terminated
@@ -84,9 +90,9 @@ pub fn signal(cgroup: Option<&JobCgroup>, sid: i32, signal: Signal) -> usize {
 /// Returns whether nothing survived, the usage, and the OOM verdict.
 pub async fn end(cgroup: Option<JobCgroup>, sid: i32, patience: Duration) -> (bool, Option<Usage>, bool) {
     let Some(cgroup) = cgroup else { return (kill::kill_leftovers(sid, patience).await, None, false) };
-    let session_empty = kill::kill_leftovers(sid, Duration::ZERO).await;
+    kill::signal_group(sid, Signal::SIGKILL);
     blocking(move || {
-        let empty = cgroup.kill_all(Duration::ZERO) && session_empty;
+        let empty = cgroup.kill_all(Duration::ZERO);
         let (usage, oom) = (cgroup.usage(), cgroup.oom_killed());
         cgroup.remove();
         (empty, Some(usage), oom)
@@ -145,6 +151,7 @@ pub fn start_kill(
     }
     *killer = Some(tokio::spawn(async move {
         if hang_up {
+            // An interactive job's terminal session (rare: the scan's cost does not matter).
             let _ = tokio::task::spawn_blocking(move || kill::signal_session(sid, Signal::SIGHUP)).await;
         }
         if terminate(cgroup, sid, delay).await == Termination::Killed {
