@@ -46,7 +46,9 @@ pub fn watch(pid: i32) -> oneshot::Receiver<io::Result<Reaped>> {
 
 /// Waits until `pidfd` (of `pid`) is readable, then reaps `pid` without blocking.
 async fn wait_pidfd(pid: i32, pidfd: std::os::fd::OwnedFd) -> io::Result<Reaped> {
-    let pidfd = tokio::io::unix::AsyncFd::with_interest(pidfd, tokio::io::Interest::READABLE)?;
+    // SAFETY: `pidfd` is an open descriptor owned by the `AsyncFd` until it is dropped.
+    let pidfd = unsafe { tokio::io::unix::AsyncFd::register_with_interest(pidfd, tokio::io::Interest::READABLE) }
+        .map_err(|error| error.into_parts().1)?;
     loop {
         let mut ready = pidfd.readable().await?;
         if let Some(reaped) = reap(pid, libc::WNOHANG)? {
