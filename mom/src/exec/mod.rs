@@ -3,7 +3,7 @@
 //!
 //! Layout: `run.rs` drives one job from start to end; `user.rs` resolves the identity;
 //! `files.rs` names and writes the spool files; `env.rs` computes the environment (pure);
-//! `spawn.rs` forks the shell; `contain.rs` puts it in the job's cgroup and kills through it;
+//! `spawn.rs` prepares the shell's start and `vfork.rs` starts it without copying the mom; `contain.rs` puts it in the job's cgroup and kills through it;
 //! `kill.rs` signals the session (the fallback without cgroups); `clock.rs` is the walltime clock
 //! (suspensions excluded); `reap.rs` waits for the shell; `deliver.rs` copies output as the user;
 //! `interactive.rs` connects an interactive job's pty to its waiting qsub; `modules_env.rs` gives
@@ -30,6 +30,7 @@ pub mod spawn;
 pub mod stage;
 pub mod supervise;
 pub mod user;
+pub mod vfork;
 
 pub use run::{run_job, JobOutcome};
 pub use supervise::KillRequest;
