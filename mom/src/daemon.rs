@@ -45,6 +45,8 @@ impl Daemon {
         gpus: Arc<GpuBoard>,
         task_server: Arc<TaskServer>,
     ) -> Daemon {
+        // Orphans of jobs come to the mom, so a job's end knows when none is left.
+        exec::children::become_subreaper();
         Daemon {
             context,
             table,

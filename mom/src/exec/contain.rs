@@ -13,6 +13,7 @@
 //! Owns: the choice between the cgroup and the session. Must not: write cgroup files
 //! (cgroup/ does) or reap.
 
+use super::children;
 use super::kill::{self, Termination};
 use super::{ExecContext, StartError};
 use crate::cgroup::{JobCgroup, Usage};
@@ -89,7 +90,13 @@ pub fn signal(cgroup: Option<&JobCgroup>, sid: i32, signal: Signal) -> usize {
 /// empty), reads the cgroup's usage and whether the kernel OOM-killed in it, and removes it.
 /// Returns whether nothing survived, the usage, and the OOM verdict.
 pub async fn end(cgroup: Option<JobCgroup>, sid: i32, patience: Duration) -> (bool, Option<Usage>, bool) {
-    let Some(cgroup) = cgroup else { return (kill::kill_leftovers(sid, patience).await, None, false) };
+    let Some(cgroup) = cgroup else {
+        // The shell is reaped: a survivor would be an orphan the mom adopted (children.rs).
+        if blocking(children::adopted_orphans).await == Some(false) {
+            return (true, None, false);
+        }
+        return (kill::kill_leftovers(sid, patience).await, None, false);
+    };
     kill::signal_group(sid, Signal::SIGKILL);
     blocking(move || {
         let empty = cgroup.kill_all(Duration::ZERO);

@@ -39,6 +39,15 @@ pub fn parse_stat_bytes(text: &[u8]) -> Option<StatLine> {
     Some(StatLine { pid, state, session })
 }
 
+/// `/proc/<pid>/stat` of one process (`None`: gone or unreadable).
+pub fn read_stat(pid: i32) -> Option<StatLine> {
+    let mut text = [0u8; 1024];
+    let path = format!("/proc/{pid}/stat");
+    let file = rustix::fs::open(path.as_str(), rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC, rustix::fs::Mode::empty()).ok()?;
+    let length = rustix::io::read(&file, &mut text).ok()?;
+    parse_stat_bytes(&text[..length])
+}
+
 /// Live (not zombie) processes of session `sid`: every `/proc/<pid>/stat` read. Runs after
 /// every job without a cgroup, so it costs three system calls a process (`openat` relative to
 /// `/proc`, one `read` into a stack buffer, `close`) and allocates nothing per process.

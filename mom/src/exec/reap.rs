@@ -51,20 +51,31 @@ async fn wait_pidfd(pid: i32, pidfd: std::os::fd::OwnedFd) -> io::Result<Reaped>
         .map_err(|error| error.into_parts().1)?;
     loop {
         let mut ready = pidfd.readable().await?;
-        if let Some(reaped) = reap(pid, libc::WNOHANG)? {
+        if let Some(reaped) = reap_now(pid)? {
             return Ok(reaped);
         }
         ready.clear_ready();
     }
 }
 
-/// Blocks until `pid` ends.
+/// Blocks until `pid` ends (waiting without reaping), then reaps it.
 fn wait4(pid: i32) -> io::Result<Reaped> {
     loop {
-        if let Some(reaped) = reap(pid, 0)? {
+        // SAFETY: siginfo is plain data; waits (without reaping) for our own child `pid`.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let waited = unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT) };
+        if waited < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            return Err(io::Error::last_os_error());
+        }
+        if let Some(reaped) = reap_now(pid)? {
             return Ok(reaped);
         }
     }
+}
+
+/// Reaps `pid` if it has ended, and forgets it among the started children in the same step.
+fn reap_now(pid: i32) -> io::Result<Option<Reaped>> {
+    super::children::reap_registered(pid, || reap(pid, libc::WNOHANG), |result| matches!(result, Ok(Some(_))))
 }
 
 /// One `wait4` for `pid` with `flags`: `None` when it has not ended (`WNOHANG`) or the wait

@@ -96,7 +96,7 @@ pub fn spawn_shell(spec: ShellSpec<'_>) -> io::Result<i32> {
         chdir_failed: format!("PBS: chdir to '{}' failed: ", spec.start_dir.display()).into_bytes(),
         chdir_reason: errno_text,
     };
-    let pid = super::vfork::spawn(&prepared)?;
+    let (pid, ()) = super::children::register(|| super::vfork::spawn(&prepared).map(|pid| (pid, ())))?;
     drop(spec);
     Ok(pid)
 }
