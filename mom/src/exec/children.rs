@@ -119,7 +119,11 @@ mod tests {
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&output.stdout);
-        assert!(output.status.success() && text.contains("1 passed"), "{text}{}", String::from_utf8_lossy(&output.stderr));
+        assert!(
+            output.status.success() && text.contains("1 passed"),
+            "{text}{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
     }
 
     fn scenario() {

@@ -303,7 +303,8 @@ pub fn write_nodefile(path: &Path, launch: &JobLaunch) -> io::Result<()> {
 /// created exclusively without following links (whatever had the name is removed and the
 /// creation tried again), so a planted symbolic link cannot make the mom write elsewhere.
 fn write_file(path: &Path, contents: &[u8], mode: u32) -> io::Result<File> {
-    let create = || OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_NOFOLLOW).mode(mode).open(path);
+    let create =
+        || OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_NOFOLLOW).mode(mode).open(path);
     let mut file = match create() {
         Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {
             remove_any(path);
@@ -393,7 +394,9 @@ pub fn boot_id() -> String {
     static BOOT_ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     BOOT_ID
         .get_or_init(|| {
-            std::fs::read_to_string("/proc/sys/kernel/random/boot_id").map(|id| id.trim().to_string()).unwrap_or_default()
+            std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+                .map(|id| id.trim().to_string())
+                .unwrap_or_default()
         })
         .clone()
 }

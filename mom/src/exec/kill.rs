@@ -43,7 +43,12 @@ pub fn parse_stat_bytes(text: &[u8]) -> Option<StatLine> {
 pub fn read_stat(pid: i32) -> Option<StatLine> {
     let mut text = [0u8; 1024];
     let path = format!("/proc/{pid}/stat");
-    let file = rustix::fs::open(path.as_str(), rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC, rustix::fs::Mode::empty()).ok()?;
+    let file = rustix::fs::open(
+        path.as_str(),
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .ok()?;
     let length = rustix::io::read(&file, &mut text).ok()?;
     parse_stat_bytes(&text[..length])
 }

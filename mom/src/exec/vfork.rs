@@ -73,12 +73,8 @@ pub fn spawn(prepared: &Prepared) -> io::Result<i32> {
     let pointers = |strings: &[CString]| {
         strings.iter().map(|s| s.as_ptr()).chain(std::iter::once(std::ptr::null())).collect::<Vec<_>>()
     };
-    let shared = Shared {
-        prepared,
-        argv: pointers(&prepared.argv),
-        envp: pointers(&prepared.envp),
-        error: AtomicI32::new(0),
-    };
+    let shared =
+        Shared { prepared, argv: pointers(&prepared.argv), envp: pointers(&prepared.envp), error: AtomicI32::new(0) };
     let mut stack = vec![0u8; STACK_BYTES];
     // The stack grows down: its top, 16-byte aligned.
     let top = (stack.as_mut_ptr() as usize + STACK_BYTES) & !15;
