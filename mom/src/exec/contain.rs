@@ -95,13 +95,18 @@ pub async fn end(cgroup: Option<JobCgroup>, sid: i32, patience: Duration) -> (bo
         if blocking(children::adopted_orphans).await == Some(false) {
             return (true, None, false);
         }
-        return (kill::kill_leftovers(sid, patience).await, None, false);
+        let empty = kill::kill_leftovers(sid, patience).await;
+        // The orphans just killed were adopted: reaped now (or by the next job's end).
+        blocking(children::adopted_orphans).await;
+        return (empty, None, false);
     };
     kill::signal_group(sid, Signal::SIGKILL);
     blocking(move || {
         let empty = cgroup.kill_all(Duration::ZERO);
         let (usage, oom) = (cgroup.usage(), cgroup.oom_killed());
         cgroup.remove();
+        // Its orphans, killed with the cgroup, were adopted by the mom: reaped here.
+        children::adopted_orphans();
         (empty, Some(usage), oom)
     })
     .await
