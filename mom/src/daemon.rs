@@ -45,6 +45,8 @@ impl Daemon {
         gpus: Arc<GpuBoard>,
         task_server: Arc<TaskServer>,
     ) -> Daemon {
+        // Orphans of jobs come to the mom, so a job's end knows when none is left.
+        exec::children::become_subreaper();
         Daemon {
             context,
             table,
@@ -197,6 +199,8 @@ impl Daemon {
                     tracing::error!(job_id, "processes of the job's share survived SIGKILL");
                 }
             }
+            // Orphans of its tasks that ended were adopted by the mom (exec/children.rs): reaped.
+            let _ = tokio::task::spawn_blocking(exec::children::adopted_orphans).await;
             if exec::files::job_id_is_safe(&job_id) {
                 let _ = std::fs::remove_file(nodefile);
                 exec::files::remove_any(&tmpdir);

@@ -5,9 +5,15 @@
 //! it, reading its usage and OOM kills and removing it. Without a cgroup every step falls back
 //! to the session (kill.rs).
 //!
+//! With a cgroup the session is never scanned (`/proc/*/stat`): the top shell joined the cgroup
+//! before `setsid` and `exec` (spawn.rs), so every process of its session was born in the
+//! cgroup, and only root can move one out (a root job can as well leave the session). The
+//! session's process group still gets each signal first: it is one system call.
+//!
 //! Owns: the choice between the cgroup and the session. Must not: write cgroup files
 //! (cgroup/ does) or reap.
 
+use super::children;
 use super::kill::{self, Termination};
 use super::{ExecContext, StartError};
 use crate::cgroup::{JobCgroup, Usage};
@@ -58,8 +64,9 @@ pub fn create(launch: &JobLaunch, context: &ExecContext) -> Result<Option<JobCgr
 pub async fn terminate(cgroup: Option<JobCgroup>, sid: i32, delay: Duration) -> Termination {
     match cgroup {
         Some(cgroup) => {
-            // The session too: a process the cgroup somehow missed still gets the SIGTERM.
-            blocking(move || kill::signal_session(sid, Signal::SIGTERM)).await;
+            // Its process group first (one call, no scan): the shell's own processes see the
+            // SIGTERM before the cgroup's round reaches them.
+            kill::signal_group(sid, Signal::SIGTERM);
             let empty = blocking(move || cgroup.kill_all(delay)).await;
             if empty {
                 Termination::Terminated
@@ -83,12 +90,23 @@ pub fn signal(cgroup: Option<&JobCgroup>, sid: i32, signal: Signal) -> usize {
 /// empty), reads the cgroup's usage and whether the kernel OOM-killed in it, and removes it.
 /// Returns whether nothing survived, the usage, and the OOM verdict.
 pub async fn end(cgroup: Option<JobCgroup>, sid: i32, patience: Duration) -> (bool, Option<Usage>, bool) {
-    let Some(cgroup) = cgroup else { return (kill::kill_leftovers(sid, patience).await, None, false) };
-    let session_empty = kill::kill_leftovers(sid, Duration::ZERO).await;
+    let Some(cgroup) = cgroup else {
+        // The shell is reaped: a survivor would be an orphan the mom adopted (children.rs).
+        if blocking(children::adopted_orphans).await == Some(false) {
+            return (true, None, false);
+        }
+        let empty = kill::kill_leftovers(sid, patience).await;
+        // The orphans just killed were adopted: reaped now (or by the next job's end).
+        blocking(children::adopted_orphans).await;
+        return (empty, None, false);
+    };
+    kill::signal_group(sid, Signal::SIGKILL);
     blocking(move || {
-        let empty = cgroup.kill_all(Duration::ZERO) && session_empty;
+        let empty = cgroup.kill_all(Duration::ZERO);
         let (usage, oom) = (cgroup.usage(), cgroup.oom_killed());
         cgroup.remove();
+        // Its orphans, killed with the cgroup, were adopted by the mom: reaped here.
+        children::adopted_orphans();
         (empty, Some(usage), oom)
     })
     .await
@@ -145,6 +163,7 @@ pub fn start_kill(
     }
     *killer = Some(tokio::spawn(async move {
         if hang_up {
+            // An interactive job's terminal session (rare: the scan's cost does not matter).
             let _ = tokio::task::spawn_blocking(move || kill::signal_session(sid, Signal::SIGHUP)).await;
         }
         if terminate(cgroup, sid, delay).await == Termination::Killed {

@@ -1,6 +1,12 @@
-//! A job's files on the mother superior: the spooled script (`<jobid>.SC`), the stdout and
-//! stderr spool files (`.OU`, `.ER`), `PBS_NODEFILE` (`aux/<jobid>`), `PBS_GPUFILE`
-//! (`aux/<jobid>gpu`) and the private TMPDIR (`<base>/pbs.<jobid>`).
+//! A job's files on the mother superior: the stdout and stderr spool files (`.OU`, `.ER`),
+//! `PBS_NODEFILE` (`aux/<jobid>`), `PBS_GPUFILE` (`aux/<jobid>gpu`), the session record
+//! (`.SID`) and the private TMPDIR (`<base>/pbs.<jobid>`). The script is no file: the shell
+//! reads it from an in-memory file (`open_stdio`); a `<jobid>.SC` of an older mom is removed.
+//!
+//! Cost: every file created costs an inode allocation (the largest part of a mom's CPU per job
+//! after the fork), so a job creates only what it needs, each with one `open(O_CREAT|O_EXCL)`
+//! (a leftover of that name is removed only when the open finds one), `aux/` is made only when
+//! the node file finds it missing, and the boot id is read once per mom.
 //!
 //! Owns: their names, contents (pure functions, unit-tested), creation with the right modes
 //! and owners, and removal. Must not: write into a user's directory (delivery does that, as
@@ -69,7 +75,7 @@ pub fn job_id_is_safe(job_id: &str) -> bool {
 /// `-j oe` both are the `.OU` file, with `-j eo` both are the `.ER` file.
 #[derive(Debug, Clone)]
 pub struct JobFiles {
-    /// `<spool>/<jobid>.SC`.
+    /// `<spool>/<jobid>.SC`: written by older moms only, removed with the rest.
     pub script: PathBuf,
     /// Where the job's stdout goes.
     pub stdout: PathBuf,
@@ -131,14 +137,18 @@ impl JobFiles {
     /// the job can reopen its own streams (`echo x > /dev/stderr`). An interactive job runs no
     /// script and its streams are its terminal: it gets neither the script nor the spool files.
     pub fn create(&self, launch: &JobLaunch, user: &JobUser, chown: bool) -> io::Result<()> {
-        if let Some(aux) = self.nodefile.parent() {
-            fs::create_dir_all(aux)?;
-        }
         let batch = launch.interactive.is_none();
-        if batch {
-            write_file(&self.script, launch.script.as_bytes(), 0o600)?;
+        let nodefile = nodefile_contents(&launch.hosts);
+        match write_file(&self.nodefile, nodefile.as_bytes(), 0o644) {
+            // The spool's `aux/` is made once, by the first job that needs it.
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                if let Some(aux) = self.nodefile.parent() {
+                    fs::create_dir_all(aux)?;
+                }
+                write_file(&self.nodefile, nodefile.as_bytes(), 0o644)?;
+            }
+            written => drop(written?),
         }
-        write_file(&self.nodefile, nodefile_contents(&launch.hosts).as_bytes(), 0o644)?;
         if let (Some(path), Some(text)) = (&self.gpufile, gpufile_contents(&launch.hosts)) {
             write_file(path, text.as_bytes(), 0o644)?;
         }
@@ -247,8 +257,14 @@ impl JobFiles {
     /// Creates TMPDIR afresh (mode 0700). Whatever had that name is removed first without
     /// following symbolic links, so a user cannot point it elsewhere.
     fn create_tmpdir(&self, user: &JobUser, chown: bool) -> io::Result<()> {
-        remove_any(&self.tmpdir);
-        self.create_tmpdir_in_place(user, chown)
+        match fs::DirBuilder::new().mode(0o700).create(&self.tmpdir) {
+            Ok(()) => self.own_tmpdir(user, chown),
+            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {
+                remove_any(&self.tmpdir);
+                self.create_tmpdir_in_place(user, chown)
+            }
+            Err(error) => Err(error),
+        }
     }
 
     /// Creates TMPDIR (mode 0700, the user's); one made meanwhile for the same job by a mom
@@ -261,6 +277,11 @@ impl JobFiles {
             }
             created => created?,
         }
+        self.own_tmpdir(user, chown)
+    }
+
+    /// Gives the TMPDIR just made mode 0700 whatever the umask, and to the user.
+    fn own_tmpdir(&self, user: &JobUser, chown: bool) -> io::Result<()> {
         fs::set_permissions(&self.tmpdir, fs::Permissions::from_mode(0o700))?;
         if chown {
             std::os::unix::fs::chown(&self.tmpdir, Some(user.uid), Some(user.gid))?;
@@ -278,14 +299,22 @@ pub fn write_nodefile(path: &Path, launch: &JobLaunch) -> io::Result<()> {
     write_file(path, nodefile_contents(&launch.hosts).as_bytes(), 0o644).map(drop)
 }
 
-/// Creates `path` afresh and writes it, with `mode` regardless of the umask. Whatever had the
-/// name is unlinked first and the file is created exclusively without following links, so a
-/// planted symbolic link cannot make the mom write elsewhere.
+/// Creates `path` afresh and writes it, with `mode` regardless of the umask. The file is
+/// created exclusively without following links (whatever had the name is removed and the
+/// creation tried again), so a planted symbolic link cannot make the mom write elsewhere.
 fn write_file(path: &Path, contents: &[u8], mode: u32) -> io::Result<File> {
-    remove_any(path);
-    let mut file =
-        OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_NOFOLLOW).mode(mode).open(path)?;
-    file.write_all(contents)?;
+    let create =
+        || OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_NOFOLLOW).mode(mode).open(path);
+    let mut file = match create() {
+        Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {
+            remove_any(path);
+            create()?
+        }
+        created => created?,
+    };
+    if !contents.is_empty() {
+        file.write_all(contents)?;
+    }
     file.set_permissions(fs::Permissions::from_mode(mode))?;
     Ok(file)
 }
@@ -360,8 +389,16 @@ pub fn file_name_is_safe(name: &str) -> bool {
 
 /// This boot's id (`/proc/sys/kernel/random/boot_id`), empty if unreadable: the session
 /// record names it, so a mom after a reboot knows the recorded sessions are gone.
+/// Read once: it does not change while the mom runs.
 pub fn boot_id() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/random/boot_id").map(|id| id.trim().to_string()).unwrap_or_default()
+    static BOOT_ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BOOT_ID
+        .get_or_init(|| {
+            std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+                .map(|id| id.trim().to_string())
+                .unwrap_or_default()
+        })
+        .clone()
 }
 
 #[cfg(test)]

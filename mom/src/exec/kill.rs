@@ -24,40 +24,75 @@ pub struct StatLine {
 /// Parses `/proc/<pid>/stat` (`pid (comm) state ppid pgrp session ...`); the command name
 /// may contain spaces and parentheses, so fields are counted after the last `)`.
 pub fn parse_stat(text: &str) -> Option<StatLine> {
-    let (head, tail) = text.rsplit_once(')')?;
-    let pid = head.split_whitespace().next()?.parse().ok()?;
-    let mut fields = tail.split_whitespace();
-    let state = fields.next()?.chars().next()?;
-    let session = fields.nth(2)?.parse().ok()?;
+    parse_stat_bytes(text.as_bytes())
+}
+
+/// [`parse_stat`] on the raw bytes: a command name need not be UTF-8 (a process must not
+/// escape the scan by naming itself so).
+pub fn parse_stat_bytes(text: &[u8]) -> Option<StatLine> {
+    let close = text.iter().rposition(|&b| b == b')')?;
+    let (head, tail) = (&text[..close], &text[close + 1..]);
+    let pid = std::str::from_utf8(head.split(|&b| b == b' ').next()?).ok()?.trim().parse().ok()?;
+    let mut fields = tail.split(|b| b.is_ascii_whitespace()).filter(|field| !field.is_empty());
+    let state = char::from(*fields.next()?.first()?);
+    let session = std::str::from_utf8(fields.nth(2)?).ok()?.parse().ok()?;
     Some(StatLine { pid, state, session })
 }
 
-/// Live (not zombie) processes of session `sid`. Runs after every job, so it reuses one path
-/// and one read buffer for the whole scan.
+/// `/proc/<pid>/stat` of one process (`None`: gone or unreadable).
+pub fn read_stat(pid: i32) -> Option<StatLine> {
+    let mut text = [0u8; 1024];
+    let path = format!("/proc/{pid}/stat");
+    let file = rustix::fs::open(
+        path.as_str(),
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .ok()?;
+    let length = rustix::io::read(&file, &mut text).ok()?;
+    parse_stat_bytes(&text[..length])
+}
+
+/// Live (not zombie) processes of session `sid`: every `/proc/<pid>/stat` read. Runs after
+/// every job without a cgroup, so it costs three system calls a process (`openat` relative to
+/// `/proc`, one `read` into a stack buffer, `close`) and allocates nothing per process.
 pub fn session_members(sid: i32) -> Vec<i32> {
-    use std::fmt::Write as _;
-    use std::io::Read as _;
-    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
-    let mut path = String::with_capacity(32);
-    let mut text = String::with_capacity(512);
+    use rustix::fs::{openat, Dir, Mode, OFlags, CWD};
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let Ok(proc_dir) = openat(CWD, "/proc", flags, Mode::empty()) else { return Vec::new() };
+    let Ok(listing) = openat(&proc_dir, ".", flags, Mode::empty()) else { return Vec::new() };
+    let Ok(entries) = Dir::new(listing) else { return Vec::new() };
+    let mut path = Vec::with_capacity(32);
+    let mut text = [0u8; 1024];
     let mut members = Vec::new();
     for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name.to_str().filter(|name| name.bytes().all(|b| b.is_ascii_digit())) else { continue };
-        path.clear();
-        let _ = write!(path, "/proc/{pid}/stat");
-        text.clear();
-        let Ok(mut file) = std::fs::File::open(&path) else { continue };
-        if file.read_to_string(&mut text).is_err() {
+        let name = entry.file_name().to_bytes();
+        if name.is_empty() || !name.iter().all(u8::is_ascii_digit) {
             continue;
         }
-        if let Some(stat) = parse_stat(&text) {
+        path.clear();
+        path.extend_from_slice(name);
+        path.extend_from_slice(b"/stat\0");
+        let Ok(path) = std::ffi::CStr::from_bytes_with_nul(&path) else { continue };
+        let Ok(file) = openat(&proc_dir, path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()) else { continue };
+        let Ok(length) = rustix::io::read(&file, &mut text) else { continue };
+        if let Some(stat) = parse_stat_bytes(&text[..length]) {
             if stat.session == sid && stat.state != 'Z' && stat.state != 'X' {
                 members.push(stat.pid);
             }
         }
     }
     members
+}
+
+/// Sends `signal` to the process group `sid` only (one system call, no scan): the job's
+/// processes that kept the shell's group. Refuses what [`signal_session`] refuses.
+pub fn signal_group(sid: i32, signal: Signal) {
+    if !may_signal(sid) {
+        tracing::error!(sid, "refusing to signal this session");
+        return;
+    }
+    let _ = signal::killpg(Pid::from_raw(sid), signal);
 }
 
 /// Sends `signal` to the process group `sid` and to every live member of session `sid`.
@@ -157,6 +192,8 @@ mod tests {
         assert_eq!(parse_stat(odd), Some(StatLine { pid: 77, state: 'Z', session: 70 }));
         assert_eq!(parse_stat("garbage"), None);
         assert_eq!(parse_stat("1 (x) R 0"), None);
+        let foreign = b"88 (\xff\xfe) S 1 88 88 0";
+        assert_eq!(parse_stat_bytes(foreign), Some(StatLine { pid: 88, state: 'S', session: 88 }));
     }
 
     #[test]

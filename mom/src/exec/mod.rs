@@ -3,8 +3,8 @@
 //!
 //! Layout: `run.rs` drives one job from start to end; `user.rs` resolves the identity;
 //! `files.rs` names and writes the spool files; `env.rs` computes the environment (pure);
-//! `spawn.rs` forks the shell; `contain.rs` puts it in the job's cgroup and kills through it;
-//! `kill.rs` signals the session (the fallback without cgroups); `clock.rs` is the walltime clock
+//! `spawn.rs` prepares the shell's start and `vfork.rs` starts it without copying the mom; `contain.rs` puts it in the job's cgroup and kills through it;
+//! `kill.rs` signals the session (the fallback without cgroups); `children.rs` tracks the mom's children (orphans of jobs are adopted, so a job's end needs no scan when none is left); `clock.rs` is the walltime clock
 //! (suspensions excluded); `reap.rs` waits for the shell; `deliver.rs` copies output as the user;
 //! `interactive.rs` connects an interactive job's pty to its waiting qsub; `modules_env.rs` gives
 //! job shells the node's `module` command; `launch_env.rs` the variables of MPI and task launchers;
@@ -13,6 +13,7 @@
 //! Must not: speak the protocol or touch the job table. A job's result goes back to the daemon
 //! as a [`JobOutcome`]; the daemon turns it into an obit.
 
+pub mod children;
 pub mod clock;
 pub mod contain;
 pub mod deliver;
@@ -30,6 +31,7 @@ pub mod spawn;
 pub mod stage;
 pub mod supervise;
 pub mod user;
+pub mod vfork;
 
 pub use run::{run_job, JobOutcome};
 pub use supervise::KillRequest;

@@ -10,19 +10,19 @@
 //! job (`PBS: chdir to '<dir>' failed: <reason>` on its stderr, exit status -2) instead of
 //! letting root's rights reach it.
 //!
-//! Owns: the code that runs in the forked child before `exec`. Must not: wait for the child
-//! (reap.rs does), decide the environment (env.rs does) or look users up in the child: every
-//! look-up and allocation happens before the fork, the child only makes system calls.
+//! Owns: what the child before `exec` does and the data it needs (vfork.rs starts it without
+//! copying the mom). Must not: wait for the child (reap.rs does), decide the environment
+//! (env.rs does) or look users up in the child: every look-up and allocation happens before the
+//! clone, the child only makes system calls.
 
 use super::files::JobStdio;
 use super::user::JobUser;
+use super::vfork::Prepared;
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 /// What to start.
 #[derive(Debug)]
@@ -56,67 +56,49 @@ pub enum ShellStdio {
 }
 
 /// Starts the job's top shell and returns its pid, which is also its session id (and process
-/// group id). The child is not waited for here.
+/// group id). The child is not waited for here. It is started by vfork.rs (no copy of the mom):
+/// everything the child needs is made here first, and the child only makes system calls (join
+/// the cgroups, the streams, setsid, the terminal, setgroups, setgid, setuid, umask, chdir).
 pub fn spawn_shell(spec: ShellSpec<'_>) -> io::Result<i32> {
-    let start_dir = CString::new(spec.start_dir.as_os_str().as_bytes())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "start directory contains a NUL byte"))?;
-    let chdir_failed = format!("PBS: chdir to '{}' failed: ", spec.start_dir.display()).into_bytes();
-    let identity = spec.change_identity.then(|| Identity::of(spec.user));
-    let umask = (spec.umask & 0o777) as libc::mode_t;
-    let mut command = Command::new(spec.shell);
-    command.arg0(login_argv0(spec.shell)).env_clear().envs(spec.env.iter().map(|(k, v)| (k, v)));
+    let nul = |what: &str| io::Error::new(io::ErrorKind::InvalidInput, format!("{what} contains a NUL byte"));
+    let dir = CString::new(spec.start_dir.as_os_str().as_bytes()).map_err(|_| nul("start directory"))?;
+    let program = CString::new(spec.shell.as_os_str().as_bytes()).map_err(|_| nul("shell path"))?;
+    let argv = vec![CString::new(login_argv0(spec.shell)).map_err(|_| nul("shell name"))?];
+    // As `Command::env_clear().envs(..)` made it: one value a name (the last given), sorted.
+    let variables: std::collections::BTreeMap<&str, &str> =
+        spec.env.iter().map(|(name, value)| (name.as_str(), value.as_str())).collect();
+    let envp = variables
+        .iter()
+        .map(|(name, value)| CString::new(format!("{name}={value}")))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| nul("environment"))?;
     // The script stays open across exec (the shell runs it by its /proc/self/fd path); the
-    // mom's own copy closes when `_script` is dropped after the spawn.
-    let (script_fd, _script, terminal) = match spec.stdio {
-        ShellStdio::Batch(stdio) => {
-            command.stdin(Stdio::from(stdio.stdin)).stdout(Stdio::from(stdio.stdout)).stderr(Stdio::from(stdio.stderr));
-            (Some(stdio.script.as_raw_fd()), Some(stdio.script), false)
-        }
-        ShellStdio::Terminal(slave) => {
-            command
-                .stdin(Stdio::from(slave.try_clone()?))
-                .stdout(Stdio::from(slave.try_clone()?))
-                .stderr(Stdio::from(slave));
-            (None, None, true)
-        }
+    // mom's copies of every descriptor close when `stdio` is dropped after the spawn.
+    let (stdio, keep_open, terminal) = match &spec.stdio {
+        ShellStdio::Batch(files) => (
+            [files.stdin.as_raw_fd(), files.stdout.as_raw_fd(), files.stderr.as_raw_fd()],
+            Some(files.script.as_raw_fd()),
+            false,
+        ),
+        ShellStdio::Terminal(slave) => ([slave.as_raw_fd(); 3], None, true),
     };
-    // SAFETY: the closure runs in the forked child before exec and only makes system calls
-    // (write to the cgroups, setsid, ioctl, setgroups, setgid, setuid, umask, chdir) on data prepared before the fork.
-    let cgroup_fds: Vec<i32> = spec.cgroup_fds.iter().map(AsRawFd::as_raw_fd).collect();
-    unsafe {
-        command.pre_exec(move || {
-            crate::cgroup::join_in_child(&cgroup_fds)?;
-            close_inherited_descriptors();
-            if let Some(script_fd) = script_fd {
-                if libc::fcntl(script_fd, libc::F_SETFD, 0) < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-            }
-            if libc::setsid() < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            // The pty slave (already on stdin) becomes the new session's controlling terminal.
-            if terminal && libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            if let Some(identity) = &identity {
-                identity.assume()?;
-            }
-            libc::umask(umask);
-            if libc::chdir(start_dir.as_ptr()) < 0 {
-                let error = io::Error::last_os_error();
-                let reason = errno_text(error.raw_os_error().unwrap_or(0));
-                for part in [&chdir_failed[..], reason.as_bytes(), b"\n"] {
-                    libc::write(2, part.as_ptr().cast(), part.len());
-                }
-                return Err(error);
-            }
-            Ok(())
-        });
-    }
-    let child = command.spawn()?;
-    // Dropping `child` neither waits nor kills; reap.rs collects the exit status.
-    Ok(child.id() as i32)
+    let prepared = Prepared {
+        program,
+        argv,
+        envp,
+        stdio,
+        keep_open,
+        cgroup_fds: spec.cgroup_fds.iter().map(AsRawFd::as_raw_fd).collect(),
+        terminal,
+        identity: spec.change_identity.then(|| (spec.user.uid, spec.user.gid, spec.user.groups.clone())),
+        umask: (spec.umask & 0o777) as libc::mode_t,
+        dir,
+        chdir_failed: format!("PBS: chdir to '{}' failed: ", spec.start_dir.display()).into_bytes(),
+        chdir_reason: errno_text,
+    };
+    let (pid, ()) = super::children::register(|| super::vfork::spawn(&prepared).map(|pid| (pid, ())))?;
+    drop(spec);
+    Ok(pid)
 }
 
 /// The text of the errors `chdir` gives, without allocating or locale look-ups (safe in a

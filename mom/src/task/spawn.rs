@@ -83,7 +83,8 @@ pub fn spawn(task: TaskSpawn) -> io::Result<Spawned> {
             }
         });
     }
-    let mut child = command.spawn()?;
+    // Registered as the mom's own (exec/children.rs): only `wait` reaps it.
+    let (_, mut child) = crate::exec::children::register(|| command.spawn().map(|child| (child.id() as i32, child)))?;
     let spawned = Spawned {
         pid: child.id() as i32,
         stdin: child.stdin.take(),
@@ -101,14 +102,17 @@ pub fn wait(pid: i32) -> io::Result<(i32, ResourcesUsed)> {
     // SAFETY: an all-zero rusage is valid; wait4 fills it.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     loop {
-        // SAFETY: plain system call with pointers to our locals.
-        let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-        if reaped == pid {
-            break;
-        }
+        // Waits without reaping, then reaps and forgets it in one step (exec/children.rs).
+        // SAFETY: siginfo is plain data; plain system calls with pointers to our locals.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let waited = unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT) };
         let error = io::Error::last_os_error();
-        if error.kind() != io::ErrorKind::Interrupted {
+        if waited < 0 && error.kind() != io::ErrorKind::Interrupted {
             return Err(error);
+        }
+        let reap = || unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if crate::exec::children::reap_registered(pid, reap, |reaped| *reaped == pid) == pid {
+            break;
         }
     }
     let code = if libc::WIFSIGNALED(status) { 128 + libc::WTERMSIG(status) } else { libc::WEXITSTATUS(status) };

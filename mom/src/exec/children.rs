@@ -1,0 +1,162 @@
+//! The mom's children, tracked, so a job without a cgroup ends without scanning every
+//! `/proc/*/stat` in the common case (nothing of it survived its shell).
+//!
+//! How: the mom is a child subreaper (`PR_SET_CHILD_SUBREAPER`, [`become_subreaper`]), so a
+//! process of a job whose parent dies is re-parented to the mom, not to init. Every process
+//! of a job's session descends from its top shell, so once that shell is reaped, each survivor
+//! is a child of one of the mom's threads or below one. The mom's own children are of three
+//! kinds: the top shells and tasks it started (each in a session of its own, [`register`]ed
+//! while it is started and until it is reaped), helpers it runs and waits for itself (copies,
+//! stage commands, `git`: in the mom's own session), and adopted orphans (anything else).
+//! [`adopted_orphans`] lists `/proc/self/task/*/children` (one small file per thread): no
+//! adopted orphan means no process of any ended job is left, and the scan is skipped. Adopted
+//! orphans that already ended are reaped there (nobody else waits for them); live ones make the
+//! caller scan as before.
+//!
+//! Owns: the subreaper setting, the registry of started children and the orphan pass. Must
+//! not: reap a registered child or one in the mom's own session (their owners wait for them).
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+/// Whether this process is a subreaper (orphans come here, so [`adopted_orphans`] sees them).
+static SUBREAPER: AtomicBool = AtomicBool::new(false);
+
+/// The started children not yet reaped (top shells, tasks).
+static STARTED: Mutex<Option<HashSet<i32>>> = Mutex::new(None);
+
+fn started() -> MutexGuard<'static, Option<HashSet<i32>>> {
+    STARTED.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Makes this process the subreaper of its descendants. Without it, [`adopted_orphans`] says
+/// nothing (`None`) and the callers scan.
+pub fn become_subreaper() {
+    // SAFETY: a plain system call without pointers.
+    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } == 0 {
+        SUBREAPER.store(true, Ordering::Release);
+    } else {
+        tracing::warn!("cannot become the subreaper of jobs: {}", std::io::Error::last_os_error());
+    }
+}
+
+/// Starts a child with `start` and registers its pid before any orphan pass can see it.
+pub fn register<T>(start: impl FnOnce() -> std::io::Result<(i32, T)>) -> std::io::Result<(i32, T)> {
+    let mut started = started();
+    let (pid, value) = start()?;
+    started.get_or_insert_with(HashSet::new).insert(pid);
+    Ok((pid, value))
+}
+
+/// Reaps registered child `pid` with `reap` (a `wait4` that returns `Some` once reaped) and
+/// forgets it in the same step, so its pid, reused, is never taken for it.
+pub fn reap_registered<T>(pid: i32, reap: impl FnOnce() -> T, reaped: impl Fn(&T) -> bool) -> T {
+    let mut started = started();
+    let result = reap();
+    if reaped(&result) {
+        if let Some(set) = started.as_mut() {
+            set.remove(&pid);
+        }
+    }
+    result
+}
+
+/// Whether adopted orphans (processes of ended jobs, or that left a job) live on: `None` when
+/// the mom is no subreaper or its children cannot be listed (the caller must scan). Those that
+/// ended are reaped here.
+pub fn adopted_orphans() -> Option<bool> {
+    if !SUBREAPER.load(Ordering::Acquire) {
+        return None;
+    }
+    let own_session = nix::unistd::getsid(None).ok()?.as_raw();
+    let started = started();
+    let mut alive = false;
+    for pid in children()? {
+        if started.as_ref().is_some_and(|set| set.contains(&pid)) {
+            continue;
+        }
+        let Some(stat) = super::kill::read_stat(pid) else { continue };
+        if stat.session == own_session {
+            continue;
+        }
+        if stat.state == 'Z' {
+            // SAFETY: reaps an adopted orphan that ended; nobody else waits for it.
+            unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+        } else {
+            alive = true;
+        }
+    }
+    Some(alive)
+}
+
+/// The children of every thread of this process.
+fn children() -> Option<Vec<i32>> {
+    let mut pids = Vec::new();
+    for thread in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let text = std::fs::read_to_string(thread.path().join("children")).ok()?;
+        pids.extend(text.split_whitespace().filter_map(|pid| pid.parse::<i32>().ok()));
+    }
+    Some(pids)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// Runs [`scenario`] in a fresh copy of this test binary: a subreaper's pass may reap any
+    /// unregistered child, so no other test may share its process.
+    #[test]
+    fn orphans_are_adopted_seen_and_reaped_registered_children_are_not() {
+        if std::env::var_os("MOM_CHILDREN_SCENARIO").is_some() {
+            return scenario();
+        }
+        let name = "exec::children::tests::orphans_are_adopted_seen_and_reaped_registered_children_are_not";
+        let output = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", name, "--test-threads=1", "--nocapture"])
+            .env("MOM_CHILDREN_SCENARIO", "1")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success() && text.contains("1 passed"),
+            "{text}{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    fn scenario() {
+        become_subreaper();
+        assert_eq!(adopted_orphans(), Some(false));
+        // A started child (registered) that has ended: never reaped by the pass.
+        let (shell, _child) = register(|| {
+            let child = std::process::Command::new("/bin/sh").args(["-c", "exit 3"]).spawn()?;
+            Ok((child.id() as i32, child))
+        })
+        .unwrap();
+        // A session whose leader exits at once, leaving a sleeper: adopted by us.
+        let output = std::process::Command::new("setsid")
+            .args(["-w", "sh", "-c", "sleep 30 >/dev/null 2>&1 </dev/null & echo $!"])
+            .output()
+            .unwrap();
+        let orphan: i32 = String::from_utf8_lossy(&output.stdout).trim().parse().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !children().unwrap().contains(&orphan) {
+            assert!(Instant::now() < deadline, "the orphan was not adopted");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(adopted_orphans(), Some(true));
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(orphan), nix::sys::signal::Signal::SIGKILL).unwrap();
+        while children().unwrap().contains(&orphan) {
+            assert!(Instant::now() < deadline, "the dead orphan was not reaped");
+            let _ = adopted_orphans();
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(adopted_orphans(), Some(false));
+        let mut status = 0;
+        // SAFETY: waits for our own registered child.
+        let reaped = reap_registered(shell, || unsafe { libc::waitpid(shell, &mut status, 0) }, |r| *r == shell);
+        assert_eq!((reaped, libc::WEXITSTATUS(status)), (shell, 3), "the registered child was left to its owner");
+    }
+}

@@ -1,0 +1,268 @@
+//! Starting a job's top shell without copying the mom: `clone(CLONE_VM | CLONE_VFORK)`, the
+//! child on a small stack of its own in the mom's memory, the mom's thread that asked waiting
+//! until the child has called `execve` (or failed). A `fork` copied every page table of the mom
+//! and then made each page the mom wrote before the child's `exec` a copy-on-write fault; it
+//! also ran glibc's fork handlers (malloc's locks). Its cost grew with the mom's memory.
+//!
+//! Why this is safe with the steps before `exec` (cgroup join, `setsid`, identity, umask,
+//! `chdir`): the child shares the mom's memory, so it must neither allocate, nor take a lock,
+//! nor write anything but its own stack and the one error word the parent reads. Everything is
+//! prepared before the clone ([`Prepared`]: C strings, pointer arrays, descriptors), and the
+//! child only makes system calls:
+//! - the identity changes are raw `setgroups`/`setgid`/`setuid` system calls, not glibc's
+//!   wrappers: those broadcast the change to every thread of the *mom* (glibc's thread list is
+//!   shared memory), which would be wrong and could hang;
+//! - all signals are blocked in the mom's thread across the clone, so no handler of the mom runs
+//!   on the child's stack; the child sets every caught signal (and SIGPIPE, which Rust ignores)
+//!   back to its default action, then unblocks everything just before `execve`, so the shell
+//!   starts with default actions and an empty mask, as `std::process::Command` gives;
+//! - the child has its own descriptor table (no `CLONE_FILES`), so its `dup2` and close-on-exec
+//!   changes do not touch the mom's;
+//! - other threads of the mom keep running but never see the prepared data or the stack: both
+//!   belong to the calling thread, which is suspended until the `exec`.
+//!
+//! Owns: [`Prepared`] and [`spawn`]. Must not: look anything up or allocate in the child.
+
+use std::ffi::{c_char, c_int, c_void, CString};
+use std::io;
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// The child's stack: the steps before `exec` need little (no allocation, no formatting).
+const STACK_BYTES: usize = 64 * 1024;
+
+/// What the child needs, all made before the clone.
+#[derive(Debug)]
+pub struct Prepared {
+    pub program: CString,
+    pub argv: Vec<CString>,
+    pub envp: Vec<CString>,
+    /// Descriptors that become 0, 1 and 2 (each at 3 or above: see [`spawn`]).
+    pub stdio: [RawFd; 3],
+    /// A descriptor kept open across `exec` (the script).
+    pub keep_open: Option<RawFd>,
+    /// `cgroup.procs` of the job's cgroups: the child writes "0" to each first.
+    pub cgroup_fds: Vec<RawFd>,
+    /// The pty slave on stdin becomes the controlling terminal.
+    pub terminal: bool,
+    /// uid, gid, supplementary groups (`None`: keep the mom's).
+    pub identity: Option<(libc::uid_t, libc::gid_t, Vec<libc::gid_t>)>,
+    pub umask: libc::mode_t,
+    pub dir: CString,
+    /// Written on stderr, followed by the reason, when `dir` cannot be entered.
+    pub chdir_failed: Vec<u8>,
+    /// The reason's text for each errno `chdir` may give (no `strerror` in the child).
+    pub chdir_reason: fn(i32) -> &'static str,
+}
+
+/// What the child reads: the prepared data, its pointer arrays and the error word.
+struct Shared<'a> {
+    prepared: &'a Prepared,
+    argv: Vec<*const c_char>,
+    envp: Vec<*const c_char>,
+    /// The errno of the step that failed (0: the `execve` happened).
+    error: AtomicI32,
+}
+
+/// Starts `prepared` in a new process and returns its pid once it has exec'd; an error when a
+/// step before `exec`, or `exec` itself, failed (the child is then reaped here).
+pub fn spawn(prepared: &Prepared) -> io::Result<i32> {
+    if prepared.stdio.iter().any(|fd| *fd < 3) {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "standard stream descriptors must be 3 or above"));
+    }
+    let pointers = |strings: &[CString]| {
+        strings.iter().map(|s| s.as_ptr()).chain(std::iter::once(std::ptr::null())).collect::<Vec<_>>()
+    };
+    let shared =
+        Shared { prepared, argv: pointers(&prepared.argv), envp: pointers(&prepared.envp), error: AtomicI32::new(0) };
+    let mut stack = vec![0u8; STACK_BYTES];
+    // The stack grows down: its top, 16-byte aligned.
+    let top = (stack.as_mut_ptr() as usize + STACK_BYTES) & !15;
+    // SAFETY: sigset_t is plain data; the calls take valid pointers to locals.
+    let pid = unsafe {
+        let (mut all, mut previous): (libc::sigset_t, libc::sigset_t) = (std::mem::zeroed(), std::mem::zeroed());
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut previous);
+        // SAFETY: `child` only makes system calls on `shared`, which outlives the call: with
+        // CLONE_VFORK this thread resumes only after the child's execve or exit.
+        let pid = libc::clone(
+            child,
+            top as *mut c_void,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            std::ptr::from_ref(&shared) as *mut c_void,
+        );
+        let error = io::Error::last_os_error();
+        libc::pthread_sigmask(libc::SIG_SETMASK, &previous, std::ptr::null_mut());
+        if pid < 0 {
+            return Err(error);
+        }
+        pid
+    };
+    drop(stack);
+    match shared.error.load(Ordering::Acquire) {
+        0 => Ok(pid),
+        errno => {
+            let mut status = 0;
+            // SAFETY: reaps our own child, which has exited.
+            unsafe { libc::waitpid(pid, &mut status, 0) };
+            Err(io::Error::from_raw_os_error(errno))
+        }
+    }
+}
+
+/// The child: each step a system call; on failure the errno goes to the parent and the child
+/// exits.
+extern "C" fn child(arg: *mut c_void) -> c_int {
+    // SAFETY: `arg` is the parent's `Shared`, alive until this process execs or exits.
+    let shared = unsafe { &*(arg as *const Shared<'_>) };
+    // SAFETY: only system calls on prepared, immutable data.
+    let errno = unsafe { steps(shared) };
+    shared.error.store(errno.max(1), Ordering::Release);
+    // SAFETY: ends this process without running anything of the parent's (no atexit, no
+    // stdio flush: those are the mom's).
+    unsafe { libc::_exit(127) }
+}
+
+/// The steps before `execve`, then `execve`; returns the errno of what failed.
+unsafe fn steps(shared: &Shared<'_>) -> i32 {
+    let p = shared.prepared;
+    let errno = || io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL);
+    default_signal_actions();
+    for fd in &p.cgroup_fds {
+        if libc::write(*fd, b"0".as_ptr().cast(), 1) < 0 {
+            return errno();
+        }
+    }
+    for (target, fd) in p.stdio.iter().enumerate() {
+        if libc::dup2(*fd, target as c_int) < 0 {
+            return errno();
+        }
+    }
+    // Nothing the mom has open reaches the shell (close-on-exec, as spawn.rs's
+    // `close_inherited_descriptors`; a kernel without `close_range` leaves them).
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    libc::syscall(libc::SYS_close_range, 3 as libc::c_uint, libc::c_uint::MAX, CLOSE_RANGE_CLOEXEC);
+    if let Some(fd) = p.keep_open {
+        if libc::fcntl(fd, libc::F_SETFD, 0) < 0 {
+            return errno();
+        }
+    }
+    if libc::setsid() < 0 || (p.terminal && libc::ioctl(0, libc::TIOCSCTTY, 0) < 0) {
+        return errno();
+    }
+    if let Some((uid, gid, groups)) = &p.identity {
+        // Raw system calls: this process alone changes (see the header).
+        if libc::syscall(libc::SYS_setgroups, groups.len(), groups.as_ptr()) < 0
+            || libc::syscall(libc::SYS_setgid, *gid) < 0
+            || libc::syscall(libc::SYS_setuid, *uid) < 0
+        {
+            return errno();
+        }
+    }
+    libc::umask(p.umask);
+    if libc::chdir(p.dir.as_ptr()) < 0 {
+        let code = errno();
+        for part in [&p.chdir_failed[..], (p.chdir_reason)(code).as_bytes(), b"\n"] {
+            libc::write(2, part.as_ptr().cast(), part.len());
+        }
+        return code;
+    }
+    let mut empty: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&mut empty);
+    libc::pthread_sigmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+    libc::execve(p.program.as_ptr(), shared.argv.as_ptr(), shared.envp.as_ptr());
+    errno()
+}
+
+/// Every signal the mom catches, and SIGPIPE (which Rust ignores), back to its default action,
+/// so no handler of the mom's runs in the child once signals are unblocked.
+unsafe fn default_signal_actions() {
+    for signal in 1..=libc::SIGRTMAX() {
+        let mut current: libc::sigaction = std::mem::zeroed();
+        if libc::sigaction(signal, std::ptr::null(), &mut current) < 0 {
+            continue;
+        }
+        let caught = current.sa_sigaction != libc::SIG_DFL && current.sa_sigaction != libc::SIG_IGN;
+        if caught || signal == libc::SIGPIPE {
+            let mut default: libc::sigaction = std::mem::zeroed();
+            default.sa_sigaction = libc::SIG_DFL;
+            libc::sigaction(signal, &default, std::ptr::null_mut());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+
+    fn no_reason(_: i32) -> &'static str {
+        "cannot enter"
+    }
+
+    /// `sh -c script` in `dir`, its stdout and stderr to files of `tmp`; returns the spawn's
+    /// result, then the two files' text once it ended.
+    fn run(tmp: &std::path::Path, program: &str, script: &str, dir: &str) -> (io::Result<i32>, String, String) {
+        let stdin = std::fs::File::open("/dev/null").unwrap();
+        let (out, err) = (tmp.join("out"), tmp.join("err"));
+        let (stdout, stderr) = (std::fs::File::create(&out).unwrap(), std::fs::File::create(&err).unwrap());
+        let prepared = Prepared {
+            program: CString::new(program).unwrap(),
+            argv: ["sh", "-c", script].iter().map(|a| CString::new(*a).unwrap()).collect(),
+            envp: vec![CString::new("GREETING=hello").unwrap()],
+            stdio: [stdin.as_raw_fd(), stdout.as_raw_fd(), stderr.as_raw_fd()],
+            keep_open: None,
+            cgroup_fds: Vec::new(),
+            terminal: false,
+            identity: None,
+            umask: 0o027,
+            dir: CString::new(dir).unwrap(),
+            chdir_failed: b"PBS: chdir failed: ".to_vec(),
+            chdir_reason: no_reason,
+        };
+        let spawned = spawn(&prepared);
+        if let Ok(pid) = spawned {
+            let mut status = 0;
+            // SAFETY: waits for the child just started.
+            assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        }
+        (spawned, std::fs::read_to_string(out).unwrap(), std::fs::read_to_string(err).unwrap())
+    }
+
+    #[test]
+    fn the_child_runs_in_its_session_directory_environment_and_umask() {
+        let tmp = tempfile::tempdir().unwrap();
+        let script = "echo $GREETING; pwd; umask; ps -o sid= -p $$ | tr -d ' '; echo $$";
+        let (spawned, out, _) = run(tmp.path(), "/bin/sh", script, "/usr");
+        let pid = spawned.unwrap();
+        assert_eq!(out, format!("hello\n/usr\n0027\n{pid}\n{pid}\n"), "a session of its own, led by the shell");
+    }
+
+    #[test]
+    fn the_child_starts_with_default_signal_actions_and_nothing_blocked() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (spawned, out, _) = run(tmp.path(), "/bin/sh", "grep -E '^Sig(Blk|Ign)' /proc/self/status", "/");
+        spawned.unwrap();
+        let field = |name: &str| {
+            let line = out.lines().find(|line| line.starts_with(name)).unwrap();
+            u64::from_str_radix(line.split_whitespace().nth(1).unwrap(), 16).unwrap()
+        };
+        assert_eq!(field("SigBlk:"), 0, "{out}");
+        assert_eq!(field("SigIgn:") & (1 << (libc::SIGPIPE - 1)), 0, "SIGPIPE is not ignored: {out}");
+    }
+
+    #[test]
+    fn a_directory_that_cannot_be_entered_fails_the_spawn_and_says_why() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (spawned, out, err) = run(tmp.path(), "/bin/sh", "echo ran", "/no/such/dir");
+        assert_eq!(spawned.unwrap_err().raw_os_error(), Some(libc::ENOENT));
+        assert_eq!((out.as_str(), err.as_str()), ("", "PBS: chdir failed: cannot enter\n"));
+    }
+
+    #[test]
+    fn a_missing_program_fails_the_spawn() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (spawned, _, _) = run(tmp.path(), "/no/such/shell", "true", "/");
+        assert_eq!(spawned.unwrap_err().raw_os_error(), Some(libc::ENOENT));
+    }
+}
