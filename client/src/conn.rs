@@ -243,7 +243,7 @@ impl Connection {
     }
 
     fn open_single(conf: &PbsConf) -> Result<Connection, ConnError> {
-        Connection::attempt(&conf.server, None).map_err(|failure| unreachable(conf, failure))
+        Connection::attempt(&conf.server, None, conf.server_uid.unwrap_or(0)).map_err(|failure| unreachable(conf, failure))
     }
 
     /// Tries each head of `conf` in turn, each within [`FAILOVER_ANSWER_TIMEOUT`], the one
@@ -256,7 +256,7 @@ impl Connection {
         let recalled = memory.and_then(Memory::recall);
         let mut failures = Vec::new();
         for server in server_order::ordered(conf.addresses(), recalled.as_deref()) {
-            match Connection::attempt(server, Some(bound)) {
+            match Connection::attempt(server, Some(bound), conf.server_uid.unwrap_or(0)) {
                 Ok(connection) => {
                     if let Some(memory) = memory {
                         memory.update(recalled.as_deref(), server, &conf.server);
@@ -276,10 +276,11 @@ impl Connection {
     }
 
     /// Connects to `server` and handshakes, all within `bound` if one is given. Over TCP the
-    /// opening is restricted to root; a server that could not read it may run as us (a
-    /// personal cluster): tried again so.
-    fn attempt(server: &ServerAddr, bound: Option<Duration>) -> Result<Connection, Attempt> {
-        let mut connection = Connection::start(server, bound, 0)?;
+    /// opening is restricted to `server_uid` (root unless `pbs.conf` says otherwise); a server
+    /// that could not read it may run as us (a personal cluster without `PBS_SERVER_UID`):
+    /// tried again so.
+    fn attempt(server: &ServerAddr, bound: Option<Duration>, server_uid: u32) -> Result<Connection, Attempt> {
+        let mut connection = Connection::start(server, bound, server_uid)?;
         match connection.finish(bound) {
             Err(Refusal::Sealed(_)) if connection.stream.may_be_personal() => {
                 let mut connection = Connection::start(server, bound, nix::unistd::geteuid().as_raw())?;
@@ -333,7 +334,9 @@ impl Connection {
     /// Connects to the server of `conf` (one head) and sends `Hello` without waiting for its
     /// answer, which is read with the first reply (one round trip per command).
     fn open_pipelined(conf: &PbsConf) -> Result<Connection, ConnError> {
-        let mut connection = Connection::start(&conf.server, None, 0).map_err(|failure| unreachable(conf, failure))?;
+        let restriction = conf.server_uid.unwrap_or(0);
+        let mut connection =
+            Connection::start(&conf.server, None, restriction).map_err(|failure| unreachable(conf, failure))?;
         connection.pending = Some(Pending { conf: conf.clone() });
         Ok(connection)
     }
