@@ -243,7 +243,8 @@ impl Connection {
     }
 
     fn open_single(conf: &PbsConf) -> Result<Connection, ConnError> {
-        Connection::attempt(&conf.server, None, conf.server_uid.unwrap_or(0)).map_err(|failure| unreachable(conf, failure))
+        Connection::attempt(&conf.server, None, conf.server_uid.unwrap_or(0))
+            .map_err(|failure| unreachable(conf, failure))
     }
 
     /// Tries each head of `conf` in turn, each within [`FAILOVER_ANSWER_TIMEOUT`], the one

@@ -34,7 +34,14 @@ fn refusing() -> ServerAddr {
 }
 
 fn heads(primary: ServerAddr, secondary: ServerAddr) -> PbsConf {
-    PbsConf { server_name: "head".into(), server: primary, secondary: Some(secondary), home: None, source: "f".into(), server_uid: None }
+    PbsConf {
+        server_name: "head".into(),
+        server: primary,
+        secondary: Some(secondary),
+        home: None,
+        source: "f".into(),
+        server_uid: None,
+    }
 }
 
 const BOUND: Duration = Duration::from_millis(500);
@@ -112,8 +119,14 @@ fn neither_head_answering_names_both() {
 #[test]
 fn one_server_reports_as_before() {
     let server = refusing();
-    let conf =
-        PbsConf { server_name: "head".into(), server: server.clone(), secondary: None, home: None, source: "f".into(), server_uid: None };
+    let conf = PbsConf {
+        server_name: "head".into(),
+        server: server.clone(),
+        secondary: None,
+        home: None,
+        source: "f".into(),
+        server_uid: None,
+    };
     let Err(error) = Connection::open_conf(&conf) else { panic!("connected") };
     assert_eq!(
         error.to_string(),
@@ -171,7 +184,6 @@ fn a_refused_hello_is_reported_at_the_first_request_as_the_connections() {
     let mut connection = Connection::open_pipelined(&single(&path)).unwrap();
     let Err(error) = connection.request(&ClientRequest::StatusServer) else { panic!("served") };
     assert_eq!(error.exit_code(), crate::exit::NO_SERVER);
-    let expected =
-        format!("cannot connect to server head (too many connections; socket {}, from f)", path.display());
+    let expected = format!("cannot connect to server head (too many connections; socket {}, from f)", path.display());
     assert_eq!(error.to_string(), expected);
 }

@@ -163,8 +163,8 @@ fn an_opening_for_another_uid_does_not_decode() {
     let error = open(&socket, &Direction::ToServer, &[Binding::Session], envelope).unwrap_err();
     assert!(matches!(error, SealError::Munge(MungeError::Unauthorized(_))), "{error:?}");
     // Nor is the key in the clear on the wire: the credential is encrypted.
-    let text = String::from_utf8_lossy(&seal_opening(&socket, &Direction::ToServer, other, &key, b"").unwrap())
-        .into_owned();
+    let text =
+        String::from_utf8_lossy(&seal_opening(&socket, &Direction::ToServer, other, &key, b"").unwrap()).into_owned();
     let (credential, _) = text.split_once('\n').unwrap();
     use base64::Engine;
     let armor = credential.trim_start_matches("MUNGE:").trim_end_matches(':');

@@ -62,7 +62,11 @@ enum Mode {
     Bound(Nonce),
     /// Protocol 3, a writer's first frame: its credential carries `key` to `uid` only; then
     /// `Keyed(send)`.
-    Opening { key: SessionKey, uid: u32, send: FrameKey },
+    Opening {
+        key: SessionKey,
+        uid: u32,
+        send: FrameKey,
+    },
     /// Protocol 3: every frame authenticated with this direction's key, numbered.
     Keyed(FrameKey),
 }

@@ -4,8 +4,8 @@
 
 use super::*;
 use crate::seal::tests::TestMunged;
-use crate::ErrorCode;
 use crate::session::{self, SessionKey, Side};
+use crate::ErrorCode;
 use tokio::io::{AsyncReadExt, DuplexStream};
 
 /// A sealed reader on one end of a pipe, and the other end to feed it raw frames.
