@@ -151,7 +151,8 @@ async fn a_session_asks_munged_once_per_connection_each_side() {
     assert_eq!(server_reader.identity().map(|identity| identity.uid), Some(own_uid()));
     let (send, receive) = server_reader.take_session().unwrap().keys(Side::Acceptor);
     assert!(server_reader.take_session().is_none(), "taken once");
-    (server_writer.keyed(send), server_reader.keyed(receive));
+    server_writer.keyed(send);
+    server_reader.keyed(receive);
     let welcome = HelloReply::Welcome { protocol: crate::PROTOCOL_VERSION, server_name: "s".into(), nonce: None };
     server_writer.write(&welcome).await.unwrap();
     for expected in ["request 1", "request 2"] {
