@@ -25,7 +25,7 @@
 
 use crate::frame::{self, FrameError};
 use crate::munge::{self, MungeError};
-use crate::session::SessionKey;
+use crate::session::{KeyedError, SessionKey};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::{Read, Write};
@@ -140,10 +140,10 @@ pub enum SealError {
     Legacy,
     #[error("cannot draw a random nonce: {0}")]
     Random(String),
-    /// A keyed frame (protocol 3) whose tag does not fit: forged, altered, replayed, reordered,
-    /// or from another connection.
-    #[error("message not authenticated by this connection's key (forged, altered, replayed or reordered)")]
-    BadTag,
+    /// A keyed frame (protocol 3) refused: malformed, or its tag does not fit (forged, altered,
+    /// replayed, reordered, or from another connection).
+    #[error(transparent)]
+    Keyed(#[from] KeyedError),
     #[error(transparent)]
     Frame(#[from] FrameError),
 }

@@ -9,7 +9,7 @@
 //! key), so a frame cannot be reflected back to its sender; the sequence is the frame's number in
 //! its direction on this connection (the opening is 0), so frames cannot be reordered, dropped
 //! or replayed within the connection, and a frame of another connection fits no key here.
-//! Why it is as safe as a credential per frame: docs/security.md (B2).
+//! Why it is as safe as a credential per frame: docs/security.md (B1).
 //!
 //! On the wire a keyed frame's body is `HMAC:<64 hex digits>\n<message>` (a credential's is
 //! `MUNGE:...`, so the two never mix up).
@@ -17,7 +17,6 @@
 //! Owns: the key, the derivation, the tag and the keyed envelope. Pure: no munged, no I/O.
 
 use crate::frame::FrameError;
-use crate::seal::SealError;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
@@ -28,6 +27,18 @@ const PREFIX: &[u8] = b"HMAC:";
 
 /// A keyed envelope's header: the prefix, 64 hex digits and a newline.
 pub const HEADER_LEN: usize = PREFIX.len() + 64 + 1;
+
+/// Why a keyed frame was refused, or no key could be drawn.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyedError {
+    #[error("malformed message (no tag of the connection's key)")]
+    Malformed,
+    /// Forged, altered, replayed, reordered, or from another connection.
+    #[error("message not authenticated by this connection's key (forged, altered, replayed or reordered)")]
+    BadTag,
+    #[error("cannot draw a random key: {0}")]
+    Random(String),
+}
 
 /// A connection's secret, drawn by its opener. Never printed.
 #[derive(Clone, PartialEq, Eq)]
@@ -50,9 +61,9 @@ pub enum Side {
 
 impl SessionKey {
     /// 32 bytes from the kernel's generator.
-    pub fn fresh() -> Result<SessionKey, SealError> {
+    pub fn fresh() -> Result<SessionKey, KeyedError> {
         let mut bytes = [0u8; 32];
-        getrandom::fill(&mut bytes).map_err(|error| SealError::Random(error.to_string()))?;
+        getrandom::fill(&mut bytes).map_err(|error| KeyedError::Random(error.to_string()))?;
         Ok(SessionKey(bytes))
     }
 
@@ -105,13 +116,13 @@ impl FrameKey {
 
     /// The body of an envelope received as frame number `sequence`, if its tag is right
     /// (compared in constant time).
-    pub fn open(&self, sequence: u64, mut envelope: Vec<u8>) -> Result<Vec<u8>, SealError> {
+    pub fn open(&self, sequence: u64, mut envelope: Vec<u8>) -> Result<Vec<u8>, KeyedError> {
         if !is_keyed(&envelope) || envelope.len() < HEADER_LEN || envelope[HEADER_LEN - 1] != b'\n' {
-            return Err(SealError::Malformed);
+            return Err(KeyedError::Malformed);
         }
-        let tag = unhex(&envelope[PREFIX.len()..HEADER_LEN - 1]).ok_or(SealError::Malformed)?;
+        let tag = unhex(&envelope[PREFIX.len()..HEADER_LEN - 1]).ok_or(KeyedError::Malformed)?;
         let body = envelope.split_off(HEADER_LEN);
-        self.mac(sequence, &body).verify_slice(&tag).map_err(|_| SealError::BadTag)?;
+        self.mac(sequence, &body).verify_slice(&tag).map_err(|_| KeyedError::BadTag)?;
         Ok(body)
     }
 }

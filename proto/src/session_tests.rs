@@ -14,14 +14,14 @@ fn a_frame_opens_with_the_peers_key_at_its_place_only() {
     assert_eq!(acceptor_receive.open(1, envelope.clone()).unwrap(), b"{\"StatusServer\":null}");
     // Reordered, dropped or replayed within the connection: another number.
     for sequence in [0, 2, u64::MAX] {
-        assert!(matches!(acceptor_receive.open(sequence, envelope.clone()), Err(SealError::BadTag)), "{sequence}");
+        assert!(matches!(acceptor_receive.open(sequence, envelope.clone()), Err(KeyedError::BadTag)), "{sequence}");
     }
     // Reflected back to its sender: the other direction's key.
-    assert!(matches!(opener_receive.open(1, envelope.clone()), Err(SealError::BadTag)));
+    assert!(matches!(opener_receive.open(1, envelope.clone()), Err(KeyedError::BadTag)));
     // And the other way round.
     let reply = acceptor_send.seal(0, b"{}");
     assert_eq!(opener_receive.open(0, reply.clone()).unwrap(), b"{}");
-    assert!(matches!(acceptor_receive.open(0, reply), Err(SealError::BadTag)));
+    assert!(matches!(acceptor_receive.open(0, reply), Err(KeyedError::BadTag)));
 }
 
 #[test]
@@ -29,7 +29,7 @@ fn a_frame_of_another_connection_fits_no_key_here() {
     let ((send, _), _) = pair();
     let ((_, _), (_, other_receive)) = pair();
     let envelope = send.seal(1, b"{}");
-    assert!(matches!(other_receive.open(1, envelope), Err(SealError::BadTag)));
+    assert!(matches!(other_receive.open(1, envelope), Err(KeyedError::BadTag)));
 }
 
 #[test]
@@ -44,11 +44,11 @@ fn an_altered_or_forged_frame_is_refused() {
     }
     let mut longer = envelope.clone();
     longer.push(b' ');
-    assert!(matches!(receive.open(3, longer), Err(SealError::BadTag)));
+    assert!(matches!(receive.open(3, longer), Err(KeyedError::BadTag)));
     let forged = format!("HMAC:{}\n{{}}", "0".repeat(64)).into_bytes();
-    assert!(matches!(receive.open(3, forged), Err(SealError::BadTag)));
+    assert!(matches!(receive.open(3, forged), Err(KeyedError::BadTag)));
     for garbage in [&b""[..], b"HMAC:", b"HMAC:zz\n{}", b"MUNGE:abc:\n{}", &envelope[..HEADER_LEN - 1]] {
-        assert!(matches!(receive.open(3, garbage.to_vec()), Err(SealError::Malformed)), "{garbage:?}");
+        assert!(matches!(receive.open(3, garbage.to_vec()), Err(KeyedError::Malformed)), "{garbage:?}");
     }
 }
 

@@ -207,7 +207,7 @@ impl FrameReader {
             let key = key.clone();
             let body = self.next_body().await?;
             if session::is_keyed(&body) {
-                let body = key.open(self.frames - 1, body)?;
+                let body = key.open(self.frames - 1, body).map_err(SealError::from)?;
                 return Ok(frame::decode(&body)?);
             }
             let (binding, reply) = self.open_sealed(vec![Binding::Legacy], body).await?;
@@ -238,7 +238,7 @@ impl FrameReader {
     async fn read_keyed<T: DeserializeOwned>(&mut self) -> Result<T, TransportError> {
         let body = self.next_body().await?;
         let (Mode::Keyed(key), Some(_)) = (&self.mode, &self.sealing) else { return Ok(frame::decode(&body)?) };
-        Ok(frame::decode(&key.open(self.frames - 1, body)?)?)
+        Ok(frame::decode(&key.open(self.frames - 1, body).map_err(SealError::from)?)?)
     }
 
     /// One frame sealed under one of `accepted` (when sealed), and the binding it came under.
@@ -322,7 +322,7 @@ impl FrameWriter {
     /// only `uid` (the receiving daemon's) can read, and every later frame is keyed. Returns
     /// the key the reading half is to check the peer's frames with ([`FrameReader::keyed`]).
     pub fn open_session(&mut self, uid: u32) -> Result<FrameKey, SealError> {
-        let key = SessionKey::fresh()?;
+        let key = SessionKey::fresh().map_err(SealError::from)?;
         let (send, receive) = key.keys(Side::Opener);
         self.mode = Mode::Opening { key, uid, send };
         Ok(receive)

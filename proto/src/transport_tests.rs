@@ -195,7 +195,10 @@ async fn a_keyed_reader_refuses_replayed_reordered_forged_and_foreign_frames() {
         }
         let last = results.pop().unwrap();
         assert!(results.iter().all(Result::is_ok), "{what}: {results:?}");
-        assert!(matches!(last, Err(TransportError::Seal(SealError::BadTag))), "{what}: {last:?}");
+        assert!(
+            matches!(last, Err(TransportError::Seal(SealError::Keyed(session::KeyedError::BadTag)))),
+            "{what}: {last:?}"
+        );
         assert!(last.unwrap_err().is_refused_credential(), "{what}");
     }
 }
