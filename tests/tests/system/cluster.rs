@@ -106,7 +106,8 @@ fn a_second_mom_under_a_live_nodes_name_from_another_address_is_refused() {
     let munge = cluster.state.path().join("munge/socket");
     let mut stream = connect_from("127.0.0.2", port);
     let nonce = Nonce::fresh().unwrap();
-    let hello = Hello::new(Role::Mom, Some(nonce));
+    // As a mom of release 0.1.0 (protocol 2) says it: every frame credentialed, bound to nonces.
+    let hello = Hello { role: Role::Mom, protocol: 2, nonce: Some(nonce) };
     seal::write(&mut stream, &munge, &Direction::ToServer, &Binding::Opening, &hello).unwrap();
     let handshake = Direction::ServerToMom(String::new());
     let to_me = |sequence| [Binding::Bound { nonce, sequence }];
