@@ -2,7 +2,8 @@
 //! `/etc/pbs.conf`. The file holds `KEY=VALUE` lines: `PBS_SERVER` (name, and the host to
 //! connect to unless `PBS_SERVER_HOST_NAME` names another), `PBS_HOME` (state directory),
 //! `PBS_SERVER_SOCKET` (Unix socket), `PBS_BATCH_SERVICE_PORT` (TCP port) and
-//! `PBS_MUNGE_SOCKET` (munged's socket for TCP). The transport: an explicit
+//! `PBS_MUNGE_SOCKET` (munged's socket for TCP), `PBS_SERVER_UID` (the uid the server runs as,
+//! root when not given: only it may read a TCP connection's key). The transport: an explicit
 //! `PBS_SERVER_SOCKET` -> Unix; else a `PBS_BATCH_SERVICE_PORT` -> TCP to the host on that
 //! port; else `PBS_HOME` -> Unix `$PBS_HOME/server.sock`; else TCP to the host on 15001.
 //! `PBS_SERVER` in the environment overrides the file's (name and host).
@@ -54,6 +55,10 @@ pub struct PbsConf {
     pub home: Option<PathBuf>,
     /// The file it came from, for messages.
     pub source: PathBuf,
+    /// `PBS_SERVER_UID`: the uid the server runs as, the only one that may read a TCP
+    /// connection's opening credential (`conn.rs`); root when not given (a personal cluster's
+    /// `minipbs up` writes its user's).
+    pub server_uid: Option<u32>,
 }
 
 impl PbsConf {
@@ -103,6 +108,7 @@ pub fn parse(text: &str, source: &Path) -> Result<PbsConf, ConfError> {
         })?),
         None => None,
     };
+    let server_uid = keys.get("PBS_SERVER_UID").and_then(|text| text.trim().parse().ok());
     let munge_socket = PathBuf::from(keys.get("PBS_MUNGE_SOCKET").map_or(proto::munge::DEFAULT_SOCKET, String::as_str));
     if let Some((primary, secondary)) = failover_heads(&keys, source)? {
         let head = |key, value: &str| {
@@ -118,7 +124,8 @@ pub fn parse(text: &str, source: &Path) -> Result<PbsConf, ConfError> {
         if server == secondary {
             return Err(ConfError::SameHeads { file: source.to_path_buf(), value: server.to_string() });
         }
-        return Ok(PbsConf { server_name, server, secondary: Some(secondary), home, source: source.to_path_buf() });
+        let secondary = Some(secondary);
+        return Ok(PbsConf { server_name, server, secondary, home, source: source.to_path_buf(), server_uid });
     }
     let tcp = |port: u16| ServerAddr::Tcp {
         host: keys.get("PBS_SERVER_HOST_NAME").unwrap_or(&server_name).clone(),
@@ -131,7 +138,7 @@ pub fn parse(text: &str, source: &Path) -> Result<PbsConf, ConfError> {
         (None, None, Some(home)) => ServerAddr::Unix(home.join("server.sock")),
         (None, None, None) => tcp(DEFAULT_PORT),
     };
-    Ok(PbsConf { server_name, server, secondary: None, home, source: source.to_path_buf() })
+    Ok(PbsConf { server_name, server, secondary: None, home, source: source.to_path_buf(), server_uid })
 }
 
 /// `PBS_PRIMARY` and `PBS_SECONDARY` when both are set; an error when only one is, or when
@@ -222,6 +229,14 @@ mod tests {
         assert_eq!(conf.server, ServerAddr::Unix(PathBuf::from("/x/state/server.sock")));
         assert_eq!(conf.home, Some(PathBuf::from("/x/state")));
         assert_eq!(server("PBS_SERVER_SOCKET=/s.sock\nPBS_HOME=/x\n"), ServerAddr::Unix("/s.sock".into()));
+    }
+
+    #[test]
+    fn the_server_uid_is_root_unless_given() {
+        let uid = |text: &str| parse(text, Path::new("f")).unwrap().server_uid;
+        assert_eq!(uid("PBS_SERVER=head\n"), None);
+        assert_eq!(uid("PBS_SERVER=head\nPBS_SERVER_UID=1001\n"), Some(1001));
+        assert_eq!(uid("PBS_SERVER=head\nPBS_SERVER_UID=x\n"), None, "not a number: root");
     }
 
     #[test]

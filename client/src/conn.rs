@@ -1,6 +1,8 @@
-//! A blocking connection to the server: connect to its Unix socket or its TCP port (every
-//! frame sealed with MUNGE both ways and bound to the connection: our nonce in `Hello`, the
-//! server's in `Welcome`, each frame numbered; `proto::seal`), handshake, then request/reply.
+//! A blocking connection to the server: connect to its Unix socket or its TCP port (protocol 3,
+//! `proto::session`: `Hello` credentialed with MUNGE, the credential carrying a fresh session
+//! key only the server's uid can read; every later frame both ways authenticated with it and
+//! numbered), handshake, then request/reply. A command's request follows `Hello` at once and
+//! the answer to both is read together: one round trip ([`Connection::open`]).
 //! Commands are short-lived, so no async runtime is started.
 //!
 //! Failover (`PBS_PRIMARY`/`PBS_SECONDARY`): the heads are tried in turn, the one that
@@ -11,10 +13,12 @@
 
 use crate::conf::{PbsConf, ServerAddr};
 use crate::server_order::{self, Memory};
-use proto::frame;
-use proto::seal::{self, Binding, Direction, Nonce};
+use proto::frame::{self, FrameError};
+use proto::seal::{self, Binding, Direction};
+use proto::session::{self, FrameKey, SessionKey, Side};
 use proto::{ClientRequest, Hello, HelloReply, Role, ServerReply};
 use serde::{de::DeserializeOwned, Serialize};
+use std::io::Write;
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
@@ -30,8 +34,18 @@ pub const REPLY_TIMEOUT: Duration = Duration::from_secs(120);
 /// An open connection.
 pub struct Connection {
     stream: Stream,
-    /// The server's name (the part after the dot in job ids).
+    /// The server's name (the part after the dot in job ids); empty until `Welcome` is read
+    /// (with the first reply, when the connection was opened by [`Connection::open`]).
     pub server_name: String,
+    /// `Hello` sent and its answer not read yet: the first request goes right after it (one
+    /// round trip per command), and the answer is read before the reply.
+    pending: Option<Pending>,
+}
+
+/// What a connection whose `Welcome` is still to come needs to report a refusal as
+/// [`Connection::open`] would, or to try again restricted to our own uid.
+struct Pending {
+    conf: PbsConf,
 }
 
 enum Stream {
@@ -39,15 +53,18 @@ enum Stream {
     Tcp(Sealed),
 }
 
-/// A TCP connection and how its frames are sealed.
+/// A TCP connection and how its frames are sealed (protocol 3, `proto::session`): the first
+/// credentialed with the session key for `restriction`, the rest keyed.
 struct Sealed {
     stream: TcpStream,
     /// munged's socket.
     munge: PathBuf,
-    /// Ours, sent in `Hello`: the server's frames must be sealed for it.
-    nonce: Nonce,
-    /// The server's, from `Welcome`: ours are sealed for it.
-    peer: Option<Nonce>,
+    /// The uid our opening credential is restricted to: the server's (root, or ours in a
+    /// personal cluster).
+    restriction: u32,
+    /// The session key until the opening is sent, then the keys of both directions.
+    key: Option<SessionKey>,
+    keys: Option<(FrameKey, FrameKey)>,
     sent: u64,
     received: u64,
 }
@@ -80,8 +97,9 @@ impl<E: Into<seal::SealError>> From<E> for FrameFailure {
 
 impl Stream {
     /// Connects; within `bound` when one is given (TCP: each of the host's addresses in turn
-    /// until the deadline), else as long as the kernel tries.
-    fn connect(server: &ServerAddr, bound: Option<Duration>) -> std::io::Result<Stream> {
+    /// until the deadline), else as long as the kernel tries. A TCP connection's opening is
+    /// restricted to `restriction`.
+    fn connect(server: &ServerAddr, bound: Option<Duration>, restriction: u32) -> std::io::Result<Stream> {
         match server {
             ServerAddr::Unix(path) => Ok(Stream::Unix(UnixStream::connect(path)?)),
             ServerAddr::Tcp { host, port, munge_socket } => {
@@ -90,9 +108,10 @@ impl Stream {
                     Some(bound) => connect_within((host.as_str(), *port), bound)?,
                 };
                 let _ = stream.set_nodelay(true);
-                let nonce = Nonce::fresh().map_err(std::io::Error::other)?;
+                let key = SessionKey::fresh().map_err(std::io::Error::other)?;
                 let munge = munge_socket.clone();
-                Ok(Stream::Tcp(Sealed { stream, munge, nonce, peer: None, sent: 0, received: 0 }))
+                let keys = None;
+                Ok(Stream::Tcp(Sealed { stream, munge, restriction, key: Some(key), keys, sent: 0, received: 0 }))
             }
         }
     }
@@ -104,31 +123,23 @@ impl Stream {
         };
     }
 
-    /// Our nonce, for `Hello` (TCP).
-    fn nonce(&self) -> Option<Nonce> {
-        match self {
-            Stream::Unix(_) => None,
-            Stream::Tcp(tcp) => Some(tcp.nonce),
-        }
-    }
-
-    /// Seals what we send from now on for the server's nonce.
-    fn bind(&mut self, peer: Option<Nonce>) {
-        if let Stream::Tcp(tcp) = self {
-            tcp.peer = peer;
-        }
-    }
-
     fn send<T: Serialize>(&mut self, message: &T) -> FrameResult<()> {
         match self {
             Stream::Unix(stream) => Ok(frame::write(stream, message)?),
             Stream::Tcp(tcp) => {
-                // Unbound until `Welcome` brought the server's nonce (then nothing accepts it).
-                let binding = match tcp.peer {
-                    Some(nonce) if tcp.sent > 0 => Binding::Bound { nonce, sequence: tcp.sent },
-                    _ => Binding::Opening,
+                let body = serde_json::to_vec(message).map_err(FrameError::from)?;
+                let envelope = match (tcp.key.take(), &tcp.keys) {
+                    (Some(key), _) => {
+                        let envelope =
+                            seal::seal_opening(&tcp.munge, &Direction::ToServer, tcp.restriction, &key, &body)?;
+                        tcp.keys = Some(key.keys(Side::Opener));
+                        envelope
+                    }
+                    (None, Some((send, _))) => send.seal(tcp.sent, &body),
+                    (None, None) => return Err(seal::SealError::Malformed.into()),
                 };
-                seal::write(&mut tcp.stream, &tcp.munge, &Direction::ToServer, &binding, message)?;
+                tcp.stream.write_all(&frame::prefixed(&envelope)?).map_err(FrameError::from)?;
+                tcp.stream.flush().map_err(FrameError::from)?;
                 tcp.sent += 1;
                 Ok(())
             }
@@ -139,27 +150,40 @@ impl Stream {
         Ok(self.receive_sealed(false)?.1)
     }
 
-    /// One message and, on TCP, the binding it was sealed under: bound to our nonce, or (the
-    /// answer to `Hello` only, `hello_reply`) sealed the protocol-1 way.
+    /// One message and, on TCP, whether it was keyed (`None`), or (the answer to `Hello` only,
+    /// `hello_reply`: a server that could not read our credential) sealed the protocol-1 way.
     fn receive_sealed<T: DeserializeOwned>(&mut self, hello_reply: bool) -> FrameResult<(Option<Binding>, T)> {
         match self {
             Stream::Unix(stream) => Ok((None, frame::read(stream)?)),
             Stream::Tcp(tcp) => {
-                let mut accepted = vec![Binding::Bound { nonce: tcp.nonce, sequence: tcp.received }];
-                if hello_reply {
-                    accepted.push(Binding::Legacy);
-                }
-                let (identity, binding, message) =
-                    seal::read(&mut tcp.stream, &tcp.munge, &Direction::ServerToClient, &accepted)?;
+                let envelope = frame::read_body(&mut tcp.stream, frame::Limits::NORMAL)?;
+                let sequence = tcp.received;
                 tcp.received += 1;
-                // The server runs as root, or as this user in a personal cluster.
-                let uid = nix::unistd::geteuid().as_raw();
-                if identity.uid != 0 && identity.uid != uid {
-                    return Err(FrameFailure::NotServer(identity.uid));
+                match &tcp.keys {
+                    Some((_, receive)) if session::is_keyed(&envelope) => {
+                        Ok((None, frame::decode(&receive.open(sequence, envelope)?)?))
+                    }
+                    _ if hello_reply => {
+                        let opened = seal::open(&tcp.munge, &Direction::ServerToClient, &[Binding::Legacy], envelope)?;
+                        // The server runs as root, or as this user in a personal cluster.
+                        let uid = nix::unistd::geteuid().as_raw();
+                        if opened.identity.uid != 0 && opened.identity.uid != uid {
+                            return Err(FrameFailure::NotServer(opened.identity.uid));
+                        }
+                        Ok((Some(opened.binding), frame::decode(&opened.body)?))
+                    }
+                    _ => Err(seal::SealError::Malformed.into()),
                 }
-                Ok((Some(binding), message))
             }
         }
+    }
+
+    /// Whether a refusal sealed the protocol-1 way may mean the server could not read our
+    /// opening because it runs as another uid than the one it was restricted to: a personal
+    /// cluster's server runs as its user, not root.
+    fn may_be_personal(&self) -> bool {
+        let uid = nix::unistd::geteuid().as_raw();
+        matches!(self, Stream::Tcp(tcp) if tcp.restriction != uid)
     }
 }
 
@@ -198,10 +222,15 @@ enum Attempt {
 }
 
 impl Connection {
-    /// Connects to the configured server.
+    /// Connects to the configured server. With one head, the answer to `Hello` is read with
+    /// the first reply (the request goes right after it: one round trip per command); with
+    /// failover, at once (it tells which head is active).
     pub fn open() -> Result<Connection, ConnError> {
         let conf = crate::conf::load().map_err(|error| ConnError::Unreachable(error.to_string()))?;
-        Connection::open_conf(&conf)
+        match conf.secondary {
+            None => Connection::open_pipelined(&conf),
+            Some(_) => Connection::open_conf(&conf),
+        }
     }
 
     /// Connects to the server described by `conf`: with failover, to whichever head answers
@@ -214,15 +243,8 @@ impl Connection {
     }
 
     fn open_single(conf: &PbsConf) -> Result<Connection, ConnError> {
-        Connection::attempt(&conf.server, None).map_err(|failure| match failure {
-            Attempt::OwnMunge(text) => ConnError::Unreachable(text),
-            Attempt::Failed(error) => ConnError::Unreachable(format!(
-                "cannot connect to server {} ({error}; {}, from {})",
-                conf.server_name,
-                conf.server,
-                conf.source.display()
-            )),
-        })
+        Connection::attempt(&conf.server, None, conf.server_uid.unwrap_or(0))
+            .map_err(|failure| unreachable(conf, failure))
     }
 
     /// Tries each head of `conf` in turn, each within [`FAILOVER_ANSWER_TIMEOUT`], the one
@@ -235,7 +257,7 @@ impl Connection {
         let recalled = memory.and_then(Memory::recall);
         let mut failures = Vec::new();
         for server in server_order::ordered(conf.addresses(), recalled.as_deref()) {
-            match Connection::attempt(server, Some(bound)) {
+            match Connection::attempt(server, Some(bound), conf.server_uid.unwrap_or(0)) {
                 Ok(connection) => {
                     if let Some(memory) = memory {
                         memory.update(recalled.as_deref(), server, &conf.server);
@@ -254,20 +276,28 @@ impl Connection {
         )))
     }
 
-    /// Connects to `server` and handshakes, all within `bound` if one is given.
-    fn attempt(server: &ServerAddr, bound: Option<Duration>) -> Result<Connection, Attempt> {
-        let failed = |error: &dyn std::fmt::Display| Attempt::Failed(error.to_string());
-        // Our own munged failing is the whole story: say only that.
-        let sealing = |error: FrameFailure| match error {
-            FrameFailure::Seal(seal::SealError::Munge(error @ proto::munge::MungeError::Unreachable { .. }))
-            | FrameFailure::Seal(seal::SealError::Munge(error @ proto::munge::MungeError::Library(_))) => {
-                Attempt::OwnMunge(error.to_string())
+    /// Connects to `server` and handshakes, all within `bound` if one is given. Over TCP the
+    /// opening is restricted to `server_uid` (root unless `pbs.conf` says otherwise); a server
+    /// that could not read it may run as us (a personal cluster without `PBS_SERVER_UID`):
+    /// tried again so.
+    fn attempt(server: &ServerAddr, bound: Option<Duration>, server_uid: u32) -> Result<Connection, Attempt> {
+        let mut connection = Connection::start(server, bound, server_uid)?;
+        match connection.finish(bound) {
+            Err(Refusal::Sealed(_)) if connection.stream.may_be_personal() => {
+                let mut connection = Connection::start(server, bound, nix::unistd::geteuid().as_raw())?;
+                connection.finish(bound).map_err(Refusal::into_attempt)?;
+                Ok(connection)
             }
-            error if bound.is_some() && timed_out(&error) => no_answer(bound),
-            error => failed(&error),
-        };
+            Err(refusal) => Err(refusal.into_attempt()),
+            Ok(()) => Ok(connection),
+        }
+    }
+
+    /// Connects to `server` and sends `Hello`, its TCP opening restricted to `restriction`.
+    fn start(server: &ServerAddr, bound: Option<Duration>, restriction: u32) -> Result<Connection, Attempt> {
+        let failed = |error: &dyn std::fmt::Display| Attempt::Failed(error.to_string());
         let started = Instant::now();
-        let mut stream = Stream::connect(server, bound).map_err(|error| match error.kind() {
+        let mut stream = Stream::connect(server, bound, restriction).map_err(|error| match error.kind() {
             std::io::ErrorKind::TimedOut if bound.is_some() => no_answer(bound),
             _ => failed(&error),
         })?;
@@ -279,18 +309,54 @@ impl Connection {
             }
             None => stream.set_timeouts(REPLY_TIMEOUT, None),
         }
-        stream.send(&Hello::new(Role::Client, stream.nonce())).map_err(sealing)?;
-        let reply = match stream.receive_sealed::<HelloReply>(true).map_err(sealing)? {
-            (Some(binding), reply) => reply.as_sealed(binding),
-            (None, reply) => reply,
+        stream.send(&Hello::new(Role::Client, None)).map_err(|error| sealing_failure(error, bound))?;
+        Ok(Connection { stream, server_name: String::new(), pending: None })
+    }
+
+    /// Reads the answer to `Hello`.
+    fn finish(&mut self, bound: Option<Duration>) -> Result<(), Refusal> {
+        // Credentialed (not keyed): the server could not read our opening.
+        let (credentialed, reply) = match self.stream.receive_sealed::<HelloReply>(true) {
+            Ok((Some(binding), reply)) => (true, reply.as_sealed(binding)),
+            Ok((None, reply)) => (false, reply),
+            Err(error) => return Err(Refusal::Frame(sealing_failure(error, bound))),
         };
         match reply {
-            HelloReply::Welcome { server_name, nonce, .. } => {
-                stream.bind(nonce);
-                stream.set_timeouts(REPLY_TIMEOUT, None);
-                Ok(Connection { stream, server_name })
+            HelloReply::Welcome { server_name, .. } => {
+                self.server_name = server_name;
+                self.stream.set_timeouts(REPLY_TIMEOUT, None);
+                Ok(())
             }
-            HelloReply::Refused { message, .. } => Err(failed(&message)),
+            HelloReply::Refused { message, .. } if credentialed => Err(Refusal::Sealed(older_server_hint(message))),
+            HelloReply::Refused { message, .. } => Err(Refusal::Frame(Attempt::Failed(message))),
+        }
+    }
+
+    /// Connects to the server of `conf` (one head) and sends `Hello` without waiting for its
+    /// answer, which is read with the first reply (one round trip per command).
+    fn open_pipelined(conf: &PbsConf) -> Result<Connection, ConnError> {
+        let restriction = conf.server_uid.unwrap_or(0);
+        let mut connection =
+            Connection::start(&conf.server, None, restriction).map_err(|failure| unreachable(conf, failure))?;
+        connection.pending = Some(Pending { conf: conf.clone() });
+        Ok(connection)
+    }
+
+    /// Reads the answer to a `Hello` sent by [`Connection::open_pipelined`]; a refusal is what
+    /// [`Connection::open`] would have said, and a server that could not read our opening is
+    /// tried again with one restricted to our uid (a personal cluster).
+    fn finish_pending(&mut self, pending: Pending) -> Result<bool, ConnError> {
+        match self.finish(None) {
+            Ok(()) => Ok(false),
+            Err(Refusal::Sealed(_)) if self.stream.may_be_personal() => {
+                let own = nix::unistd::geteuid().as_raw();
+                let mut retry = Connection::start(&pending.conf.server, None, own)
+                    .map_err(|failure| unreachable(&pending.conf, failure))?;
+                retry.finish(None).map_err(|refusal| unreachable(&pending.conf, refusal.into_attempt()))?;
+                *self = retry;
+                Ok(true)
+            }
+            Err(refusal) => Err(unreachable(&pending.conf, refusal.into_attempt())),
         }
     }
 
@@ -333,10 +399,71 @@ impl Connection {
         Ok(reply)
     }
 
-    /// Sends one request and waits for its reply.
+    /// Sends one request and waits for its reply (after the answer to `Hello`, when that is
+    /// still to come: a refusal is reported as the connection's).
     pub fn request(&mut self, request: &ClientRequest) -> Result<ServerReply, ConnError> {
-        self.stream.send(request).map_err(|error| ConnError::Broken(format!("cannot send request: {error}")))?;
+        let sent = self.stream.send(request);
+        if let Some(pending) = self.pending.take() {
+            if self.finish_pending(pending)? {
+                return self.request(request);
+            }
+        }
+        sent.map_err(|error| ConnError::Broken(format!("cannot send request: {error}")))?;
         self.stream.receive().map_err(|error| ConnError::Broken(format!("no reply from server: {error}")))
+    }
+}
+
+/// A server older than protocol 3 reads our opening credential as one that does not match its
+/// message: said so.
+fn older_server_hint(message: String) -> String {
+    if message.contains("does not match the message") {
+        let version = proto::PROTOCOL_VERSION;
+        format!("{message}; or pbs_server is older than this command, which speaks protocol {version}: upgrade it")
+    } else {
+        message
+    }
+}
+
+/// The error of a connection to the one server of `conf` that failed.
+fn unreachable(conf: &PbsConf, failure: Attempt) -> ConnError {
+    match failure {
+        Attempt::OwnMunge(text) => ConnError::Unreachable(text),
+        Attempt::Failed(error) => ConnError::Unreachable(format!(
+            "cannot connect to server {} ({error}; {}, from {})",
+            conf.server_name,
+            conf.server,
+            conf.source.display()
+        )),
+    }
+}
+
+/// Why the answer to `Hello` was not `Welcome`.
+enum Refusal {
+    /// A refusal sealed with a credential: the server could not read our opening.
+    Sealed(String),
+    /// Anything else.
+    Frame(Attempt),
+}
+
+impl Refusal {
+    fn into_attempt(self) -> Attempt {
+        match self {
+            Refusal::Sealed(message) => Attempt::Failed(message),
+            Refusal::Frame(attempt) => attempt,
+        }
+    }
+}
+
+/// What a frame that could not be sent or read during the handshake means: our own munged
+/// failing is the whole story (said alone); a socket timeout within `bound`, no answer.
+fn sealing_failure(error: FrameFailure, bound: Option<Duration>) -> Attempt {
+    match error {
+        FrameFailure::Seal(seal::SealError::Munge(error @ proto::munge::MungeError::Unreachable { .. }))
+        | FrameFailure::Seal(seal::SealError::Munge(error @ proto::munge::MungeError::Library(_))) => {
+            Attempt::OwnMunge(error.to_string())
+        }
+        error if bound.is_some() && timed_out(&error) => no_answer(bound),
+        error => Attempt::Failed(error.to_string()),
     }
 }
 

@@ -34,7 +34,14 @@ fn refusing() -> ServerAddr {
 }
 
 fn heads(primary: ServerAddr, secondary: ServerAddr) -> PbsConf {
-    PbsConf { server_name: "head".into(), server: primary, secondary: Some(secondary), home: None, source: "f".into() }
+    PbsConf {
+        server_name: "head".into(),
+        server: primary,
+        secondary: Some(secondary),
+        home: None,
+        source: "f".into(),
+        server_uid: None,
+    }
 }
 
 const BOUND: Duration = Duration::from_millis(500);
@@ -112,11 +119,71 @@ fn neither_head_answering_names_both() {
 #[test]
 fn one_server_reports_as_before() {
     let server = refusing();
-    let conf =
-        PbsConf { server_name: "head".into(), server: server.clone(), secondary: None, home: None, source: "f".into() };
+    let conf = PbsConf {
+        server_name: "head".into(),
+        server: server.clone(),
+        secondary: None,
+        home: None,
+        source: "f".into(),
+        server_uid: None,
+    };
     let Err(error) = Connection::open_conf(&conf) else { panic!("connected") };
     assert_eq!(
         error.to_string(),
         format!("cannot connect to server head (Connection refused (os error 111); {server}, from f)")
     );
+}
+
+/// One server on a Unix socket at `path` that reads `Hello` and the request before it answers
+/// anything (a command that waited for `Welcome` first would get no answer), then answers
+/// `answer` to the hello and a `StatusServer`-like reply to the request.
+fn reading_both_first(path: &Path, answer: HelloReply) -> std::thread::JoinHandle<Option<ClientRequest>> {
+    let listener = UnixListener::bind(path).unwrap();
+    std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        frame::read::<Hello>(&mut stream).unwrap();
+        let request = frame::read::<ClientRequest>(&mut stream).ok();
+        frame::write(&mut stream, &answer).unwrap();
+        let reply = ServerReply::Error(proto::error::RequestError::new(proto::ErrorCode::System, "served"));
+        let _ = frame::write(&mut stream, &reply);
+        request
+    })
+}
+
+fn single(path: &Path) -> PbsConf {
+    PbsConf {
+        server_name: "head".into(),
+        server: ServerAddr::Unix(path.to_path_buf()),
+        secondary: None,
+        home: None,
+        source: "f".into(),
+        server_uid: None,
+    }
+}
+
+#[test]
+fn a_command_sends_its_request_with_its_hello_one_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("server.sock");
+    let welcome = HelloReply::Welcome { protocol: proto::PROTOCOL_VERSION, server_name: "s".into(), nonce: None };
+    let server = reading_both_first(&path, welcome);
+    let mut connection = Connection::open_pipelined(&single(&path)).unwrap();
+    let reply = connection.request(&ClientRequest::StatusServer).unwrap();
+    assert!(matches!(reply, ServerReply::Error(ref error) if error.message == "served"), "{reply:?}");
+    assert_eq!(connection.server_name, "s", "known once the first reply is read");
+    assert_eq!(server.join().unwrap(), Some(ClientRequest::StatusServer), "the request came before any answer");
+}
+
+#[test]
+fn a_refused_hello_is_reported_at_the_first_request_as_the_connections() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("server.sock");
+    let refused = HelloReply::Refused { code: proto::ErrorCode::System, message: "too many connections".into() };
+    let _server = reading_both_first(&path, refused);
+    let mut connection = Connection::open_pipelined(&single(&path)).unwrap();
+    let Err(error) = connection.request(&ClientRequest::StatusServer) else { panic!("served") };
+    assert_eq!(error.exit_code(), crate::exit::NO_SERVER);
+    let expected = format!("cannot connect to server head (too many connections; socket {}, from f)", path.display());
+    assert_eq!(error.to_string(), expected);
 }

@@ -157,6 +157,8 @@ pub fn up(args: &UpArgs) -> Result<PathBuf, String> {
         secondary: None,
         home: Some(dir.clone()),
         source: dir.join("pbs.conf"),
+        // The daemons run as whoever runs `minipbs up`.
+        server_uid: Some(nix::unistd::geteuid().as_raw()),
     };
     let leftovers: Vec<String> =
         recorded_daemons(&dir).into_iter().filter(|(_, pid)| is_our_daemon(*pid)).map(|(name, _)| name).collect();
@@ -304,9 +306,10 @@ pub fn up(args: &UpArgs) -> Result<PathBuf, String> {
             format!("PBS_SERVER={server_name}\nPBS_HOME={}\nPBS_SERVER_SOCKET={}\n", dir.display(), socket.display())
         }
         ServerAddr::Tcp { host, port, munge_socket } => format!(
-            "PBS_SERVER={server_name}\nPBS_HOME={}\nPBS_SERVER_HOST_NAME={host}\nPBS_BATCH_SERVICE_PORT={port}\nPBS_MUNGE_SOCKET={}\n",
+            "PBS_SERVER={server_name}\nPBS_HOME={}\nPBS_SERVER_HOST_NAME={host}\nPBS_BATCH_SERVICE_PORT={port}\nPBS_MUNGE_SOCKET={}\nPBS_SERVER_UID={}\n",
             dir.display(),
-            munge_socket.display()
+            munge_socket.display(),
+            conf.server_uid.unwrap_or(0)
         ),
     };
     let mut text = text;

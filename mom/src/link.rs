@@ -1,7 +1,8 @@
 //! The mom's connection to the server: connect to the Unix socket (served by the server uid or
 //! root, as `SO_PEERCRED` says, or nothing is sent) or (cluster transport) the server's TCP port, every
-//! frame then sealed with MUNGE, bound to the connection (our nonce in `Hello`, the server's
-//! in `Welcome`: `proto::seal::Binding`) and only the server uid's credentials obeyed; handshake (`Hello` / `HelloReply`), `Register` with the jobs still held, then
+//! connection then keyed (protocol 3, `proto::session`: `Hello`'s MUNGE credential carries the
+//! connection's key, restricted to the server uid, and every later frame both ways is
+//! authenticated with it), so only the server uid is obeyed; handshake (`Hello` / `HelloReply`), `Register` with the jobs still held, then
 //! heartbeats and messages in both directions. When the connection fails (server restart) it reconnects with backoff, registers
 //! again, resends every obit the server has not acknowledged and reports the start (session id)
 //! of every job it runs as mother superior again.
@@ -25,7 +26,7 @@
 
 use crate::jobs::JobTable;
 use proto::mom::{MomToServer, Registration, ServerToMom};
-use proto::seal::{Direction, Identity, Nonce};
+use proto::seal::{Direction, Identity};
 use proto::transport::{self, FrameReader, FrameWriter, Sealing, TransportError};
 use proto::{Hello, HelloReply, Role};
 use std::collections::VecDeque;
@@ -231,8 +232,11 @@ async fn session(
 ) -> Result<(), LinkError> {
     let limit = settings.handshake_timeout;
     let (mut reader, mut writer) = with_timeout(limit, target.connect()).await?;
-    let sealed = matches!(target, LinkTarget::Tcp { .. });
-    let server_name = with_timeout(limit, handshake(&mut reader, &mut writer, sealed)).await?;
+    let server_uid = match target {
+        LinkTarget::Tcp { server_uid, .. } => Some(*server_uid),
+        LinkTarget::Unix { .. } => None,
+    };
+    let server_name = with_timeout(limit, handshake(&mut reader, &mut writer, server_uid)).await?;
     reader.set_direction(Direction::ServerToMom(settings.registration.node.clone()));
     keep_undelivered_starts(&mut channels.outbound, carry);
     let stale_jobs = with_timeout(limit, register(settings, table, &mut reader, &mut writer)).await?;
@@ -256,23 +260,20 @@ async fn session(
     serve(settings, reader, writer, channels, carry).await
 }
 
-/// Sends `Hello` and returns the server's name from `Welcome`. A `sealed` connection is bound
-/// both ways: the server's frames to our nonce, ours to the one its `Welcome` brings.
-async fn handshake(reader: &mut FrameReader, writer: &mut FrameWriter, sealed: bool) -> Result<String, LinkError> {
-    let nonce = if sealed { Some(Nonce::fresh().map_err(TransportError::from)?) } else { None };
-    writer.write(&Hello::new(Role::Mom, nonce)).await?;
-    if let Some(nonce) = nonce {
-        reader.bind(nonce);
+/// Sends `Hello` and returns the server's name from `Welcome`. A sealed connection (the server's
+/// uid given) is keyed both ways (protocol 3, `proto::session`): our `Hello`'s credential
+/// carries the connection's key, readable by `server_uid` only.
+async fn handshake(
+    reader: &mut FrameReader,
+    writer: &mut FrameWriter,
+    server_uid: Option<u32>,
+) -> Result<String, LinkError> {
+    if let Some(uid) = server_uid {
+        reader.keyed(writer.open_session(uid).map_err(TransportError::from)?);
     }
+    writer.write(&Hello::new(Role::Mom, None)).await?;
     match reader.read_hello_reply().await? {
-        HelloReply::Welcome { server_name, nonce: server_nonce, .. } => {
-            match server_nonce {
-                Some(server_nonce) => writer.bind(server_nonce),
-                None if sealed => return Err(LinkError::Protocol("Welcome without the server's nonce".to_string())),
-                None => {}
-            }
-            Ok(server_name)
-        }
+        HelloReply::Welcome { server_name, .. } => Ok(server_name),
         HelloReply::Refused { code, message } => Err(LinkError::Refused(format!("{code:?}: {message}"))),
     }
 }

@@ -25,6 +25,7 @@ pub mod mom;
 pub mod munge;
 pub mod names;
 pub mod seal;
+pub mod session;
 pub mod status;
 pub mod task;
 #[cfg(feature = "tokio")]
@@ -42,11 +43,14 @@ use serde::{Deserialize, Serialize};
 
 /// The protocol version this build speaks. Version 1 was the first; version 2: on TCP every
 /// frame is bound to its connection (`seal::Binding`); version 1 peers' frames are not.
-pub const PROTOCOL_VERSION: u32 = 2;
+/// Version 3: on TCP only the first frame carries a MUNGE credential, which also carries the
+/// connection's key; every later frame is authenticated with it (`session.rs`), and a command
+/// sends its request right after `Hello` without waiting for `Welcome`.
+pub const PROTOCOL_VERSION: u32 = 3;
 
-/// The versions a server of this build accepts: its own and the previous release's, which
+/// The versions a server of this build accepts: its own and the previous releases', which
 /// existed (`tests/fixtures/` keeps messages as released builds wrote them).
-pub const ACCEPTED_PROTOCOLS: [u32; 2] = [1, PROTOCOL_VERSION];
+pub const ACCEPTED_PROTOCOLS: [u32; 3] = [1, 2, PROTOCOL_VERSION];
 
 /// Who opens a connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

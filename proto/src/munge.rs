@@ -5,6 +5,9 @@
 //! `munge_decode`, `munge_strerror`) and freeing what they return. Must not know what a
 //! credential's payload means (`seal.rs` does).
 //!
+//! A credential may be restricted to the uid that will decode it ([`encode_for`]): munged then
+//! decodes it for that uid only, and its payload (encrypted) can carry a secret.
+//!
 //! Every call talks to munged over its Unix socket and blocks (briefly); async code calls
 //! these from `spawn_blocking`.
 
@@ -17,6 +20,12 @@ pub const DEFAULT_SOCKET: &str = "/run/munge/munge.socket.2";
 
 /// `MUNGE_OPT_SOCKET` (munge.h).
 const OPT_SOCKET: c_int = 8;
+/// `MUNGE_OPT_CIPHER_TYPE` and `MUNGE_CIPHER_AES128` (munge.h): a credential whose payload is a
+/// secret is encrypted whatever munged's default.
+const OPT_CIPHER_TYPE: c_int = 0;
+const CIPHER_AES128: c_int = 4;
+/// `MUNGE_OPT_UID_RESTRICTION` (munge.h): only this uid may decode the credential.
+const OPT_UID_RESTRICTION: c_int = 9;
 
 /// Error numbers of munge.h that get their own variant.
 const EMUNGE_SOCKET: c_int = 6;
@@ -40,6 +49,9 @@ pub enum MungeError {
     Expired,
     #[error("MUNGE credential invalid (forged, garbled, or made with another MUNGE key): {0}")]
     Invalid(String),
+    /// Restricted to another uid than the decoder's (`MUNGE_OPT_UID_RESTRICTION`).
+    #[error("MUNGE credential meant for another uid: {0}")]
+    Unauthorized(String),
     #[error("MUNGE error: {0}")]
     Other(String),
 }
@@ -153,7 +165,8 @@ impl Context {
             EMUNGE_SOCKET => MungeError::Unreachable { socket: self.socket.clone(), detail },
             EMUNGE_CRED_REPLAYED => MungeError::Replayed,
             EMUNGE_CRED_EXPIRED | EMUNGE_CRED_REWOUND => MungeError::Expired,
-            EMUNGE_BAD_CRED..=EMUNGE_CRED_INVALID | EMUNGE_CRED_UNAUTHORIZED => MungeError::Invalid(detail),
+            EMUNGE_CRED_UNAUTHORIZED => MungeError::Unauthorized(detail),
+            EMUNGE_BAD_CRED..=EMUNGE_CRED_INVALID => MungeError::Invalid(detail),
             _ => MungeError::Other(detail),
         }
     }
@@ -166,9 +179,53 @@ impl Drop for Context {
     }
 }
 
+/// Calls made to each munged (by its socket) in this test process: what an exchange costs.
+#[cfg(test)]
+static CALLS: std::sync::Mutex<Vec<(PathBuf, u64)>> = std::sync::Mutex::new(Vec::new());
+
+#[cfg(test)]
+fn count(socket: &Path) {
+    let mut calls = CALLS.lock().unwrap();
+    match calls.iter_mut().find(|(known, _)| known == socket) {
+        Some((_, count)) => *count += 1,
+        None => calls.push((socket.to_path_buf(), 1)),
+    }
+}
+
+#[cfg(not(test))]
+fn count(_: &Path) {}
+
+/// How many credentials were encoded or decoded through munged at `socket` in this test process.
+#[cfg(test)]
+pub(crate) fn calls(socket: &Path) -> u64 {
+    CALLS.lock().unwrap().iter().find(|(known, _)| known == socket).map_or(0, |(_, count)| *count)
+}
+
 /// Makes a credential carrying `payload`, as the calling process's uid/gid (blocking).
 pub fn encode(socket: &Path, payload: &[u8]) -> Result<String, MungeError> {
+    encode_with(socket, payload, None)
+}
+
+/// Makes a credential carrying `payload` that only `uid` may decode, its payload encrypted
+/// (AES-128 whatever munged's default): how a secret travels in one (blocking).
+pub fn encode_for(socket: &Path, payload: &[u8], uid: u32) -> Result<String, MungeError> {
+    encode_with(socket, payload, Some(uid))
+}
+
+fn encode_with(socket: &Path, payload: &[u8], restriction: Option<u32>) -> Result<String, MungeError> {
     let context = Context::new(socket)?;
+    if let Some(uid) = restriction {
+        // SAFETY: MUNGE_OPT_UID_RESTRICTION takes one `uid_t`, MUNGE_OPT_CIPHER_TYPE one `int`.
+        let status = unsafe { (context.library.ctx_set)(context.raw, OPT_UID_RESTRICTION, uid as libc::uid_t) };
+        if status != 0 {
+            return Err(context.error(status));
+        }
+        let status = unsafe { (context.library.ctx_set)(context.raw, OPT_CIPHER_TYPE, CIPHER_AES128) };
+        if status != 0 {
+            return Err(context.error(status));
+        }
+    }
+    count(socket);
     let len = c_int::try_from(payload.len()).map_err(|_| MungeError::Other("payload too large".to_string()))?;
     let mut cred: *mut c_char = std::ptr::null_mut();
     // SAFETY: `payload` is valid for `len` bytes; on success `cred` is a malloc'd
@@ -190,6 +247,7 @@ pub fn encode(socket: &Path, payload: &[u8]) -> Result<String, MungeError> {
 /// (blocking).
 pub fn decode(socket: &Path, credential: &str) -> Result<Decoded, MungeError> {
     let context = Context::new(socket)?;
+    count(socket);
     let cred = CString::new(credential).map_err(|_| MungeError::Invalid("credential contains NUL".to_string()))?;
     let (mut buf, mut len, mut uid, mut gid) = (std::ptr::null_mut::<c_void>(), 0 as c_int, 0u32, 0u32);
     // SAFETY: all out-pointers are valid; `buf` is malloc'd by libmunge (also on some

@@ -11,6 +11,9 @@
 //! [`Binding::Opening`]. Protocol 1 peers seal [`Binding::Legacy`] (no binding: munged's replay
 //! cache alone stops a frame that was opened once).
 //!
+//! Protocol 3 ([`Binding::Session`], `session.rs`): only the first frame is sealed here, its
+//! credential carrying the connection's key as well ([`seal_opening`]); the rest are keyed.
+//!
 //! Opening decodes the credential with munged (which refuses a replayed one), checks the hash
 //! against the bindings the reader accepts (a credential lifted from another message,
 //! direction or connection does not fit), and yields the maker's uid and gid with the body.
@@ -22,6 +25,7 @@
 
 use crate::frame::{self, FrameError};
 use crate::munge::{self, MungeError};
+use crate::session::{KeyedError, SessionKey};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::{Read, Write};
@@ -110,6 +114,9 @@ pub enum Binding {
     /// Protocol 2: the receiver's nonce and the frame's number among the frames sent to it on
     /// this connection (the first is 0).
     Bound { nonce: Nonce, sequence: u64 },
+    /// Protocol 3, the first frame of a connection: the credential also carries the connection's
+    /// [`SessionKey`] (`session.rs`); every later frame is keyed, not credentialed.
+    Session,
 }
 
 /// The maker of a credential, as munged vouches for it.
@@ -133,6 +140,10 @@ pub enum SealError {
     Legacy,
     #[error("cannot draw a random nonce: {0}")]
     Random(String),
+    /// A keyed frame (protocol 3) refused: malformed, or its tag does not fit (forged, altered,
+    /// replayed, reordered, or from another connection).
+    #[error(transparent)]
+    Keyed(#[from] KeyedError),
     #[error(transparent)]
     Frame(#[from] FrameError),
 }
@@ -161,7 +172,7 @@ fn digest(direction: &Direction, binding: &Binding, body: &[u8]) -> Vec<u8> {
         }
         hash.update([0u8]);
     } else {
-        hash.update(b"minipbs/2\0");
+        hash.update(if *binding == Binding::Session { b"minipbs/3\0" } else { b"minipbs/2\0" });
         hash.update(direction.label());
         hash.update([0u8]);
         let node = node.unwrap_or_default();
@@ -183,6 +194,26 @@ fn digest(direction: &Direction, binding: &Binding, body: &[u8]) -> Vec<u8> {
 /// Wraps `body` in an envelope credentialed as this process (blocking: asks munged).
 pub fn seal(socket: &Path, direction: &Direction, binding: &Binding, body: &[u8]) -> Result<Vec<u8>, SealError> {
     let credential = munge::encode(socket, &digest(direction, binding, body))?;
+    let mut envelope = Vec::with_capacity(credential.len() + 1 + body.len());
+    envelope.extend_from_slice(credential.as_bytes());
+    envelope.push(b'\n');
+    envelope.extend_from_slice(body);
+    Ok(envelope)
+}
+
+/// Wraps `body`, the first frame of a protocol-3 connection, in an envelope credentialed as
+/// this process whose credential also carries `key`, encrypted and decodable by `uid` only
+/// (the receiving daemon's; blocking: asks munged).
+pub fn seal_opening(
+    socket: &Path,
+    direction: &Direction,
+    uid: u32,
+    key: &SessionKey,
+    body: &[u8],
+) -> Result<Vec<u8>, SealError> {
+    let mut payload = digest(direction, &Binding::Session, body);
+    payload.extend_from_slice(&key.0);
+    let credential = munge::encode_for(socket, &payload, uid)?;
     let mut envelope = Vec::with_capacity(credential.len() + 1 + body.len());
     envelope.extend_from_slice(credential.as_bytes());
     envelope.push(b'\n');
@@ -212,6 +243,8 @@ pub struct Opened {
     pub body: Vec<u8>,
     /// Which of the accepted bindings the credential vouches for.
     pub binding: Binding,
+    /// The connection's key, when the binding is [`Binding::Session`].
+    pub key: Option<SessionKey>,
 }
 
 /// Opens an envelope sealed under one of the `accepted` bindings (blocking). A credential that
@@ -228,8 +261,15 @@ pub fn open(
     let decoded = munge::decode(socket, credential)?;
     let body = envelope.split_off(credential_len + 1);
     let identity = Identity { uid: decoded.uid, gid: decoded.gid };
+    if accepted.contains(&Binding::Session) && decoded.payload.len() == 64 {
+        let (hash, key) = decoded.payload.split_at(32);
+        if hash == digest(direction, &Binding::Session, &body) {
+            let key = SessionKey(key.try_into().map_err(|_| SealError::Mismatch)?);
+            return Ok(Opened { identity, body, binding: Binding::Session, key: Some(key) });
+        }
+    }
     if let Some(binding) = accepted.iter().find(|binding| decoded.payload == digest(direction, binding, &body)) {
-        return Ok(Opened { identity, body, binding: *binding });
+        return Ok(Opened { identity, body, binding: *binding, key: None });
     }
     if decoded.payload == digest(direction, &Binding::Legacy, &body) {
         return Err(SealError::Legacy);

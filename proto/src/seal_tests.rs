@@ -120,6 +120,58 @@ fn a_frame_sealed_for_one_connection_fits_no_other() {
     assert!(error.to_string().contains("protocol 1"), "{error}");
 }
 
+/// Protocol 3's opening: the credential carries the session key to the uid it names, once;
+/// bound like any credential to its body and direction.
+#[test]
+fn an_opening_brings_its_key_once_to_its_uid_only() {
+    let Some(munged) = TestMunged::start() else { return };
+    let socket = munged.socket();
+    let key = SessionKey::fresh().unwrap();
+    let accepted = [Binding::Opening, Binding::Legacy, Binding::Session];
+    let envelope = seal_opening(&socket, &Direction::ToServer, nix_uid(), &key, b"{\"hello\":3}").unwrap();
+    let opened = open(&socket, &Direction::ToServer, &accepted, envelope.clone()).unwrap();
+    assert_eq!((opened.binding, opened.key.as_ref(), opened.identity.uid), (Binding::Session, Some(&key), nix_uid()));
+    // Replayed, on this connection or another: munged's replay cache.
+    let replay = open(&socket, &Direction::ToServer, &accepted, envelope).unwrap_err();
+    assert!(matches!(replay, SealError::Munge(MungeError::Replayed)), "{replay:?}");
+    // Altered, or lifted to another direction, or where no session is accepted.
+    let mut altered = seal_opening(&socket, &Direction::ToServer, nix_uid(), &key, b"{}").unwrap();
+    *altered.last_mut().unwrap() = b']';
+    assert!(matches!(open(&socket, &Direction::ToServer, &accepted, altered), Err(SealError::Mismatch)));
+    let elsewhere = seal_opening(&socket, &Direction::ToServer, nix_uid(), &key, b"{}").unwrap();
+    let to_mom = Direction::ServerToMom("node1".into());
+    assert!(matches!(open(&socket, &to_mom, &accepted, elsewhere), Err(SealError::Mismatch)));
+    let unexpected = seal_opening(&socket, &Direction::ToServer, nix_uid(), &key, b"{}").unwrap();
+    let error = open(&socket, &Direction::ToServer, &[Binding::Opening, Binding::Legacy], unexpected).unwrap_err();
+    assert!(matches!(error, SealError::Mismatch), "{error:?}");
+}
+
+/// The key cannot be read by another uid: a credential restricted to another uid does not
+/// decode for us (root included: munged gives root no exception unless told to), and what
+/// munged refuses carries no payload.
+#[test]
+fn an_opening_for_another_uid_does_not_decode() {
+    let Some(munged) = TestMunged::start() else { return };
+    let socket = munged.socket();
+    let other = nix_uid().wrapping_add(4242);
+    let key = SessionKey::fresh().unwrap();
+    let envelope = seal_opening(&socket, &Direction::ToServer, other, &key, b"{}").unwrap();
+    let (credential, _) = split(&envelope).unwrap();
+    let error = munge::decode(&socket, credential).unwrap_err();
+    assert!(matches!(error, MungeError::Unauthorized(_)), "{error:?}");
+    assert!(error.to_string().contains("another uid"), "{error}");
+    let error = open(&socket, &Direction::ToServer, &[Binding::Session], envelope).unwrap_err();
+    assert!(matches!(error, SealError::Munge(MungeError::Unauthorized(_))), "{error:?}");
+    // Nor is the key in the clear on the wire: the credential is encrypted.
+    let text =
+        String::from_utf8_lossy(&seal_opening(&socket, &Direction::ToServer, other, &key, b"").unwrap()).into_owned();
+    let (credential, _) = text.split_once('\n').unwrap();
+    use base64::Engine;
+    let armor = credential.trim_start_matches("MUNGE:").trim_end_matches(':');
+    let raw = base64::engine::general_purpose::STANDARD.decode(armor).unwrap();
+    assert!(!raw.windows(32).any(|window| window == key.0), "the key appears in the credential");
+}
+
 #[test]
 fn a_nonce_is_64_hex_digits_on_the_wire() {
     let nonce = Nonce::fresh().unwrap();

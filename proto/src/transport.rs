@@ -11,9 +11,15 @@
 //! nothing until bound to the peer's nonce or set to `Legacy`. MUNGE calls block, so they
 //! run on tokio's blocking pool. The first frame is read under `Limits::HANDSHAKE`, the rest under
 //! `Limits::NORMAL` (`frame.rs`).
+//!
+//! Protocol 3 (`session.rs`): the opener's writer is told to [`FrameWriter::open_session`], so
+//! its first frame's credential carries the connection's key, and its reader is `keyed`; the
+//! acceptor's reader takes that key from the first frame ([`FrameReader::take_session`]) and
+//! both its halves are keyed. Keyed frames need no munged: no blocking pool.
 
 use crate::frame::{self, nonblocking, FrameError, Limits};
 use crate::seal::{self, Binding, Direction, Identity, Nonce, SealError};
+use crate::session::{self, FrameKey, SessionKey, Side};
 use crate::HelloReply;
 use serde::{de::DeserializeOwned, Serialize};
 use std::path::Path;
@@ -45,15 +51,24 @@ pub enum TransportError {
 }
 
 /// Which bindings one half of a sealed connection uses next.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 enum Mode {
-    /// The connection's first frame: `Opening` (or, read, `Legacy` too).
+    /// The connection's first frame: `Opening` (or, read, `Legacy` or `Session` too).
     First,
-    /// After the first frame, until [`FrameReader::bind`] or `legacy`: nothing.
+    /// After the first frame, until [`FrameReader::bind`], `keyed` or `legacy`: nothing.
     Unsettled,
     Legacy,
     /// Sealed for this nonce (ours when reading, the peer's when writing), numbered.
     Bound(Nonce),
+    /// Protocol 3, a writer's first frame: its credential carries `key` to `uid` only; then
+    /// `Keyed(send)`.
+    Opening {
+        key: SessionKey,
+        uid: u32,
+        send: FrameKey,
+    },
+    /// Protocol 3: every frame authenticated with this direction's key, numbered.
+    Keyed(FrameKey),
 }
 
 impl TransportError {
@@ -84,6 +99,8 @@ pub struct FrameReader {
     mode: Mode,
     /// Frames read so far: the next one's number.
     frames: u64,
+    /// The key a protocol-3 opening brought, until taken.
+    session: Option<SessionKey>,
 }
 
 impl FrameReader {
@@ -98,6 +115,7 @@ impl FrameReader {
             limits,
             mode: Mode::First,
             frames: 0,
+            session: None,
         }
     }
 
@@ -112,6 +130,7 @@ impl FrameReader {
             limits,
             mode: Mode::First,
             frames: 0,
+            session: None,
         }
     }
 
@@ -124,6 +143,17 @@ impl FrameReader {
     /// Accepts from now on frames sealed the protocol-1 way (a peer of the previous version).
     pub fn legacy(&mut self) {
         self.mode = Mode::Legacy;
+    }
+
+    /// Accepts from now on only frames authenticated with `key`, each numbered in turn
+    /// (protocol 3: the receiving key of [`SessionKey::keys`]).
+    pub fn keyed(&mut self, key: FrameKey) {
+        self.mode = Mode::Keyed(key);
+    }
+
+    /// The key the connection's opening credential carried (protocol 3), once.
+    pub fn take_session(&mut self) -> Option<SessionKey> {
+        self.session.take()
     }
 
     /// Accepts credentials of these uids only.
@@ -153,23 +183,36 @@ impl FrameReader {
 
     /// Reads one message.
     pub async fn read<T: DeserializeOwned>(&mut self) -> Result<T, TransportError> {
-        let accepted = match self.mode {
+        let accepted = match &self.mode {
             Mode::First => vec![Binding::Opening, Binding::Legacy],
-            Mode::Unsettled => Vec::new(),
+            Mode::Unsettled | Mode::Opening { .. } => Vec::new(),
             Mode::Legacy => vec![Binding::Legacy],
-            Mode::Bound(nonce) => vec![Binding::Bound { nonce, sequence: self.frames }],
+            Mode::Bound(nonce) => vec![Binding::Bound { nonce: *nonce, sequence: self.frames }],
+            Mode::Keyed(_) => return self.read_keyed().await,
         };
         Ok(self.read_under(accepted).await?.1)
     }
 
-    /// Reads the first binding a sealed `Hello` came under (`Opening` or `Legacy`) with it.
+    /// Reads the first binding a sealed `Hello` came under (`Opening`, `Legacy`, or `Session`,
+    /// whose key [`FrameReader::take_session`] then gives) with it.
     pub async fn read_hello<T: DeserializeOwned>(&mut self) -> Result<(Option<Binding>, T), TransportError> {
-        self.read_under(vec![Binding::Opening, Binding::Legacy]).await
+        self.read_under(vec![Binding::Opening, Binding::Legacy, Binding::Session]).await
     }
 
-    /// Reads the answer to our `Hello` after [`FrameReader::bind`]: bound to our nonce, or
-    /// sealed the protocol-1 way, then believed only as far as [`HelloReply::as_sealed`] says.
+    /// Reads the answer to our `Hello` after [`FrameReader::bind`] or `keyed`: bound to our
+    /// nonce or keyed, or sealed the protocol-1 way (a server that could not read our
+    /// credential, or an older one), then believed only as far as [`HelloReply::as_sealed`] says.
     pub async fn read_hello_reply(&mut self) -> Result<HelloReply, TransportError> {
+        if let (Mode::Keyed(key), Some(_)) = (&self.mode, &self.sealing) {
+            let key = key.clone();
+            let body = self.next_body().await?;
+            if session::is_keyed(&body) {
+                let body = key.open(self.frames - 1, body).map_err(SealError::from)?;
+                return Ok(frame::decode(&body)?);
+            }
+            let (binding, reply) = self.open_sealed(vec![Binding::Legacy], body).await?;
+            return Ok(HelloReply::as_sealed(reply, binding));
+        }
         let mut accepted = vec![Binding::Legacy];
         if let Mode::Bound(nonce) = self.mode {
             accepted.insert(0, Binding::Bound { nonce, sequence: self.frames });
@@ -180,24 +223,51 @@ impl FrameReader {
         }
     }
 
-    /// One frame sealed under one of `accepted` (when sealed), and the binding it came under.
-    async fn read_under<T: DeserializeOwned>(
-        &mut self,
-        accepted: Vec<Binding>,
-    ) -> Result<(Option<Binding>, T), TransportError> {
+    /// The next frame's body, counted.
+    async fn next_body(&mut self) -> Result<Vec<u8>, TransportError> {
         let body = nonblocking::read_body(&mut self.inner, self.limits).await?;
         self.limits = Limits::NORMAL;
         self.frames += 1;
         if matches!(self.mode, Mode::First) {
             self.mode = Mode::Unsettled;
         }
-        let Some(sealing) = self.sealing.clone() else { return Ok((None, frame::decode(&body)?)) };
+        Ok(body)
+    }
+
+    /// One keyed frame (protocol 3; a plain one when unsealed).
+    async fn read_keyed<T: DeserializeOwned>(&mut self) -> Result<T, TransportError> {
+        let body = self.next_body().await?;
+        let (Mode::Keyed(key), Some(_)) = (&self.mode, &self.sealing) else { return Ok(frame::decode(&body)?) };
+        Ok(frame::decode(&key.open(self.frames - 1, body).map_err(SealError::from)?)?)
+    }
+
+    /// One frame sealed under one of `accepted` (when sealed), and the binding it came under.
+    async fn read_under<T: DeserializeOwned>(
+        &mut self,
+        accepted: Vec<Binding>,
+    ) -> Result<(Option<Binding>, T), TransportError> {
+        let body = self.next_body().await?;
+        if self.sealing.is_none() {
+            return Ok((None, frame::decode(&body)?));
+        }
+        let (binding, message) = self.open_sealed(accepted, body).await?;
+        Ok((Some(binding), message))
+    }
+
+    /// Opens a credentialed envelope (on tokio's blocking pool: munged is asked).
+    async fn open_sealed<T: DeserializeOwned>(
+        &mut self,
+        accepted: Vec<Binding>,
+        body: Vec<u8>,
+    ) -> Result<(Binding, T), TransportError> {
+        let Some(sealing) = self.sealing.clone() else { return Err(SealError::Malformed.into()) };
         let opened =
             tokio::task::spawn_blocking(move || seal::open(&sealing.socket, &sealing.direction, &accepted, body))
                 .await
                 .map_err(|error| FrameError::Io(std::io::Error::other(error)))??;
         self.check(opened.identity)?;
-        Ok((Some(opened.binding), frame::decode(&opened.body)?))
+        self.session = opened.key;
+        Ok((opened.binding, frame::decode(&opened.body)?))
     }
 
     fn check(&mut self, identity: Identity) -> Result<(), TransportError> {
@@ -243,6 +313,21 @@ impl FrameWriter {
         self.mode = Mode::Legacy;
     }
 
+    /// Authenticates every frame from now on with `key`, numbered in turn (protocol 3).
+    pub fn keyed(&mut self, key: FrameKey) {
+        self.mode = Mode::Keyed(key);
+    }
+
+    /// Opens a protocol-3 session: the next (first) frame's credential carries a fresh key that
+    /// only `uid` (the receiving daemon's) can read, and every later frame is keyed. Returns
+    /// the key the reading half is to check the peer's frames with ([`FrameReader::keyed`]).
+    pub fn open_session(&mut self, uid: u32) -> Result<FrameKey, SealError> {
+        let key = SessionKey::fresh().map_err(SealError::from)?;
+        let (send, receive) = key.keys(Side::Opener);
+        self.mode = Mode::Opening { key, uid, send };
+        Ok(receive)
+    }
+
     /// Seals for `direction` from now on (no effect when unsealed).
     pub fn set_direction(&mut self, direction: Direction) {
         if let Some(sealing) = &mut self.sealing {
@@ -255,29 +340,57 @@ impl FrameWriter {
         let bytes = match self.sealing.clone() {
             None => frame::encode(message)?,
             Some(sealing) => {
-                let binding = match self.mode {
-                    Mode::First => Binding::Opening,
-                    Mode::Unsettled => return Err(TransportError::Unbound),
-                    Mode::Legacy => Binding::Legacy,
-                    Mode::Bound(nonce) => Binding::Bound { nonce, sequence: self.frames },
-                };
                 let body = serde_json::to_vec(message).map_err(FrameError::from)?;
-                let envelope = tokio::task::spawn_blocking(move || {
-                    seal::seal(&sealing.socket, &sealing.direction, &binding, &body)
-                })
-                .await
-                .map_err(|error| FrameError::Io(std::io::Error::other(error)))??;
-                frame::prefixed(&envelope)?
+                match self.how()? {
+                    How::Keyed(key) => session::framed(&key, self.frames, &body)?,
+                    How::Credential(binding, opening) => credentialed(sealing, binding, opening, body).await?,
+                }
             }
         };
         self.frames += 1;
-        if matches!(self.mode, Mode::First) {
-            self.mode = Mode::Unsettled;
+        match &self.mode {
+            Mode::First => self.mode = Mode::Unsettled,
+            Mode::Opening { send, .. } => self.mode = Mode::Keyed(send.clone()),
+            _ => {}
         }
         self.inner.write_all(&bytes).await.map_err(FrameError::from)?;
         self.inner.flush().await.map_err(FrameError::from)?;
         Ok(())
     }
+
+    /// How the next frame is sealed.
+    fn how(&self) -> Result<How, TransportError> {
+        Ok(match &self.mode {
+            Mode::First => How::Credential(Binding::Opening, None),
+            Mode::Unsettled => return Err(TransportError::Unbound),
+            Mode::Legacy => How::Credential(Binding::Legacy, None),
+            Mode::Bound(nonce) => How::Credential(Binding::Bound { nonce: *nonce, sequence: self.frames }, None),
+            Mode::Keyed(key) => How::Keyed(key.clone()),
+            Mode::Opening { key, uid, .. } => How::Credential(Binding::Session, Some((key.clone(), *uid))),
+        })
+    }
+}
+
+/// How a frame is sealed: keyed, or with a credential (carrying a session key to a uid).
+enum How {
+    Keyed(FrameKey),
+    Credential(Binding, Option<(SessionKey, u32)>),
+}
+
+/// The frame of `body` with a credential, made on tokio's blocking pool (munged is asked).
+async fn credentialed(
+    sealing: Sealing,
+    binding: Binding,
+    opening: Option<(SessionKey, u32)>,
+    body: Vec<u8>,
+) -> Result<Vec<u8>, TransportError> {
+    let envelope = tokio::task::spawn_blocking(move || match opening {
+        Some((key, uid)) => seal::seal_opening(&sealing.socket, &sealing.direction, uid, &key, &body),
+        None => seal::seal(&sealing.socket, &sealing.direction, &binding, &body),
+    })
+    .await
+    .map_err(|error| FrameError::Io(std::io::Error::other(error)))??;
+    Ok(frame::prefixed(&envelope)?)
 }
 
 /// The boxed halves of a Unix or TCP stream.

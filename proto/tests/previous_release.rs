@@ -119,12 +119,12 @@ fn write_fixtures(release: &str) {
 
 #[test]
 fn the_accepted_protocols_are_this_one_and_the_first_release() {
-    assert_eq!(PROTOCOL_VERSION, 2);
-    assert_eq!(ACCEPTED_PROTOCOLS, [1, 2]);
-    for version in [1, 2] {
+    assert_eq!(PROTOCOL_VERSION, 3);
+    assert_eq!(ACCEPTED_PROTOCOLS, [1, 2, 3]);
+    for version in [1, 2, 3] {
         assert!(proto::protocol_accepted(version), "{version}");
     }
-    for version in [0, 3, 9, u32::MAX] {
+    for version in [0, 4, 9, u32::MAX] {
         assert!(!proto::protocol_accepted(version), "{version} never existed or is newer");
     }
 }

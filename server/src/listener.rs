@@ -2,7 +2,8 @@
 //! `SO_PEERCRED`) and, in cluster mode, on its TCP port (every frame sealed with MUNGE, the
 //! peer's identity from the credentials: `proto::transport`), reads the handshake, binds a
 //! sealed connection's frames to it (protocol 2: the peer's nonce from `Hello`, ours in
-//! `Welcome`; `proto::seal::Binding`) and hands the connection to the client or mom code, which
+//! `Welcome`; `proto::seal::Binding`; protocol 3: keyed with the key its opening credential
+//! carried, `proto::session`) and hands the connection to the client or mom code, which
 //! are the same for both transports.
 //! A refused credential is one warning line naming the peer address (up to 50 per 10 s, then
 //! counted: `limits.rs`); the connection is closed.
@@ -17,6 +18,7 @@ use crate::shared::Shared;
 use crate::state::Requester;
 use proto::error::ErrorCode;
 use proto::seal::{Binding, Direction, Identity, Nonce};
+use proto::session::Side;
 use proto::transport::{self, FrameReader, FrameWriter, Sealing};
 use proto::{Hello, HelloReply, Role};
 use std::sync::Arc;
@@ -147,19 +149,24 @@ async fn handle_connection(shared: Arc<Shared>, accepted: Accepted) {
 }
 
 /// Checks the protocol and settles how the rest of the connection is sealed, from how its
-/// `Hello` was (`binding`; `None` on the Unix socket): a protocol-2 hello sealed `Opening` with
-/// the peer's nonce binds both halves (our fresh nonce, returned, goes back in `Welcome`); a
-/// protocol-1 hello sealed `Legacy` stays unbound. Anything else is refused (the message).
+/// `Hello` was (`binding`; `None` on the Unix socket): a protocol-3 hello sealed `Session` keys
+/// both halves with the key its credential carried (`proto::session`); a protocol-2 hello
+/// sealed `Opening` with the peer's nonce binds both halves (our fresh nonce, returned, goes
+/// back in `Welcome`); a protocol-1 hello sealed `Legacy` stays unbound. Anything else is
+/// refused (the message).
 fn bind_connection(
     hello: &Hello,
     binding: Option<Binding>,
     reader: &mut FrameReader,
     writer: &mut FrameWriter,
 ) -> Result<Option<Nonce>, String> {
+    let session = reader.take_session().filter(|_| binding == Some(Binding::Session));
     let peer_nonce = hello.nonce.filter(|_| binding == Some(Binding::Opening));
-    match peer_nonce {
-        Some(peer_nonce) => writer.bind(peer_nonce),
-        None => writer.legacy(),
+    let keys = session.as_ref().map(|key| key.keys(Side::Acceptor));
+    match (&keys, peer_nonce) {
+        (Some((send, _)), _) => writer.keyed(send.clone()),
+        (None, Some(peer_nonce)) => writer.bind(peer_nonce),
+        (None, None) => writer.legacy(),
     }
     if !proto::protocol_accepted(hello.protocol) {
         return Err(format!(
@@ -169,13 +176,17 @@ fn bind_connection(
         ));
     }
     let Some(binding) = binding else { return Ok(None) };
-    match (hello.protocol >= 2, peer_nonce, binding) {
-        (true, Some(_), _) => {
+    match (hello.protocol, keys, peer_nonce, binding) {
+        (3.., Some((_, receive)), _, _) => {
+            reader.keyed(receive);
+            Ok(None)
+        }
+        (2.., None, Some(_), _) => {
             let nonce = Nonce::fresh().map_err(|error| error.to_string())?;
             reader.bind(nonce);
             Ok(Some(nonce))
         }
-        (false, None, Binding::Legacy) => {
+        (1, None, None, Binding::Legacy) => {
             reader.legacy();
             Ok(None)
         }

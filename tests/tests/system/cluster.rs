@@ -4,6 +4,7 @@
 //! from another address is refused. Skipped (loudly) when MUNGE is not installed.
 
 use proto::seal::{self, Binding, Direction, Nonce};
+use proto::session::{self, FrameKey, SessionKey, Side};
 use proto::{Hello, HelloReply, MomToServer, Role, ServerToMom};
 use std::time::Duration;
 use tests::{wait_for, Cluster, Munged, Shape};
@@ -105,7 +106,8 @@ fn a_second_mom_under_a_live_nodes_name_from_another_address_is_refused() {
     let munge = cluster.state.path().join("munge/socket");
     let mut stream = connect_from("127.0.0.2", port);
     let nonce = Nonce::fresh().unwrap();
-    let hello = Hello::new(Role::Mom, Some(nonce));
+    // As a mom of release 0.1.0 (protocol 2) says it: every frame credentialed, bound to nonces.
+    let hello = Hello { role: Role::Mom, protocol: 2, nonce: Some(nonce) };
     seal::write(&mut stream, &munge, &Direction::ToServer, &Binding::Opening, &hello).unwrap();
     let handshake = Direction::ServerToMom(String::new());
     let to_me = |sequence| [Binding::Bound { nonce, sequence }];
@@ -291,7 +293,7 @@ fn splicing_proxy(server_port: u16) -> u16 {
 }
 
 /// A request lifted from one command's connection before it arrived (qdel, by the same user)
-/// and spliced into another's (a qstat) is refused: it was sealed for the first connection.
+/// and spliced into another's (a qstat) is refused: it was keyed for the first connection.
 #[test]
 fn a_request_spliced_into_another_connection_is_refused() {
     if !tests::munge_installed() {
@@ -315,7 +317,7 @@ fn a_request_spliced_into_another_connection_is_refused() {
         let mut refusals = log.lines().skip(before).filter(|line| line.contains("refused a message from 127.0.0.1:"));
         refusals.next().map(String::from)
     });
-    assert!(refusal.contains("does not match"), "{refusal}");
+    assert!(refusal.contains("not authenticated by this connection's key"), "{refusal}");
     assert!(!qstat.status.success(), "qstat got an answer to the spliced request: {qstat:?}");
     assert_eq!(cluster.job_attr(&id, "job_state").as_deref(), Some("H"), "the spliced qdel ran");
 }
@@ -334,7 +336,7 @@ fn a_protocol_1_command_is_served_unbound_and_an_unbound_protocol_2_hello_refuse
     let munge = cluster.state.path().join("munge/socket");
     let (legacy, to_client) = ([Binding::Legacy], Direction::ServerToClient);
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    let old = Hello { role: Role::Client, protocol: proto::PROTOCOL_VERSION - 1, nonce: None };
+    let old = Hello { role: Role::Client, protocol: 1, nonce: None };
     seal::write(&mut stream, &munge, &Direction::ToServer, &Binding::Legacy, &old).unwrap();
     let (_, _, reply): (_, _, HelloReply) = seal::read(&mut stream, &munge, &to_client, &legacy).unwrap();
     assert!(matches!(reply, HelloReply::Welcome { nonce: None, .. }), "{reply:?}");
@@ -350,4 +352,106 @@ fn a_protocol_1_command_is_served_unbound_and_an_unbound_protocol_2_hello_refuse
     let HelloReply::Refused { message, .. } = reply else { panic!("{reply:?}") };
     let expected = format!("a protocol {} hello sealed Legacy with a nonce is not accepted", proto::PROTOCOL_VERSION);
     assert_eq!(message, expected);
+}
+
+/// One protocol-3 connection made by hand: the opening's bytes, and the keys of both ways.
+struct Session {
+    stream: std::net::TcpStream,
+    opening: Vec<u8>,
+    send: FrameKey,
+    receive: FrameKey,
+}
+
+impl Session {
+    /// Connects and sends `Hello`, its credential carrying a fresh key for the server's uid
+    /// (this user's: the test cluster's server runs as whoever runs the tests).
+    fn open(port: u16, munge: &std::path::Path) -> Session {
+        use std::io::Write;
+        let key = SessionKey::fresh().unwrap();
+        let hello = serde_json::to_vec(&Hello::new(Role::Client, None)).unwrap();
+        let uid = nix::unistd::geteuid().as_raw();
+        let envelope = seal::seal_opening(munge, &Direction::ToServer, uid, &key, &hello).unwrap();
+        let opening = proto::frame::prefixed(&envelope).unwrap();
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
+        stream.write_all(&opening).unwrap();
+        let (send, receive) = key.keys(Side::Opener);
+        Session { stream, opening, send, receive }
+    }
+
+    /// `StatusServer` keyed as frame `sequence`.
+    fn request(&self, sequence: u64) -> Vec<u8> {
+        let body = serde_json::to_vec(&proto::ClientRequest::StatusServer).unwrap();
+        session::framed(&self.send, sequence, &body).unwrap()
+    }
+
+    fn send(&mut self, bytes: &[u8]) {
+        use std::io::Write;
+        self.stream.write_all(bytes).unwrap();
+    }
+
+    /// The server's frame `sequence`, keyed: `None` once the server closed the connection.
+    fn answer(&mut self, sequence: u64) -> Option<String> {
+        let frame = read_raw_frame(&mut self.stream).ok()?;
+        let body = self.receive.open(sequence, frame[4..].to_vec()).expect("keyed by the server");
+        Some(String::from_utf8(body).unwrap())
+    }
+}
+
+/// Over a real server: a keyed session is served; a frame of it replayed within it, one sent
+/// out of its place, one altered, one keyed for another connection, and the whole connection
+/// replayed on a new one are each refused (the connection closed, a warning logged); every
+/// refusal happens before the frame is acted on.
+#[test]
+fn a_keyed_session_refuses_forged_replayed_and_reordered_frames() {
+    if !tests::munge_installed() {
+        return;
+    }
+    let cluster = tcp_cluster(1);
+    let port = cluster.server_port().unwrap();
+    let munge = cluster.state.path().join("munge/socket");
+    let mut first = Session::open(port, &munge);
+    let request = first.request(1);
+    first.send(&request);
+    assert!(first.answer(0).unwrap().contains("Welcome"));
+    let served = first.answer(1).unwrap();
+    assert!(served.starts_with("{\"Objects\""), "served: {served}");
+    first.send(&request);
+    assert_eq!(first.answer(2), None, "a request replayed within its connection");
+
+    let mut reordered = Session::open(port, &munge);
+    let out_of_place = reordered.request(2);
+    reordered.send(&out_of_place);
+    assert!(reordered.answer(0).unwrap().contains("Welcome"));
+    assert_eq!(reordered.answer(1), None, "a request sent out of its place");
+
+    let mut altered = Session::open(port, &munge);
+    let mut frame = altered.request(1);
+    *frame.last_mut().unwrap() = b' ';
+    altered.send(&frame);
+    assert!(altered.answer(0).unwrap().contains("Welcome"));
+    assert_eq!(altered.answer(1), None, "an altered request");
+
+    let mut foreign = Session::open(port, &munge);
+    let lifted = Session::open(port, &munge).request(1);
+    foreign.send(&lifted);
+    assert!(foreign.answer(0).unwrap().contains("Welcome"));
+    assert_eq!(foreign.answer(1), None, "a request keyed for another connection");
+
+    let mut again = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    again.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
+    std::io::Write::write_all(&mut again, &[first.opening.clone(), request].concat()).unwrap();
+    let refused = read_raw_frame(&mut again).unwrap();
+    let (_, body) = seal::split(&refused[4..]).unwrap();
+    let reply: HelloReply = serde_json::from_slice(body).unwrap();
+    assert!(matches!(&reply, HelloReply::Refused { message, .. } if message.contains("replayed")), "{reply:?}");
+    let refusals = wait_for(Duration::from_secs(10), "five refusals in the server log", || {
+        let log = server_log(&cluster);
+        let refusals: Vec<String> =
+            log.lines().filter(|line| line.contains("refused a message from 127.0.0.1:")).map(String::from).collect();
+        (refusals.len() >= 5).then_some(refusals)
+    });
+    let keyed = refusals.iter().filter(|line| line.contains("not authenticated by this connection's key")).count();
+    assert_eq!(keyed, 4, "{refusals:#?}");
+    assert!(refusals.iter().any(|line| line.contains("replayed")), "{refusals:#?}");
 }

@@ -49,6 +49,7 @@ fn server_and_moms_in_one_process() {
         secondary: None,
         home: None,
         source: dir.path().join("pbs.conf"),
+        server_uid: None,
     };
     let free_nodes = || {
         let mut conn = Connection::open_conf(&conf).ok()?;

@@ -149,16 +149,17 @@ fn hello_reply(cluster: &Cluster, protocol: u32) -> String {
     String::from_utf8_lossy(&reply).into_owned()
 }
 
-/// Versions 1 (the first release) and 2 (this one) exist; 0 never did.
+/// Versions 1 (the first release), 2 (0.1.0) and 3 (this one) exist; 0 never did.
 #[test]
-fn the_server_accepts_this_and_the_previous_protocol_version_only() {
+fn the_server_accepts_this_and_the_previous_protocol_versions_only() {
     let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
-    assert_eq!(proto::PROTOCOL_VERSION, 2, "a new version: add the previous release's fixtures (proto/tests)");
-    assert!(hello_reply(&cluster, 2).contains("Welcome"));
-    assert!(hello_reply(&cluster, 1).contains("Welcome"), "a mom one version behind is upgraded later");
-    let newer = hello_reply(&cluster, 3);
+    assert_eq!(proto::PROTOCOL_VERSION, 3, "a new version: add the previous release's fixtures (proto/tests)");
+    assert!(hello_reply(&cluster, 3).contains("Welcome"));
+    assert!(hello_reply(&cluster, 2).contains("Welcome"), "a mom one version behind is upgraded later");
+    assert!(hello_reply(&cluster, 1).contains("Welcome"), "and one two versions behind");
+    let newer = hello_reply(&cluster, 4);
     assert!(newer.contains("ProtocolMismatch"), "{newer}");
-    assert!(newer.contains("protocol version 3 not supported (server speaks 2)"), "{newer}");
+    assert!(newer.contains("protocol version 4 not supported (server speaks 3)"), "{newer}");
     for version in [0, 9, u32::MAX] {
         let reply = hello_reply(&cluster, version);
         assert!(reply.contains(&format!("protocol version {version} not supported")), "{version}: {reply}");
