@@ -341,16 +341,31 @@ async fn serve(
             }
             message = channels.outbound.recv() => {
                 let Some(message) = message else { return Ok(()) };
-                if let Err(err) = writer.write(&message).await {
-                    if matches!(message, MomToServer::JobStarted { .. }) {
-                        carry.push_back(message);
-                    }
+                let batch = with_queued(message, &mut channels.outbound);
+                if let Err(err) = writer.write_batch(&batch).await {
+                    carry.extend(batch.into_iter().filter(|message| matches!(message, MomToServer::JobStarted { .. })));
                     return Err(err.into());
                 }
             }
             _ = heartbeat.tick() => writer.write(&MomToServer::Heartbeat).await?,
         }
     }
+}
+
+/// At most this many reports leave in one write (jobs that end together: one system call
+/// and one flush instead of one each).
+const BATCH: usize = 64;
+
+/// `first` and the reports already queued behind it, up to [`BATCH`], in order.
+fn with_queued(first: MomToServer, outbound: &mut mpsc::UnboundedReceiver<MomToServer>) -> Vec<MomToServer> {
+    let mut batch = vec![first];
+    while batch.len() < BATCH {
+        match outbound.try_recv() {
+            Ok(message) => batch.push(message),
+            Err(_) => break,
+        }
+    }
+    batch
 }
 
 /// Moves messages queued while disconnected into `carry`: `JobStarted` is kept, `JobEnded`
@@ -407,6 +422,21 @@ mod tests {
         assert_eq!(u128::from(millis), TCP_USER_TIMEOUT.as_millis());
         drop(listener);
         assert!(matches!(connect_tcp(&addr).await, Err(LinkError::Connect { .. })));
+    }
+
+    #[test]
+    fn a_batch_takes_what_is_queued_in_order_up_to_its_bound() {
+        let (sender, mut receiver) = mpsc::unbounded_channel();
+        let obit =
+            |n: usize| MomToServer::JobEnded(proto::mom::JobObit { job_id: format!("{n}.s"), ..Default::default() });
+        for n in 1..=BATCH + 5 {
+            sender.send(obit(n)).unwrap();
+        }
+        let first = receiver.try_recv().unwrap();
+        let batch = with_queued(first, &mut receiver);
+        assert_eq!(batch, (1..=BATCH).map(obit).collect::<Vec<_>>());
+        let rest = with_queued(receiver.try_recv().unwrap(), &mut receiver);
+        assert_eq!(rest, (BATCH + 1..=BATCH + 5).map(obit).collect::<Vec<_>>());
     }
 
     #[test]

@@ -337,6 +337,26 @@ impl FrameWriter {
 
     /// Writes one message (sealed as this process when the connection is sealed).
     pub async fn write<T: Serialize>(&mut self, message: &T) -> Result<(), TransportError> {
+        let bytes = self.next_frame(message).await?;
+        self.inner.write_all(&bytes).await.map_err(FrameError::from)?;
+        self.inner.flush().await.map_err(FrameError::from)?;
+        Ok(())
+    }
+
+    /// Writes several messages in order with one write and one flush: each is still its own
+    /// frame (sealed and numbered as [`FrameWriter::write`] would), so a reader cannot tell.
+    pub async fn write_batch<T: Serialize>(&mut self, messages: &[T]) -> Result<(), TransportError> {
+        let mut bytes = Vec::new();
+        for message in messages {
+            bytes.extend_from_slice(&self.next_frame(message).await?);
+        }
+        self.inner.write_all(&bytes).await.map_err(FrameError::from)?;
+        self.inner.flush().await.map_err(FrameError::from)?;
+        Ok(())
+    }
+
+    /// The next frame's bytes, sealed as the connection's mode says; advances the mode.
+    async fn next_frame<T: Serialize>(&mut self, message: &T) -> Result<Vec<u8>, TransportError> {
         let bytes = match self.sealing.clone() {
             None => frame::encode(message)?,
             Some(sealing) => {
@@ -353,9 +373,7 @@ impl FrameWriter {
             Mode::Opening { send, .. } => self.mode = Mode::Keyed(send.clone()),
             _ => {}
         }
-        self.inner.write_all(&bytes).await.map_err(FrameError::from)?;
-        self.inner.flush().await.map_err(FrameError::from)?;
-        Ok(())
+        Ok(bytes)
     }
 
     /// How the next frame is sealed.

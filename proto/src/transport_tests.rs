@@ -221,3 +221,22 @@ async fn a_credentialed_answer_to_a_keyed_hello_is_only_a_refusal() {
         assert!(matches!(read, HelloReply::Refused { .. }));
     }
 }
+
+/// A batch leaves as frames a reader takes one by one, in order, each keyed and numbered as
+/// single writes would be: a frame after the batch is still accepted at its place.
+#[tokio::test]
+async fn a_batch_is_read_as_its_frames_in_order() {
+    let Some(munged) = TestMunged::start() else { return };
+    let ((mut client_reader, mut client_writer), (mut server_reader, mut server_writer)) = session_pair(&munged);
+    client_reader.keyed(client_writer.open_session(own_uid()).unwrap());
+    client_writer.write(&"hello").await.unwrap();
+    let _: (_, String) = server_reader.read_hello().await.unwrap();
+    let (send, receive) = server_reader.take_session().unwrap().keys(Side::Acceptor);
+    server_writer.keyed(send);
+    server_reader.keyed(receive);
+    client_writer.write_batch(&["one", "two", "three"]).await.unwrap();
+    client_writer.write(&"four").await.unwrap();
+    for expected in ["one", "two", "three", "four"] {
+        assert_eq!(server_reader.read::<String>().await.unwrap(), expected);
+    }
+}
