@@ -55,8 +55,11 @@ fn write_row(out: &mut String, job: &JobStatus) {
     let id = cut(short_job_id(&job.id), 17);
     let name = job.get("Job_Name").unwrap_or("");
     // OpenPBS marks a name of 16 characters or more, even one that would fit: 15 + `*`.
-    let name: Cow<str> =
-        if name.chars().count() >= 16 { Cow::Owned(name.chars().take(15).collect::<String>() + "*") } else { name.into() };
+    let name: Cow<str> = if name.chars().count() >= 16 {
+        Cow::Owned(name.chars().take(15).collect::<String>() + "*")
+    } else {
+        name.into()
+    };
     let user = cut(before_at(job.get("Job_Owner").unwrap_or("")), 16);
     let time_use = cut(job.get("resources_used.cput").unwrap_or("0"), 8);
     // One column wide, so a missing state is `-` rather than `--`.
