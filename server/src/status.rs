@@ -3,6 +3,9 @@
 //! Pure: state in, `proto` status records out.
 
 mod options;
+mod wanted;
+
+pub use wanted::Wanted;
 
 use crate::config::Flavor;
 use crate::flavor;
@@ -12,7 +15,6 @@ use job::duration::format_hms;
 use job::resources::site::SiteResources;
 use job::Attr;
 use proto::{JobStatus, NodeStatus};
-use std::collections::{HashMap, HashSet};
 
 /// The status record of one job, with every attribute, as shown at `now`.
 pub fn job_status(job: &Job, server_name: &str, flavor: Flavor, now: i64) -> JobStatus {
@@ -105,8 +107,10 @@ pub fn job_status_with_array(
     out.add("Priority", || job.spec.priority.to_string());
     out.add("qtime", || job.times.qtime.to_string());
     out.add("Rerunable", || if job.spec.rerunnable { "True" } else { "False" }.to_string());
-    for (name, value) in crate::flavor::shown_resources(flavor, job) {
-        out.add_res("Resource_List", name, || value.to_string());
+    if out.wants_group("Resource_List") {
+        for (name, value) in crate::flavor::shown_resources(flavor, job) {
+            out.add_res("Resource_List", name, || value.to_string());
+        }
     }
     if let (Some(select), Flavor::OpenPbs) = (job.request.display_value("select"), flavor) {
         // Managers only: `status_job` drops it for everyone else (`MANAGER_ONLY`).
@@ -253,44 +257,6 @@ fn add_array_attrs(out: &mut Builder<'_>, job: &Job, array: Option<&ArrayView<'_
     }
 }
 
-/// The attributes a status request asks for, split once into name and resource so a listing
-/// of many jobs does not re-parse them per attribute; looked up by name, so a long list costs
-/// no more per attribute than a short one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Wanted {
-    /// Group or attribute name -> `None` for all of it, or the resources asked for.
-    groups: HashMap<String, Option<HashSet<String>>>,
-}
-
-impl Wanted {
-    /// From full names (`job_state`, `Resource_List.walltime`) or group names (`Resource_List`).
-    pub fn new(names: &[String]) -> Wanted {
-        let mut groups: HashMap<String, Option<HashSet<String>>> = HashMap::new();
-        for name in names {
-            match name.split_once('.') {
-                Some((group, resource)) => {
-                    let entry = groups.entry(group.to_string()).or_insert_with(|| Some(HashSet::new()));
-                    if let Some(resources) = entry {
-                        resources.insert(resource.to_string());
-                    }
-                }
-                None => {
-                    groups.insert(name.clone(), None);
-                }
-            }
-        }
-        Wanted { groups }
-    }
-
-    fn wants(&self, name: &str, resource: Option<&str>) -> bool {
-        match self.groups.get(name) {
-            None => false,
-            Some(None) => true,
-            Some(Some(resources)) => resource.is_some_and(|resource| resources.contains(resource)),
-        }
-    }
-}
-
 /// Collects the wanted attributes.
 pub(crate) struct Builder<'a> {
     wanted: Option<&'a Wanted>,
@@ -300,6 +266,10 @@ pub(crate) struct Builder<'a> {
 impl Builder<'_> {
     fn wants(&self, name: &str, resource: Option<&str>) -> bool {
         self.wanted.is_none_or(|wanted| wanted.wants(name, resource))
+    }
+
+    fn wants_group(&self, name: &str) -> bool {
+        self.wanted.is_none_or(|wanted| wanted.wants_group(name))
     }
 
     pub(crate) fn add(&mut self, name: &str, value: impl FnOnce() -> String) {

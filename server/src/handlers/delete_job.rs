@@ -119,6 +119,9 @@ fn delete_key(
             for removed in state.remove_finished_job(key) {
                 out.persist(StoreOp::DeleteJob(removed));
             }
+            // Ids are never reused: the counter is stored with the deletions (submissions do
+            // not store it, their rows do).
+            out.persist(StoreOp::SetNextSeq(state.next_seq()));
             Ok(())
         }
         JobState::Finished | JobState::Expired => Err(RequestError::with_detail(ErrorCode::JobFinished, &id)),

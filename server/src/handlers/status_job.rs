@@ -228,7 +228,9 @@ fn status_of(state: &ServerState, job: &Job, flavor: Flavor, now: i64, wanted: O
 
 fn status_record(state: &ServerState, job: &Job, flavor: Flavor, now: i64, wanted: Option<&Wanted>) -> JobStatus {
     if job.id.array != Some(ArrayPart::Parent) {
-        let note = state.sched_note(job.id.key());
+        // The scheduler's note shows as `comment` and `estimated.*`: not looked up otherwise.
+        let shown = wanted.is_none_or(|wanted| wanted.wants_group("comment") || wanted.wants_group("estimated"));
+        let note = if shown { state.sched_note(job.id.key()) } else { None };
         return job_status_with_array(job, &state.server_name, flavor, now, wanted, None, note);
     }
     let key = job.id.key();

@@ -39,8 +39,10 @@ pub fn submit_job(
             let key = job.id.key();
             state.consume_seq(job.id.seq);
             // The script stays in the store only (read back when the job starts).
+            // No `SetNextSeq` here: the job's own row keeps its id from being reused (the store
+            // loads the larger of the stored counter and the highest key + 1); every deletion
+            // of rows stores the counter instead (`delete_job.rs`, `purge_history.rs`).
             out.persist(StoreOp::InsertJob(Box::new(take_script(&mut job))));
-            out.persist(StoreOp::SetNextSeq(state.next_seq()));
             out.notice(NoticeKind::Queued, &job, now);
             let subjobs: Vec<Job> = indices.iter().map(|index| subjob(&job, *index)).collect();
             state.insert_job(job);

@@ -295,8 +295,20 @@ fn forced_delete_ends_a_running_job_at_once_and_history_delete_forgets_it() {
     assert_eq!(state.nodes()["node1"].free_slots().len(), 4, "its slots are free again");
     state.sanity_check();
     let history = delete_job::How { force: false, history: true };
-    delete_job::delete_job(&mut state, &mut Outbox::default(), &requester(ALICE), 40, ids, history);
+    let mut out = Outbox::default();
+    delete_job::delete_job(&mut state, &mut out, &requester(ALICE), 40, ids, history);
     assert!(state.find_job(&id).is_err(), "qdel -x removed it from history");
+    // Its row was the newest: the counter goes with the deletion, so id 1 is not handed out
+    // again after a restart (submissions store no counter).
+    assert!(matches!(out.persist[..], [StoreOp::DeleteJob(_), StoreOp::SetNextSeq(2)]), "{:?}", out.persist);
+}
+
+#[test]
+fn a_submission_writes_its_row_and_nothing_else() {
+    let mut state = cluster(0);
+    let mut out = Outbox::default();
+    submit_job::submit_job(&mut state, &mut out, &requester(ALICE), 10, spec(&[]));
+    assert!(matches!(out.persist[..], [StoreOp::InsertJob(_)]), "{:?}", out.persist);
 }
 
 #[test]

@@ -37,6 +37,7 @@ pub mod sched_notes;
 pub mod server_attrs;
 pub mod server_pools;
 pub mod site;
+mod spec_share;
 pub mod submission;
 pub mod values;
 
@@ -124,6 +125,9 @@ pub struct ServerState {
     /// Some queued job's eligible-time clock may be stopped (`state/eligible.rs`): set by
     /// `settle` and by `insert_job` (a job loaded so); lets `settle` skip its scan otherwise.
     pub eligible_paused: bool,
+    /// The spec of each user's last plain job, shared by the next one if equal
+    /// (`spec_share.rs`).
+    last_specs: spec_share::LastSpecs,
 }
 
 impl ServerState {
@@ -155,6 +159,7 @@ impl ServerState {
             sched_notes: Default::default(),
             fairshare: Default::default(),
             eligible_paused: false,
+            last_specs: Default::default(),
         }
     }
 
@@ -176,6 +181,7 @@ impl ServerState {
 
     /// Adds a job (submitted or loaded from the store).
     pub fn insert_job(&mut self, job: Job) {
+        let job = self.share_spec(job);
         let key = job.id.key();
         match job.id.array {
             Some(ArrayPart::Parent) => {

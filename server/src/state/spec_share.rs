@@ -1,0 +1,73 @@
+//! Specs shared between jobs: a user who submits the same script with the same options again
+//! and again (a loop of `qsub job.sh`) gets one `JobSpec` in memory for all those jobs instead
+//! of one each (its `Variable_List` alone is most of a job's heap). Only a plain job's spec is
+//! shared (an array's subjobs already share their parent's, and `alter_job/array.rs` tells
+//! them apart by pointer), and only with the same owner's last one; a change to a job's spec
+//! goes through `Arc::make_mut`, which copies a shared spec first, so sharing is invisible.
+
+use super::{Job, ServerState};
+use job::JobSpec;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// The spec of each owner's last plain job (by uid): one per user, so bounded by the users.
+pub(super) type LastSpecs = BTreeMap<u32, Arc<JobSpec>>;
+
+impl ServerState {
+    /// `job` with its spec replaced by its owner's last one when they are equal; otherwise
+    /// its spec becomes the owner's last. Jobs with a script in memory or an array are left as
+    /// they are.
+    pub(super) fn share_spec(&mut self, mut job: Job) -> Job {
+        if job.spec.array.is_some() || !job.spec.script.is_empty() {
+            return job;
+        }
+        match self.last_specs.get(&job.owner_uid) {
+            Some(last) if Arc::ptr_eq(last, &job.spec) => {}
+            Some(last) if **last == *job.spec => job.spec = last.clone(),
+            _ => {
+                self.last_specs.insert(job.owner_uid, job.spec.clone());
+            }
+        }
+        job
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::handlers::tests::{requester, spec, ALICE};
+    use crate::handlers::{alter_job, submit_job};
+    use crate::state::outbox::Outbox;
+    use crate::state::ServerState;
+    use std::sync::Arc;
+
+    fn submit(state: &mut ServerState, uid: u32, name: &str) -> String {
+        let job = job::JobSpec { name: name.to_string(), ..spec(&[]) };
+        match submit_job::submit_job(state, &mut Outbox::default(), &requester(uid), 10, job) {
+            proto::ServerReply::JobSubmitted { id } => id,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn spec_of(state: &ServerState, id: &str) -> Arc<job::JobSpec> {
+        state.jobs()[&state.find_job(id).unwrap()].spec.clone()
+    }
+
+    #[test]
+    fn equal_specs_of_one_user_are_shared_and_a_change_copies_first() {
+        let mut state = ServerState::new("head", "workq", 10, 0);
+        let (first, second) = (submit(&mut state, ALICE, "a"), submit(&mut state, ALICE, "a"));
+        let other_user = submit(&mut state, ALICE + 1, "a");
+        let renamed = submit(&mut state, ALICE, "b");
+        assert!(Arc::ptr_eq(&spec_of(&state, &first), &spec_of(&state, &second)));
+        assert!(!Arc::ptr_eq(&spec_of(&state, &first), &spec_of(&state, &other_user)), "not across users");
+        assert!(!Arc::ptr_eq(&spec_of(&state, &first), &spec_of(&state, &renamed)));
+        assert!(spec_of(&state, &first).script.is_empty(), "the script is in the store only");
+
+        let changes = proto::JobAlteration { name: Some("changed".to_string()), ..Default::default() };
+        let ids = std::slice::from_ref(&second);
+        let reply = alter_job::alter_job(&mut state, &mut Outbox::default(), &requester(ALICE), 20, ids, &changes);
+        assert!(matches!(&reply, proto::ServerReply::Done { errors } if errors.is_empty()), "{reply:?}");
+        assert_eq!(spec_of(&state, &second).name, "changed");
+        assert_eq!(spec_of(&state, &first).name, "a", "the other job's spec is unchanged");
+    }
+}
