@@ -22,7 +22,7 @@ use std::collections::HashMap;
 /// qrls of 100,000 jobs) starts this many and asks for another pass: one pass's commit, its
 /// RunJob frames and its hold of the state lock stay bounded, and qstat and the moms' reports
 /// are served between passes (bench/scale).
-pub const MAX_STARTS_PER_PASS: usize = 1_000;
+pub const MAX_STARTS_PER_PASS: usize = 5_000;
 
 /// A node as the scheduler sees it now.
 pub fn node_view(node: &Node, site: &SiteResources) -> sched::NodeView {

@@ -100,7 +100,10 @@ async fn sleep_until(deadline: Option<Instant>) {
 mod tests {
     use super::*;
 
-    fn start(work: u64, walltime: Option<u64>) -> (mpsc::UnboundedSender<KillRequest>, tokio::task::JoinHandle<SimEnd>) {
+    fn start(
+        work: u64,
+        walltime: Option<u64>,
+    ) -> (mpsc::UnboundedSender<KillRequest>, tokio::task::JoinHandle<SimEnd>) {
         let (sender, receiver) = mpsc::unbounded_channel();
         (sender, tokio::spawn(run(Duration::from_secs(work), walltime, receiver)))
     }

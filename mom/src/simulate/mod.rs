@@ -110,7 +110,7 @@ fn raise_descriptor_limit(wanted: u64) {
     let hard = limit.maximum.unwrap_or(u64::MAX);
     if limit.current.is_some_and(|current| current < wanted) {
         limit.current = Some(wanted.min(hard));
-        if let Err(error) = setrlimit(Resource::Nofile, limit.clone()) {
+        if let Err(error) = setrlimit(Resource::Nofile, limit) {
             tracing::warn!("cannot raise the descriptor limit: {error}");
         }
     }
