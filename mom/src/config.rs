@@ -238,7 +238,7 @@ pub struct MomArgs {
     /// FOR BENCHMARKS ONLY: simulate N nodes, named <name>1..<name>N, each with its own
     /// connection to the server and --np slots. Their jobs run nowhere (no process, no output):
     /// each takes the `sleep N` of its script (else its walltime) and ends with exit 0.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=crate::simulate::MAX_NODES as i64))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_SIMULATED_NODES as i64))]
     pub simulate: Option<u32>,
     /// More logging (-v debug, -vv trace); RUST_LOG overrides.
     #[arg(short, long, action = clap::ArgAction::Count)]
@@ -293,6 +293,9 @@ fn default_tmrsh() -> PathBuf {
     let beside = std::env::current_exe().ok().and_then(|exe| exe.parent().map(|dir| dir.join("pbs_tmrsh")));
     beside.filter(|path| path.is_file()).unwrap_or_else(|| PathBuf::from("pbs_tmrsh"))
 }
+
+/// The most nodes one `pbs_mom --simulate` serves (the server holds 1,024 mom links anyway).
+pub const MAX_SIMULATED_NODES: u32 = 10_000;
 
 /// The longest `HOST` `--server` and `--secondary` may name (DNS's limit, brackets aside).
 pub const MAX_HOST_CHARS: usize = 253;

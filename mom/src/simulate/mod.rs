@@ -28,8 +28,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tracing::Instrument;
 
-/// The most nodes one process simulates (the server holds `MAX_MOMS` mom links anyway).
-pub const MAX_NODES: u32 = 10_000;
+pub use crate::config::MAX_SIMULATED_NODES as MAX_NODES;
 
 /// Between two nodes' first connections, so the server's cap on handshakes in progress from
 /// one peer (`PENDING_PER_PEER`) is not hit all at once.
