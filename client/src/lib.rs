@@ -21,6 +21,7 @@ pub mod ids;
 pub mod launch;
 pub mod minipbs;
 pub mod minipbs_daemon;
+pub mod minipbs_moms;
 pub mod minipbs_postgres;
 pub mod minipbs_simulate;
 pub mod nodefile;

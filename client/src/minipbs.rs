@@ -4,7 +4,8 @@
 //! directory (default `~/.minipbs`). `up` returns once every node is free and prints the
 //! `export PBS_CONF_FILE=...` line; `down` stops every process it started. `--postgres` keeps
 //! the jobs in a PostgreSQL of its own (`minipbs_postgres.rs`), `--standby` adds a second
-//! server on that store. `simulate` replays
+//! server on that store; `--simulate` makes the nodes one benchmark `pbs_mom --simulate`
+//! (`minipbs_moms.rs` starts the moms). `simulate` replays
 //! a workload trace through the scheduler without any cluster (`minipbs_simulate.rs`).
 
 use crate::conf::{PbsConf, ServerAddr};
@@ -49,6 +50,10 @@ pub struct UpArgs {
     /// Number of nodes (node1..nodeN).
     #[arg(long, default_value_t = 2)]
     pub nodes: u32,
+    /// FOR BENCHMARKS ONLY: the --nodes are simulated by one `pbs_mom --simulate`, each with
+    /// its own connection; their jobs run nowhere and end after their `sleep N` (docs/design.md section 9).
+    #[arg(long)]
+    pub simulate: bool,
     /// Cpu slots per node.
     #[arg(long, default_value_t = 4)]
     pub ppn: u32,
@@ -248,50 +253,19 @@ pub fn up(args: &UpArgs) -> Result<PathBuf, String> {
             server_args.iter().map(|arg| if arg == "127.0.0.1:0" { port.clone() } else { arg.clone() }).collect();
         spawn_daemon(&bin_dir.join("pbs_server"), &standby_args, &dir, "server2")?;
     }
-    for index in 1..=args.nodes {
-        let name = format!("node{index}");
-        let link = match &conf.server {
-            ServerAddr::Unix(socket) => vec!["--socket".to_string(), socket.display().to_string()],
-            ServerAddr::Tcp { host, port, munge_socket } => vec![
-                "--server".to_string(),
-                format!("{host}:{port}"),
-                "--listen".to_string(),
-                "127.0.0.1:0".to_string(),
-                "--munge-socket".to_string(),
-                munge_socket.display().to_string(),
-            ],
-        };
-        let mom_args = [
-            link,
-            vec![
-                "--name".to_string(),
-                name.clone(),
-                "--np".to_string(),
-                args.ppn.to_string(),
-                "--mem".to_string(),
-                mem.bytes().to_string(),
-                "--gpus".to_string(),
-                gpu_backend(&dir, &name, args.gpus)?,
-                "--spool".to_string(),
-                dir.join("mom").join(&name).display().to_string(),
-                "--tmpdir".to_string(),
-                dir.join("tmp").display().to_string(),
-                "--kill-delay".to_string(),
-                args.kill_delay.to_string(),
-                "--kill-jobs-on-shutdown".to_string(),
-                "--cgroup-slice".to_string(),
-                cgroup_slice(&dir, &name),
-                "-v".to_string(),
-            ],
-            // Each mom's /metrics too; its port lands in <spool>/mom.http.
-            if args.http { vec!["--http".to_string(), "127.0.0.1:0".to_string()] } else { Vec::new() },
-            args.mom_args.clone(),
-        ]
-        .concat();
-        spawn_daemon(&bin_dir.join("pbs_mom"), &mom_args, &dir, &name)?;
-    }
+    let moms = crate::minipbs_moms::Moms {
+        nodes: args.nodes,
+        simulate: args.simulate,
+        ppn: args.ppn,
+        mem_bytes: mem.bytes(),
+        gpus: args.gpus,
+        kill_delay: args.kill_delay,
+        http: args.http,
+        extra: args.mom_args.clone(),
+    };
+    crate::minipbs_moms::spawn(&moms, &conf.server, &dir, &bin_dir)?;
     let mut dead = None;
-    let started = wait_until(Duration::from_secs(30), || {
+    let started = wait_until(Duration::from_secs(if args.simulate { 300 } else { 30 }), || {
         dead = recorded_daemons(&dir).into_iter().find(|(_, pid)| !is_our_daemon(*pid)).map(|(name, _)| name);
         dead.is_some() || count_up_nodes(&conf) >= args.nodes as usize
     });
@@ -325,35 +299,6 @@ pub fn up(args: &UpArgs) -> Result<PathBuf, String> {
     }
     std::fs::write(&conf_path, text).map_err(|error| format!("cannot write {}: {error}", conf_path.display()))?;
     Ok(conf_path)
-}
-
-/// The `--gpus` of node `name`'s mom: `0`, or a fake inventory of `count` GPUs written to
-/// `<dir>/gpus/<name>.json` (the format of `mom/src/gpu/fake.rs`; UUIDs from the node name).
-fn gpu_backend(dir: &Path, name: &str, count: u32) -> Result<String, String> {
-    if count == 0 {
-        return Ok("0".to_string());
-    }
-    let gpus_dir = dir.join("gpus");
-    std::fs::create_dir_all(&gpus_dir).map_err(|error| format!("cannot create {}: {error}", gpus_dir.display()))?;
-    let tag: u32 = name.bytes().fold(0x811c_9dc5, |hash, byte| (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193));
-    let gpus: Vec<serde_json::Value> = (0..count)
-        .map(|index| {
-            serde_json::json!({
-                "uuid": format!("GPU-{tag:08x}-0000-4000-8000-{index:012x}"),
-                "name": "minipbs fake GPU",
-                "pci_bus_id": format!("00000000:{:02X}:00.0", index + 1),
-                "memory_total": 16u64 << 30,
-                "memory_used": 0,
-                "utilization": 0,
-                "lost": false,
-                "processes": [],
-            })
-        })
-        .collect();
-    let path = gpus_dir.join(format!("{name}.json"));
-    let text = serde_json::to_string_pretty(&serde_json::json!({ "gpus": gpus })).expect("JSON of plain values");
-    std::fs::write(&path, text + "\n").map_err(|error| format!("cannot write {}: {error}", path.display()))?;
-    Ok(format!("fake:{}", path.display()))
 }
 
 /// Starts the cluster's own munged (foreground, recorded like the daemons) with the key in
@@ -472,15 +417,6 @@ fn recorded_daemons(dir: &Path) -> Vec<(String, i32)> {
             Some((name, pid))
         })
         .collect()
-}
-
-/// The cgroup slice of one mom of the cluster in `dir`: its own, so that clusters running side
-/// by side on one host (tests) never limit or clean up each other's jobs. The directory's
-/// device and inode make it unique while the directory exists.
-pub fn cgroup_slice(dir: &Path, node: &str) -> String {
-    use std::os::unix::fs::MetadataExt;
-    let (dev, ino) = std::fs::metadata(dir).map_or((0, 0), |meta| (meta.dev(), meta.ino()));
-    format!("minipbs-{dev:x}-{ino:x}-{node}.slice")
 }
 
 /// Whether `pid` is a live (not zombie) `pbs_server`, `pbs_mom`, `munged` or `postgres`.

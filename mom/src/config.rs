@@ -84,6 +84,8 @@ pub struct MomConfig {
     pub cgroups: CgroupMode,
     /// The directory (in each hierarchy) holding this mom's job cgroups (`--cgroup-slice`).
     pub cgroup_slice: String,
+    /// `--simulate N`, for benchmarks only: N simulated nodes `<node>1..<node>N` (simulate/).
+    pub simulate: Option<u32>,
 }
 
 impl MomConfig {
@@ -131,6 +133,7 @@ impl MomConfig {
             task_connections: crate::task::serve::MAX_CONNECTIONS,
             cgroups: CgroupMode::Auto,
             cgroup_slice: crate::cgroup::DEFAULT_SLICE.to_string(),
+            simulate: None,
         }
     }
 }
@@ -232,6 +235,11 @@ pub struct MomArgs {
     /// The cgroup directory holding this mom's jobs (one path component).
     #[arg(long, default_value = crate::cgroup::DEFAULT_SLICE)]
     pub cgroup_slice: String,
+    /// FOR BENCHMARKS ONLY: simulate N nodes, named <name>1..<name>N, each with its own
+    /// connection to the server and --np slots. Their jobs run nowhere (no process, no output):
+    /// each takes the `sleep N` of its script (else its walltime) and ends with exit 0.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_SIMULATED_NODES as i64))]
+    pub simulate: Option<u32>,
     /// More logging (-v debug, -vv trace); RUST_LOG overrides.
     #[arg(short, long, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -274,6 +282,7 @@ impl MomArgs {
         config.mpi_env = self.mpi_env == "on";
         config.cgroups = self.cgroups;
         config.cgroup_slice = self.cgroup_slice;
+        config.simulate = self.simulate;
         config
     }
 }
@@ -284,6 +293,9 @@ fn default_tmrsh() -> PathBuf {
     let beside = std::env::current_exe().ok().and_then(|exe| exe.parent().map(|dir| dir.join("pbs_tmrsh")));
     beside.filter(|path| path.is_file()).unwrap_or_else(|| PathBuf::from("pbs_tmrsh"))
 }
+
+/// The most nodes one `pbs_mom --simulate` serves (the server holds 1,024 mom links anyway).
+pub const MAX_SIMULATED_NODES: u32 = 10_000;
 
 /// The longest `HOST` `--server` and `--secondary` may name (DNS's limit, brackets aside).
 pub const MAX_HOST_CHARS: usize = 253;

@@ -13,6 +13,8 @@
 //! * `cgroup/`: a cgroup per job (v1 or v2): limits, joining, killing, usage.
 //! * `gpu/`: the node's GPUs (NVML, fake or none), their use, claims by jobs, MPS daemons.
 //! * `http.rs`: `--http`, this node's `/metrics`.
+//! * `simulate/`: `--simulate N`, for benchmarks only: N nodes in one process whose jobs are
+//!   clocks, not processes.
 //! * `task/`: the task socket and the peer path: processes of a job started on its nodes by
 //!   its launchers (pbsdsh, pbs_tmrsh).
 //!
@@ -28,6 +30,7 @@ pub mod http;
 pub mod jobs;
 pub mod link;
 pub mod port;
+pub mod simulate;
 pub mod task;
 #[cfg(test)]
 mod test_support;
@@ -230,7 +233,7 @@ fn link_settings(
 
 /// Where the link connects: the Unix socket, or the `--server` head and then the
 /// `--secondary` one (failover).
-fn link_targets(config: &MomConfig, munge_socket: Arc<Path>) -> Vec<link::LinkTarget> {
+pub(crate) fn link_targets(config: &MomConfig, munge_socket: Arc<Path>) -> Vec<link::LinkTarget> {
     let tcp = |addr: &String| link::LinkTarget::Tcp {
         addr: addr.clone(),
         munge_socket: munge_socket.clone(),
@@ -297,7 +300,7 @@ fn check_private(dir: &Path, sticky_ok: bool) -> anyhow::Result<()> {
 
 /// `bytes` random bytes from the kernel (`getrandom`), as hex; the mom does not start without
 /// them rather than make a guessable start id.
-fn random_hex(bytes: usize) -> anyhow::Result<String> {
+pub(crate) fn random_hex(bytes: usize) -> anyhow::Result<String> {
     let mut buffer = vec![0u8; bytes];
     getrandom::fill(&mut buffer).map_err(|error| anyhow::anyhow!("the kernel's random source failed: {error}"))?;
     Ok(buffer.iter().map(|b| format!("{b:02x}")).collect())

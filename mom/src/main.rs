@@ -1,4 +1,5 @@
-//! `pbs_mom`: flags -> [`mom::MomConfig`] -> tracing -> [`mom::run`] until SIGINT or SIGTERM.
+//! `pbs_mom`: flags -> [`mom::MomConfig`] -> tracing -> [`mom::run`] (or, `--simulate`,
+//! [`mom::simulate::run`]) until SIGINT or SIGTERM.
 //! No logic here.
 
 use clap::Parser;
@@ -34,7 +35,10 @@ fn run() -> anyhow::Result<()> {
         .init();
     let config = args.into_config();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    runtime.block_on(mom::run(config, shutdown_signal()))
+    match config.simulate {
+        Some(count) => runtime.block_on(mom::simulate::run(config, count, shutdown_signal())),
+        None => runtime.block_on(mom::run(config, shutdown_signal())),
+    }
 }
 
 /// Completes on SIGINT or SIGTERM.

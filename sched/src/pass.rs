@@ -61,6 +61,9 @@ pub fn schedule(view: &ClusterView) -> Outcome {
         add_phase(timeline, view, &phase.starts, &phase.resumes);
     }
     for index in crate::order::priority_order(view) {
+        if view.max_starts.is_some_and(|max| phase.starts.len() + pass.starts.len() >= max) {
+            break;
+        }
         // (Most passes start nothing in the phase: no hash per job then.)
         if started.is_empty() || !started.contains(&view.jobs[index].key) {
             pass.consider(index);

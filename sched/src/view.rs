@@ -185,6 +185,10 @@ pub struct ClusterView<'a> {
     /// Strict order (the simulator's `fifo`): the first job in priority order that cannot
     /// start stops the pass; nothing later starts.
     pub strict: bool,
+    /// At most this many starts in one pass (`None`: no bound). Once it has decided this many,
+    /// the pass considers no further job: the rest get no wait reason and are left to the next
+    /// pass. (The server bounds one pass's commit, mom messages and lock hold this way.)
+    pub max_starts: Option<usize>,
 }
 
 /// One node's share of a decision: the units of the job that landed on this node, merged.

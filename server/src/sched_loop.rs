@@ -1,7 +1,8 @@
 //! Glue between the server state and the pure policy in crate `sched`: build a `ClusterView`
 //! from the state (running jobs, walltimes and queues: `sched_view.rs`), run `sched::schedule`,
 //! and carry its outcome out: preemptions and resumptions (`state/preempt.rs`), starts (allocate
-//! node shares, mark jobs running, tell the moms) and the notes on waiting jobs. The async loop wakes on a `Notify` after events, coalesces
+//! node shares, mark jobs running, tell the moms; at most [`MAX_STARTS_PER_PASS`] a pass, the
+//! rest in the next one) and the notes on waiting jobs. The async loop wakes on a `Notify` after events, coalesces
 //! them for a few milliseconds, and has a slow safety-net timer. No policy lives here. A
 //! `RunJob` is built without its script (the state keeps none): the store thread fills it in
 //! just before sending (`shared.rs`).
@@ -16,6 +17,12 @@ use job::{JobEvent, JobId};
 use proto::mom::{HostAlloc, JobLaunch};
 use proto::ServerToMom;
 use std::collections::HashMap;
+
+/// The most jobs one pass starts. A pass that finds room for more (64,000 free slots after a
+/// qrls of 100,000 jobs) starts this many and asks for another pass: one pass's commit, its
+/// RunJob frames and its hold of the state lock stay bounded, and qstat and the moms' reports
+/// are served between passes (bench/scale).
+pub const MAX_STARTS_PER_PASS: usize = 5_000;
 
 /// A node as the scheduler sees it now.
 pub fn node_view(node: &Node, site: &SiteResources) -> sched::NodeView {
@@ -90,6 +97,7 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
             backfill_depth: state.attrs.sched.backfill_depth,
             queue_depths: facts.queue_depths.clone(),
             formula: state.attrs.sched.job_sort_formula.as_ref(),
+            max_starts: Some(MAX_STARTS_PER_PASS),
             ..sched::ClusterView::default()
         };
         let outcome = sched::schedule(&view);
@@ -104,6 +112,11 @@ pub fn schedule_pass(state: &mut ServerState, out: &mut Outbox, now: i64) -> usi
     }
     for &key in &outcome.resumes {
         crate::state::preempt::resume_job(state, out, JobKey::from_raw(key), now);
+    }
+    if outcome.starts.len() >= MAX_STARTS_PER_PASS {
+        // The pass stopped at its bound: the next one starts the rest, once this one's starts
+        // are committed and sent.
+        out.schedule = true;
     }
     let started = apply_starts(state, out, outcome.starts, &names, now);
     state.replace_sched_notes(notes);

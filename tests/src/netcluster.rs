@@ -217,7 +217,7 @@ fn attrs(output: &Output) -> HashMap<String, String> {
 }
 
 /// The cgroup slice of one mom of the network cluster in `dir` (as `minipbs up` names its
-/// moms': `client/src/minipbs.rs::cgroup_slice`; this crate's library does not link `client`).
+/// moms': `client/src/minipbs_moms.rs::cgroup_slice`; this crate's library does not link `client`).
 fn cgroup_slice(dir: &std::path::Path, node: &str) -> String {
     use std::os::unix::fs::MetadataExt;
     let (dev, ino) = std::fs::metadata(dir).map_or((0, 0), |meta| (meta.dev(), meta.ino()));

@@ -114,3 +114,16 @@ fn a_thousand_nodes() {
     assert_eq!(last.assignments[0].node, 999);
     assert_eq!(last.assignments[0].slots, vec![5, 6]);
 }
+
+#[test]
+fn a_pass_stops_at_its_most_starts_in_priority_order() {
+    let one_cpu = request(vec![chunk(1, 1)], Placement::Free);
+    let jobs: Vec<PendingJob> =
+        (0..6).map(|index| PendingJob { key: index, order: index, ..job(0, &one_cpu) }).collect();
+    let mut view = ClusterView { nodes: vec![node("n1", 8)], jobs, max_starts: Some(4), ..ClusterView::default() };
+    let outcome = schedule(&view);
+    assert_eq!(keys(&outcome.starts), vec![0, 1, 2, 3]);
+    assert!(outcome.waits.is_empty(), "the jobs after the bound are left to the next pass");
+    view.max_starts = None;
+    assert_eq!(keys(&schedule(&view).starts), vec![0, 1, 2, 3, 4, 5]);
+}

@@ -45,6 +45,7 @@ mod remote_tasks;
 mod restart;
 mod selection;
 mod simulate;
+mod simulated_nodes;
 mod site_resources;
 mod snapshots;
 mod standby;
