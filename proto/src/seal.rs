@@ -69,17 +69,12 @@ impl Nonce {
     }
 
     fn to_hex(self) -> String {
-        self.0.iter().map(|byte| format!("{byte:02x}")).collect()
+        hex::encode(self.0)
     }
 
     fn from_hex(text: &str) -> Option<Nonce> {
-        if text.len() != 64 || !text.bytes().all(|byte| byte.is_ascii_hexdigit()) {
-            return None;
-        }
         let mut bytes = [0u8; 32];
-        for (index, byte) in bytes.iter_mut().enumerate() {
-            *byte = u8::from_str_radix(&text[2 * index..2 * index + 2], 16).ok()?;
-        }
+        hex::decode_to_slice(text, &mut bytes).ok()?;
         Some(Nonce(bytes))
     }
 }

@@ -108,7 +108,9 @@ impl FrameKey {
         let tag = self.mac(sequence, body).finalize().into_bytes();
         let mut envelope = Vec::with_capacity(HEADER_LEN + body.len());
         envelope.extend_from_slice(PREFIX);
-        envelope.extend_from_slice(hex(&tag).as_bytes());
+        let mut digits = [0u8; 64];
+        hex::encode_to_slice(tag, &mut digits).expect("64 digits for 32 bytes");
+        envelope.extend_from_slice(&digits);
         envelope.push(b'\n');
         envelope.extend_from_slice(body);
         envelope
@@ -120,7 +122,8 @@ impl FrameKey {
         if !is_keyed(&envelope) || envelope.len() < HEADER_LEN || envelope[HEADER_LEN - 1] != b'\n' {
             return Err(KeyedError::Malformed);
         }
-        let tag = unhex(&envelope[PREFIX.len()..HEADER_LEN - 1]).ok_or(KeyedError::Malformed)?;
+        let mut tag = [0u8; 32];
+        hex::decode_to_slice(&envelope[PREFIX.len()..HEADER_LEN - 1], &mut tag).map_err(|_| KeyedError::Malformed)?;
         let body = envelope.split_off(HEADER_LEN);
         self.mac(sequence, &body).verify_slice(&tag).map_err(|_| KeyedError::BadTag)?;
         Ok(body)
@@ -130,25 +133,6 @@ impl FrameKey {
 /// Whether an envelope is a keyed one (else a credential's, or garbage).
 pub fn is_keyed(envelope: &[u8]) -> bool {
     envelope.starts_with(PREFIX)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
-}
-
-fn unhex(text: &[u8]) -> Option<[u8; 32]> {
-    let mut bytes = [0u8; 32];
-    if text.len() != 64 {
-        return None;
-    }
-    for (index, byte) in bytes.iter_mut().enumerate() {
-        let pair = std::str::from_utf8(&text[2 * index..2 * index + 2]).ok()?;
-        if !pair.bytes().all(|digit| digit.is_ascii_hexdigit()) {
-            return None;
-        }
-        *byte = u8::from_str_radix(pair, 16).ok()?;
-    }
-    Some(bytes)
 }
 
 /// A keyed frame's bytes on the wire (length-prefixed).
