@@ -283,14 +283,18 @@ impl Connection {
     fn attempt(server: &ServerAddr, bound: Option<Duration>, server_uid: u32) -> Result<Connection, Attempt> {
         let mut connection = Connection::start(server, bound, server_uid)?;
         match connection.finish(bound) {
-            Err(Refusal::Sealed(_)) if connection.stream.may_be_personal() => {
-                let mut connection = Connection::start(server, bound, nix::unistd::geteuid().as_raw())?;
-                connection.finish(bound).map_err(Refusal::into_attempt)?;
-                Ok(connection)
-            }
+            Err(Refusal::Sealed(_)) if connection.stream.may_be_personal() => Connection::as_own_uid(server, bound),
             Err(refusal) => Err(refusal.into_attempt()),
             Ok(()) => Ok(connection),
         }
+    }
+
+    /// A connection handshaken with an opening restricted to our own uid: the second try at a
+    /// server that could not read one restricted to root (a personal cluster's, run as us).
+    fn as_own_uid(server: &ServerAddr, bound: Option<Duration>) -> Result<Connection, Attempt> {
+        let mut connection = Connection::start(server, bound, nix::unistd::geteuid().as_raw())?;
+        connection.finish(bound).map_err(Refusal::into_attempt)?;
+        Ok(connection)
     }
 
     /// Connects to `server` and sends `Hello`, its TCP opening restricted to `restriction`.
@@ -349,11 +353,8 @@ impl Connection {
         match self.finish(None) {
             Ok(()) => Ok(false),
             Err(Refusal::Sealed(_)) if self.stream.may_be_personal() => {
-                let own = nix::unistd::geteuid().as_raw();
-                let mut retry = Connection::start(&pending.conf.server, None, own)
+                *self = Connection::as_own_uid(&pending.conf.server, None)
                     .map_err(|failure| unreachable(&pending.conf, failure))?;
-                retry.finish(None).map_err(|refusal| unreachable(&pending.conf, refusal.into_attempt()))?;
-                *self = retry;
                 Ok(true)
             }
             Err(refusal) => Err(unreachable(&pending.conf, refusal.into_attempt())),
