@@ -17,6 +17,7 @@
 
 use super::files::JobStdio;
 use super::user::JobUser;
+pub use super::vfork::close_inherited_descriptors;
 use super::vfork::Prepared;
 use std::ffi::CString;
 use std::io;
@@ -148,18 +149,6 @@ impl Identity {
             }
         }
         Ok(())
-    }
-}
-
-/// Marks every descriptor above stderr close-on-exec, so nothing the mom inherited from
-/// whoever started it (a pipe, a root-opened file) reaches the job. Close-on-exec rather than
-/// close: the standard library reports exec failures through one of them. Meant for `pre_exec`:
-/// one system call; on kernels without `close_range` it does nothing.
-pub fn close_inherited_descriptors() {
-    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
-    // SAFETY: a plain system call without pointers.
-    unsafe {
-        libc::syscall(libc::SYS_close_range, 3 as libc::c_uint, libc::c_uint::MAX, CLOSE_RANGE_CLOEXEC);
     }
 }
 

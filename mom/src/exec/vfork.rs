@@ -138,10 +138,8 @@ unsafe fn steps(shared: &Shared<'_>) -> i32 {
             return errno();
         }
     }
-    // Nothing the mom has open reaches the shell (close-on-exec, as spawn.rs's
-    // `close_inherited_descriptors`; a kernel without `close_range` leaves them).
-    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
-    libc::syscall(libc::SYS_close_range, 3 as libc::c_uint, libc::c_uint::MAX, CLOSE_RANGE_CLOEXEC);
+    // Nothing the mom has open reaches the shell.
+    close_inherited_descriptors();
     if let Some(fd) = p.keep_open {
         if libc::fcntl(fd, libc::F_SETFD, 0) < 0 {
             return errno();
@@ -172,6 +170,18 @@ unsafe fn steps(shared: &Shared<'_>) -> i32 {
     libc::pthread_sigmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
     libc::execve(p.program.as_ptr(), shared.argv.as_ptr(), shared.envp.as_ptr());
     errno()
+}
+
+/// Marks every descriptor above stderr close-on-exec, so nothing the mom inherited from
+/// whoever started it (a pipe, a root-opened file) reaches the job. Close-on-exec rather than
+/// close: the standard library reports exec failures through one of them. For a child before
+/// `exec` (`pre_exec`, or [`spawn`]'s child): one system call; without `close_range`, nothing.
+pub fn close_inherited_descriptors() {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    // SAFETY: a plain system call without pointers.
+    unsafe {
+        libc::syscall(libc::SYS_close_range, 3 as libc::c_uint, libc::c_uint::MAX, CLOSE_RANGE_CLOEXEC);
+    }
 }
 
 /// Every signal the mom catches, and SIGPIPE (which Rust ignores), back to its default action,
