@@ -62,7 +62,7 @@ pub fn job_status_with_array(
 ) -> JobStatus {
     let mut out = Builder::attrs(wanted, Hidden::NOTHING);
     fill(&mut out, job, server_name, flavor, now, array, note);
-    JobStatus { id: job.id.to_string(), attrs: out.into_attrs() }
+    JobStatus { id: job.id.text(), attrs: out.into_attrs() }
 }
 
 /// Adds what [`job_status_with_array`] shows of `job` to `out`, in order.
@@ -76,7 +76,7 @@ pub fn fill(
     note: Option<&SchedNote>,
 ) {
     out.add("Job_Name", || job.spec.name.clone());
-    out.add("Job_Owner", || format!("{}@{}", job.owner, job.spec.submit_host));
+    out.add("Job_Owner", || [job.owner.as_str(), "@", &job.spec.submit_host].concat());
     if job.times.stime.is_some() {
         let used = &job.used;
         out.add_res("resources_used", "cput", || format_hms(used.cput_secs));
@@ -102,9 +102,7 @@ pub fn fill(
             }
             Flavor::Torque => out.add("exec_host", || job.exec_host_torque().unwrap_or_default()),
         }
-        if let Some(gpus) = crate::status_gpus::exec_gpus(job) {
-            out.add("exec_gpus", || gpus);
-        }
+        out.add_some("exec_gpus", || crate::status_gpus::exec_gpus(job));
     }
     options::add_before_hold(out, job);
     options::add_group_list(out, job);
@@ -129,9 +127,9 @@ pub fn fill(
             out.add_res("Resource_List", name, || value.to_string());
         }
     }
-    if let (Some(select), Flavor::OpenPbs) = (job.request.display_value("select"), flavor) {
-        // Managers only: `status_job` drops it for everyone else (`MANAGER_ONLY`).
-        out.add("schedselect", || job::resources::schedselect(select));
+    if flavor == Flavor::OpenPbs {
+        // Managers only ([`MANAGER_ONLY`]); looked up only when wanted and seen.
+        out.add_some("schedselect", || job.request.display_value("select").map(job::resources::schedselect));
     }
     if let (Some(stime), Flavor::OpenPbs) = (job.times.stime, flavor) {
         out.add("stime", || stime.to_string());
@@ -210,9 +208,7 @@ fn torque_tail(out: &mut Builder, job: &Job, now: i64) {
     }
     out.add("submit_host", || job.spec.submit_host.clone());
     options::add_after_submit_host(out, job);
-    if let Some(dir) = job.spec.init_dir.as_deref().or(job.spec.workdir()) {
-        out.add("init_work_dir", || dir.to_string());
-    }
+    out.add_some("init_work_dir", || job.spec.init_dir.as_deref().or(job.spec.workdir()).map(str::to_string));
     out.add("request_version", || "1".to_string());
     options::add_umask_sandbox(out, job, Flavor::Torque);
 }

@@ -118,7 +118,7 @@ pub fn statuses(state: &ServerState, flavor: Flavor, now: i64, query: &Query, ke
     let status = |job: &Job| {
         let mut out = Builder::attrs(wanted.as_ref(), query.reader.hides(state, job));
         record(state, job, flavor, now, &mut out);
-        JobStatus { id: job.id.to_string(), attrs: out.into_attrs() }
+        JobStatus { id: job.id.text(), attrs: out.into_attrs() }
     };
     keys.iter().filter_map(|key| state.jobs().get(key)).map(|job| status(job)).collect()
 }
@@ -136,7 +136,7 @@ pub fn rows(
     let row = |job: &Job| {
         let mut out = Builder::row(columns, query.reader.hides(state, job));
         record(state, job, flavor, now, &mut out);
-        JobRow { id: job.id.to_string(), values: out.into_row() }
+        JobRow { id: job.id.text(), values: out.into_row() }
     };
     keys.iter().filter_map(|key| state.jobs().get(key)).map(|job| row(job)).collect()
 }

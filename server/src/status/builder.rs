@@ -128,23 +128,29 @@ impl<'a> Builder<'a> {
     }
 
     pub(crate) fn add(&mut self, name: &str, value: impl FnOnce() -> String) {
+        self.put(name, None, || Some(value()), |attrs| attrs.len());
+    }
+
+    /// Adds `name` if `value` gives one: for attributes whose presence costs a look-up, made
+    /// only when the attribute is wanted and seen.
+    pub(crate) fn add_some(&mut self, name: &str, value: impl FnOnce() -> Option<String>) {
         self.put(name, None, value, |attrs| attrs.len());
     }
 
     pub(crate) fn add_res(&mut self, name: &str, resource: &str, value: impl FnOnce() -> String) {
-        self.put(name, Some(resource), value, |attrs| attrs.len());
+        self.put(name, Some(resource), || Some(value()), |attrs| attrs.len());
     }
 
     /// Adds `name` where `at` says in the list of attributes (a row has no order).
     pub(crate) fn insert(&mut self, name: &str, value: impl FnOnce() -> String, at: impl FnOnce(&[Attr]) -> usize) {
-        self.put(name, None, value, at);
+        self.put(name, None, || Some(value()), at);
     }
 
     fn put(
         &mut self,
         name: &str,
         resource: Option<&str>,
-        value: impl FnOnce() -> String,
+        value: impl FnOnce() -> Option<String>,
         at: impl FnOnce(&[Attr]) -> usize,
     ) {
         if !self.wants(name, resource) {
@@ -152,14 +158,15 @@ impl<'a> Builder<'a> {
         }
         match &mut self.sink {
             Sink::Attrs(attrs) => {
-                let attr = Attr { name: name.to_string(), resource: resource.map(str::to_string), value: value() };
+                let Some(value) = value() else { return };
+                let attr = Attr { name: name.to_string(), resource: resource.map(str::to_string), value };
                 let at = at(attrs);
                 attrs.insert(at, attr);
             }
             // The first attribute of a name counts, as `JobStatus::get` finds it.
             Sink::Row { columns, values } => {
                 if let Some(slot @ None) = columns.index(name, resource).map(|at| &mut values[at]) {
-                    *slot = Some(value());
+                    *slot = value();
                 }
             }
         }
