@@ -30,6 +30,7 @@ mod nodes;
 mod queues;
 mod schema;
 mod site;
+mod update;
 mod views;
 
 #[cfg(test)]
