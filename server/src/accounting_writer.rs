@@ -18,11 +18,18 @@ use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The first delay before retrying a failed write; it doubles up to [`MAX_RETRY_DELAY`].
 const FIRST_RETRY_DELAY: Duration = Duration::from_millis(200);
 const MAX_RETRY_DELAY: Duration = Duration::from_secs(10);
+
+/// How long the writer gathers records after the first of a quiet spell, so that records a few
+/// milliseconds apart (a job's queued, started and ended) share one write and one fsync instead
+/// of one each (the writer's fsyncs were an eighth of the server's CPU per job). The records
+/// are durable in the store meanwhile and forgotten only once in the file; only the file waits,
+/// and a flush ends the gathering at once.
+const GATHER: Duration = Duration::from_millis(25);
 
 /// Tells the store that every record up to this id is durably in the files.
 pub type Forget = Box<dyn Fn(u64) + Send>;
@@ -44,6 +51,17 @@ impl Accountant {
     /// Starts the writer thread for `dir` (created if missing); it first writes `pending`, the
     /// records the store still holds from before.
     pub fn spawn(dir: PathBuf, pending: Vec<AccountingRecord>, forget: Forget) -> std::io::Result<Accountant> {
+        Accountant::spawn_gathering(dir, pending, forget, GATHER)
+    }
+
+    /// [`Accountant::spawn`], gathering for `gather` ([`GATHER`]) after the first record of a
+    /// quiet spell.
+    fn spawn_gathering(
+        dir: PathBuf,
+        pending: Vec<AccountingRecord>,
+        forget: Forget,
+        gather: Duration,
+    ) -> std::io::Result<Accountant> {
         std::fs::create_dir_all(&dir)?;
         let (sender, receiver) = mpsc::channel::<Work>();
         std::thread::Builder::new().name("accounting".to_string()).spawn(move || {
@@ -55,7 +73,7 @@ impl Accountant {
                     forget(last);
                 }
             }
-            run(&dir, &receiver, &mut pending, &*forget);
+            run(&dir, &receiver, &mut pending, &*forget, gather);
         })?;
         Ok(Accountant { sender })
     }
@@ -77,7 +95,13 @@ impl Accountant {
 }
 
 /// The thread's loop: take what is queued, write it (retrying until it is written), forget it.
-fn run(dir: &Path, receiver: &mpsc::Receiver<Work>, pending: &mut Vec<AccountingRecord>, forget: &dyn Fn(u64)) {
+fn run(
+    dir: &Path,
+    receiver: &mpsc::Receiver<Work>,
+    pending: &mut Vec<AccountingRecord>,
+    forget: &dyn Fn(u64),
+    gather_for: Duration,
+) {
     let mut waiting: Vec<mpsc::Sender<()>> = Vec::new();
     let mut delay = FIRST_RETRY_DELAY;
     loop {
@@ -89,6 +113,7 @@ fn run(dir: &Path, receiver: &mpsc::Receiver<Work>, pending: &mut Vec<Accounting
                 Ok(work) => take(work, pending, &mut waiting),
                 Err(_) => return,
             }
+            gather(receiver, pending, &mut waiting, Instant::now() + gather_for);
         }
         for work in receiver.try_iter() {
             take(work, pending, &mut waiting);
@@ -105,6 +130,22 @@ fn run(dir: &Path, receiver: &mpsc::Receiver<Work>, pending: &mut Vec<Accounting
                 std::thread::sleep(delay);
                 delay = (delay * 2).min(MAX_RETRY_DELAY);
             }
+        }
+    }
+}
+
+/// Takes what arrives until `deadline`, until a flush is waiting, or until every sender is
+/// gone, whichever comes first.
+fn gather(
+    receiver: &mpsc::Receiver<Work>,
+    pending: &mut Vec<AccountingRecord>,
+    waiting: &mut Vec<mpsc::Sender<()>>,
+    deadline: Instant,
+) {
+    while waiting.is_empty() {
+        match receiver.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(work) => take(work, pending, waiting),
+            Err(_) => return,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! The accounting writer: records land in their day's file in order, records left in the store
-//! by a crash are written once at start, and a write error is retried until it works.
+//! by a crash are written once at start, a write error is retried until it works, and records
+//! close together are gathered into one write.
 
 use super::*;
 use std::sync::{Arc, Mutex};
@@ -67,4 +68,35 @@ fn a_write_error_is_retried_until_it_works_and_nothing_is_dropped() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "a\nb\n");
+}
+
+/// Records queued while the writer gathers are written in one round (one fsync, one forget);
+/// a flush ends the gathering at once, and what comes after it waits for the next round.
+#[test]
+fn records_close_together_share_one_write_and_a_flush_ends_the_gathering() {
+    let dir = tempfile::tempdir().unwrap();
+    let forgotten = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&forgotten);
+    let forget: Forget = Box::new(move |last| seen.lock().unwrap().push(last));
+    let hour = Duration::from_secs(3600);
+    let accountant = Accountant::spawn_gathering(dir.path().to_path_buf(), Vec::new(), forget, hour).unwrap();
+    accountant.append(vec![record(1, MONDAY, "q")]);
+    accountant.append(vec![record(2, MONDAY, "s")]);
+    accountant.append(vec![record(3, MONDAY, "e")]);
+    accountant.flush(Duration::from_secs(30));
+    assert_eq!(std::fs::read_to_string(day_file(dir.path(), MONDAY)).unwrap(), "q\ns\ne\n");
+    assert_eq!(*forgotten.lock().unwrap(), [3], "one round for the three");
+
+    let (sender, receiver) = mpsc::channel();
+    for work in [record(4, MONDAY, "a"), record(5, MONDAY, "b")] {
+        sender.send(Work::Append(vec![work])).unwrap();
+    }
+    let (done, _answer) = mpsc::channel();
+    sender.send(Work::Flush(done)).unwrap();
+    sender.send(Work::Append(vec![record(6, MONDAY, "c")])).unwrap();
+    let (mut pending, mut waiting) = (Vec::new(), Vec::new());
+    gather(&receiver, &mut pending, &mut waiting, Instant::now() + hour);
+    assert_eq!(pending.iter().map(|record| record.id).collect::<Vec<_>>(), [4, 5]);
+    assert_eq!(waiting.len(), 1);
+    assert!(matches!(receiver.try_recv(), Ok(Work::Append(after)) if after[0].id == 6), "left for the next round");
 }
