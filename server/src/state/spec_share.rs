@@ -71,6 +71,10 @@ mod tests {
         assert!(!Arc::ptr_eq(&spec_of(&state, &first), &spec_of(&state, &other_user)), "not across users");
         assert!(!Arc::ptr_eq(&spec_of(&state, &first), &spec_of(&state, &renamed)));
         assert!(spec_of(&state, &first).script.is_empty(), "the script is in the store only");
+        let kept = &state.jobs()[&state.find_job(&first).unwrap()];
+        let names = [&kept.owner, &kept.group, &kept.queue, &kept.hold_types, &kept.id.server];
+        assert!(names.iter().all(|name| !name.is_heap_allocated()), "{names:?} are kept inline");
+        assert!(!kept.owner.is_empty() && !kept.queue.is_empty() && !kept.id.server.is_empty());
 
         let changes = proto::JobAlteration { name: Some("changed".to_string()), ..Default::default() };
         let ids = std::slice::from_ref(&second);
