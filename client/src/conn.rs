@@ -380,21 +380,14 @@ impl Connection {
     }
 
     /// Sends one request and waits for its whole reply: a job list sent in several frames is
-    /// joined into one `Jobs` reply.
+    /// joined into one `Jobs` (or `Rows`) reply.
     pub fn request_all(&mut self, request: &ClientRequest) -> Result<ServerReply, ConnError> {
         let mut reply = self.request(request)?;
-        while let ServerReply::Jobs { more: true, .. } = reply {
+        while let ServerReply::Jobs { more: true, .. } | ServerReply::Rows { more: true, .. } = reply {
             let next: ServerReply =
                 self.stream.receive().map_err(|error| ConnError::Broken(format!("no reply from server: {error}")))?;
-            let (ServerReply::Jobs { jobs, .. }, ServerReply::Jobs { jobs: more_jobs, errors, more, .. }) =
-                (&mut reply, next)
-            else {
+            if !append(&mut reply, next) {
                 return Err(ConnError::Broken("garbled job list from server".to_string()));
-            };
-            jobs.extend(more_jobs);
-            if let ServerReply::Jobs { errors: all_errors, more: all_more, .. } = &mut reply {
-                all_errors.extend(errors);
-                *all_more = more;
             }
         }
         Ok(reply)
@@ -411,6 +404,32 @@ impl Connection {
         }
         sent.map_err(|error| ConnError::Broken(format!("cannot send request: {error}")))?;
         self.stream.receive().map_err(|error| ConnError::Broken(format!("no reply from server: {error}")))
+    }
+}
+
+/// Appends the next frame of a job listing to the frames before it; false when it is not a
+/// listing of the same shape.
+fn append(reply: &mut ServerReply, next: ServerReply) -> bool {
+    match (reply, next) {
+        (
+            ServerReply::Jobs { jobs, errors, more, .. },
+            ServerReply::Jobs { jobs: next_jobs, errors: next_errors, more: next_more, .. },
+        ) => {
+            jobs.extend(next_jobs);
+            errors.extend(next_errors);
+            *more = next_more;
+            true
+        }
+        (
+            ServerReply::Rows { rows, errors, more, .. },
+            ServerReply::Rows { rows: next_rows, errors: next_errors, more: next_more, .. },
+        ) => {
+            rows.extend(next_rows);
+            errors.extend(next_errors);
+            *more = next_more;
+            true
+        }
+        _ => false,
     }
 }
 

@@ -187,3 +187,30 @@ fn a_refused_hello_is_reported_at_the_first_request_as_the_connections() {
     let expected = format!("cannot connect to server head (too many connections; socket {}, from f)", path.display());
     assert_eq!(error.to_string(), expected);
 }
+
+#[test]
+fn a_listing_is_joined_frame_by_frame_in_either_shape_and_never_mixed() {
+    use proto::{JobRow, JobStatus};
+    let jobs = |ids: &[&str], more| ServerReply::Jobs {
+        server: "head".into(),
+        jobs: ids.iter().map(|id| JobStatus { id: id.to_string(), attrs: vec![] }).collect(),
+        errors: vec![],
+        more,
+        flavor: Default::default(),
+    };
+    let rows = |ids: &[&str], more| ServerReply::Rows {
+        server: "head".into(),
+        rows: ids.iter().map(|id| JobRow { id: id.to_string(), values: vec![None] }).collect(),
+        errors: vec![],
+        more,
+        flavor: Default::default(),
+    };
+    let mut reply = jobs(&["1.head"], true);
+    assert!(append(&mut reply, jobs(&["2.head"], false)));
+    assert_eq!(reply, jobs(&["1.head", "2.head"], false), "an older server's reply, as before");
+    let mut reply = rows(&["1.head"], true);
+    assert!(append(&mut reply, rows(&["2.head"], false)));
+    assert_eq!(reply, rows(&["1.head", "2.head"], false));
+    assert!(!append(&mut rows(&["1.head"], true), jobs(&["2.head"], false)), "garbled");
+    assert!(!append(&mut jobs(&["1.head"], true), rows(&["2.head"], false)), "garbled");
+}

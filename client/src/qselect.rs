@@ -242,6 +242,7 @@ fn run(selection: &Selection, destination: Option<String>) -> u8 {
         attrs: Some(WANTED.iter().map(|name| name.to_string()).collect()),
         subjobs: selection.subjobs,
         arrays_only: false,
+        rows: false,
     };
     let (jobs, errors) = match conn.request_all(&request) {
         Ok(ServerReply::Jobs { jobs, errors, .. }) => (jobs, errors),

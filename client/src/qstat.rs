@@ -179,6 +179,34 @@ fn size_unit(args: &Args) -> output::columns::SizeUnit {
     }
 }
 
+/// Whether to ask for the listing in rows (`ServerReply::Rows`): for the default table, which
+/// reads only the five attributes it asks for. An older server answers `Jobs` all the same.
+fn in_rows(args: &Args) -> bool {
+    !args.full && args.format.is_none() && !alternate(args)
+}
+
+/// The default table of a listing answered in rows (what [`in_rows`] asks for).
+fn print_rows(
+    args: &Args,
+    columns: &[String],
+    rows: &[proto::JobRow],
+    errors: Vec<proto::error::RequestError>,
+    flavor: Flavor,
+    first_code: u8,
+) -> u8 {
+    let rows = rows.iter().map(|row| output::RowJob { columns, row });
+    let jobs: Vec<output::RowJob> = if args.hide_completed {
+        rows.filter(|job| output::Listed::get(job, "job_state") != Some("C")).collect()
+    } else {
+        rows.collect()
+    };
+    let text = match flavor {
+        Flavor::Torque => output::qstat_default_torque(&jobs),
+        Flavor::OpenPbs => output::qstat_default(&jobs),
+    };
+    crate::cli::print_listing("qstat", &text, errors, first_code)
+}
+
 fn alternate(args: &Args) -> bool {
     args.alternate
         || args.gigabytes
@@ -231,18 +259,28 @@ fn run(args: &Args) -> u8 {
         attrs: wanted(args),
         subjobs: args.subjobs,
         arrays_only: args.arrays_only,
+        rows: in_rows(args),
     };
     let mut reply = conn.request_all(&request);
     // TORQUE's -x is XML of every attribute: ask again for all of them.
-    if let (Ok(ServerReply::Jobs { flavor: Flavor::Torque, .. }), true, ClientRequest::StatusJob { attrs, .. }) =
-        (&reply, xml_wanted(args, Flavor::Torque), &mut request)
+    let torque_reply = matches!(
+        &reply,
+        Ok(ServerReply::Jobs { flavor: Flavor::Torque, .. } | ServerReply::Rows { flavor: Flavor::Torque, .. })
+    );
+    if let (true, true, ClientRequest::StatusJob { attrs, rows, .. }) =
+        (torque_reply, xml_wanted(args, Flavor::Torque), &mut request)
     {
+        *rows = false;
         if attrs.take().is_some() {
             reply = conn.request_all(&request);
         }
     }
     let (server, mut jobs, errors, flavor) = match reply {
         Ok(ServerReply::Jobs { server, jobs, errors, flavor, .. }) => (server, jobs, errors, flavor),
+        Ok(ServerReply::Rows { rows, errors, flavor, .. }) => {
+            let columns = wanted(args).unwrap_or_default();
+            return print_rows(args, &columns, &rows, errors, flavor, first_code);
+        }
         Ok(ServerReply::Error(error)) => {
             eprintln!("qstat: {}", error.message);
             return exit::for_error(error.code);

@@ -31,6 +31,7 @@ fn ended(job_id: &str) -> Option<u8> {
         attrs: Some(["job_state", "Exit_status", "exit_status"].map(String::from).to_vec()),
         subjobs: false,
         arrays_only: false,
+        rows: false,
     };
     match Connection::open().and_then(|mut conn| conn.request_all(&request)) {
         Ok(ServerReply::Jobs { jobs, .. }) => {

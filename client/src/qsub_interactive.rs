@@ -208,6 +208,7 @@ fn job_gone(job_id: &str) -> bool {
         attrs: Some(vec!["job_state".to_string()]),
         subjobs: false,
         arrays_only: false,
+        rows: false,
     };
     match Connection::open().and_then(|mut conn| conn.request_all(&request)) {
         // Finished: `F`, or `C` on a torque-flavored server.

@@ -36,6 +36,16 @@ pub struct JobId {
 pub struct BadJobId(pub String);
 
 impl JobId {
+    /// The full id, as `to_string` makes it, in one allocation made large enough (a listing
+    /// makes one per job; `to_string` grows its buffer as the parts are written).
+    pub fn text(&self) -> String {
+        use fmt::Write;
+        // The sequence number and the array index: at most 20 digits each, and `[].`.
+        let mut text = String::with_capacity(self.server.len() + 43);
+        let _ = write!(text, "{self}");
+        text
+    }
+
     /// An ordinary job's id.
     pub fn new(seq: u64, server: impl Into<CompactString>) -> Self {
         JobId { seq, server: server.into(), array: None }
@@ -132,6 +142,9 @@ mod tests {
         assert_eq!(JobId::parse("12.head", "x").unwrap(), JobId::new(12, "head"));
         assert_eq!(JobId::parse("12.head.example.com", "x").unwrap(), JobId::new(12, "head"));
         assert_eq!(JobId::new(7, "vm").to_string(), "7.vm");
+        for id in [JobId::new(7, "vm"), JobId::parent(u64::MAX, "head"), JobId::sub(12, u32::MAX, "head")] {
+            assert_eq!(id.text(), id.to_string());
+        }
     }
 
     #[test]

@@ -34,6 +34,11 @@ pub enum ClientRequest {
         /// `-J`: only arrays.
         #[serde(default)]
         arrays_only: bool,
+        /// Reply with [`ServerReply::Rows`] (each job's id and the values of `attrs`, in their
+        /// order) rather than `Jobs`. A server of an older release ignores it and sends `Jobs`,
+        /// as it does when `attrs` is `None` or names more than [`crate::status::MAX_COLUMNS`].
+        #[serde(default)]
+        rows: bool,
     },
     /// qdel.
     DeleteJob {
@@ -153,6 +158,17 @@ pub enum ServerReply {
         #[serde(default)]
         more: bool,
         /// The server's flavor, so the commands print its dialect (older servers: OpenPBS).
+        #[serde(default)]
+        flavor: crate::Flavor,
+    },
+    /// `Jobs` in the shape a `StatusJob` with `rows` asked for: a row per job, its values in
+    /// the order of the request's `attrs` (no attribute names). Framed and ordered as `Jobs`.
+    Rows {
+        server: String,
+        rows: Vec<crate::status::JobRow>,
+        errors: Vec<RequestError>,
+        #[serde(default)]
+        more: bool,
         #[serde(default)]
         flavor: crate::Flavor,
     },

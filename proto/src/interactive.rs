@@ -98,20 +98,20 @@ pub struct Handshake<'a> {
 pub fn nonce() -> Result<String, getrandom::Error> {
     let mut bytes = [0u8; NONCE_BYTES];
     getrandom::fill(&mut bytes)?;
-    Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
+    Ok(hex::encode(bytes))
 }
 
 /// `prover`'s proof of holding `secret` in `handshake`: HMAC-SHA256 keyed by the secret over a
 /// label naming the prover and each field with its length, as hex.
 pub fn proof(secret: &str, prover: Prover, handshake: &Handshake) -> String {
-    mac(secret, prover, handshake).finalize().into_bytes().iter().map(|byte| format!("{byte:02x}")).collect()
+    hex::encode(mac(secret, prover, handshake).finalize().into_bytes())
 }
 
 /// Whether `presented` is `prover`'s proof for `handshake` (compared in constant time).
 pub fn verify(secret: &str, prover: Prover, handshake: &Handshake, presented: &str) -> bool {
-    match from_hex(presented) {
-        Some(bytes) => mac(secret, prover, handshake).verify_slice(&bytes).is_ok(),
-        None => false,
+    match hex::decode(presented) {
+        Ok(bytes) => mac(secret, prover, handshake).verify_slice(&bytes).is_ok(),
+        Err(_) => false,
     }
 }
 
@@ -132,13 +132,6 @@ fn mac(secret: &str, prover: Prover, handshake: &Handshake) -> Hmac<Sha256> {
         mac.update(part);
     }
     mac
-}
-
-fn from_hex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) || !text.is_ascii() {
-        return None;
-    }
-    (0..text.len()).step_by(2).map(|at| u8::from_str_radix(&text[at..at + 2], 16).ok()).collect()
 }
 
 /// Why qsub refused the peer that connected to its port.
@@ -261,6 +254,18 @@ mod tests {
         for garbled in ["", "zz", &by_qsub[1..], &by_qsub[..62], "é"] {
             assert!(!verify(&secret, Prover::Qsub, &handshake, garbled), "{garbled:?}");
         }
+        // Only hex digits: a byte `0f` written `+f` (which `from_str_radix` reads) is refused.
+        let (job, led) = (0..400)
+            .map(|n| format!("{n}.s"))
+            .map(|job| {
+                let led = proof(&secret, Prover::Qsub, &Handshake { job_id: &job, ..handshake });
+                (job, led)
+            })
+            .find(|(_, led)| led.starts_with('0'))
+            .expect("one proof in 400 starts with a 0 nibble");
+        let with_job = Handshake { job_id: &job, ..handshake };
+        assert!(verify(&secret, Prover::Qsub, &with_job, &led));
+        assert!(!verify(&secret, Prover::Qsub, &with_job, &led.replacen('0', "+", 1)), "a signed byte");
     }
 
     #[test]

@@ -37,7 +37,7 @@ pub use error::ErrorCode;
 pub use flavor::Flavor;
 pub use frame::{FrameError, MAX_FRAME};
 pub use mom::{JobLaunch, MomToServer, ServerToMom};
-pub use status::{JobStatus, NodeStatus, ObjectStatus};
+pub use status::{JobRow, JobStatus, NodeStatus, ObjectStatus};
 
 use serde::{Deserialize, Serialize};
 

@@ -18,6 +18,19 @@ impl JobStatus {
     }
 }
 
+/// Most attributes a `StatusJob` may name and still be answered in rows (`rows`): a row holds
+/// a value, or `null`, for each, so this bounds a row frame's size with the 500 jobs a frame
+/// carries. A request naming more is answered with `Jobs` (only the attributes each job has).
+pub const MAX_COLUMNS: usize = 64;
+
+/// One job of a listing answered in rows: its full id and, for each attribute the request
+/// named, in its order, the value (`None`: the job has none, or the reader may not see it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobRow {
+    pub id: String,
+    pub values: Vec<Option<String>>,
+}
+
 /// One node as pbsnodes sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeStatus {

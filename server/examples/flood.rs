@@ -64,6 +64,7 @@ fn floods() -> Vec<(&'static str, ClientRequest)> {
         attrs,
         subjobs: true,
         arrays_only: false,
+        rows: false,
     };
     let names = (1..=server::bounds::MAX_NAMES).map(|seq| seq.to_string()).collect();
     let copies = proto::frame::MAX_FRAME / "\"workq\",".len() - 16;
@@ -121,6 +122,7 @@ fn count_jobs(socket: &Path) -> usize {
         attrs: Some(vec!["job_state".into()]),
         subjobs: true,
         arrays_only: false,
+        rows: false,
     };
     ask(socket, &request)
 }

@@ -78,6 +78,7 @@ mod tests {
             attrs: Some(vec!["job_state".into(); 3]),
             subjobs: false,
             arrays_only: false,
+            rows: false,
         }
     }
 
@@ -92,6 +93,7 @@ mod tests {
             attrs: Some(vec!["job_state".into()]),
             subjobs: false,
             arrays_only: false,
+            rows: false,
         };
         assert_eq!(request, expected);
         let mut delete = ClientRequest::DeleteJob { ids: vec!["7[0-9]".into(); 20_000], force: false, history: false };

@@ -15,6 +15,7 @@ use crate::shared::{now, Shared};
 use crate::state::Requester;
 use job::JobKey;
 use proto::error::{ErrorCode, RequestError};
+use proto::status::MAX_COLUMNS;
 use proto::transport::{FrameReader, FrameWriter};
 use proto::{ClientRequest, ServerReply};
 use std::sync::Arc;
@@ -81,9 +82,9 @@ async fn dispatch(shared: &Shared, requester: &Requester, peer: Peer, request: C
             interactive_from_peer(&mut spec, peer);
             shared.apply(|state, out| handlers::submit_job::submit_job(state, out, requester, now(), *spec)).await
         }
-        ClientRequest::StatusJob { selectors, history, users, attrs, subjobs, arrays_only } => {
+        ClientRequest::StatusJob { selectors, history, users, attrs, subjobs, arrays_only, rows } => {
             let arrays = handlers::status_job::ArrayListing { subjobs, arrays_only };
-            return list_jobs(shared, requester, Asked { selectors, history, users, attrs, arrays });
+            return list_jobs(shared, requester, Asked { selectors, history, users, attrs, arrays, rows });
         }
         ClientRequest::StatusNode { names } => {
             let state = shared.state();
@@ -181,6 +182,8 @@ struct Asked {
     users: Vec<String>,
     attrs: Option<Vec<String>>,
     arrays: handlers::status_job::ArrayListing,
+    /// Answer in rows (`ServerReply::Rows`) if `attrs` allows it.
+    rows: bool,
 }
 
 /// A qstat's request with what was decided when its jobs were selected.
@@ -191,6 +194,8 @@ struct Listing {
     reader: handlers::status_job::Reader,
     now: i64,
     flavor: crate::config::Flavor,
+    /// The row's columns when the listing is answered in rows.
+    columns: Option<crate::status::Columns>,
 }
 
 impl Listing {
@@ -218,9 +223,14 @@ impl Part {
         match self {
             Part::Ready(reply) => reply,
             Part::Jobs { listing, keys, errors, more } => {
-                let state = shared.state();
-                let jobs = handlers::status_job::statuses(&state, listing.flavor, listing.now, &listing.query(), &keys);
-                ServerReply::Jobs { server: state.server_name.clone(), jobs, errors, more, flavor: listing.flavor }
+                let (state, query, flavor, now) = (shared.state(), listing.query(), listing.flavor, listing.now);
+                let server = state.server_name.clone();
+                if let Some(columns) = &listing.columns {
+                    let rows = handlers::status_job::rows(&state, flavor, now, &query, columns, &keys);
+                    return ServerReply::Rows { server, rows, errors, more, flavor };
+                }
+                let jobs = handlers::status_job::statuses(&state, flavor, now, &query, &keys);
+                ServerReply::Jobs { server, jobs, errors, more, flavor }
             }
         }
     }
@@ -235,7 +245,8 @@ fn list_jobs(shared: &Shared, requester: &Requester, asked: Asked) -> Vec<Part> 
         Err(error) => return vec![Part::Ready(ServerReply::Error(error))],
     };
     let reader = handlers::status_job::Reader::of(&state, requester);
-    let listing = Listing { asked, users, reader, now: now(), flavor: state.flavor };
+    let columns = columns(&asked);
+    let listing = Listing { asked, users, reader, now: now(), flavor: state.flavor, columns };
     let selection = handlers::status_job::select(&state, listing.flavor, listing.now, &listing.query());
     drop(state);
     let listing = Arc::new(listing);
@@ -243,6 +254,13 @@ fn list_jobs(shared: &Shared, requester: &Requester, asked: Asked) -> Vec<Part> 
         .into_iter()
         .map(|(keys, errors, more)| Part::Jobs { listing: listing.clone(), keys, errors, more })
         .collect()
+}
+
+/// The columns of a listing answered in rows: when asked for, of at most [`MAX_COLUMNS`] named
+/// attributes (a row holds a value or `null` for each); else it is answered in `Jobs`.
+fn columns(asked: &Asked) -> Option<crate::status::Columns> {
+    let names = asked.attrs.as_deref().filter(|names| asked.rows && names.len() <= MAX_COLUMNS)?;
+    Some(crate::status::Columns::new(names))
 }
 
 /// Cuts a listing into frames: the jobs [`JOBS_PER_FRAME`] at a time, then the errors
@@ -285,6 +303,23 @@ mod tests {
         let submit_host = batch.submit_host.clone();
         interactive_from_peer(&mut batch, Peer::Tcp("10.201.0.9:51234".parse().unwrap()));
         assert_eq!((batch.interactive, batch.submit_host), (None, submit_host), "a batch job is left alone");
+    }
+
+    #[test]
+    fn rows_are_sent_for_at_most_max_columns_named_attributes() {
+        let asked = |attrs: Option<usize>, rows: bool| Asked {
+            selectors: Vec::new(),
+            history: false,
+            users: Vec::new(),
+            attrs: attrs.map(|count| (0..count).map(|n| format!("attr{n}")).collect()),
+            arrays: Default::default(),
+            rows,
+        };
+        assert_eq!(columns(&asked(Some(5), true)).map(|columns| columns.len()), Some(5));
+        assert_eq!(columns(&asked(Some(MAX_COLUMNS), true)).map(|columns| columns.len()), Some(MAX_COLUMNS));
+        assert_eq!(columns(&asked(Some(MAX_COLUMNS + 1), true)), None, "more: answered in Jobs");
+        assert_eq!(columns(&asked(None, true)), None, "every attribute: Jobs");
+        assert_eq!(columns(&asked(Some(5), false)), None, "not asked: Jobs");
     }
 
     #[test]

@@ -75,6 +75,9 @@ pub fn localize_reply(flavor: Flavor, reply: ServerReply) -> ServerReply {
         ServerReply::Jobs { server, jobs, errors, more, flavor } => {
             ServerReply::Jobs { server, jobs, errors: localize_errors(errors), more, flavor }
         }
+        ServerReply::Rows { server, rows, errors, more, flavor } => {
+            ServerReply::Rows { server, rows, errors: localize_errors(errors), more, flavor }
+        }
         ServerReply::Nodes { nodes, errors } => ServerReply::Nodes { nodes, errors: localize_errors(errors) },
         ServerReply::Done { errors } => ServerReply::Done { errors: localize_errors(errors) },
         ServerReply::Error(error) => ServerReply::Error(localize_error(error)),

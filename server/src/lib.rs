@@ -123,9 +123,10 @@ pub async fn run(config: ServerConfig, shutdown: impl Future<Output = ()>) -> an
     let next_record = loaded.accounting.last().map_or(1, |record| record.id + 1);
     let forgetter = store.clone();
     let forget: accounting_writer::Forget = Box::new(move |last| {
-        // Not awaited: the store thread commits it; a failure only means the records are
-        // found again (and not written twice) at the next start.
-        drop(forgetter.enqueue(vec![store::StoreOp::ForgetAccounting(last)]));
+        // Not awaited, and lazily: it rides the next commit (no fsync of its own); a failure
+        // or a stop before it only means the records are found again (and not written twice)
+        // at the next start.
+        drop(forgetter.enqueue_lazily(vec![store::StoreOp::ForgetAccounting(last)]));
     });
     let accountant =
         accounting_writer::Accountant::spawn(accounting::accounting_dir(&config.state_dir), loaded.accounting, forget)

@@ -1,10 +1,13 @@
 //! Builds the attribute lists that qstat and pbsnodes display, in OpenPBS's attribute order,
 //! or TORQUE's names and order in the torque flavor (pbs-reference sections 6.4 and 8.4).
-//! Pure: state in, `proto` status records out.
+//! Records are collected by a [`Builder`] (`status/builder.rs`): named attributes, or a row of
+//! the values a listing named. Pure: state in, `proto` status records out.
 
+mod builder;
 mod options;
 mod wanted;
 
+pub use builder::{Builder, Columns, Hidden, MANAGER_ONLY, PRIVATE};
 pub use wanted::Wanted;
 
 use crate::config::Flavor;
@@ -57,9 +60,23 @@ pub fn job_status_with_array(
     array: Option<&ArrayView<'_>>,
     note: Option<&SchedNote>,
 ) -> JobStatus {
-    let mut out = Builder { wanted, attrs: Vec::new() };
+    let mut out = Builder::attrs(wanted, Hidden::NOTHING);
+    fill(&mut out, job, server_name, flavor, now, array, note);
+    JobStatus { id: job.id.text(), attrs: out.into_attrs() }
+}
+
+/// Adds what [`job_status_with_array`] shows of `job` to `out`, in order.
+pub fn fill(
+    out: &mut Builder<'_>,
+    job: &Job,
+    server_name: &str,
+    flavor: Flavor,
+    now: i64,
+    array: Option<&ArrayView<'_>>,
+    note: Option<&SchedNote>,
+) {
     out.add("Job_Name", || job.spec.name.clone());
-    out.add("Job_Owner", || format!("{}@{}", job.owner, job.spec.submit_host));
+    out.add("Job_Owner", || [job.owner.as_str(), "@", &job.spec.submit_host].concat());
     if job.times.stime.is_some() {
         let used = &job.used;
         out.add_res("resources_used", "cput", || format_hms(used.cput_secs));
@@ -85,12 +102,10 @@ pub fn job_status_with_array(
             }
             Flavor::Torque => out.add("exec_host", || job.exec_host_torque().unwrap_or_default()),
         }
-        if let Some(gpus) = crate::status_gpus::exec_gpus(job) {
-            out.add("exec_gpus", || gpus);
-        }
+        out.add_some("exec_gpus", || crate::status_gpus::exec_gpus(job));
     }
-    options::add_before_hold(&mut out, job);
-    options::add_group_list(&mut out, job);
+    options::add_before_hold(out, job);
+    options::add_group_list(out, job);
     out.add("Hold_Types", || job.hold_types.to_string());
     if job.spec.interactive.is_some() {
         // Only the flag: where qsub listens and its secret stay out of every listing.
@@ -112,9 +127,9 @@ pub fn job_status_with_array(
             out.add_res("Resource_List", name, || value.to_string());
         }
     }
-    if let (Some(select), Flavor::OpenPbs) = (job.request.display_value("select"), flavor) {
-        // Managers only: `status_job` drops it for everyone else (`MANAGER_ONLY`).
-        out.add("schedselect", || job::resources::schedselect(select));
+    if flavor == Flavor::OpenPbs {
+        // Managers only ([`MANAGER_ONLY`]); looked up only when wanted and seen.
+        out.add_some("schedselect", || job.request.display_value("select").map(job::resources::schedselect));
     }
     if let (Some(stime), Flavor::OpenPbs) = (job.times.stime, flavor) {
         out.add("stime", || stime.to_string());
@@ -125,8 +140,8 @@ pub fn job_status_with_array(
     if let Some(shell) = &job.spec.shell {
         out.add("Shell_Path_List", || shell.clone());
     }
-    options::add_before_variables(&mut out, job);
-    options::add_stage_lists(&mut out, job);
+    options::add_before_variables(out, job);
+    options::add_stage_lists(out, job);
     out.add("Variable_List", || variable_list(&job.spec.variables));
     match (note, &job.comment) {
         (Some(note), _) => out.add("comment", || crate::sched_text::wait_comment(&note.why)),
@@ -134,13 +149,12 @@ pub fn job_status_with_array(
         (None, None) => {}
     }
     match flavor {
-        Flavor::OpenPbs => openpbs_tail(&mut out, job, array, note),
+        Flavor::OpenPbs => openpbs_tail(out, job, array, note),
         Flavor::Torque => {
-            torque_tail(&mut out, job, now);
-            add_array_attrs(&mut out, job, array);
+            torque_tail(out, job, now);
+            add_array_attrs(out, job, array);
         }
     }
-    JobStatus { id: job.id.to_string(), attrs: out.attrs }
 }
 
 /// The attributes after `comment` in OpenPBS: `etime run_count Exit_status Submit_arguments
@@ -194,9 +208,7 @@ fn torque_tail(out: &mut Builder, job: &Job, now: i64) {
     }
     out.add("submit_host", || job.spec.submit_host.clone());
     options::add_after_submit_host(out, job);
-    if let Some(dir) = job.spec.init_dir.as_deref().or(job.spec.workdir()) {
-        out.add("init_work_dir", || dir.to_string());
-    }
+    out.add_some("init_work_dir", || job.spec.init_dir.as_deref().or(job.spec.workdir()).map(str::to_string));
     out.add("request_version", || "1".to_string());
     options::add_umask_sandbox(out, job, Flavor::Torque);
 }
@@ -209,22 +221,19 @@ fn add_exit_status(out: &mut Builder, job: &Job, flavor: Flavor) {
 }
 
 /// Adds `depend` where OpenPBS shows it (after `ctime`, before `Error_Path`), if wanted and the
-/// job has one. Apart from [`job_status_filtered`] because its value depends on other jobs
+/// job has one. Apart from [`fill`] because its value depends on other jobs
 /// (`server/src/state/depend.rs`); `value` is called only when wanted.
-pub fn with_depend(
-    mut status: JobStatus,
-    wanted: Option<&Wanted>,
-    value: impl FnOnce() -> Option<String>,
-) -> JobStatus {
-    if wanted.is_some_and(|wanted| !wanted.wants("depend", None)) {
-        return status;
+pub fn add_depend(out: &mut Builder<'_>, value: impl FnOnce() -> Option<String>) {
+    if !out.wants("depend", None) {
+        return;
     }
-    let Some(value) = value() else { return status };
+    let Some(value) = value() else { return };
     const EARLIER: [&str; 8] =
         ["Job_Name", "Job_Owner", "resources_used", "job_state", "queue", "server", "Checkpoint", "ctime"];
-    let at = status.attrs.iter().rposition(|attr| EARLIER.contains(&attr.name.as_str())).map_or(0, |index| index + 1);
-    status.attrs.insert(at, Attr::new("depend", value));
-    status
+    let at = |attrs: &[Attr]| {
+        attrs.iter().rposition(|attr| EARLIER.contains(&attr.name.as_str())).map_or(0, |index| index + 1)
+    };
+    out.insert("depend", || value, at);
 }
 
 fn add_array_attrs(out: &mut Builder<'_>, job: &Job, array: Option<&ArrayView<'_>>) {
@@ -257,43 +266,12 @@ fn add_array_attrs(out: &mut Builder<'_>, job: &Job, array: Option<&ArrayView<'_
     }
 }
 
-/// Collects the wanted attributes.
-pub(crate) struct Builder<'a> {
-    wanted: Option<&'a Wanted>,
-    attrs: Vec<Attr>,
-}
-
-impl Builder<'_> {
-    fn wants(&self, name: &str, resource: Option<&str>) -> bool {
-        self.wanted.is_none_or(|wanted| wanted.wants(name, resource))
-    }
-
-    fn wants_group(&self, name: &str) -> bool {
-        self.wanted.is_none_or(|wanted| wanted.wants_group(name))
-    }
-
-    pub(crate) fn add(&mut self, name: &str, value: impl FnOnce() -> String) {
-        if self.wants(name, None) {
-            self.attrs.push(Attr::new(name, value()));
-        }
-    }
-
-    fn add_res(&mut self, name: &str, resource: &str, value: impl FnOnce() -> String) {
-        if self.wants(name, Some(resource)) {
-            self.attrs.push(Attr::resource(name, resource, value()));
-        }
-    }
-}
-
 /// Adds OpenPBS's `eligible_time` (`HH:MM:SS`, after `run_count`) to a job's status record,
 /// if wanted; the caller checks `eligible_time_enable` (OpenPBS shows it only then).
-pub fn add_eligible_time(status: &mut JobStatus, job: &Job, now: i64, wanted: Option<&Wanted>) {
-    if wanted.is_some_and(|wanted| !wanted.wants("eligible_time", None)) {
-        return;
-    }
-    let attr = Attr::new("eligible_time", format_hms(job.eligible_seconds(now).max(0) as u64));
-    let at = status.attrs.iter().position(|attr| attr.name == "run_count").map_or(status.attrs.len(), |at| at + 1);
-    status.attrs.insert(at, attr);
+pub fn add_eligible_time(out: &mut Builder<'_>, job: &Job, now: i64) {
+    let value = || format_hms(job.eligible_seconds(now).max(0) as u64);
+    let at = |attrs: &[Attr]| attrs.iter().position(|attr| attr.name == "run_count").map_or(attrs.len(), |at| at + 1);
+    out.insert("eligible_time", value, at);
 }
 
 /// `Variable_List` value: `NAME=value` joined by commas, commas inside values escaped.

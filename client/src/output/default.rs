@@ -12,10 +12,10 @@
 //! other clients parse it that way (section 6.1). A missing or empty value is shown as `--`
 //! (`-` in the one-letter state column) and white space inside a value as `_`.
 
-use proto::JobStatus;
 use std::borrow::Cow;
 
 use super::columns::{before_at, short_job_id, truncate};
+use super::listed::Listed;
 
 /// The two header lines, exactly as OpenPBS prints them.
 pub const DEFAULT_HEADER: &str = "\
@@ -26,7 +26,8 @@ Job id            Name             User              Time Use S Queue
 /// The default `qstat` display of one server's jobs, in the order given. Empty when there is no
 /// job (the header is printed only above at least one row; there is no summary line). Rows
 /// follow `%-17s %-16s %-16s  %8s %1s %-16s` and keep the trailing blanks of the last column.
-pub fn qstat_default(jobs: &[JobStatus]) -> String {
+/// Of status records or of rows ([`Listed`]).
+pub fn qstat_default<J: Listed>(jobs: &[J]) -> String {
     if jobs.is_empty() {
         return String::new();
     }
@@ -42,7 +43,7 @@ pub fn qstat_default(jobs: &[JobStatus]) -> String {
 
 /// One row of the default display, without the newline.
 #[cfg(test)]
-fn default_row(job: &JobStatus) -> String {
+fn default_row(job: &proto::JobStatus) -> String {
     let mut row = String::new();
     write_row(&mut row, job);
     row
@@ -50,9 +51,8 @@ fn default_row(job: &JobStatus) -> String {
 
 /// Appends one row, without the newline. Values are borrowed unless they must be cut or
 /// their blanks replaced (a listing of 10,000 jobs allocates next to nothing here).
-fn write_row(out: &mut String, job: &JobStatus) {
-    use std::fmt::Write;
-    let id = cut(short_job_id(&job.id), 17);
+fn write_row(out: &mut String, job: &impl Listed) {
+    let id = cut(short_job_id(job.id()), 17);
     let name = job.get("Job_Name").unwrap_or("");
     // OpenPBS marks a name of 16 characters or more, even one that would fit: 15 + `*`.
     let name: Cow<str> = if name.chars().count() >= 16 {
@@ -68,16 +68,35 @@ fn write_row(out: &mut String, job: &JobStatus) {
         _ => Cow::Borrowed("-"),
     };
     let queue = cut(before_at(job.get("queue").unwrap_or("")), 16);
-    let _ = write!(
-        out,
-        "{:<17} {:<16} {:<16}  {:>8} {:>1} {:<16}",
-        field(&id),
-        field(&name),
-        field(&user),
-        field(&time_use),
-        field(&state),
-        field(&queue)
-    );
+    // `%-17s %-16s %-16s  %8s %1s %-16s`
+    push_left(out, &field(&id), 17);
+    out.push(' ');
+    push_left(out, &field(&name), 16);
+    out.push(' ');
+    push_left(out, &field(&user), 16);
+    out.push_str("  ");
+    push_right(out, &field(&time_use), 8);
+    out.push(' ');
+    push_right(out, &field(&state), 1);
+    out.push(' ');
+    push_left(out, &field(&queue), 16);
+}
+
+/// `value` padded with blanks to `width` characters on the right, as `{:<width}` writes it
+/// (by hand: the formatter writes its padding a `char` at a time, a fifth of a long table).
+fn push_left(out: &mut String, value: &str, width: usize) {
+    out.push_str(value);
+    push_blanks(out, width.saturating_sub(value.chars().count()));
+}
+
+/// `value` padded with blanks to `width` characters on the left, as `{:>width}` writes it.
+fn push_right(out: &mut String, value: &str, width: usize) {
+    push_blanks(out, width.saturating_sub(value.chars().count()));
+    out.push_str(value);
+}
+
+fn push_blanks(out: &mut String, count: usize) {
+    out.extend(std::iter::repeat_n(' ', count));
 }
 
 /// [`truncate`], borrowing what fits.
@@ -103,11 +122,26 @@ pub(super) fn field(value: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::listed::{tests::as_rows, RowJob};
     use crate::output::samples;
+    use proto::JobStatus;
 
     #[test]
     fn no_jobs_prints_nothing() {
-        assert_eq!(qstat_default(&[]), "");
+        assert_eq!(qstat_default::<JobStatus>(&[]), "");
+    }
+
+    #[test]
+    fn rows_print_the_same_table_as_records() {
+        // The columns `qstat` asks for, in another order than the table's.
+        let columns: Vec<String> =
+            ["queue", "job_state", "resources_used.cput", "Job_Owner", "Job_Name"].map(str::to_string).to_vec();
+        for jobs in [samples::all_jobs(), samples::reference_jobs(), vec![samples::long_names_job()]] {
+            let rows = as_rows(&jobs, &columns);
+            let rows: Vec<RowJob> = rows.iter().map(|row| RowJob { columns: &columns, row }).collect();
+            assert_eq!(qstat_default(&rows), qstat_default(&jobs));
+            assert_eq!(crate::output::qstat_default_torque(&rows), crate::output::qstat_default_torque(&jobs));
+        }
     }
 
     #[test]

@@ -18,7 +18,8 @@
 //! - [`xml`]: `qstat -x` in the torque flavor, TORQUE's XML (6.6);
 //! - [`tracejob`]: `tracejob` (8.5);
 //! - [`qmgr`]: `qmgr list` / `print`; [`queues`]: `qstat -Q`, `-q`, `-B` (6.8);
-//! - [`columns`], [`time`]: shared cell and time-stamp helpers.
+//! - [`columns`], [`time`]: shared cell and time-stamp helpers; [`listed`]: a job as the
+//!   tables read it, a status record or a row of a listing answered in rows.
 //!
 //! Time stamps: functions that show them come in two forms, `f(..)` using local time through
 //! [`ctime_text`] (what the commands call) and `f_with(.., time)` taking any [`TimeText`];
@@ -31,6 +32,7 @@ pub mod default;
 pub mod dsv;
 pub mod full;
 pub mod json;
+pub mod listed;
 pub mod nodes;
 pub mod qmgr;
 pub mod queues;
@@ -48,6 +50,7 @@ pub use default::qstat_default;
 pub use dsv::qstat_dsv_with;
 pub use full::{qstat_full, qstat_full_flavored_with, qstat_full_with};
 pub use json::{qstat_json, qstat_json_with};
+pub use listed::{Listed, RowJob};
 pub use nodes::{pbsnodes_full, pbsnodes_full_with, pbsnodes_marked};
 pub use time::{ctime_text, ctime_text_utc, TimeText};
 pub use torque::{qstat_alternate_torque, qstat_default_torque};

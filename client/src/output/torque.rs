@@ -19,6 +19,7 @@ use proto::JobStatus;
 use super::alternate::{exec_host_lines, AltOptions};
 use super::columns::{before_at, left, right, size_column_in, SizeUnit};
 use super::default::field;
+use super::listed::Listed;
 
 /// TORQUE's default header (`display_statjob`): 25 + 1 columns where the rows use 26 + 1.
 pub const TORQUE_DEFAULT_HEADER: &str = "\
@@ -37,7 +38,8 @@ const NAME_WIDTH: usize = 16;
 
 /// The default `qstat` display in TORQUE's layout. Empty when there is no job. Rows follow
 /// `%-26s %-16s %-15s %8s %1s %-15s` and keep the trailing blanks of the last column.
-pub fn qstat_default_torque(jobs: &[JobStatus]) -> String {
+/// Of status records or of rows ([`Listed`]).
+pub fn qstat_default_torque<J: Listed>(jobs: &[J]) -> String {
     if jobs.is_empty() {
         return String::new();
     }
@@ -49,9 +51,9 @@ pub fn qstat_default_torque(jobs: &[JobStatus]) -> String {
     out
 }
 
-fn default_row(job: &JobStatus) -> String {
-    let id =
-        if job.id.chars().count() > ID_CUT_ABOVE { job.id.chars().take(ID_CUT_TO).collect() } else { job.id.clone() };
+fn default_row(job: &impl Listed) -> String {
+    let id = job.id();
+    let id = if id.chars().count() > ID_CUT_ABOVE { id.chars().take(ID_CUT_TO).collect() } else { id.to_string() };
     let name = short_name(job.get("Job_Name").unwrap_or(""));
     let user = cut(before_at(job.get("Job_Owner").unwrap_or("")), 15);
     let time_use = cut(job.get("resources_used.cput").unwrap_or("0"), 8);
@@ -228,7 +230,7 @@ mod tests {
 
     #[test]
     fn no_jobs_prints_nothing() {
-        assert_eq!(qstat_default_torque(&[]), "");
+        assert_eq!(qstat_default_torque::<JobStatus>(&[]), "");
         assert_eq!(qstat_alternate_torque("head", &[], &AltOptions::default()), "");
     }
 

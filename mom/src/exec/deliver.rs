@@ -1,5 +1,6 @@
 //! Output delivery: copying a job's spool files to their `-o`/`-e` destinations **as the
-//! user**, and keeping what cannot be delivered (pbs-reference 10.5).
+//! user**, and keeping what cannot be delivered (pbs-reference 10.5). A mom running as the
+//! user links the spool file into place instead when that gives the same file ([`link_in_place`]).
 //!
 //! How "as the user": a mom running as that user copies directly; a root mom runs the copy in
 //! a forked child that has taken the user's supplementary groups, gid and uid (in that order)
@@ -99,6 +100,9 @@ pub fn deliver(
         } else {
             dest.to_path_buf()
         };
+        if link_in_place(spool, &target, umask) {
+            return Ok(());
+        }
         let mut target = open_directly(&target, user.uid == 0, umask).map_err(io_error)?;
         return io::copy(&mut source, &mut target).map(drop).map_err(io_error);
     }
@@ -138,6 +142,47 @@ fn open_directly(dest: &Path, root: bool, umask: u32) -> io::Result<File> {
     }
     target.set_len(0)?;
     Ok(target)
+}
+
+/// Delivers by giving the spool file a second name at `target` (a mom running as the user, so
+/// the spool file is already theirs): no copy and no new inode, which on a busy mom is most of
+/// what a delivery costs. Only where the result is what a copy would make: `target` does not
+/// exist (`link` never replaces nor follows anything: an existing file, link or device is left
+/// to the copy), is on the spool's file system, and its directory neither is setgid nor has a
+/// default ACL (a new file there takes the directory's group or ACL; a link keeps the spool
+/// file's). The mode is then set to the one a new copy gets, through the spool's name (the
+/// mom's own directory, so no name the user controls is followed). False: nothing was done,
+/// and the caller copies.
+fn link_in_place(spool: &Path, target: &Path, umask: u32) -> bool {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let Some(dir) = target.parent().filter(|dir| !dir.as_os_str().is_empty()) else { return false };
+    let Ok(dir_meta) = std::fs::metadata(dir) else { return false };
+    if dir_meta.mode() & libc::S_ISGID != 0 || has_default_acl(dir) {
+        return false;
+    }
+    if std::fs::hard_link(spool, target).is_err() {
+        return false;
+    }
+    if let Err(err) = std::fs::set_permissions(spool, std::fs::Permissions::from_mode(0o666 & !umask)) {
+        tracing::warn!(dest = %target.display(), "delivered output keeps the spool file's mode: {err}");
+    }
+    true
+}
+
+/// Whether `dir` has a default POSIX ACL (`system.posix_acl_default`). A size query through
+/// libc's `getxattr`: one call the mom needs, not worth a crate. Unreadable counts as having
+/// one, so the copy decides.
+fn has_default_acl(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(path) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else { return true };
+    // SAFETY: both strings are NUL-terminated and live across the call; a null buffer of size
+    // 0 asks only for the value's size, nothing is written.
+    let size = unsafe { libc::getxattr(path.as_ptr(), c"system.posix_acl_default".as_ptr(), std::ptr::null_mut(), 0) };
+    if size >= 0 {
+        return true;
+    }
+    let errno = io::Error::last_os_error().raw_os_error();
+    !matches!(errno, Some(libc::ENODATA) | Some(libc::ENOTSUP))
 }
 
 /// The copy run as the user: `$1` the destination, `$2` the file name in it when it is a
@@ -272,159 +317,5 @@ pub(crate) fn deliver_and_clean(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn destinations() {
-        let home = Path::new("/home/alice");
-        assert_eq!(destination("login1:/home/alice/x.o1", home), PathBuf::from("/home/alice/x.o1"));
-        assert_eq!(destination("/tmp/x.o1", home), PathBuf::from("/tmp/x.o1"));
-        assert_eq!(destination("login1:x.o1", home), PathBuf::from("/home/alice/x.o1"));
-        assert_eq!(destination("out/x:y", home), PathBuf::from("/home/alice/out/x:y"));
-        assert_eq!(destination("/a/b:c", home), PathBuf::from("/a/b:c"));
-    }
-
-    #[test]
-    fn direct_copy() {
-        let dir = tempfile::tempdir().unwrap();
-        let spool = dir.path().join("1.OU");
-        std::fs::write(&spool, "hello\n").unwrap();
-        let dest = dir.path().join("out");
-        let user = super::super::user::resolve("root", None).unwrap();
-        deliver(&spool, &dest, "x.o1", &user, false, 0o077).unwrap();
-        assert_eq!(std::fs::read_to_string(&dest).unwrap(), "hello\n");
-        let missing = deliver(&spool, &dir.path().join("no/such/dir"), "x.o1", &user, false, 0o077);
-        assert!(missing.is_err());
-    }
-
-    /// Issue 13, item 6: `-o logs/` (or an existing directory) gets the file named in it.
-    #[test]
-    fn a_directory_destination_gets_the_named_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let spool = dir.path().join("1.OU");
-        std::fs::write(&spool, "hello\n").unwrap();
-        let user = super::super::user::resolve("root", None).unwrap();
-        let logs = dir.path().join("logs");
-        std::fs::create_dir(&logs).unwrap();
-        let with_slash = PathBuf::from(format!("{}/", logs.display()));
-        deliver(&spool, &with_slash, "job.o1", &user, false, 0o077).unwrap();
-        assert_eq!(std::fs::read_to_string(logs.join("job.o1")).unwrap(), "hello\n");
-        deliver(&spool, &logs, "job.e1", &user, false, 0o077).unwrap();
-        assert_eq!(std::fs::read_to_string(logs.join("job.e1")).unwrap(), "hello\n");
-        let missing = PathBuf::from(format!("{}/", dir.path().join("nodir").display()));
-        assert!(deliver(&spool, &missing, "job.o1", &user, false, 0o077).is_err());
-        for bad in ["", ".", "..", "a/b", "../x"] {
-            assert!(deliver(&spool, &with_slash, bad, &user, false, 0o077).is_err(), "{bad:?}");
-        }
-    }
-
-    /// Issue 13, item 7: `-o /dev/null` is delivered (written), not refused.
-    #[test]
-    fn a_character_device_destination_is_written() {
-        let dir = tempfile::tempdir().unwrap();
-        let spool = dir.path().join("1.OU");
-        std::fs::write(&spool, "hello\n").unwrap();
-        let user = super::super::user::resolve("root", None).unwrap();
-        deliver(&spool, Path::new("/dev/null"), "x.o1", &user, false, 0o077).unwrap();
-        let root = JobUser { uid: 0, ..user };
-        deliver(&spool, Path::new("/dev/null"), "x.o1", &root, false, 0o077).unwrap();
-    }
-
-    /// The copy in a child (as root here, the identity change is the same system calls):
-    /// a directory gets the named file, `/dev/null` is written, a FIFO is refused.
-    #[test]
-    fn the_child_copy_names_files_in_directories_and_writes_devices() {
-        if !nix::unistd::geteuid().is_root() {
-            assert!(std::env::var_os("CI").is_none(), "needs root under CI");
-            return;
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let spool = dir.path().join("1.OU");
-        std::fs::write(&spool, "hello\n").unwrap();
-        let user = super::super::user::resolve("root", None).unwrap();
-        let with_slash = PathBuf::from(format!("{}/", dir.path().display()));
-        deliver(&spool, &with_slash, "job.o1", &user, true, 0o022).unwrap();
-        assert_eq!(std::fs::read_to_string(dir.path().join("job.o1")).unwrap(), "hello\n");
-        deliver(&spool, dir.path(), "job.e1", &user, true, 0o022).unwrap();
-        assert!(dir.path().join("job.e1").exists());
-        deliver(&spool, Path::new("/dev/null"), "x", &user, true, 0o022).unwrap();
-        let fifo = dir.path().join("fifo");
-        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
-        let refused = deliver(&spool, &fifo, "x", &user, true, 0o022).unwrap_err();
-        assert!(refused.reason().contains("not a regular file"), "{refused}");
-    }
-
-    /// `-W umask`: a delivered file is created with the job's umask.
-    #[test]
-    fn output_is_created_with_the_umask() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let spool = dir.path().join("1.OU");
-        std::fs::write(&spool, "hello\n").unwrap();
-        let user = super::super::user::resolve("root", None).unwrap();
-        for (mask, mode) in [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)] {
-            let dest = dir.path().join(format!("out{mask:o}"));
-            deliver(&spool, &dest, "x", &user, false, mask).unwrap();
-            assert_eq!(std::fs::metadata(&dest).unwrap().permissions().mode() & 0o777, mode);
-        }
-    }
-
-    #[test]
-    fn undeliverable_output_is_kept_privately_without_replacing_earlier_output() {
-        use std::os::unix::fs::{MetadataExt, PermissionsExt};
-        let spool = tempfile::tempdir().unwrap();
-        let user = super::super::user::resolve("root", None).unwrap();
-        let dir = undelivered_dir(spool.path());
-        let mut kept = Vec::new();
-        for text in ["first\n", "second\n"] {
-            let file = spool.path().join("3.s.OU");
-            std::fs::write(&file, text).unwrap();
-            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
-            kept.push(keep_undelivered(&file, &dir, Some(&user)).unwrap());
-            assert!(!file.exists(), "moved, not copied");
-        }
-        assert_eq!(kept, [dir.join("3.s.OU"), dir.join("3.s.OU.1")]);
-        assert_eq!(std::fs::read_to_string(&kept[0]).unwrap(), "first\n");
-        assert_eq!(std::fs::read_to_string(&kept[1]).unwrap(), "second\n");
-        assert_eq!(std::fs::metadata(&kept[1]).unwrap().mode() & 0o777, 0o600);
-        assert_eq!(std::fs::metadata(&dir).unwrap().mode() & 0o7777, 0o711, "not listable by others");
-    }
-
-    /// Issue 12, item 9: a root job's output (copied by the root mom itself) never follows a
-    /// link planted at its destination, nor truncates a file linked from elsewhere.
-    #[test]
-    fn a_root_jobs_output_follows_no_link() {
-        let dir = tempfile::tempdir().unwrap();
-        let spool = dir.path().join("1.OU");
-        std::fs::write(&spool, "output\n").unwrap();
-        let victim = dir.path().join("victim");
-        std::fs::write(&victim, "root's file\n").unwrap();
-        let link = dir.path().join("link");
-        std::os::unix::fs::symlink(&victim, &link).unwrap();
-        let hard = dir.path().join("hard");
-        std::fs::hard_link(&victim, &hard).unwrap();
-        let root = JobUser { uid: 0, ..super::super::user::resolve("root", None).unwrap() };
-        assert!(deliver(&spool, &link, "x.o1", &root, false, 0o077).is_err(), "followed a symbolic link");
-        assert!(deliver(&spool, &hard, "x.o1", &root, false, 0o077).is_err(), "wrote through a hard link");
-        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "root's file\n");
-        deliver(&spool, &dir.path().join("fresh"), "x.o1", &root, false, 0o077).unwrap();
-        std::fs::write(dir.path().join("old"), "a much longer earlier output\n").unwrap();
-        deliver(&spool, &dir.path().join("old"), "x.o1", &root, false, 0o077).unwrap();
-        assert_eq!(std::fs::read_to_string(dir.path().join("old")).unwrap(), "output\n", "replaced whole");
-    }
-
-    #[test]
-    fn a_fifo_destination_fails_instead_of_blocking() {
-        let dir = tempfile::tempdir().unwrap();
-        let spool = dir.path().join("1.OU");
-        std::fs::write(&spool, "hello\n").unwrap();
-        let fifo = dir.path().join("fifo");
-        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
-        let user = super::super::user::resolve("root", None).unwrap();
-        // Without a reader the non-blocking open fails; with one, the type check refuses it.
-        assert!(deliver(&spool, &fifo, "x.o1", &user, false, 0o077).is_err());
-        let _reader = OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(&fifo).unwrap();
-        assert!(deliver(&spool, &fifo, "x.o1", &user, false, 0o077).is_err());
-    }
-}
+#[path = "deliver_tests.rs"]
+mod tests;

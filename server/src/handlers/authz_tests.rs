@@ -161,11 +161,13 @@ fn only_the_owner_and_operators_see_a_jobs_environment_and_arguments() {
             let attrs = shown(&state, Reader::of(&state, &requester(uid)), &id);
             assert!(attrs.iter().any(|name| name == "Job_Name"), "{attrs:?}");
             let private: Vec<&String> =
-                attrs.iter().filter(|name| status_job::PRIVATE.contains(&name.as_str())).collect();
+                attrs.iter().filter(|name| crate::status::PRIVATE.contains(&name.as_str())).collect();
             assert_eq!(!private.is_empty(), sees, "uid {uid} ({flavor}): {private:?}");
             assert_eq!(attrs.iter().any(|name| name == "Variable_List"), sees, "uid {uid} ({flavor})");
         }
-        assert!(shown(&state, Reader::default(), &id).iter().all(|name| !status_job::PRIVATE.contains(&name.as_str())));
+        assert!(shown(&state, Reader::default(), &id)
+            .iter()
+            .all(|name| !crate::status::PRIVATE.contains(&name.as_str())));
     }
 }
 

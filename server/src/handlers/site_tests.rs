@@ -394,3 +394,50 @@ fn invisible_resources_are_shown_to_operators_and_managers_only() {
     };
     assert_eq!(errors[0].code, ErrorCode::UnknownResource, "as if not defined");
 }
+
+/// A listing answered in rows (`status_job::rows`, what a plain `qstat` asks for) hides what
+/// the records hide, by the same code: private attributes from other users, `schedselect` from
+/// all but managers, invisible resources from users; and each value shown is the record's.
+#[test]
+fn rows_hide_what_records_hide() {
+    use super::status_job::{rows, statuses, Query, Reader};
+    use crate::config::Flavor;
+    const BOB: u32 = 1001;
+    for flavor in [Flavor::OpenPbs, Flavor::Torque] {
+        let mut state = cluster(1);
+        state.flavor = flavor;
+        create(&mut state, "hush", "long", "i").unwrap();
+        create(&mut state, "plain", "long", "").unwrap();
+        qmgr(&mut state, 0, ManageOp::Set, ObjectKind::Server, "", &[attr("operators", None, "user1000@*")]).unwrap();
+        submit(&mut state, ALICE, &[("hush", "2"), ("plain", "3")]);
+        qmgr(&mut state, 0, ManageOp::Unset, ObjectKind::Server, "", &[attr("operators", None, "")]).unwrap();
+        let names: Vec<String> = [
+            "Job_Name",
+            "Variable_List",
+            "Submit_arguments",
+            "submit_args",
+            "init_work_dir",
+            "schedselect",
+            "Resource_List.hush",
+            "Resource_List.plain",
+        ]
+        .map(str::to_string)
+        .to_vec();
+        let columns = crate::status::Columns::new(&names);
+        let keys: Vec<::job::JobKey> = state.jobs().keys().copied().collect();
+        for reader in [Reader::Nobody, Reader::User(ALICE), Reader::User(BOB), Reader::Operator, Reader::Manager] {
+            let query = Query { wanted: Some(&names), reader, ..Default::default() };
+            let row = &rows(&state, flavor, 20, &query, &columns, &keys)[0];
+            let record = &statuses(&state, flavor, 20, &query, &keys)[0];
+            let from_record: Vec<Option<&str>> = names.iter().map(|name| record.get(name)).collect();
+            let from_row: Vec<Option<&str>> = row.values.iter().map(Option::as_deref).collect();
+            assert_eq!((&row.id, &from_row), (&record.id, &from_record), "{reader:?}, {flavor}");
+            let seen = |name: &str| from_row[names.iter().position(|asked| asked == name).unwrap()].is_some();
+            let trusted = matches!(reader, Reader::Operator | Reader::Manager);
+            assert!(seen("Job_Name") && seen("Resource_List.plain"), "{reader:?}, {flavor}");
+            assert_eq!(seen("Variable_List"), trusted || reader == Reader::User(ALICE), "{reader:?}, {flavor}");
+            assert_eq!(seen("schedselect"), reader == Reader::Manager && flavor == Flavor::OpenPbs, "{reader:?}");
+            assert_eq!(seen("Resource_List.hush"), trusted, "{reader:?}, {flavor}");
+        }
+    }
+}

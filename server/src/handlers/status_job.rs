@@ -7,19 +7,21 @@
 //! (`arrays_only`) keeps only arrays. What carries a job's environment or command line
 //! (`Variable_List`, `Submit_arguments`, TORQUE's `submit_args` and `init_work_dir`) is shown
 //! only to its owner, operators and managers ([`Reader`]); `schedselect` only to managers (as
-//! OpenPBS: `ATR_DFLAG_MGRD` in `src/lib/Libattr/master_job_attr_def.xml`).
+//! OpenPBS: `ATR_DFLAG_MGRD` in `src/lib/Libattr/master_job_attr_def.xml`); invisible site
+//! resources only to operators and managers. The same rules ([`Reader::hides`]) hold for a
+//! listing answered in rows ([`rows`]).
 //! A job or queue named several times (or by several spellings) is listed once, so the reply
 //! is bounded by the state whatever the request repeats.
 
 use crate::config::Flavor;
 use crate::flavor::recently_completed;
 use crate::state::{Job, Requester, ServerState};
-use crate::status::{job_status_with_array, ArrayView, Wanted};
+use crate::status::{ArrayView, Builder, Columns, Hidden, Wanted};
 use job::id::ArrayPart;
 use job::JobKey;
 use job::JobState;
 use proto::error::{ErrorCode, RequestError};
-use proto::{JobStatus, ServerReply};
+use proto::{JobRow, JobStatus, ServerReply};
 use std::collections::HashSet;
 
 /// How arrays are listed (qstat `-t`, `-J`).
@@ -48,8 +50,8 @@ pub struct Query<'a> {
     pub reader: Reader,
 }
 
-/// Who reads a listing. A job's private attributes ([`PRIVATE`]) are shown to its owner and
-/// to operators and managers only. The default sees no job's private attributes.
+/// Who reads a listing. A job's private attributes ([`crate::status::PRIVATE`]) are shown to
+/// its owner and to operators and managers only. The default sees no job's private attributes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Reader {
     /// Sees no job's private attributes.
@@ -59,7 +61,7 @@ pub enum Reader {
     User(u32),
     /// An operator: sees every job's.
     Operator,
-    /// A manager: sees every job's, and what only managers read ([`MANAGER_ONLY`]).
+    /// A manager: sees every job's, and what only managers read ([`crate::status::MANAGER_ONLY`]).
     Manager,
 }
 
@@ -82,14 +84,16 @@ impl Reader {
             Reader::Operator | Reader::Manager => true,
         }
     }
+
+    /// What this reader may not see of `job`.
+    pub fn hides<'a>(self, state: &'a ServerState, job: &Job) -> Hidden<'a> {
+        Hidden {
+            private: !self.sees_private(job),
+            manager_only: self != Reader::Manager,
+            invisible: (!matches!(self, Reader::Manager | Reader::Operator)).then_some(&state.resources),
+        }
+    }
 }
-
-/// The attributes that carry a job's environment or command line (`PBS_O_*` and every `-v`
-/// variable are in `Variable_List`).
-pub const PRIVATE: [&str; 4] = ["Variable_List", "Submit_arguments", "submit_args", "init_work_dir"];
-
-/// The attributes only managers read.
-pub const MANAGER_ONLY: [&str; 1] = ["schedselect"];
 
 /// Handles qstat at time `now`: [`select`], then [`statuses`] of everything selected.
 pub fn status_job(state: &ServerState, flavor: Flavor, now: i64, query: Query) -> ServerReply {
@@ -111,20 +115,30 @@ pub struct Selection {
 /// was selected is left out.
 pub fn statuses(state: &ServerState, flavor: Flavor, now: i64, query: &Query, keys: &[JobKey]) -> Vec<JobStatus> {
     let wanted = query.wanted.map(Wanted::new);
-    let job_status = |job: &Job| {
-        let mut status = status_of(state, job, flavor, now, wanted.as_ref());
-        if !query.reader.sees_private(job) {
-            status.attrs.retain(|attr| !PRIVATE.contains(&attr.name.as_str()));
-        }
-        if query.reader != Reader::Manager {
-            status.attrs.retain(|attr| !MANAGER_ONLY.contains(&attr.name.as_str()));
-        }
-        if !matches!(query.reader, Reader::Manager | Reader::Operator) {
-            status.attrs.retain(|attr| !crate::state::site::is_invisible(&state.resources, attr));
-        }
-        crate::status::with_depend(status, wanted.as_ref(), || crate::state::depend::depend_value(state, job))
+    let status = |job: &Job| {
+        let mut out = Builder::attrs(wanted.as_ref(), query.reader.hides(state, job));
+        record(state, job, flavor, now, &mut out);
+        JobStatus { id: job.id.text(), attrs: out.into_attrs() }
     };
-    keys.iter().filter_map(|key| state.jobs().get(key)).map(|job| job_status(job)).collect()
+    keys.iter().filter_map(|key| state.jobs().get(key)).map(|job| status(job)).collect()
+}
+
+/// [`statuses`] as rows: each job's values of `columns` (the query's attributes), by the
+/// same rules.
+pub fn rows(
+    state: &ServerState,
+    flavor: Flavor,
+    now: i64,
+    query: &Query,
+    columns: &Columns,
+    keys: &[JobKey],
+) -> Vec<JobRow> {
+    let row = |job: &Job| {
+        let mut out = Builder::row(columns, query.reader.hides(state, job));
+        record(state, job, flavor, now, &mut out);
+        JobRow { id: job.id.text(), values: out.into_row() }
+    };
+    keys.iter().filter_map(|key| state.jobs().get(key)).map(|job| row(job)).collect()
 }
 
 /// The jobs a qstat at time `now` lists, in order (see the module's header).
@@ -216,22 +230,23 @@ fn parent_of<'a>(state: &'a ServerState, job: &Job) -> Option<&'a Job> {
     state.jobs().get(&job::JobId::parent_key(job.id.key())).map(|parent| &**parent)
 }
 
-/// One job's status record, with its array's counts if it is an array parent, and its
-/// `eligible_time` when the server's `eligible_time_enable` is True (OpenPBS flavor).
-fn status_of(state: &ServerState, job: &Job, flavor: Flavor, now: i64, wanted: Option<&Wanted>) -> JobStatus {
-    let mut status = status_record(state, job, flavor, now, wanted);
+/// One job's status record into `out`, with its array's counts if it is an array parent, its
+/// `eligible_time` when the server's `eligible_time_enable` is True (OpenPBS flavor), and its
+/// `depend`.
+fn record(state: &ServerState, job: &Job, flavor: Flavor, now: i64, out: &mut Builder<'_>) {
+    fill(state, job, flavor, now, out);
     if state.attrs.sched.eligible_time_enable && flavor == Flavor::OpenPbs {
-        crate::status::add_eligible_time(&mut status, job, now, wanted);
+        crate::status::add_eligible_time(out, job, now);
     }
-    status
+    crate::status::add_depend(out, || crate::state::depend::depend_value(state, job));
 }
 
-fn status_record(state: &ServerState, job: &Job, flavor: Flavor, now: i64, wanted: Option<&Wanted>) -> JobStatus {
+fn fill(state: &ServerState, job: &Job, flavor: Flavor, now: i64, out: &mut Builder<'_>) {
     if job.id.array != Some(ArrayPart::Parent) {
         // The scheduler's note shows as `comment` and `estimated.*`: not looked up otherwise.
-        let shown = wanted.is_none_or(|wanted| wanted.wants_group("comment") || wanted.wants_group("estimated"));
+        let shown = out.wants_group("comment") || out.wants_group("estimated");
         let note = if shown { state.sched_note(job.id.key()) } else { None };
-        return job_status_with_array(job, &state.server_name, flavor, now, wanted, None, note);
+        return crate::status::fill(out, job, &state.server_name, flavor, now, None, note);
     }
     let key = job.id.key();
     let counts = state.array_counts(key);
@@ -248,7 +263,7 @@ fn status_record(state: &ServerState, job: &Job, flavor: Flavor, now: i64, wante
             .collect()
     };
     let view = ArrayView { counts: &counts, remaining: &remaining };
-    job_status_with_array(job, &state.server_name, flavor, now, wanted, Some(&view), None)
+    crate::status::fill(out, job, &state.server_name, flavor, now, Some(&view), None);
 }
 
 #[cfg(test)]

@@ -227,7 +227,8 @@ impl Store {
         let own = i64::try_from(key.raw()).map_err(|_| StoreError::NoSuchJob { seq: key.seq() })?;
         let parent = i64::try_from(key.parent().raw()).unwrap_or(own);
         jobs::table
-            .filter(jobs::seq.eq_any([own, parent]))
+            // Two equalities, not `eq_any`: diesel prepares an `IN` list anew on every use.
+            .filter(jobs::seq.eq(own).or(jobs::seq.eq(parent)))
             .filter(jobs::script.is_not_null())
             .order(jobs::seq.desc())
             .select(jobs::script)
@@ -259,8 +260,7 @@ fn apply(connection: &mut Db, op: &StoreOp) -> Result<(), TransactionError> {
         StoreOp::UpdateJob(job) => {
             let seq = job.id.seq;
             let changes = JobColumns::from_job(job)?;
-            let updated = diesel::update(jobs::table.find(key_column(&job.id)?))
-                .set(&changes)
+            let updated = super::update::UpdateJob::new(key_column(&job.id)?, &changes)
                 .execute(connection)
                 .map_err(|err| StoreError::database(format!("update of job {seq}"), err))?;
             if updated == 0 {

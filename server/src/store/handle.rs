@@ -2,6 +2,9 @@
 //! owns the [`Store`]. The thread blocks for a batch, then takes every batch already queued
 //! and commits them all in one transaction, so N concurrent submits cost a few fsyncs.
 //!
+//! A lazy batch ([`StoreHandle::enqueue_lazily`]: forgetting accounting records) makes no
+//! transaction of its own: it rides the next one, or is committed alone after [`LAZY_DELAY`].
+//!
 //! No locks: callers only send on a channel and await a oneshot, so nothing is held across an
 //! `.await`. The thread never touches server state. It also runs each batch's after-commit work,
 //! which may read the store (job scripts, read only when a job starts).
@@ -26,7 +29,12 @@ pub(super) struct Batch {
     pub ops: Vec<StoreOp>,
     pub after: Option<AfterCommit>,
     pub reply: oneshot::Sender<Result<(), StoreError>>,
+    /// Rides the next transaction instead of making one ([`StoreHandle::enqueue_lazily`]).
+    pub lazy: bool,
 }
+
+/// How long a lazy batch waits for a transaction to ride before it is committed alone.
+pub(super) const LAZY_DELAY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// A cheap, cloneable way to commit through the store thread. The thread ends (and closes the
 /// database) when the last handle is dropped.
@@ -80,8 +88,26 @@ impl StoreHandle {
         ops: Vec<StoreOp>,
         after: Option<AfterCommit>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send + 'static {
+        self.send(ops, after, false)
+    }
+
+    /// Hands `ops` to the store thread to commit with the next batch that makes a transaction
+    /// (or alone after [`LAZY_DELAY`] without one), so they cost no fsync of their own. Only
+    /// for ops that may be committed after batches enqueued later (forgetting accounting
+    /// records already in the files: at worst they are found again, and not written twice, at
+    /// the next start).
+    pub fn enqueue_lazily(&self, ops: Vec<StoreOp>) -> impl Future<Output = Result<(), StoreError>> + Send + 'static {
+        self.send(ops, None, true)
+    }
+
+    fn send(
+        &self,
+        ops: Vec<StoreOp>,
+        after: Option<AfterCommit>,
+        lazy: bool,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send + 'static {
         let (reply, answer) = oneshot::channel();
-        let sent = self.sender.send(Batch { ops, after, reply }).map_err(|_| StoreError::Closed);
+        let sent = self.sender.send(Batch { ops, after, reply, lazy }).map_err(|_| StoreError::Closed);
         async move {
             sent?;
             answer.await.map_err(|_| StoreError::Closed)?
@@ -117,39 +143,66 @@ pub(super) fn run(
     transactions: &AtomicU64,
     latency: &prometheus::Histogram,
 ) {
-    while let Ok(first) = receiver.recv() {
-        let mut batches = vec![first];
+    // Lazy batches waiting for a transaction to ride.
+    let mut held: Vec<Batch> = Vec::new();
+    loop {
+        let next = if held.is_empty() {
+            receiver.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected)
+        } else {
+            receiver.recv_timeout(LAZY_DELAY)
+        };
+        let mut batches = std::mem::take(&mut held);
+        let waited_out = match next {
+            Ok(batch) => {
+                batches.push(batch);
+                false
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => true,
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                commit_batches(&mut store, batches, transactions, latency);
+                break;
+            }
+        };
         batches.extend(receiver.try_iter());
-        let mut ops = Vec::with_capacity(batches.iter().map(|batch| batch.ops.len()).sum());
-        let mut replies = Vec::with_capacity(batches.len());
-        let mut afters = Vec::new();
-        for batch in batches {
-            ops.extend(batch.ops);
-            replies.push(batch.reply);
-            afters.extend(batch.after);
+        if !waited_out && batches.iter().all(|batch| batch.lazy) {
+            held = batches;
+            continue;
         }
-        let started = std::time::Instant::now();
-        let outcome = store.commit(&ops);
-        match &outcome {
-            Ok(()) if !ops.is_empty() => {
-                latency.observe(started.elapsed().as_secs_f64());
-                transactions.fetch_add(1, Ordering::Relaxed);
-                tracing::trace!(batches = replies.len(), ops = ops.len(), "store transaction committed");
-            }
-            Ok(()) => {}
-            Err(err) => {
-                tracing::error!(batches = replies.len(), ops = ops.len(), error = %err.report(), "store transaction failed");
-            }
-        }
-        if outcome.is_ok() {
-            for after in afters {
-                after(&mut store);
-            }
-        }
-        for reply in replies {
-            // A caller that stopped waiting (its task was cancelled) needs no answer.
-            let _ = reply.send(outcome.clone());
-        }
+        commit_batches(&mut store, batches, transactions, latency);
     }
     tracing::debug!("store thread stopping: no handles left");
+}
+
+/// Commits `batches` in one transaction, runs their after-commit work and answers them.
+fn commit_batches(store: &mut Store, batches: Vec<Batch>, transactions: &AtomicU64, latency: &prometheus::Histogram) {
+    let mut ops = Vec::with_capacity(batches.iter().map(|batch| batch.ops.len()).sum());
+    let mut replies = Vec::with_capacity(batches.len());
+    let mut afters = Vec::new();
+    for batch in batches {
+        ops.extend(batch.ops);
+        replies.push(batch.reply);
+        afters.extend(batch.after);
+    }
+    let started = std::time::Instant::now();
+    let outcome = store.commit(&ops);
+    match &outcome {
+        Ok(()) if !ops.is_empty() => {
+            latency.observe(started.elapsed().as_secs_f64());
+            transactions.fetch_add(1, Ordering::Relaxed);
+            tracing::trace!(batches = replies.len(), ops = ops.len(), "store transaction committed");
+        }
+        Ok(()) => {}
+        Err(err) => {
+            tracing::error!(batches = replies.len(), ops = ops.len(), error = %err.report(), "store transaction failed");
+        }
+    }
+    if outcome.is_ok() {
+        for after in afters {
+            after(store);
+        }
+    }
+    for reply in replies {
+        // A caller that stopped waiting (its task was cancelled) needs no answer.
+        let _ = reply.send(outcome.clone());
+    }
 }

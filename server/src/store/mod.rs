@@ -6,6 +6,8 @@
 //! ([`StoreLocation`]) and the connection over both backends; [`StoreHandle`] (`handle.rs`) is
 //! the group-commit thread the server talks to; `models.rs` maps `state::Job` to rows by hand;
 //! `exec_hosts.rs` is the text form of an allocation; `schema.rs` is diesel's table view;
+//! `update.rs` is a job row's UPDATE, written so that diesel keeps it prepared (every statement
+//! of a job's life is parsed once per connection: `tests/statements.rs`);
 //! `views.rs` and `guard.rs` serve the read-only SQL views for other clients (docs/sql.md).
 //!
 //! Invariants: this is the only module that imports diesel, and no diesel type appears in its
@@ -30,6 +32,7 @@ mod nodes;
 mod queues;
 mod schema;
 mod site;
+mod update;
 mod views;
 
 #[cfg(test)]

@@ -20,9 +20,10 @@ use super::schema::jobs;
 use crate::state::{Job, JobTimes};
 
 /// A full `jobs` row: the key (`JobId::key`, in the column named `seq`), every mutable column
-/// and the spec.
+/// and the spec. Inserted with every column bound (never `DEFAULT`), so the insert's SQL is
+/// fixed and diesel keeps it prepared on PostgreSQL too.
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
-#[diesel(table_name = jobs, check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg))]
+#[diesel(table_name = jobs, treat_none_as_default_value = false, check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg))]
 pub(super) struct JobRow {
     pub seq: i64,
     #[diesel(embed)]
@@ -30,9 +31,16 @@ pub(super) struct JobRow {
     pub spec_json: String,
 }
 
-/// The columns `UpdateJob` rewrites: all but the key and the spec. `None` writes NULL.
+/// The columns `UpdateJob` rewrites: all but the key and the spec. `None` writes NULL, in an
+/// update and in an insert (not `DEFAULT`, which is NULL for these columns): a statement whose
+/// SQL does not depend on the values is one diesel keeps prepared (`update.rs`).
 #[derive(Debug, Clone, Queryable, Selectable, Insertable, AsChangeset)]
-#[diesel(table_name = jobs, treat_none_as_null = true, check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg))]
+#[diesel(
+    table_name = jobs,
+    treat_none_as_null = true,
+    treat_none_as_default_value = false,
+    check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg)
+)]
 pub(super) struct JobColumns {
     pub state: String,
     pub owner: String,

@@ -53,7 +53,15 @@ fn request(cluster: &Cluster, request: &ClientRequest) -> Vec<ServerReply> {
 }
 
 fn status(selectors: Vec<String>, subjobs: bool) -> ClientRequest {
-    ClientRequest::StatusJob { selectors, history: false, users: Vec::new(), attrs: None, subjobs, arrays_only: false }
+    ClientRequest::StatusJob {
+        selectors,
+        history: false,
+        users: Vec::new(),
+        attrs: None,
+        subjobs,
+        arrays_only: false,
+        rows: false,
+    }
 }
 
 /// The job ids of a (multi-frame) status reply, and its errors' messages.

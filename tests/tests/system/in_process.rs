@@ -76,6 +76,7 @@ fn server_and_moms_in_one_process() {
             attrs: None,
             subjobs: false,
             arrays_only: false,
+            rows: false,
         };
         match conn.request_all(&request).ok()? {
             ServerReply::Jobs { jobs, .. } if jobs[0].get("job_state") == Some("F") => {

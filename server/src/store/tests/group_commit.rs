@@ -83,7 +83,7 @@ fn run_queued(store: Store, batches: Vec<Vec<StoreOp>>) -> (Vec<Result<(), Store
     let mut answers = Vec::new();
     for ops in batches {
         let (reply, answer) = oneshot::channel();
-        sender.send(Batch { ops, after: None, reply }).unwrap();
+        sender.send(Batch { ops, after: None, reply, lazy: false }).unwrap();
         answers.push(answer);
     }
     drop(sender);
@@ -162,3 +162,33 @@ super::on_postgresql!(
     a_failed_transaction_fails_every_batch_in_it,
     after_commit_work_runs_in_order_and_never_after_a_failure,
 );
+
+#[tokio::test]
+async fn a_lazy_batch_rides_the_next_transaction() {
+    let (_dir, path, store) = fresh_store();
+    let handle = StoreHandle::spawn(store);
+    handle.commit(vec![StoreOp::InsertJob(Box::new(queued_job(1)))]).await.unwrap();
+    assert_eq!(handle.transactions(), 1);
+    let lazy = handle.enqueue_lazily(vec![StoreOp::DeleteJob(queued_job(1).id.key())]);
+    handle.commit(vec![StoreOp::InsertJob(Box::new(queued_job(2)))]).await.unwrap();
+    lazy.await.expect("the lazy batch is committed with the next one");
+    assert_eq!(handle.transactions(), 2, "no transaction of its own");
+    drop(handle);
+    let seqs: Vec<u64> = load(&mut Store::open(&path).unwrap()).jobs.iter().map(|job| job.id.seq).collect();
+    assert_eq!(seqs, vec![2]);
+}
+
+#[tokio::test]
+async fn a_lazy_batch_alone_is_committed_after_a_while() {
+    let (_dir, path, store) = fresh_store();
+    let handle = StoreHandle::spawn(store);
+    handle.commit(vec![StoreOp::InsertJob(Box::new(queued_job(1)))]).await.unwrap();
+    // Awaited: no other batch comes, so it waits out LAZY_DELAY and commits alone.
+    handle.enqueue_lazily(vec![StoreOp::DeleteJob(queued_job(1).id.key())]).await.expect("committed alone");
+    assert_eq!(handle.transactions(), 2);
+    let lazy = handle.enqueue_lazily(vec![StoreOp::InsertJob(Box::new(queued_job(3)))]);
+    drop(handle);
+    lazy.await.expect("the last handle gone, what was held is committed");
+    let seqs: Vec<u64> = load(&mut Store::open(&path).unwrap()).jobs.iter().map(|job| job.id.seq).collect();
+    assert_eq!(seqs, vec![3]);
+}

@@ -25,6 +25,7 @@ mod previous_release;
 mod queues;
 mod scripts;
 mod site;
+mod statements;
 mod view_columns;
 mod views;
 
