@@ -5,6 +5,7 @@
 //! Also the server's internal key of a job ([`JobId::key`], a [`JobKey`]: `key.rs`).
 
 use crate::key::JobKey;
+use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -22,7 +23,8 @@ pub enum ArrayPart {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct JobId {
     pub seq: u64,
-    pub server: String,
+    /// Inline up to 24 bytes (every job keeps its id: no allocation per job for the name).
+    pub server: CompactString,
     /// `None` for an ordinary job.
     #[serde(default)]
     pub array: Option<ArrayPart>,
@@ -45,17 +47,17 @@ impl JobId {
     }
 
     /// An ordinary job's id.
-    pub fn new(seq: u64, server: impl Into<String>) -> Self {
+    pub fn new(seq: u64, server: impl Into<CompactString>) -> Self {
         JobId { seq, server: server.into(), array: None }
     }
 
     /// The id of the array parent `seq[]`.
-    pub fn parent(seq: u64, server: impl Into<String>) -> Self {
+    pub fn parent(seq: u64, server: impl Into<CompactString>) -> Self {
         JobId { seq, server: server.into(), array: Some(ArrayPart::Parent) }
     }
 
     /// The id of subjob `seq[index]`.
-    pub fn sub(seq: u64, index: u32, server: impl Into<String>) -> Self {
+    pub fn sub(seq: u64, index: u32, server: impl Into<CompactString>) -> Self {
         JobId { seq, server: server.into(), array: Some(ArrayPart::Sub(index)) }
     }
 
@@ -116,7 +118,7 @@ impl JobId {
         if server.is_empty() || server.contains(char::is_whitespace) || server.contains(['@', '[', ']']) {
             return Err(bad());
         }
-        Ok(JobId { seq, server: server.to_string(), array })
+        Ok(JobId { seq, server: server.into(), array })
     }
 }
 

@@ -71,7 +71,7 @@ impl JobKey {
 
     /// The id this key was made from, except that an array parent's comes back as an ordinary
     /// job's (the key does not tell them apart; the caller knows from the job's spec).
-    pub fn to_id(self, server: impl Into<String>) -> JobId {
+    pub fn to_id(self, server: impl Into<compact_str::CompactString>) -> JobId {
         match self.index() {
             Some(index) => JobId::sub(self.seq(), index, server),
             None => JobId::new(self.seq(), server),

@@ -66,10 +66,11 @@ pub async fn serve(view: Arc<MomView>, listener: tokio::net::TcpListener) {
         let service = hyper_util::service::TowerToHyperService::new(router.clone());
         tokio::spawn(async move {
             // HTTP/1 only, without sniffing for HTTP/2: the sniff reads the first bytes with no
-            // timeout, so a client sending nothing would hold its slot for ever.
-            let mut builder =
-                hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new()).http1_only();
-            builder.http1().timer(hyper_util::rt::TokioTimer::new()).header_read_timeout(HEADER_TIMEOUT);
+            // timeout, so a client sending nothing would hold its slot for ever. hyper's own
+            // HTTP/1 server, not hyper-util's `auto` one: that one brings HTTP/2's code (h2) into
+            // the binary even when unused (issue 19: the daemons' text is most of their RSS).
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder.timer(hyper_util::rt::TokioTimer::new()).header_read_timeout(HEADER_TIMEOUT);
             let io = hyper_util::rt::TokioIo::new(stream);
             // A client that goes away mid-response is not an error worth a log line.
             let _ = builder.serve_connection(io, service).await;

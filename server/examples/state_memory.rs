@@ -60,6 +60,14 @@ fn main() {
         (after - before) / 10_000
     );
     println!("size_of::<Job>() = {} bytes", std::mem::size_of::<server::state::Job>());
+    println!(
+        "of which: JobId {}, ResourceRequest {}, JobTimes {}, ResourcesUsed {}, EligibleClock {}",
+        std::mem::size_of::<job::JobId>(),
+        std::mem::size_of::<job::ResourceRequest>(),
+        std::mem::size_of::<server::state::JobTimes>(),
+        std::mem::size_of::<proto::mom::ResourcesUsed>(),
+        std::mem::size_of::<server::state::EligibleClock>()
+    );
 
     // One array of 10,000 subjobs: they share the parent's spec.
     let mut state = ServerState::new("head", "workq", 10, 0);

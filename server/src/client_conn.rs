@@ -159,8 +159,9 @@ fn interactive_from_peer(spec: &mut job::JobSpec, peer: Peer) {
 }
 
 /// Hands memory freed after a large listing back to the system, so one `qstat` of a long queue
-/// does not leave the server's resident size high (glibc keeps freed memory otherwise).
-fn release_free_memory() {
+/// does not leave the server's resident size high (glibc keeps freed memory otherwise); the
+/// start calls it too, after loading the store.
+pub(crate) fn release_free_memory() {
     // SAFETY: malloc_trim only releases free heap pages; it takes no pointers.
     unsafe {
         libc::malloc_trim(0);

@@ -32,10 +32,10 @@ fn queued() -> Job {
         ResourceRequest::from_list(&resources).expect("valid request"),
         JobState::Queued,
     );
-    job.owner = "alice".to_string();
+    job.owner = "alice".into();
     job.owner_uid = 1000;
-    job.group = "users".to_string();
-    job.queue = "workq".to_string();
+    job.group = "users".into();
+    job.queue = "workq".into();
     job.times = JobTimes {
         ctime: 1_700_605_560,
         qtime: 1_700_605_560,

@@ -49,7 +49,7 @@ pub fn run_limits(state: &ServerState, jobs: &[&Job]) -> RunLimits {
             if let Some(total) = queue.run.total {
                 let index = *queue_index.entry(job.queue.as_str()).or_insert_with(|| {
                     limits.capacities.push(total.saturating_sub(running.get(job.queue.as_str()).copied().unwrap_or(0)));
-                    limits.what.push(LimitOf::Queue(job.queue.clone()));
+                    limits.what.push(LimitOf::Queue(job.queue.to_string()));
                     limits.capacities.len() - 1
                 });
                 indices.push(index);
@@ -58,7 +58,7 @@ pub fn run_limits(state: &ServerState, jobs: &[&Job]) -> RunLimits {
                 let key = (job.queue.as_str(), job.owner.as_str());
                 let index = *user_index.entry(key).or_insert_with(|| {
                     limits.capacities.push(per_user.saturating_sub(running_by_user.get(&key).copied().unwrap_or(0)));
-                    limits.what.push(LimitOf::QueueUser { queue: job.queue.clone(), user: job.owner.clone() });
+                    limits.what.push(LimitOf::QueueUser { queue: job.queue.to_string(), user: job.owner.to_string() });
                     limits.capacities.len() - 1
                 });
                 indices.push(index);

@@ -310,9 +310,9 @@ pub fn job_launch(job: &Job, kill_delay: u64) -> JobLaunch {
     JobLaunch {
         job_id: job.id.to_string(),
         name: job.spec.name.clone(),
-        queue: job.queue.clone(),
-        user: job.owner.clone(),
-        group: Some(job.group.clone()),
+        queue: job.queue.to_string(),
+        user: job.owner.to_string(),
+        group: Some(job.group.to_string()),
         // Filled from the store just before sending (`shared.rs`): the state keeps no scripts.
         script: String::new(),
         variables: job.spec.variables.clone(),

@@ -67,7 +67,7 @@ impl PassFacts {
 
     /// What a pass needs of `job`'s queue and walltime, with one look-up.
     pub fn job(&self, job: &Job) -> JobFacts {
-        let queue = self.queues.get(&job.queue);
+        let queue = self.queues.get(job.queue.as_str());
         JobFacts {
             queue: queue.map_or(usize::MAX, |queue| queue.index),
             queue_priority: queue.map_or(0, |queue| queue.priority),

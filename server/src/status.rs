@@ -86,7 +86,7 @@ pub fn fill(
         out.add_res("resources_used", "walltime", || format_hms(used.walltime_secs));
     }
     out.add("job_state", || flavor::state_letter(flavor, job.state()).to_string());
-    out.add("queue", || job.queue.clone());
+    out.add("queue", || job.queue.to_string());
     out.add("server", || server_name.to_string());
     if let Some(account) = &job.spec.account {
         out.add("Account_Name", || account.clone());
@@ -106,7 +106,7 @@ pub fn fill(
     }
     options::add_before_hold(out, job);
     options::add_group_list(out, job);
-    out.add("Hold_Types", || job.hold_types.clone());
+    out.add("Hold_Types", || job.hold_types.to_string());
     if job.spec.interactive.is_some() {
         // Only the flag: where qsub listens and its secret stay out of every listing.
         out.add("interactive", || "True".to_string());
@@ -183,8 +183,8 @@ fn openpbs_tail(out: &mut Builder, job: &Job, array: Option<&ArrayView<'_>>, not
 /// submit_args start_time Walltime.Remaining start_count fault_tolerant comp_time job_radix
 /// total_runtime submit_host init_work_dir request_version`.
 fn torque_tail(out: &mut Builder, job: &Job, now: i64) {
-    out.add("euser", || job.owner.clone());
-    out.add("egroup", || job.group.clone());
+    out.add("euser", || job.owner.to_string());
+    out.add("egroup", || job.group.to_string());
     out.add("queue_type", || "E".to_string());
     out.add("etime", || job.times.etime.to_string());
     add_exit_status(out, job, Flavor::Torque);

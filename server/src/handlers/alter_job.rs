@@ -170,10 +170,10 @@ fn apply(state: &ServerState, job: &mut Job, changes: &JobAlteration, hold_lette
         let request = parse_request(state, &resources)?;
         check_feasible(state, &request)?;
         spec.resources = resources;
-        job.request = request;
+        job.request = request.into();
     }
     if let Some(holds) = &changes.hold_types {
-        job.hold_types = new_holds(&job.hold_types, holds, hold_letters)?;
+        job.hold_types = new_holds(&job.hold_types, holds, hold_letters)?.into();
     }
     if let Some(users) = &changes.mail_users {
         job::mail::check_list(users).map_err(|error| bad_value(format!("Mail_Users: {error}")))?;

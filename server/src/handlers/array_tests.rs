@@ -72,6 +72,7 @@ fn submit_creates_the_parent_and_one_queued_job_per_subjob_sharing_its_spec() {
     let parent = &state.jobs()[&state.find_job("1[]").unwrap()];
     let sub = &state.jobs()[&state.find_job("1[7]").unwrap()];
     assert!(Arc::ptr_eq(&parent.spec, &sub.spec), "one spec for the whole array");
+    assert!(Arc::ptr_eq(&parent.request, &sub.request), "and one resource request");
     assert_eq!(parent.state(), JobState::Queued);
     assert_eq!(parent.output_path, "login:/home/alice/job.sh.o1.^array_index^");
     assert_eq!(sub.output_path, "login:/home/alice/job.sh.o1.7");

@@ -92,7 +92,7 @@ fn hold_key(
     let held = merge_holds(&job.hold_types, hold_types, hold);
     let event = if held == "n" { JobEvent::Release } else { JobEvent::Hold };
     let job = state.transition(key, event, now).map_err(|_| RequestError::with_detail(ErrorCode::BadState, &id))?;
-    job.hold_types = held;
+    job.hold_types = held.into();
     out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
     if job.state() == JobState::Queued {
         out.schedule = true;

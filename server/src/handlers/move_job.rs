@@ -76,7 +76,7 @@ fn move_one(
         .map_err(|error| RequestError::new(error.code, format!("{} {}", error.message, job.id)))?;
     for key in keys {
         let Some(job) = state.job_mut(key) else { continue };
-        job.queue = queue.to_string();
+        job.queue = queue.into();
         job.times.mtime = now;
         out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
     }

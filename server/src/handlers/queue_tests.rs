@@ -320,7 +320,10 @@ fn qmove_of_an_array_moves_its_subjobs_and_refuses_one_subjob_or_a_begun_array()
     };
     let queues = |state: &ServerState, seq: u64| -> Vec<String> {
         let parent = state.find_job(&format!("{seq}[]")).unwrap();
-        std::iter::once(parent).chain(state.subjob_keys(parent)).map(|key| state.jobs()[&key].queue.clone()).collect()
+        std::iter::once(parent)
+            .chain(state.subjob_keys(parent))
+            .map(|key| state.jobs()[&key].queue.to_string())
+            .collect()
     };
     assert_eq!(mv(&mut state, "1[2]"), [ErrorCode::InvalidRequest]);
     assert_eq!(queues(&state, 1), ["workq"; 4]);

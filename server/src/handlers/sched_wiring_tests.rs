@@ -137,7 +137,7 @@ fn running_jobs_hold_their_shares_until_start_plus_walltime() {
     assert_eq!(other.end, 20 + UNKNOWN_WALLTIME as i64, "no walltime: planned as 5 years");
     assert_eq!(other.preempt, Some(sched::PreemptHow::Suspend), "preempt_order SCR: suspended first");
     // A walltime past any clock: the planned end saturates.
-    state.job_mut(key(&state, &id)).unwrap().request.walltime = Some(u64::MAX);
+    std::sync::Arc::make_mut(&mut state.job_mut(key(&state, &id)).unwrap().request).walltime = Some(u64::MAX);
     let running = running_jobs(&state, &PassFacts::new(&state), &index, 30);
     assert!(running.iter().any(|job| job.end == i64::MAX), "{running:?}");
 }

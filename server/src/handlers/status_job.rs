@@ -355,7 +355,7 @@ mod tests {
     /// date from its time zone: fix them for snapshots.
     fn same_group(state: &mut ServerState) {
         for job in state.jobs_mut() {
-            job.group = "staff".to_string();
+            job.group = "staff".into();
             if let Some((_, place)) = job.comment.as_deref().and_then(|comment| comment.split_once(" on ")) {
                 job.comment = Some(format!("Job run at <date> on {place}"));
             }

@@ -150,11 +150,11 @@ fn build_job(state: &ServerState, requester: &Requester, now: i64, mut spec: Job
     };
     let run_count = spec.options.initial_run_count();
     let mut job = Job::new(id, spec.into(), request, job_state);
-    job.owner = requester.user.clone();
+    job.owner = requester.user.clone().into();
     job.owner_uid = requester.uid;
-    job.group = group;
-    job.queue = queue;
-    job.hold_types = hold_types;
+    job.group = group.into();
+    job.queue = queue.into();
+    job.hold_types = hold_types.into();
     job.times = JobTimes { ctime: now, qtime: now, mtime: now, etime: now, stime: None, obittime: None };
     if job.state() == JobState::Queued {
         // Eligible time runs from submission; the pass stops it if the job cannot run

@@ -215,7 +215,7 @@ pub fn hold_new(mut job: Job, admission: &Admission) -> Result<Job, RequestError
     if !admission.hold {
         return Ok(job);
     }
-    job.hold_types = crate::state::holds::merge_holds(&job.hold_types, "s", true);
+    job.hold_types = crate::state::holds::merge_holds(&job.hold_types, "s", true).into();
     job.with_event(JobEvent::Hold).map_err(|_| RequestError::new(ErrorCode::BadState, ErrorCode::BadState.text()))
 }
 
@@ -461,7 +461,7 @@ fn release_one(state: &mut ServerState, out: &mut Outbox, key: JobKey, now: i64)
     let left: String = job.hold_types.chars().filter(|c| *c != 's' && *c != 'n').collect();
     let event = if left.is_empty() { JobEvent::Release } else { JobEvent::Hold };
     let Ok(job) = state.transition(key, event, now) else { return };
-    job.hold_types = if left.is_empty() { "n".to_string() } else { left };
+    job.hold_types = if left.is_empty() { "n".into() } else { left.into() };
     tracing::info!(job_id = %job.id, "dependencies met, system hold released");
     out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
     out.schedule = true;
@@ -479,7 +479,7 @@ fn hold_one_for_dependency(state: &mut ServerState, out: &mut Outbox, key: JobKe
         return;
     }
     let Ok(job) = state.transition(key, JobEvent::Hold, now) else { return };
-    job.hold_types = crate::state::holds::merge_holds(&job.hold_types, "s", true);
+    job.hold_types = crate::state::holds::merge_holds(&job.hold_types, "s", true).into();
     out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
 }
 

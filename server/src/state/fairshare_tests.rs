@@ -24,7 +24,7 @@ fn run_job(state: &mut ServerState, uid: u32, ncpus: &str, now: i64) -> JobKey {
 
 fn owner(state: &ServerState, key: JobKey) -> (String, String) {
     let job = state.job(key).unwrap();
-    (job.owner.clone(), job.group.clone())
+    (job.owner.to_string(), job.group.to_string())
 }
 
 #[test]

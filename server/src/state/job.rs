@@ -4,6 +4,7 @@
 //! Not serialisable on purpose: the store maps it to rows by hand, and status replies are
 //! built as attribute lists (`status.rs`).
 
+use compact_str::CompactString;
 use job::state::IllegalTransition;
 use job::{JobEvent, JobId, JobSpec, JobState, ResourceRequest};
 use proto::mom::ResourcesUsed;
@@ -88,19 +89,21 @@ pub struct Job {
     pub id: JobId,
     /// Shared by an array's parent and all its subjobs (10,000 subjobs, one script).
     pub spec: Arc<JobSpec>,
-    /// Parsed from `spec.resources`; recomputed when loading from the store.
-    pub request: ResourceRequest,
+    /// Parsed from `spec.resources`; recomputed when loading from the store. Shared like the
+    /// spec (an array's subjobs, equal submissions: `spec_share.rs`); changed by replacing it.
+    pub request: Arc<ResourceRequest>,
     /// Invariant: written only in `state/` (by `ServerState::transition`, and by the
     /// constructors below for a job not yet in the state); read with [`Job::state`].
     pub(in crate::state) state: JobState,
-    /// Owner's user name and uid, from the submitting connection's credentials.
-    pub owner: String,
+    /// Owner's user name and uid, from the submitting connection's credentials. The short
+    /// strings here are `CompactString`s: a name up to 24 bytes needs no allocation per job.
+    pub owner: CompactString,
     pub owner_uid: u32,
     /// Execution group (the owner's primary group).
-    pub group: String,
-    pub queue: String,
+    pub group: CompactString,
+    pub queue: CompactString,
     /// `Hold_Types`: `n` or the set hold letters in OpenPBS order (`s`, `o`, `u`, `p`).
-    pub hold_types: String,
+    pub hold_types: CompactString,
     pub times: JobTimes,
     /// Where the job runs, mother superior first; empty unless running or exiting.
     pub exec: Vec<NodeShare>,
@@ -143,13 +146,13 @@ impl Job {
         Job {
             id,
             spec,
-            request,
+            request: Arc::new(request),
             state,
-            owner: String::new(),
+            owner: CompactString::default(),
             owner_uid: 0,
-            group: String::new(),
-            queue: String::new(),
-            hold_types: "n".to_string(),
+            group: CompactString::default(),
+            queue: CompactString::default(),
+            hold_types: CompactString::const_new("n"),
             times: JobTimes::default(),
             exec: Vec::new(),
             session_id: None,

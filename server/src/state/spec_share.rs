@@ -4,14 +4,17 @@
 //! shared (an array's subjobs already share their parent's, and `alter_job/array.rs` tells
 //! them apart by pointer), and only with the same owner's last one; a change to a job's spec
 //! goes through `Arc::make_mut`, which copies a shared spec first, so sharing is invisible.
+//! The resource request parsed from an equal spec is shared with it when equal too (a qalter
+//! replaces a job's request, never changes it in place).
 
 use super::{Job, ServerState};
-use job::JobSpec;
+use job::{JobSpec, ResourceRequest};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// The spec of each owner's last plain job (by uid): one per user, so bounded by the users.
-pub(super) type LastSpecs = BTreeMap<u32, Arc<JobSpec>>;
+/// The spec and request of each owner's last plain job (by uid): one per user, so bounded by
+/// the users.
+pub(super) type LastSpecs = BTreeMap<u32, (Arc<JobSpec>, Arc<ResourceRequest>)>;
 
 impl ServerState {
     /// `job` with its spec replaced by its owner's last one when they are equal; otherwise
@@ -22,10 +25,14 @@ impl ServerState {
             return job;
         }
         match self.last_specs.get(&job.owner_uid) {
-            Some(last) if Arc::ptr_eq(last, &job.spec) => {}
-            Some(last) if **last == *job.spec => job.spec = last.clone(),
+            Some((spec, request)) if Arc::ptr_eq(spec, &job.spec) || **spec == *job.spec => {
+                job.spec = spec.clone();
+                if Arc::ptr_eq(request, &job.request) || **request == *job.request {
+                    job.request = request.clone();
+                }
+            }
             _ => {
-                self.last_specs.insert(job.owner_uid, job.spec.clone());
+                self.last_specs.insert(job.owner_uid, (job.spec.clone(), job.request.clone()));
             }
         }
         job
@@ -59,9 +66,15 @@ mod tests {
         let other_user = submit(&mut state, ALICE + 1, "a");
         let renamed = submit(&mut state, ALICE, "b");
         assert!(Arc::ptr_eq(&spec_of(&state, &first), &spec_of(&state, &second)));
+        let request_of = |id: &str| state.jobs()[&state.find_job(id).unwrap()].request.clone();
+        assert!(Arc::ptr_eq(&request_of(&first), &request_of(&second)), "the request is shared too");
         assert!(!Arc::ptr_eq(&spec_of(&state, &first), &spec_of(&state, &other_user)), "not across users");
         assert!(!Arc::ptr_eq(&spec_of(&state, &first), &spec_of(&state, &renamed)));
         assert!(spec_of(&state, &first).script.is_empty(), "the script is in the store only");
+        let kept = &state.jobs()[&state.find_job(&first).unwrap()];
+        let names = [&kept.owner, &kept.group, &kept.queue, &kept.hold_types, &kept.id.server];
+        assert!(names.iter().all(|name| !name.is_heap_allocated()), "{names:?} are kept inline");
+        assert!(!kept.owner.is_empty() && !kept.queue.is_empty() && !kept.id.server.is_empty());
 
         let changes = proto::JobAlteration { name: Some("changed".to_string()), ..Default::default() };
         let ids = std::slice::from_ref(&second);

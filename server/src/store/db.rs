@@ -24,6 +24,13 @@ use super::migrate::{Dialect, Migrations};
 /// `sqlite3` shell) before failing, in milliseconds.
 const BUSY_TIMEOUT_MS: u32 = 5_000;
 
+/// SQLite's page cache, KiB (`PRAGMA cache_size` negative: a size, not pages). SQLite's
+/// default is 2,000 KiB, and the server's connection fills it: the server reads the tables
+/// once, at start, and then mostly appends and updates rows by key, which touches a few
+/// pages per statement (the B-trees' paths). 512 KiB holds those paths (issue 19: measured in
+/// the commit that set it).
+const CACHE_KIB: u32 = 512;
+
 /// The store's connection: the same queries run on either backend.
 #[derive(diesel::MultiConnection)]
 pub enum Db {
@@ -131,7 +138,7 @@ fn open_sqlite(path: &Path) -> Result<SqliteConnection, StoreError> {
         .map_err(|err| StoreError::Open { path: path.display().to_string(), source: Arc::new(err) })?;
     restrict_to_owner(path);
     connection
-        .batch_execute(&format!("PRAGMA busy_timeout = {BUSY_TIMEOUT_MS};"))
+        .batch_execute(&format!("PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}; PRAGMA cache_size = -{CACHE_KIB};"))
         .map_err(|err| StoreError::database("setting busy_timeout", err))?;
     let mode = diesel::sql_query("PRAGMA journal_mode = WAL")
         .get_result::<JournalMode>(&mut connection)

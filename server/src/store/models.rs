@@ -163,10 +163,10 @@ impl JobRow {
         let mut job = self.columns.into_job(row_seq, id, Arc::new(spec))?;
         job.spec_bytes = self.spec_json.len() as u64;
         job.request = match parse(&job.spec.resources) {
-            Ok(request) => request,
+            Ok(request) => request.into(),
             Err(err) => {
                 tracing::warn!(job_id = %job.id, error = %err, "stored resource list no longer parses; loading the job with a one-cpu request");
-                fallback_request(&job.spec)
+                fallback_request(&job.spec).into()
             }
         };
         Ok(job)
@@ -181,11 +181,11 @@ impl JobColumns {
             .map_err(|err| StoreError::Unstorable { seq, message: format!("exec: {err}") })?;
         Ok(JobColumns {
             state: job.state().letter().to_string(),
-            owner: job.owner.clone(),
+            owner: job.owner.to_string(),
             owner_uid: i64::from(job.owner_uid),
-            grp: job.group.clone(),
-            queue: job.queue.clone(),
-            hold_types: job.hold_types.clone(),
+            grp: job.group.to_string(),
+            queue: job.queue.to_string(),
+            hold_types: job.hold_types.to_string(),
             ctime: job.times.ctime,
             qtime: job.times.qtime,
             mtime: job.times.mtime,
@@ -232,11 +232,11 @@ impl JobColumns {
         };
         let request = fallback_request(&spec);
         let mut job = Job::new(id, spec, request, state);
-        job.owner = self.owner;
+        job.owner = self.owner.into();
         job.owner_uid = from_column(row_seq, "owner_uid", self.owner_uid)?;
-        job.group = self.grp;
-        job.queue = self.queue;
-        job.hold_types = self.hold_types;
+        job.group = self.grp.into();
+        job.queue = self.queue.into();
+        job.hold_types = self.hold_types.into();
         job.times = JobTimes {
             ctime: self.ctime,
             qtime: self.qtime,

@@ -50,7 +50,7 @@ pub(super) fn follow_parent(
         let event = match &changes.hold_types {
             Some(holds) if waiting => {
                 altered.hold_types =
-                    new_holds(&sub.hold_types, holds, hold_letters).unwrap_or_else(|_| sub.hold_types.clone());
+                    new_holds(&sub.hold_types, holds, hold_letters).map_or_else(|_| sub.hold_types.clone(), Into::into);
                 hold_event(&altered)
             }
             _ => None,

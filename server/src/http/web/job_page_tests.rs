@@ -19,7 +19,7 @@ fn state_with_hostile_job() -> (ServerState, String) {
     for job in state.jobs_mut() {
         std::sync::Arc::make_mut(&mut job.spec).name = "<script>alert(1)</script>".to_string();
         job.comment = Some("</td><img src=x onerror=alert(2)>".to_string());
-        job.group = "staff".to_string();
+        job.group = "staff".into();
     }
     (state, id)
 }

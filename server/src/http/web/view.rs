@@ -165,8 +165,8 @@ fn waiting_row(state: &ServerState, job: &Job) -> WaitingRow {
     WaitingRow {
         id: job.id.to_string(),
         name: job.spec.name.clone(),
-        owner: job.owner.clone(),
-        queue: job.queue.clone(),
+        owner: job.owner.to_string(),
+        queue: job.queue.to_string(),
         state: state_letter(state.flavor, job.state()),
         ncpus: job.request.total_ncpus(),
         priority: job.spec.priority,
@@ -179,8 +179,8 @@ fn running_row(job: &Job, flavor: Flavor) -> RunningRow {
     RunningRow {
         id: job.id.to_string(),
         name: job.spec.name.clone(),
-        owner: job.owner.clone(),
-        queue: job.queue.clone(),
+        owner: job.owner.to_string(),
+        queue: job.queue.to_string(),
         state: state_letter(flavor, job.state()),
         hosts: job.exec_host().unwrap_or_default(),
         start: job.times.stime,
@@ -192,7 +192,7 @@ fn finished_row(job: &Job, flavor: Flavor) -> FinishedRow {
     FinishedRow {
         id: job.id.to_string(),
         name: job.spec.name.clone(),
-        owner: job.owner.clone(),
+        owner: job.owner.to_string(),
         state: state_letter(flavor, job.state()),
         exit_status: job.exit_status,
         ended: job.times.obittime,
@@ -207,7 +207,7 @@ fn node_row(state: &ServerState, node: &Node) -> NodeRow {
         .map(|gpu| {
             let owner = node.gpu_owner.get(gpu.info.index as usize).copied().flatten();
             let mut jobs: Vec<String> = owner.into_iter().map(id_of).collect();
-            let mut user = owner.and_then(|key| state.job(key)).map(|job| job.owner.clone());
+            let mut user = owner.and_then(|key| state.job(key)).map(|job| job.owner.to_string());
             if let Some(hold) = &gpu.mps {
                 jobs.extend(hold.shares.keys().map(|&key| id_of(key)));
                 user = Some(hold.user.clone());

@@ -223,7 +223,7 @@ fn a_resource_list_that_no_longer_parses_loads_with_a_fallback_request() {
     };
     let loaded = store.load_with(SERVER, &refuse).unwrap();
     let mut expected = job;
-    expected.request = fallback_request(&expected.spec);
+    expected.request = fallback_request(&expected.spec).into();
     expected.spec_bytes = crate::state::Job::spec_size(&expected.spec);
     assert_eq!(loaded.jobs, vec![expected]);
     assert_eq!(loaded.jobs[0].request.total_ncpus(), 1);
@@ -239,7 +239,7 @@ fn load_recomputes_the_request_with_the_real_parser() {
     store.commit(&[StoreOp::InsertJob(Box::new(job.clone()))]).unwrap();
     let loaded = store.load(SERVER).unwrap();
     let expected = ResourceRequest::from_list(&job.spec.resources).expect("the test's list is valid");
-    assert_eq!(loaded.jobs[0].request, expected);
+    assert_eq!(*loaded.jobs[0].request, expected);
     assert_eq!(loaded.jobs[0].request.total_ncpus(), 4);
 }
 

@@ -216,10 +216,10 @@ fn sample_spec(seq: u64) -> JobSpec {
 /// A queued job: every optional field `None`, no allocation.
 fn queued_job(seq: u64) -> Job {
     let mut job = Job::new(JobId::new(seq, SERVER), sample_spec(seq).into(), sample_request(), JobState::Queued);
-    job.owner = "alice".to_string();
+    job.owner = "alice".into();
     job.owner_uid = 1000;
-    job.group = "users".to_string();
-    job.queue = "batch".to_string();
+    job.group = "users".into();
+    job.queue = "batch".into();
     job.times = JobTimes {
         ctime: 1_700_000_000,
         qtime: 1_700_000_001,
@@ -239,7 +239,7 @@ fn full_job(seq: u64) -> Job {
     let mut job = queued_job(seq);
     job.set_state_for_test(JobState::Exiting);
     job.owner_uid = u32::MAX;
-    job.hold_types = "uos".to_string();
+    job.hold_types = "uos".into();
     job.times.ctime = -5;
     job.times.stime = Some(1_700_000_010);
     job.times.obittime = Some(i64::MAX);
