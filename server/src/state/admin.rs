@@ -312,9 +312,14 @@ impl ServerState {
     /// `max_user_kept_bytes` (`Job::kept_bytes` of every job of the user the server keeps,
     /// history included).
     pub fn check_user_quota(&self, owner: &str, count: u32, new_bytes: u64) -> Result<(), RequestError> {
-        let (mut total, mut mine) = (0u32, 0u32);
+        // One pass over the jobs for the three sums (a submission's share of the server's CPU
+        // grows with the queue: this pass is O(jobs)).
+        let (mut total, mut mine, mut kept) = (0u32, 0u32, 0u64);
         for job in self.jobs.values() {
             let mine_too = job.owner == owner;
+            if mine_too {
+                kept = kept.saturating_add(job.kept_bytes());
+            }
             if !job.state.is_finished() && !is_array_parent(job) {
                 total = total.saturating_add(1);
                 mine += u32::from(mine_too);
@@ -327,7 +332,7 @@ impl ServerState {
         if limits.per_user.is_some_and(|max| mine.saturating_add(count) > max) {
             return Err(RequestError::new(ErrorCode::UserLimit, "would exceed complex's per-user limit"));
         }
-        self.check_kept_bytes(owner, new_bytes)
+        self.kept_bytes_allow(kept, new_bytes)
     }
 
     /// `max_user_kept_bytes`: refuses `new_bytes` more for `owner` (a new job at qsub, a spec
@@ -338,6 +343,11 @@ impl ServerState {
             .values()
             .filter(|job| job.owner == owner)
             .fold(0u64, |kept, job| kept.saturating_add(job.kept_bytes()));
+        self.kept_bytes_allow(kept, new_bytes)
+    }
+
+    /// Whether `new_bytes` more fit in `max_user_kept_bytes` over the `kept` bytes of a user.
+    fn kept_bytes_allow(&self, kept: u64, new_bytes: u64) -> Result<(), RequestError> {
         let max_bytes = self.attrs.max_user_kept_bytes;
         if kept.saturating_add(new_bytes) > max_bytes {
             let message = format!(
