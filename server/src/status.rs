@@ -224,16 +224,12 @@ fn add_exit_status(out: &mut Builder, job: &Job, flavor: Flavor) {
 /// job has one. Apart from [`fill`] because its value depends on other jobs
 /// (`server/src/state/depend.rs`); `value` is called only when wanted.
 pub fn add_depend(out: &mut Builder<'_>, value: impl FnOnce() -> Option<String>) {
-    if !out.wants("depend", None) {
-        return;
-    }
-    let Some(value) = value() else { return };
     const EARLIER: [&str; 8] =
         ["Job_Name", "Job_Owner", "resources_used", "job_state", "queue", "server", "Checkpoint", "ctime"];
     let at = |attrs: &[Attr]| {
         attrs.iter().rposition(|attr| EARLIER.contains(&attr.name.as_str())).map_or(0, |index| index + 1)
     };
-    out.insert("depend", || value, at);
+    out.insert("depend", value, at);
 }
 
 fn add_array_attrs(out: &mut Builder<'_>, job: &Job, array: Option<&ArrayView<'_>>) {
@@ -269,7 +265,7 @@ fn add_array_attrs(out: &mut Builder<'_>, job: &Job, array: Option<&ArrayView<'_
 /// Adds OpenPBS's `eligible_time` (`HH:MM:SS`, after `run_count`) to a job's status record,
 /// if wanted; the caller checks `eligible_time_enable` (OpenPBS shows it only then).
 pub fn add_eligible_time(out: &mut Builder<'_>, job: &Job, now: i64) {
-    let value = || format_hms(job.eligible_seconds(now).max(0) as u64);
+    let value = || Some(format_hms(job.eligible_seconds(now).max(0) as u64));
     let at = |attrs: &[Attr]| attrs.iter().position(|attr| attr.name == "run_count").map_or(attrs.len(), |at| at + 1);
     out.insert("eligible_time", value, at);
 }

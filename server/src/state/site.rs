@@ -250,5 +250,10 @@ pub fn node_amounts(node: &Node, site: &SiteResources) -> Vec<sched::SiteAmount>
 /// Whether `attr` (`Resource_List.x`, `resources_available.x`, ...) names a site resource with
 /// flag `i`: OpenPBS shows those to operators and managers only.
 pub fn is_invisible(site: &SiteResources, attr: &Attr) -> bool {
-    attr.resource.as_deref().and_then(|name| site.get(name)).is_some_and(|def| def.flags.invisible)
+    attr.resource.as_deref().is_some_and(|name| is_invisible_resource(site, name))
+}
+
+/// Whether `resource` is a site resource flagged invisible (`i`).
+pub fn is_invisible_resource(site: &SiteResources, resource: &str) -> bool {
+    site.get(resource).is_some_and(|def| def.flags.invisible)
 }

@@ -35,7 +35,7 @@ impl Hidden<'_> {
         (self.private && PRIVATE.contains(&name))
             || (self.manager_only && MANAGER_ONLY.contains(&name))
             || match (self.invisible, resource) {
-                (Some(site), Some(resource)) => site.get(resource).is_some_and(|def| def.flags.invisible),
+                (Some(site), Some(resource)) => crate::state::site::is_invisible_resource(site, resource),
                 _ => false,
             }
     }
@@ -118,7 +118,7 @@ impl<'a> Builder<'a> {
     }
 
     /// Whether attribute `name` (with `resource`) is wanted and may be seen.
-    pub(crate) fn wants(&self, name: &str, resource: Option<&str>) -> bool {
+    fn wants(&self, name: &str, resource: Option<&str>) -> bool {
         self.wanted.is_none_or(|wanted| wanted.wants(name, resource)) && !self.hidden.hides(name, resource)
     }
 
@@ -141,9 +141,15 @@ impl<'a> Builder<'a> {
         self.put(name, Some(resource), || Some(value()), |attrs| attrs.len());
     }
 
-    /// Adds `name` where `at` says in the list of attributes (a row has no order).
-    pub(crate) fn insert(&mut self, name: &str, value: impl FnOnce() -> String, at: impl FnOnce(&[Attr]) -> usize) {
-        self.put(name, None, || Some(value()), at);
+    /// Adds `name`, if `value` gives one, where `at` says in the list of attributes (a row has
+    /// no order). `value` is called only when the attribute is wanted and seen.
+    pub(crate) fn insert(
+        &mut self,
+        name: &str,
+        value: impl FnOnce() -> Option<String>,
+        at: impl FnOnce(&[Attr]) -> usize,
+    ) {
+        self.put(name, None, value, at);
     }
 
     fn put(
