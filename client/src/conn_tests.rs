@@ -200,7 +200,7 @@ fn a_listing_is_joined_frame_by_frame_in_either_shape_and_never_mixed() {
     };
     let rows = |ids: &[&str], more| ServerReply::Rows {
         server: "head".into(),
-        rows: ids.iter().map(|id| JobRow { id: id.to_string(), values: vec![None] }).collect(),
+        rows: ids.iter().map(|id| JobRow { id: (*id).into(), values: vec![None] }).collect(),
         errors: vec![],
         more,
         flavor: Default::default(),

@@ -46,6 +46,12 @@ impl JobId {
         text
     }
 
+    /// The full id as a `CompactString`: held inline, with no allocation, up to 24 bytes
+    /// (`123456.head`), as a listing in rows carries it.
+    pub fn compact(&self) -> CompactString {
+        compact_str::format_compact!("{self}")
+    }
+
     /// An ordinary job's id.
     pub fn new(seq: u64, server: impl Into<CompactString>) -> Self {
         JobId { seq, server: server.into(), array: None }

@@ -48,8 +48,8 @@ pub(crate) mod tests {
 
     /// `jobs` as a server answers a listing of `columns` in rows.
     pub(crate) fn as_rows(jobs: &[JobStatus], columns: &[String]) -> Vec<JobRow> {
-        let values = |job: &JobStatus| columns.iter().map(|name| job.get(name).map(str::to_string)).collect();
-        jobs.iter().map(|job| JobRow { id: job.id.clone(), values: values(job) }).collect()
+        let values = |job: &JobStatus| columns.iter().map(|name| job.get(name).map(Into::into)).collect();
+        jobs.iter().map(|job| JobRow { id: job.id.as_str().into(), values: values(job) }).collect()
     }
 
     #[test]

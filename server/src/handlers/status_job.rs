@@ -136,7 +136,7 @@ pub fn rows(
     let row = |job: &Job| {
         let mut out = Builder::row(columns, query.reader.hides(state, job));
         record(state, job, flavor, now, &mut out);
-        JobRow { id: job.id.text(), values: out.into_row() }
+        JobRow { id: job.id.compact(), values: out.into_row() }
     };
     keys.iter().filter_map(|key| state.jobs().get(key)).map(|job| row(job)).collect()
 }

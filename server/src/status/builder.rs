@@ -5,6 +5,7 @@
 //! not see is never made, on either path. Pure.
 
 use super::Wanted;
+use compact_str::CompactString;
 use job::resources::site::SiteResources;
 use job::Attr;
 
@@ -79,7 +80,7 @@ impl Columns {
 /// What a record is collected into.
 enum Sink<'a> {
     Attrs(Vec<Attr>),
-    Row { columns: &'a Columns, values: Vec<Option<String>> },
+    Row { columns: &'a Columns, values: Vec<Option<CompactString>> },
 }
 
 /// Collects the wanted attributes a reader may see.
@@ -110,7 +111,7 @@ impl<'a> Builder<'a> {
     }
 
     /// The row collected (empty for a list of attributes).
-    pub fn into_row(self) -> Vec<Option<String>> {
+    pub fn into_row(self) -> Vec<Option<CompactString>> {
         match self.sink {
             Sink::Attrs(_) => Vec::new(),
             Sink::Row { values, .. } => values,
@@ -172,7 +173,8 @@ impl<'a> Builder<'a> {
             // The first attribute of a name counts, as `JobStatus::get` finds it.
             Sink::Row { columns, values } => {
                 if let Some(slot @ None) = columns.index(name, resource).map(|at| &mut values[at]) {
-                    *slot = value();
+                    // Inline when short (most values): freed here, not after the frame.
+                    *slot = value().map(CompactString::from);
                 }
             }
         }
