@@ -20,8 +20,8 @@
 //! functions are declared from `pq_sys`'s own signatures, checked at compile time
 //! (`signatures_match_pq_sys` below assigns each of pq_sys's items to its entry's type).
 
-use pq_sys::{ConnStatusType, ExecStatusType, Oid, PGTransactionStatusType, PGconn, PGnotify, PGresult};
 use pq_sys::PQnoticeProcessor;
+use pq_sys::{ConnStatusType, ExecStatusType, Oid, PGTransactionStatusType, PGconn, PGnotify, PGresult};
 use std::os::raw::{c_char, c_int, c_void};
 use std::sync::OnceLock;
 
