@@ -1,4 +1,7 @@
-//! `pbs_server`: flags -> `ServerConfig` -> logging -> `server::run`. No logic here.
+//! `pbs_server`: flags -> `ServerConfig` -> logging -> `server::run`. No logic here; libpq,
+//! for a PostgreSQL store only, is loaded by `libpq_at_run_time.rs`, a module of this binary.
+
+mod libpq_at_run_time;
 
 use clap::Parser;
 use server::config::{short_hostname, Flavor, ServerConfig};
@@ -126,6 +129,9 @@ async fn run() -> anyhow::Result<()> {
     }
     config.lease_ttl = std::time::Duration::from_secs_f64(args.lease_time);
     if let Some(store) = args.store {
+        if let server::store::StoreLocation::Postgresql(_) = store {
+            libpq_at_run_time::load().map_err(anyhow::Error::msg)?;
+        }
         config.store = store;
     }
     let shutdown = async {

@@ -145,3 +145,19 @@ fn the_script_quota_refuses_a_submission_over_it() {
     let output = cluster.run("qmgr", &["-c", "print server"]);
     assert!(String::from_utf8_lossy(&output.stdout).contains("set server max_user_kept_bytes = 1048576b"));
 }
+
+/// pbs_server maps libpq (and what it pulls in: libssl, Kerberos, LDAP...) only when its store
+/// is PostgreSQL (server/src/libpq_at_run_time.rs): on SQLite none of it is resident. `.ci/run`
+/// runs this file on both stores, so each side is checked; on PostgreSQL the store's every
+/// statement went through the loaded libpq by the time a job is listed.
+#[test]
+fn the_server_maps_libpq_only_for_a_postgresql_store() {
+    let cluster = Cluster::up(Shape { nodes: 1, ppn: 1, gpus: 0 });
+    let script = cluster.script("held.sh", "true\n");
+    let id = cluster.qsub(&script, &["-h"]);
+    assert_eq!(cluster.job_attr(&id, "job_state").as_deref(), Some("H"));
+    let maps = std::fs::read_to_string(format!("/proc/{}/maps", cluster.server_pid())).unwrap();
+    let libpq = maps.lines().any(|line| line.ends_with("/libpq.so.5") || line.contains("/libpq.so.5."));
+    let postgresql = tests::store_args().contains(&"--postgres");
+    assert_eq!(libpq, postgresql, "libpq mapped: {libpq}, PostgreSQL store: {postgresql}\n{maps}");
+}
