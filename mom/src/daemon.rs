@@ -172,7 +172,8 @@ impl Daemon {
         if !exec::files::job_id_is_safe(&launch.job_id) {
             return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "the job id cannot name a directory"));
         }
-        let owner = exec::user::resolve(&launch.user, launch.group.as_deref())
+        // Its owner and group only: no process is started here.
+        let owner = exec::user::resolve_for(&launch.user, launch.group.as_deref(), exec::user::Groups::Unused)
             .map_err(|error| std::io::Error::other(error.to_string()))?;
         files.create_sister_tmpdir(&owner, self.context.mom_uid == 0)
     }

@@ -92,7 +92,10 @@ pub fn signal(cgroup: Option<&JobCgroup>, sid: i32, signal: Signal) -> usize {
 pub async fn end(cgroup: Option<JobCgroup>, sid: i32, patience: Duration) -> (bool, Option<Usage>, bool) {
     let Some(cgroup) = cgroup else {
         // The shell is reaped: a survivor would be an orphan the mom adopted (children.rs).
-        if blocking(children::adopted_orphans).await == Some(false) {
+        // Inline, not on the blocking pool: a few reads of /proc (memory, never a disk) and the
+        // registry's lock (held by a start for its vfork at most) cost less than the hand-over
+        // to a pool thread and back, paid at every job's end.
+        if children::adopted_orphans() == Some(false) {
             return (true, None, false);
         }
         let empty = kill::kill_leftovers(sid, patience).await;

@@ -145,7 +145,7 @@ fn start(launch: &JobLaunch, context: &ExecContext, gpu_variables: &[(String, St
     if !job_id_is_safe(&launch.job_id) {
         return Err(StartError::BadJobId(launch.job_id.clone()).into());
     }
-    let user = user::resolve(&launch.user, launch.group.as_deref())?;
+    let user = user::resolve_for(&launch.user, launch.group.as_deref(), user::Groups::for_mom(context.mom_uid))?;
     user::may_run(context.mom_uid, &user, launch.root_allowed)?;
     let shell = launch.shell.as_ref().map(PathBuf::from).unwrap_or_else(|| user.login_shell.clone());
     if !is_executable_file(&shell) {

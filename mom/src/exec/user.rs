@@ -4,6 +4,12 @@
 //! (`JobLaunch.root_allowed`; the server refuses such jobs at qsub already, the mom checks
 //! again against its own passwd).
 //!
+//! Supplementary groups are looked up only when they are used: a mom running as root sets them
+//! on the job's processes, and a job asking for a group other than its user's primary one must
+//! be in it. A mom running as the job's user changes no identity, so it mostly skips the
+//! look-up ([`resolve_for`]), which on a host whose NSS also asks systemd (`group: files
+//! systemd`) was an eighth of such a mom's CPU per job (issue 19).
+//!
 //! Owns: [`JobUser`] and [`may_run`]. Must not: change the process identity (that happens in
 //! the spawned child, `spawn.rs`) or cache look-ups (users may be created at any time).
 
@@ -28,25 +34,56 @@ pub struct JobUser {
     pub login_shell: PathBuf,
 }
 
+/// Whether a [`JobUser`]'s supplementary groups are needed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Groups {
+    /// Looked up: the mom sets them on the job's processes (it runs as root).
+    Needed,
+    /// Not looked up unless a group is asked for (to check membership): the mom runs as the
+    /// user and changes no identity, so `JobUser::groups` is the job's group alone.
+    Unused,
+}
+
+impl Groups {
+    /// What a mom running as `mom_uid` needs: only root changes identity.
+    pub fn for_mom(mom_uid: u32) -> Groups {
+        if mom_uid == 0 {
+            Groups::Needed
+        } else {
+            Groups::Unused
+        }
+    }
+}
+
 /// Looks up `name` (and `group`, when given) in the host's user database. The group must be
 /// the user's primary group or one of their supplementary groups here: a job never obtains a
 /// group its user is not in (`-W group_list` is the user's word; the server checked it on its
 /// own host, this is the check that counts).
 pub fn resolve(name: &str, group: Option<&str>) -> Result<JobUser, StartError> {
+    resolve_for(name, group, Groups::Needed)
+}
+
+/// [`resolve`], looking the supplementary groups up only when `groups` says they are needed
+/// or `group` is not the user's primary group (its membership is checked against them).
+pub fn resolve_for(name: &str, group: Option<&str>, groups: Groups) -> Result<JobUser, StartError> {
     let entry = uzers::get_user_by_name(name).ok_or_else(|| StartError::UnknownUser(name.to_string()))?;
-    let groups: Vec<u32> =
-        uzers::get_user_groups(name, entry.primary_group_id()).unwrap_or_default().iter().map(|g| g.gid()).collect();
+    let primary = entry.primary_group_id();
+    let supplementary =
+        || -> Vec<u32> { uzers::get_user_groups(name, primary).unwrap_or_default().iter().map(|g| g.gid()).collect() };
+    let mut looked_up = (groups == Groups::Needed).then(supplementary);
     let gid = match group {
         Some(group_name) => {
             let gid = uzers::get_group_by_name(group_name)
                 .ok_or_else(|| StartError::UnknownGroup(group_name.to_string()))?
                 .gid();
-            check_member(name, group_name, gid, entry.primary_group_id(), &groups)?;
+            if gid != primary {
+                check_member(name, group_name, gid, primary, looked_up.get_or_insert_with(supplementary))?;
+            }
             gid
         }
-        None => entry.primary_group_id(),
+        None => primary,
     };
-    let mut groups = groups;
+    let mut groups = looked_up.unwrap_or_default();
     if !groups.contains(&gid) {
         groups.push(gid);
     }
@@ -140,6 +177,20 @@ mod tests {
         let err = resolve("nobody", Some("root")).unwrap_err();
         assert!(matches!(err, StartError::NotMember { .. }), "{err}");
         assert!(resolve("root", Some("root")).is_ok());
+    }
+
+    /// A mom running as the user looks no supplementary group up, yet still refuses a group
+    /// the user is not in.
+    #[test]
+    fn unused_groups_are_the_job_group_alone_and_membership_is_still_checked() {
+        let root = resolve_for("root", None, Groups::Unused).expect("root exists");
+        assert_eq!(root.groups, vec![root.gid]);
+        assert_eq!(Groups::for_mom(0), Groups::Needed);
+        assert_eq!(Groups::for_mom(1000), Groups::Unused);
+        let err = resolve_for("nobody", Some("root"), Groups::Unused).unwrap_err();
+        assert!(matches!(err, StartError::NotMember { .. }), "{err}");
+        let asked = resolve_for("root", Some("root"), Groups::Unused).expect("root's primary group");
+        assert_eq!(asked.groups, vec![0]);
     }
 
     #[test]

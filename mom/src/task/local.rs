@@ -79,7 +79,8 @@ fn start(
 ) -> Result<spawn::Spawned, Refusal> {
     let launch = &admitted.launch;
     let refuse = |error: &dyn std::fmt::Display| Refusal::Start(error.to_string());
-    let owner = user::resolve(&launch.user, launch.group.as_deref()).map_err(|e| refuse(&e))?;
+    let groups = user::Groups::for_mom(context.mom_uid);
+    let owner = user::resolve_for(&launch.user, launch.group.as_deref(), groups).map_err(|e| refuse(&e))?;
     user::may_run(context.mom_uid, &owner, launch.root_allowed).map_err(|e| refuse(&e))?;
     let files = JobFiles::new(&context.spool_dir, &context.tmpdir_base, launch);
     let job = EnvInput {
