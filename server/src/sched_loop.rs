@@ -9,7 +9,7 @@
 
 use crate::state::outbox::{NoticeKind, Outbox};
 use crate::state::{Job, Node, NodeShare, ServerState};
-use crate::store::StoreOp;
+use crate::store::JobProgress;
 use job::id::ArrayPart;
 use job::resources::site::SiteResources;
 use job::JobKey;
@@ -259,7 +259,7 @@ fn start_job(state: &mut ServerState, out: &mut Outbox, key: JobKey, shares: Vec
         job.comment = Some(crate::sched_text::run_comment(now, &job.exec_vnode().unwrap_or_default()));
     }
     tracing::debug!(job_id = %job.id, exec_host = %job.exec_host().unwrap_or_default(), "job run");
-    out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
+    out.persist(JobProgress::op(job));
     out.notice(NoticeKind::Started, job, now);
     // Read-only from here, beside the nodes.
     let Some(job) = state.job(key) else { return false };

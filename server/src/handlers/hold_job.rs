@@ -8,7 +8,7 @@
 use crate::state::holds::{merge_holds, HOLD_ORDER};
 use crate::state::outbox::Outbox;
 use crate::state::{Requester, ServerState};
-use crate::store::StoreOp;
+use crate::store::JobProgress;
 use job::id::ArrayPart;
 use job::JobKey;
 use job::{JobEvent, JobState};
@@ -93,7 +93,7 @@ fn hold_key(
     let event = if held == "n" { JobEvent::Release } else { JobEvent::Hold };
     let job = state.transition(key, event, now).map_err(|_| RequestError::with_detail(ErrorCode::BadState, &id))?;
     job.hold_types = held.into();
-    out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
+    out.persist(JobProgress::op(job));
     if job.state() == JobState::Queued {
         out.schedule = true;
     }

@@ -8,7 +8,7 @@
 use crate::state::outbox::{NoticeKind, Outbox};
 use crate::state::requeue::requeue_killed_run;
 use crate::state::ServerState;
-use crate::store::StoreOp;
+use crate::store::JobProgress;
 use proto::exit_status::JOB_EXEC_RETRY;
 use proto::mom::{JobObit, Undelivered};
 use proto::ServerToMom;
@@ -80,7 +80,7 @@ pub fn job_ended(state: &mut ServerState, out: &mut Outbox, node: &str, obit: Jo
     if !obit.undelivered.is_empty() {
         job.comment = Some(undelivered_comment(&obit.undelivered, node));
     }
-    out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
+    out.persist(JobProgress::op(job));
     out.notice(NoticeKind::Ended, job, now);
     if !obit.undelivered.is_empty() {
         out.notice(NoticeKind::CopyFailed { detail: copy_failure_text(&obit.undelivered) }, job, now);

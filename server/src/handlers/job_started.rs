@@ -3,7 +3,7 @@
 
 use crate::state::outbox::Outbox;
 use crate::state::ServerState;
-use crate::store::StoreOp;
+use crate::store::JobProgress;
 
 /// Handles the start report of run `run_count` of `job_id` from `node`.
 pub fn job_started(
@@ -23,7 +23,7 @@ pub fn job_started(
         // the same report again writes nothing.
         if job.session_id != Some(session_id) {
             job.session_id = Some(session_id);
-            out.persist(StoreOp::UpdateJob(Box::new(job.clone())));
+            out.persist(JobProgress::op(job));
         }
     } else {
         tracing::info!(

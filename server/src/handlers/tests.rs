@@ -418,7 +418,7 @@ fn undelivered_output_goes_in_the_comment_and_a_notice() {
         [crate::state::outbox::NoticeKind::Ended, crate::state::outbox::NoticeKind::CopyFailed { .. }]
     ));
     assert!(
-        out.persist.iter().any(|op| matches!(op, StoreOp::UpdateJob(job) if job.comment.is_some())),
+        out.persist.iter().any(|op| matches!(op, StoreOp::UpdateProgress(job) if job.comment.is_some())),
         "the comment is stored"
     );
 }
@@ -435,5 +435,5 @@ fn a_job_killed_for_its_memory_says_so_in_its_comment() {
     let job = &state.jobs()[&state.find_job(&id).unwrap()];
     assert_eq!(job.comment.as_deref(), Some("Job exceeded its memory limit: Cgroup mem limit exceeded on node1"));
     assert_eq!(job.exit_status, Some(137));
-    assert!(out.persist.iter().any(|op| matches!(op, StoreOp::UpdateJob(job) if job.comment.is_some())));
+    assert!(out.persist.iter().any(|op| matches!(op, StoreOp::UpdateProgress(job) if job.comment.is_some())));
 }

@@ -12,7 +12,7 @@ use diesel::prelude::*;
 
 use super::db::{Db, StoreLocation};
 use super::error::StoreError;
-use super::models::{key_column, JobColumns, JobRow, RequestParser};
+use super::models::{key_column, key_value, JobColumns, JobRow, ProgressColumns, RequestParser};
 use super::schema::{jobs, meta};
 use super::{Loaded, StoreOp};
 use crate::state::Job;
@@ -260,7 +260,17 @@ fn apply(connection: &mut Db, op: &StoreOp) -> Result<(), TransactionError> {
         StoreOp::UpdateJob(job) => {
             let seq = job.id.seq;
             let changes = JobColumns::from_job(job)?;
-            let updated = super::update::UpdateJob::new(key_column(&job.id)?, &changes)
+            let updated = super::update::update_job(key_column(&job.id)?, &changes)
+                .execute(connection)
+                .map_err(|err| StoreError::database(format!("update of job {seq}"), err))?;
+            if updated == 0 {
+                return Err(StoreError::NoSuchJob { seq }.into());
+            }
+        }
+        StoreOp::UpdateProgress(progress) => {
+            let seq = progress.key.seq();
+            let changes = ProgressColumns::from_progress(progress)?;
+            let updated = super::update::update_progress(key_value(progress.key)?, &changes)
                 .execute(connection)
                 .map_err(|err| StoreError::database(format!("update of job {seq}"), err))?;
             if updated == 0 {

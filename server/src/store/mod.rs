@@ -44,7 +44,8 @@ pub use error::{Cause, StoreError};
 pub use handle::{AfterCommit, StoreHandle};
 
 pub use crate::state::records::{
-    AccountingRecord, StoreOp, StoredConfig, StoredNode, StoredQueue, StoredResourceDef, StoredUsage, UsageKind,
+    AccountingRecord, JobProgress, StoreOp, StoredConfig, StoredNode, StoredQueue, StoredResourceDef, StoredUsage,
+    UsageKind,
 };
 use crate::state::Job;
 

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use super::error::StoreError;
 use super::exec_hosts;
 use super::schema::jobs;
+use crate::state::records::JobProgress;
 use crate::state::{Job, JobTimes};
 
 /// A full `jobs` row: the key (`JobId::key`, in the column named `seq`), every mutable column
@@ -42,13 +43,29 @@ pub(super) struct JobRow {
     check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg)
 )]
 pub(super) struct JobColumns {
-    pub state: String,
     pub owner: String,
     pub owner_uid: i64,
     pub grp: String,
     pub queue: String,
-    pub hold_types: String,
     pub ctime: i64,
+    pub output_path: String,
+    pub error_path: String,
+    pub script_bytes: i64,
+    #[diesel(embed)]
+    pub progress: ProgressColumns,
+}
+
+/// The columns `UpdateProgress` rewrites ([`JobProgress`]): what holds, runs and ends change.
+#[derive(Debug, Clone, Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(
+    table_name = jobs,
+    treat_none_as_null = true,
+    treat_none_as_default_value = false,
+    check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg)
+)]
+pub(super) struct ProgressColumns {
+    pub state: String,
+    pub hold_types: String,
     pub qtime: i64,
     pub mtime: i64,
     pub etime: i64,
@@ -64,11 +81,8 @@ pub(super) struct JobColumns {
     pub used_ncpus: i64,
     pub run_count: i64,
     pub comment: Option<String>,
-    pub output_path: String,
-    pub error_path: String,
     pub delete_requested: bool,
     pub rerun_requested: bool,
-    pub script_bytes: i64,
     /// [`SchedColumns`] as JSON.
     pub sched_state: String,
 }
@@ -104,6 +118,11 @@ pub(super) fn key_column(id: &JobId) -> Result<i64, StoreError> {
         });
     }
     to_column(id.seq, id.key().raw(), "seq")
+}
+
+/// The key column's value for a job known by its key (one in the state: its seq fits).
+pub(super) fn key_value(key: JobKey) -> Result<i64, StoreError> {
+    to_column(key.seq(), key.raw(), "seq")
 }
 
 impl JobRow {
@@ -177,58 +196,32 @@ impl JobColumns {
     /// Maps everything but the key and the spec.
     pub(super) fn from_job(job: &Job) -> Result<JobColumns, StoreError> {
         let seq = job.id.seq;
-        let exec_hosts = exec_hosts::encode(&job.exec)
-            .map_err(|err| StoreError::Unstorable { seq, message: format!("exec: {err}") })?;
         Ok(JobColumns {
-            state: job.state().letter().to_string(),
             owner: job.owner.to_string(),
             owner_uid: i64::from(job.owner_uid),
             grp: job.group.to_string(),
             queue: job.queue.to_string(),
-            hold_types: job.hold_types.to_string(),
             ctime: job.times.ctime,
-            qtime: job.times.qtime,
-            mtime: job.times.mtime,
-            etime: job.times.etime,
-            stime: job.times.stime,
-            obittime: job.times.obittime,
-            exec_hosts,
-            session_id: job.session_id,
-            exit_status: job.exit_status,
-            used_cput: to_column(seq, job.used.cput_secs, "used_cput")?,
-            used_mem_kb: to_column(seq, job.used.mem_kb, "used_mem_kb")?,
-            used_vmem_kb: to_column(seq, job.used.vmem_kb, "used_vmem_kb")?,
-            used_walltime: to_column(seq, job.used.walltime_secs, "used_walltime")?,
-            used_ncpus: i64::from(job.used.ncpus),
-            run_count: i64::from(job.run_count),
-            comment: job.comment.clone(),
             output_path: job.output_path.clone(),
             error_path: job.error_path.clone(),
-            delete_requested: job.delete_requested,
-            rerun_requested: job.rerun_requested,
             script_bytes: to_column(seq, job.script_bytes, "script_bytes")?,
-            sched_state: serde_json::to_string(&SchedColumns {
-                eligible_time: job.eligible.accrued,
-                eligible_since: job.eligible.since,
-                sched_preempted: job.sched_preempted,
-                shares_released: job.shares_released,
-            })
-            .expect("plain numbers and booleans serialize"),
+            progress: ProgressColumns::from_progress(&JobProgress::of(job))?,
         })
     }
 
     /// Maps the columns back; the request is left as the fallback for the caller to replace.
     fn into_job(self, row_seq: i64, id: JobId, spec: Arc<JobSpec>) -> Result<Job, StoreError> {
-        let state = parse_state(&self.state)
-            .ok_or_else(|| corrupt(row_seq, "state", format!("{:?} is not a job state", self.state)))?;
+        let progress = self.progress;
+        let state = parse_state(&progress.state)
+            .ok_or_else(|| corrupt(row_seq, "state", format!("{:?} is not a job state", progress.state)))?;
         let exec =
-            exec_hosts::decode(&self.exec_hosts).map_err(|err| corrupt(row_seq, "exec_hosts", err.to_string()))?;
+            exec_hosts::decode(&progress.exec_hosts).map_err(|err| corrupt(row_seq, "exec_hosts", err.to_string()))?;
         let used = ResourcesUsed {
-            cput_secs: from_column(row_seq, "used_cput", self.used_cput)?,
-            mem_kb: from_column(row_seq, "used_mem_kb", self.used_mem_kb)?,
-            vmem_kb: from_column(row_seq, "used_vmem_kb", self.used_vmem_kb)?,
-            walltime_secs: from_column(row_seq, "used_walltime", self.used_walltime)?,
-            ncpus: from_column(row_seq, "used_ncpus", self.used_ncpus)?,
+            cput_secs: from_column(row_seq, "used_cput", progress.used_cput)?,
+            mem_kb: from_column(row_seq, "used_mem_kb", progress.used_mem_kb)?,
+            vmem_kb: from_column(row_seq, "used_vmem_kb", progress.used_vmem_kb)?,
+            walltime_secs: from_column(row_seq, "used_walltime", progress.used_walltime)?,
+            ncpus: from_column(row_seq, "used_ncpus", progress.used_ncpus)?,
         };
         let request = fallback_request(&spec);
         let mut job = Job::new(id, spec, request, state);
@@ -236,32 +229,70 @@ impl JobColumns {
         job.owner_uid = from_column(row_seq, "owner_uid", self.owner_uid)?;
         job.group = self.grp.into();
         job.queue = self.queue.into();
-        job.hold_types = self.hold_types.into();
+        job.hold_types = progress.hold_types.into();
         job.times = JobTimes {
             ctime: self.ctime,
-            qtime: self.qtime,
-            mtime: self.mtime,
-            etime: self.etime,
-            stime: self.stime,
-            obittime: self.obittime,
+            qtime: progress.qtime,
+            mtime: progress.mtime,
+            etime: progress.etime,
+            stime: progress.stime,
+            obittime: progress.obittime,
         };
         job.exec = exec;
-        job.session_id = self.session_id;
-        job.exit_status = self.exit_status;
+        job.session_id = progress.session_id;
+        job.exit_status = progress.exit_status;
         job.used = used;
-        job.run_count = from_column(row_seq, "run_count", self.run_count)?;
-        job.comment = self.comment;
+        job.run_count = from_column(row_seq, "run_count", progress.run_count)?;
+        job.comment = progress.comment;
         job.output_path = self.output_path;
         job.error_path = self.error_path;
-        job.delete_requested = self.delete_requested;
-        job.rerun_requested = self.rerun_requested;
+        job.delete_requested = progress.delete_requested;
+        job.rerun_requested = progress.rerun_requested;
         job.script_bytes = from_column(row_seq, "script_bytes", self.script_bytes)?;
-        let sched: SchedColumns =
-            serde_json::from_str(&self.sched_state).map_err(|err| corrupt(row_seq, "sched_state", err.to_string()))?;
+        let sched: SchedColumns = serde_json::from_str(&progress.sched_state)
+            .map_err(|err| corrupt(row_seq, "sched_state", err.to_string()))?;
         job.sched_preempted = sched.sched_preempted;
         job.shares_released = sched.shares_released;
         job.eligible = crate::state::EligibleClock { accrued: sched.eligible_time.max(0), since: sched.eligible_since };
         Ok(job)
+    }
+}
+
+impl ProgressColumns {
+    /// Maps a job's progress to its columns, refusing numbers beyond `i64`.
+    pub(super) fn from_progress(progress: &JobProgress) -> Result<ProgressColumns, StoreError> {
+        let seq = progress.key.seq();
+        let exec_hosts = exec_hosts::encode(&progress.exec)
+            .map_err(|err| StoreError::Unstorable { seq, message: format!("exec: {err}") })?;
+        let used = &progress.used;
+        Ok(ProgressColumns {
+            state: progress.state.letter().to_string(),
+            hold_types: progress.hold_types.to_string(),
+            qtime: progress.times.qtime,
+            mtime: progress.times.mtime,
+            etime: progress.times.etime,
+            stime: progress.times.stime,
+            obittime: progress.times.obittime,
+            exec_hosts,
+            session_id: progress.session_id,
+            exit_status: progress.exit_status,
+            used_cput: to_column(seq, used.cput_secs, "used_cput")?,
+            used_mem_kb: to_column(seq, used.mem_kb, "used_mem_kb")?,
+            used_vmem_kb: to_column(seq, used.vmem_kb, "used_vmem_kb")?,
+            used_walltime: to_column(seq, used.walltime_secs, "used_walltime")?,
+            used_ncpus: i64::from(used.ncpus),
+            run_count: i64::from(progress.run_count),
+            comment: progress.comment.clone(),
+            delete_requested: progress.delete_requested,
+            rerun_requested: progress.rerun_requested,
+            sched_state: serde_json::to_string(&SchedColumns {
+                eligible_time: progress.eligible.accrued,
+                eligible_since: progress.eligible.since,
+                sched_preempted: progress.sched_preempted,
+                shares_released: progress.shares_released,
+            })
+            .expect("plain numbers and booleans serialize"),
+        })
     }
 }
 

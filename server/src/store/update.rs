@@ -1,41 +1,57 @@
-//! The `UPDATE` of a job's row as a statement diesel's cache keeps prepared ([`UpdateJob`]).
+//! The `UPDATE`s of a job's row as statements diesel's cache keeps prepared: every column but
+//! the key and the spec ([`update_job`]), or only those holds, runs and ends change
+//! ([`update_progress`]).
 //!
 //! Written by hand because diesel prepares every `UpdateStatement` anew (it marks them unsafe
 //! to cache: a changeset whose `Option` fields skip columns has SQL that varies), so SQLite
 //! parsed the 29-column statement on every start, start report and end of a job (issue 19).
-//! [`JobColumns`] sets every column on every update (`treat_none_as_null`), so this statement's
-//! SQL never varies and a static `QueryId` is honest; the test `store/tests/statements.rs`
-//! checks that a job's life parses nothing twice.
+//! [`JobColumns`] and [`ProgressColumns`] set each of their columns on every update
+//! (`treat_none_as_null`), so each statement's SQL never varies and a static `QueryId` per
+//! column set is honest; the test `store/tests/statements.rs` checks that a job's life parses
+//! nothing twice.
+
+use std::marker::PhantomData;
 
 use diesel::query_builder::{AsChangeset, AstPass, QueryFragment, QueryId};
 use diesel::sql_types::BigInt;
 use diesel::{Connection, QueryResult, RunQueryDsl};
 
 use super::db::Db;
-use super::models::JobColumns;
+use super::models::{JobColumns, ProgressColumns};
 use super::schema::jobs;
 
 type Backend = <Db as Connection>::Backend;
 
-/// `UPDATE job_records SET <every column of JobColumns> WHERE seq = <key>`.
-pub(super) struct UpdateJob<'a> {
-    changes: <&'a JobColumns as AsChangeset>::Changeset,
+/// `UPDATE job_records SET <every column of Columns> WHERE seq = <key>`; `Columns` names the
+/// statement in diesel's cache (one SQL text per column set).
+pub(super) struct UpdateRow<Changes, Columns> {
+    changes: Changes,
     key: i64,
+    columns: PhantomData<Columns>,
 }
 
-impl<'a> UpdateJob<'a> {
-    /// Sets every column of the row keyed `key` (`models::key_column`) to `columns`.
-    pub(super) fn new(key: i64, columns: &'a JobColumns) -> Self {
-        UpdateJob { changes: columns.as_changeset(), key }
-    }
+/// Sets every column of the row keyed `key` (`models::key_column`) but the spec to `columns`.
+pub(super) fn update_job(
+    key: i64,
+    columns: &JobColumns,
+) -> UpdateRow<<&JobColumns as AsChangeset>::Changeset, JobColumns> {
+    UpdateRow { changes: columns.as_changeset(), key, columns: PhantomData }
 }
 
-impl QueryId for UpdateJob<'_> {
-    type QueryId = UpdateJob<'static>;
+/// Sets the progress columns of the row keyed `key` to `columns`, and no other.
+pub(super) fn update_progress(
+    key: i64,
+    columns: &ProgressColumns,
+) -> UpdateRow<<&ProgressColumns as AsChangeset>::Changeset, ProgressColumns> {
+    UpdateRow { changes: columns.as_changeset(), key, columns: PhantomData }
+}
+
+impl<Changes, Columns: 'static> QueryId for UpdateRow<Changes, Columns> {
+    type QueryId = UpdateRow<(), Columns>;
     const HAS_STATIC_QUERY_ID: bool = true;
 }
 
-impl QueryFragment<Backend> for UpdateJob<'_> {
+impl<Changes: QueryFragment<Backend>, Columns> QueryFragment<Backend> for UpdateRow<Changes, Columns> {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Backend>) -> QueryResult<()> {
         out.push_sql("UPDATE ");
         // A unit struct: the reference is promoted to 'static.
@@ -49,4 +65,4 @@ impl QueryFragment<Backend> for UpdateJob<'_> {
     }
 }
 
-impl RunQueryDsl<Db> for UpdateJob<'_> {}
+impl<Changes, Columns> RunQueryDsl<Db> for UpdateRow<Changes, Columns> {}

@@ -7,7 +7,7 @@ use job::{JobState, ResourceError, ResourceRequest};
 
 use super::{fresh_store, full_job, load, queued_job, SERVER};
 use crate::store::models::fallback_request;
-use crate::store::{Store, StoreError, StoreOp};
+use crate::store::{JobProgress, Store, StoreError, StoreOp};
 
 /// Overwrites one text column of one row behind the store's back.
 fn plant(store: &mut Store, column: &str, value: &str, seq: i64) {
@@ -60,6 +60,38 @@ fn update_changes_columns_but_keeps_the_spec() {
     let mut expected = updated;
     expected.spec = original.spec;
     assert_eq!(loaded.jobs, vec![expected], "columns updated (Nones written as NULL), spec kept");
+}
+
+#[test]
+fn a_progress_update_writes_its_columns_and_no_other() {
+    let (_dir, _path, mut store) = fresh_store();
+    let original = queued_job(1);
+    store
+        .commit(&[StoreOp::InsertJob(Box::new(original.clone())), StoreOp::InsertJob(Box::new(queued_job(2)))])
+        .unwrap();
+
+    // Every progress column changed (full_job's values), and every other column too.
+    let mut progressed = full_job(1);
+    progressed.times.ctime = 42;
+    progressed.owner = "mallory".into();
+    progressed.group = "wheel".into();
+    progressed.queue = "express".into();
+    progressed.output_path = "elsewhere:/o".to_string();
+    progressed.error_path = "elsewhere:/e".to_string();
+    progressed.script_bytes = 99;
+    store.commit(&[JobProgress::op(&progressed)]).unwrap();
+
+    let loaded = load(&mut store);
+    let mut expected = full_job(1);
+    expected.owner_uid = original.owner_uid;
+    expected.times.ctime = original.times.ctime;
+    assert_eq!(
+        loaded.jobs,
+        vec![expected, queued_job(2)],
+        "progress written; owner, queue, paths kept; job 2 untouched"
+    );
+    let result = store.commit(&[JobProgress::op(&queued_job(5))]);
+    assert!(matches!(result, Err(StoreError::NoSuchJob { seq: 5 })), "{result:?}");
 }
 
 #[test]
@@ -303,6 +335,7 @@ fn load_shows_a_node_named_in_a_nodes_spec_as_a_host() {
 }
 
 super::on_postgresql!(
+    a_progress_update_writes_its_columns_and_no_other,
     insert_and_reload_keeps_every_field,
     job_ids_take_the_server_name_given_to_load,
     update_changes_columns_but_keeps_the_spec,
