@@ -102,10 +102,14 @@ fn a_mom_whose_primary_refuses_registers_with_the_secondary() {
     let cluster = Cluster::up_with(Shape { nodes: 1, ppn: 1, gpus: 0 }, &["--transport", "tcp"]);
     let refused = format!("127.0.0.1:{}", refusing_port());
     spawn_mom(&cluster, |_| refused.clone(), |real| real.to_string(), &[]);
-    let log = node2_log(&cluster);
     let port = cluster.server_port().unwrap();
+    // The server lists node2 free on its Hello; the mom logs its registration after the Welcome.
+    let registered = format!("registered with the server server=testsrv at=127.0.0.1:{port}");
+    let log = wait_for(Duration::from_secs(10), "node2's registration logged", || {
+        let log = node2_log(&cluster);
+        log.contains(&registered).then_some(log)
+    });
     assert!(log.contains(&format!("cannot connect to {refused}")), "{log}");
-    assert!(log.contains(&format!("registered with the server server=testsrv at=127.0.0.1:{port}")), "{log}");
 }
 
 /// Continues a stopped process when dropped (a failed assertion must not leave it stopped).
