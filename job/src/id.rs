@@ -39,17 +39,36 @@ impl JobId {
     /// The full id, as `to_string` makes it, in one allocation made large enough (a listing
     /// makes one per job; `to_string` grows its buffer as the parts are written).
     pub fn text(&self) -> String {
-        use fmt::Write;
         // The sequence number and the array index: at most 20 digits each, and `[].`.
         let mut text = String::with_capacity(self.server.len() + 43);
-        let _ = write!(text, "{self}");
+        self.write_parts(|part| text.push_str(part));
         text
     }
 
     /// The full id as a `CompactString`: held inline, with no allocation, up to 24 bytes
-    /// (`123456.head`), as a listing in rows carries it.
+    /// (`123456.head`), as a listing in rows carries it (one per row: written by parts, not
+    /// through `fmt`, which cost a tenth of a 10,000-job listing's server CPU).
     pub fn compact(&self) -> CompactString {
-        compact_str::format_compact!("{self}")
+        let mut text = CompactString::with_capacity(self.server.len() + 43);
+        self.write_parts(|part| text.push_str(part));
+        text
+    }
+
+    /// Hands the full id's parts, in order, to `push`: what [`fmt::Display`] writes.
+    fn write_parts(&self, mut push: impl FnMut(&str)) {
+        let mut digits = itoa::Buffer::new();
+        push(digits.format(self.seq));
+        match self.array {
+            None => {}
+            Some(ArrayPart::Parent) => push("[]"),
+            Some(ArrayPart::Sub(index)) => {
+                push("[");
+                push(digits.format(index));
+                push("]");
+            }
+        }
+        push(".");
+        push(&self.server);
     }
 
     /// An ordinary job's id.
@@ -130,11 +149,9 @@ impl JobId {
 
 impl fmt::Display for JobId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.array {
-            None => write!(f, "{}.{}", self.seq, self.server),
-            Some(ArrayPart::Parent) => write!(f, "{}[].{}", self.seq, self.server),
-            Some(ArrayPart::Sub(index)) => write!(f, "{}[{}].{}", self.seq, index, self.server),
-        }
+        let mut result = Ok(());
+        self.write_parts(|part| result = result.and_then(|()| f.write_str(part)));
+        result
     }
 }
 
@@ -150,7 +167,14 @@ mod tests {
         assert_eq!(JobId::new(7, "vm").to_string(), "7.vm");
         for id in [JobId::new(7, "vm"), JobId::parent(u64::MAX, "head"), JobId::sub(12, u32::MAX, "head")] {
             assert_eq!(id.text(), id.to_string());
+            assert_eq!(id.compact(), id.to_string());
         }
+        assert_eq!(JobId::parent(0, "h").to_string(), "0[].h");
+        assert_eq!(
+            JobId::sub(18446744073709551615, 4294967295, "head").compact(),
+            "18446744073709551615[4294967295].head"
+        );
+        assert_eq!(format!("{:>8}|", JobId::new(7, "vm")), "7.vm|", "written as parts: no padding, as before");
     }
 
     #[test]

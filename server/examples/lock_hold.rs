@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use proto::alter::JobAlteration;
 use proto::mom::Registration;
 use proto::ServerReply;
-use server::handlers::{alter_job, register_mom, submit_job};
+use server::handlers::{alter_job, register_mom, status_job, submit_job};
 use server::sched_loop::schedule_pass;
 use server::state::outbox::Outbox;
 use server::state::sched_notes::{PlannedStart, SchedNote, WaitWhy};
@@ -156,6 +156,29 @@ fn main() {
                 &alteration,
             );
             assert!(!matches!(reply, ServerReply::Done { ref errors } if errors.is_empty()), "{reply:?}");
+        }),
+    );
+    let columns: Vec<String> =
+        ["Job_Name", "Job_Owner", "resources_used.cput", "job_state", "queue"].map(String::from).to_vec();
+    let query = status_job::Query {
+        selectors: &[],
+        history: false,
+        users: &[],
+        wanted: Some(&columns),
+        arrays: status_job::ArrayListing::default(),
+        reader: status_job::Reader::User(1000),
+    };
+    let table = server::status::Columns::new(&columns);
+    report(
+        "qstat of 10,000 jobs in rows (select, rows, the frames' JSON)",
+        time(|| {
+            let selection = status_job::select(&same, same.flavor, 20, &query);
+            let mut bytes = 0;
+            for keys in selection.keys.chunks(500) {
+                let rows = status_job::rows(&same, same.flavor, 20, &query, &table, keys);
+                bytes += serde_json::to_vec(&rows).unwrap().len();
+            }
+            assert!(bytes > QUEUED * 20, "{bytes}");
         }),
     );
     report(

@@ -118,11 +118,6 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// Whether attribute `name` (with `resource`) is wanted and may be seen.
-    fn wants(&self, name: &str, resource: Option<&str>) -> bool {
-        self.wanted.is_none_or(|wanted| wanted.wants(name, resource)) && !self.hidden.hides(name, resource)
-    }
-
     /// Whether any attribute of group `name` (or the attribute `name`) is wanted.
     pub(crate) fn wants_group(&self, name: &str) -> bool {
         self.wanted.is_none_or(|wanted| wanted.wants_group(name))
@@ -160,19 +155,26 @@ impl<'a> Builder<'a> {
         value: impl FnOnce() -> Option<String>,
         at: impl FnOnce(&[Attr]) -> usize,
     ) {
-        if !self.wants(name, resource) {
-            return;
-        }
         match &mut self.sink {
             Sink::Attrs(attrs) => {
+                let wanted = self.wanted.is_none_or(|wanted| wanted.wants(name, resource));
+                if !wanted || self.hidden.hides(name, resource) {
+                    return;
+                }
                 let Some(value) = value() else { return };
                 let attr = Attr { name: name.to_string(), resource: resource.map(str::to_string), value };
                 let at = at(attrs);
                 attrs.insert(at, attr);
             }
-            // The first attribute of a name counts, as `JobStatus::get` finds it.
+            // The first attribute of a name counts, as `JobStatus::get` finds it. A column is
+            // wanted by its exact name: found by one search (after the filter, which turns
+            // most names away), not a search of `Wanted` and another of the columns.
             Sink::Row { columns, values } => {
-                if let Some(slot @ None) = columns.index(name, resource).map(|at| &mut values[at]) {
+                if !columns.wanted.may_want(name) {
+                    return;
+                }
+                let Some(slot @ None) = columns.index(name, resource).map(|at| &mut values[at]) else { return };
+                if !self.hidden.hides(name, resource) {
                     // Inline when short (most values): freed here, not after the frame.
                     *slot = value().map(CompactString::from);
                 }

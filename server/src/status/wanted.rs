@@ -60,9 +60,15 @@ impl Wanted {
         Wanted { groups, filter }
     }
 
+    /// False when group (or attribute) `name` is surely not asked for: the filter alone, no
+    /// string comparison. True says only "perhaps".
+    pub fn may_want(&self, name: &str) -> bool {
+        self.filter & filter_bit(name) != 0
+    }
+
     /// The entry of group `name`, if asked for.
     fn group(&self, name: &str) -> Option<&Option<Vec<String>>> {
-        if self.filter & filter_bit(name) == 0 {
+        if !self.may_want(name) {
             return None;
         }
         let at = self.groups.binary_search_by(|(group, _)| by_length(group, name)).ok()?;
@@ -103,6 +109,21 @@ mod tests {
         assert!(!asked.wants("Resource_List", None), "a group asked for by resource is not wanted whole");
         assert!(asked.wants_group("Resource_List") && !asked.wants_group("Variable_List"));
         assert!(!asked.wants("queue", None) && !asked.wants("job_stat", None) && !asked.wants("job_statee", None));
+    }
+
+    #[test]
+    fn the_filter_never_turns_away_a_name_asked_for() {
+        let names = ["Job_Name", "Job_Owner", "resources_used.cput", "job_state", "queue", "Resource_List", "a", "zz"];
+        let asked = wanted(&names);
+        for name in names {
+            let group = name.split_once('.').map_or(name, |(group, _)| group);
+            assert!(asked.may_want(group), "{name}");
+        }
+        let turned_away = ["Variable_List", "Output_Path", "Error_Path", "ctime", "mtime", "qtime", "etime"]
+            .into_iter()
+            .filter(|name| !asked.may_want(name))
+            .count();
+        assert!(turned_away > 0, "the filter turns some names away without a search");
     }
 
     #[test]
