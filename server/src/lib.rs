@@ -23,6 +23,7 @@ pub mod listener;
 pub mod mail;
 pub mod metrics;
 pub mod mom_conn;
+pub mod names;
 pub mod notices;
 pub mod peer;
 pub mod run_limits;

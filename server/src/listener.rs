@@ -198,10 +198,8 @@ fn bind_connection(
 }
 
 /// The requester for a uid/gid pair as the kernel or the credential reported them; the name is
-/// looked up here.
+/// looked up here (`names.rs`: kept a second, while the account files are unchanged).
 fn requester(uid: u32, gid: u32) -> Requester {
-    let user = uzers::get_user_by_uid(uid)
-        .map(|user| user.name().to_string_lossy().into_owned())
-        .unwrap_or_else(|| uid.to_string());
+    let user = crate::names::user_name(uid).unwrap_or_else(|| uid.to_string());
     Requester { uid, gid, user }
 }

@@ -129,6 +129,14 @@ fn a_suspended_job_gives_its_shares_back_and_resumes_on_them() {
     assert_eq!(out.notices.iter().map(|notice| notice.kind.clone()).collect::<Vec<_>>(), [NoticeKind::Suspended]);
     assert_eq!(suspended_by_scheduler(&state).iter().map(|job| job.id.key()).collect::<Vec<_>>(), [victim]);
     assert!(how(&state, victim, 200).is_none(), "not preempted twice");
+    state.sanity_check(); // the index of suspended jobs has it
+
+    // Loaded from the store so (a restart), it is still found for resuming.
+    let loaded = (*state.jobs()[&victim]).clone();
+    let mut restarted = cluster(1);
+    restarted.insert_job(loaded);
+    assert_eq!(suspended_by_scheduler(&restarted).iter().map(|job| job.id.key()).collect::<Vec<_>>(), [victim]);
+    restarted.sanity_check();
 
     // A job on one of its slots keeps it suspended; nothing is taken meanwhile.
     high_queue(&mut state);
@@ -156,6 +164,7 @@ fn a_suspended_job_gives_its_shares_back_and_resumes_on_them() {
     );
     assert_eq!(out.notices.iter().map(|notice| notice.kind.clone()).collect::<Vec<_>>(), [NoticeKind::Resumed]);
     assert!(suspended_by_scheduler(&state).is_empty());
+    state.sanity_check(); // resumed: out of the index of suspended jobs
 }
 
 #[test]

@@ -216,7 +216,5 @@ fn exec_group(state: &ServerState, requester: &Requester, spec: &JobSpec) -> Res
 }
 
 fn group_name(gid: u32) -> String {
-    uzers::get_group_by_gid(gid)
-        .map(|group| group.name().to_string_lossy().into_owned())
-        .unwrap_or_else(|| gid.to_string())
+    crate::names::group_name(gid).unwrap_or_else(|| gid.to_string())
 }

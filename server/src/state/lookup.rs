@@ -65,6 +65,7 @@ impl ServerState {
         self.jobs.clear();
         self.queued.clear();
         self.waiting.clear();
+        self.suspended.clear();
         self.arrays.clear();
         self.touched_arrays.clear();
         self.depend = Default::default();

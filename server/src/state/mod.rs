@@ -97,6 +97,9 @@ pub struct ServerState {
     /// Invariant: exactly the keys of the jobs in state `W` (waiting for their `-a` time), so
     /// the timer that wakes them does not walk the history either.
     waiting: BTreeSet<JobKey>,
+    /// Invariant: exactly the keys of the jobs in state `S`, so that each scheduling pass finds
+    /// the ones to resume without walking every job (history included).
+    suspended: BTreeSet<JobKey>,
     /// Subjob counts by state of every array, by parent key. Invariant: exact (kept by
     /// `insert_job`, `transition` and `remove_finished_job`).
     arrays: BTreeMap<JobKey, ArrayCounts>,
@@ -141,6 +144,7 @@ impl ServerState {
             jobs: BTreeMap::new(),
             queued: BTreeSet::new(),
             waiting: BTreeSet::new(),
+            suspended: BTreeSet::new(),
             arrays: BTreeMap::new(),
             touched_arrays: BTreeSet::new(),
             nodes: BTreeMap::new(),
@@ -199,6 +203,9 @@ impl ServerState {
         if job.state == ::job::JobState::Waiting {
             self.waiting.insert(key);
         }
+        if job.state == ::job::JobState::Suspended {
+            self.suspended.insert(key);
+        }
         if job.state.is_active() {
             self.fairshare.run_started(key);
         }
@@ -235,6 +242,11 @@ impl ServerState {
     /// The jobs in state `W`, in key order.
     pub fn waiting_jobs(&self) -> impl Iterator<Item = &Job> {
         self.waiting.iter().filter_map(|seq| self.jobs.get(seq).map(|job| &**job))
+    }
+
+    /// The jobs in state `S`, in key order.
+    pub fn suspended_jobs(&self) -> impl Iterator<Item = &Job> {
+        self.suspended.iter().filter_map(|key| self.jobs.get(key).map(|job| &**job))
     }
 
     /// The jobs in state `Q`, in key order (submission order; subjobs by index).
@@ -352,10 +364,13 @@ impl ServerState {
             self.queued.remove(&key);
             self.sched_notes.forget(key);
         }
-        if job.state == ::job::JobState::Waiting {
-            self.waiting.insert(key);
-        } else {
-            self.waiting.remove(&key);
+        for (index, state) in
+            [(&mut self.waiting, ::job::JobState::Waiting), (&mut self.suspended, ::job::JobState::Suspended)]
+        {
+            match job.state == state {
+                true => index.insert(key),
+                false => index.remove(&key),
+            };
         }
         Ok(job)
     }
@@ -375,6 +390,9 @@ impl ServerState {
         let waiting: BTreeSet<JobKey> =
             self.jobs.values().filter(|job| job.state == ::job::JobState::Waiting).map(|job| job.id.key()).collect();
         assert_eq!(waiting, self.waiting, "waiting index out of step with job states");
+        let suspended: BTreeSet<JobKey> =
+            self.jobs.values().filter(|job| job.state == ::job::JobState::Suspended).map(|job| job.id.key()).collect();
+        assert_eq!(suspended, self.suspended, "suspended index out of step with job states");
         crate::state::depend::sanity_check(self);
         let mut arrays: BTreeMap<JobKey, ArrayCounts> = BTreeMap::new();
         for job in self.jobs.values() {

@@ -187,15 +187,10 @@ pub fn resume_job(state: &mut ServerState, out: &mut Outbox, key: JobKey, now: i
 }
 
 /// The jobs the scheduler suspended, earliest preempted first (the order it resumes them in):
-/// for the scheduler's `ClusterView::suspended`. Walks every job (there is no index of
-/// suspended jobs; a pass walks the active ones anyway).
+/// for the scheduler's `ClusterView::suspended`. Reads the state's index of suspended jobs:
+/// each pass calls this, and a walk of every job (history included) cost a pass O(jobs).
 pub fn suspended_by_scheduler(state: &ServerState) -> Vec<&Job> {
-    let mut jobs: Vec<&Job> = state
-        .jobs()
-        .values()
-        .map(|job| &**job)
-        .filter(|job| job.state() == JobState::Suspended && job.shares_released)
-        .collect();
+    let mut jobs: Vec<&Job> = state.suspended_jobs().filter(|job| job.shares_released).collect();
     jobs.sort_by_key(|job| (job.sched_preempted, job.id.key()));
     jobs
 }
