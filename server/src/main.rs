@@ -83,9 +83,24 @@ struct Args {
     verbose: u8,
 }
 
+/// Allocations of 128 KiB and more get their own mappings, given back on free, for good: glibc
+/// otherwise raises the threshold after the first such free, and the big per-pass temporaries
+/// of the start bursts (views, frames, store batches) then fragment the heap (bench/scale: peak
+/// RSS 234 -> 217 MiB with GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072). A tunable set
+/// by the site (GLIBC_TUNABLES, MALLOC_MMAP_THRESHOLD_) wins.
+fn fixed_mmap_threshold() {
+    let set_by_site = std::env::var_os("MALLOC_MMAP_THRESHOLD_").is_some()
+        || std::env::var("GLIBC_TUNABLES").is_ok_and(|t| t.contains("mmap_threshold"));
+    if !set_by_site {
+        // SAFETY: mallopt only sets an allocator parameter; it is thread-safe in glibc.
+        unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024) };
+    }
+}
+
 /// A failure to start is one line on stderr, `pbs_server: <what>: <why>`, and exit status 1.
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
+    fixed_mmap_threshold();
     match run().await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(err) => {
