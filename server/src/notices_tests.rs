@@ -44,8 +44,8 @@ fn queued() -> Job {
         stime: None,
         obittime: None,
     };
-    job.output_path = "login1:/home/alice/myjob.o123".to_string();
-    job.error_path = "login1:/home/alice/myjob.e123".to_string();
+    job.output_path = crate::state::StdPath::literal("login1:/home/alice/myjob.o123");
+    job.error_path = crate::state::StdPath::literal("login1:/home/alice/myjob.e123");
     job
 }
 

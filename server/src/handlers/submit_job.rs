@@ -7,10 +7,8 @@
 //! per-user bounds (`ServerState::check_user_quota`) with `max_queued`.
 
 use crate::state::outbox::{NoticeKind, Outbox};
-use crate::state::submission::{
-    array_suffix, bad_value, check_feasible, parse_request, std_path, ARRAY_INDEX_PLACEHOLDER,
-};
-use crate::state::{Job, JobTimes, Requester, ServerState};
+use crate::state::submission::{array_suffix, bad_value, check_feasible, parse_request, std_path};
+use crate::state::{Job, JobTimes, Requester, ServerState, StdPath};
 use crate::store::StoreOp;
 use job::{JobId, JobSpec, JobState};
 use proto::error::{ErrorCode, RequestError};
@@ -64,8 +62,8 @@ pub fn submit_job(
 pub(crate) fn subjob(parent: &Job, index: u32) -> Job {
     let mut job = parent.clone();
     job.id = JobId::sub(parent.id.seq, index, parent.id.server.clone());
-    job.output_path = parent.output_path.replace(ARRAY_INDEX_PLACEHOLDER, &index.to_string());
-    job.error_path = parent.error_path.replace(ARRAY_INDEX_PLACEHOLDER, &index.to_string());
+    job.output_path = StdPath::of_subjob(&parent.output_path, index);
+    job.error_path = StdPath::of_subjob(&parent.error_path, index);
     // Its script is the parent's, counted once there.
     job.script_bytes = 0;
     job.spec_bytes = 0;

@@ -4,6 +4,7 @@
 //! Not serialisable on purpose: the store maps it to rows by hand, and status replies are
 //! built as attribute lists (`status.rs`).
 
+use super::StdPath;
 use compact_str::CompactString;
 use job::state::IllegalTransition;
 use job::{JobEvent, JobId, JobSpec, JobState, ResourceRequest};
@@ -113,9 +114,10 @@ pub struct Job {
     pub run_count: u32,
     /// Scheduler or server comment shown by `qstat -f` / `-s`.
     pub comment: Option<String>,
-    /// Resolved `Output_Path` / `Error_Path` (`host:/abs/path`).
-    pub output_path: String,
-    pub error_path: String,
+    /// Resolved `Output_Path` / `Error_Path` (`host:/abs/path`), their text shared between
+    /// jobs where it can be (`std_path.rs`).
+    pub output_path: StdPath,
+    pub error_path: StdPath,
     /// A qdel arrived while running: the end is recorded as a deletion.
     pub delete_requested: bool,
     /// A qrerun is pending: the end report of the killed run queues the job again.
@@ -160,8 +162,8 @@ impl Job {
             used: ResourcesUsed::default(),
             run_count: 0,
             comment: None,
-            output_path: String::new(),
-            error_path: String::new(),
+            output_path: StdPath::default(),
+            error_path: StdPath::default(),
             delete_requested: false,
             rerun_requested: false,
             sched_preempted: None,

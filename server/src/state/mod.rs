@@ -38,6 +38,7 @@ pub mod server_attrs;
 pub mod server_pools;
 pub mod site;
 mod spec_share;
+pub mod std_path;
 pub mod submission;
 pub mod values;
 
@@ -46,6 +47,7 @@ pub use job::{EligibleClock, Job, JobTimes, NodeShare};
 pub use node::{Node, NodeNames};
 pub use queue::Queue;
 pub use server_attrs::ServerAttrs;
+pub use std_path::StdPath;
 
 use ::job::id::ArrayPart;
 use ::job::state::IllegalTransition;

@@ -7,14 +7,14 @@
 //! The resource request parsed from an equal spec is shared with it when equal too (a qalter
 //! replaces a job's request, never changes it in place).
 
-use super::{Job, ServerState};
+use super::{Job, ServerState, StdPath};
 use job::{JobSpec, ResourceRequest};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// The spec and request of each owner's last plain job (by uid): one per user, so bounded by
-/// the users.
-pub(super) type LastSpecs = BTreeMap<u32, (Arc<JobSpec>, Arc<ResourceRequest>)>;
+/// The spec, request and output and error paths of each owner's last plain job (by uid): one
+/// per user, so bounded by the users.
+pub(super) type LastSpecs = BTreeMap<u32, (Arc<JobSpec>, Arc<ResourceRequest>, [StdPath; 2])>;
 
 impl ServerState {
     /// `job` with its spec replaced by its owner's last one when they are equal; otherwise
@@ -25,14 +25,18 @@ impl ServerState {
             return job;
         }
         match self.last_specs.get(&job.owner_uid) {
-            Some((spec, request)) if Arc::ptr_eq(spec, &job.spec) || **spec == *job.spec => {
+            Some((spec, request, [output, error])) if Arc::ptr_eq(spec, &job.spec) || **spec == *job.spec => {
                 job.spec = spec.clone();
                 if Arc::ptr_eq(request, &job.request) || **request == *job.request {
                     job.request = request.clone();
                 }
+                // Equal specs give equal default paths but for the seq, which is kept apart.
+                job.output_path.share_with(output);
+                job.error_path.share_with(error);
             }
             _ => {
-                self.last_specs.insert(job.owner_uid, (job.spec.clone(), job.request.clone()));
+                let paths = [job.output_path.clone(), job.error_path.clone()];
+                self.last_specs.insert(job.owner_uid, (job.spec.clone(), job.request.clone(), paths));
             }
         }
         job
@@ -70,6 +74,13 @@ mod tests {
         assert!(Arc::ptr_eq(&request_of(&first), &request_of(&second)), "the request is shared too");
         assert!(!Arc::ptr_eq(&spec_of(&state, &first), &spec_of(&state, &other_user)), "not across users");
         assert!(!Arc::ptr_eq(&spec_of(&state, &first), &spec_of(&state, &renamed)));
+        let job_of = |id: &str| state.jobs()[&state.find_job(id).unwrap()].clone();
+        let (one, two) = (job_of(&first), job_of(&second));
+        assert!(one.output_path.shares_text_with(&two.output_path), "the paths' text is shared");
+        assert!(one.error_path.shares_text_with(&two.error_path));
+        assert_ne!(one.output_path, two.output_path, "each keeps its own seq");
+        assert!(one.output_path.to_string().ends_with(&format!(".o{}", one.id.seq)));
+        assert!(!one.output_path.shares_text_with(&job_of(&renamed).output_path));
         assert!(spec_of(&state, &first).script.is_empty(), "the script is in the store only");
         let kept = &state.jobs()[&state.find_job(&first).unwrap()];
         let names = [&kept.owner, &kept.group, &kept.queue, &kept.hold_types, &kept.id.server];

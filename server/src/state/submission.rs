@@ -4,7 +4,7 @@
 //! default output and error paths and an array's index placeholder in them, and the
 //! `Bad attribute value` error both refuse with.
 
-use crate::state::{Node, ServerState};
+use crate::state::{Node, ServerState, StdPath};
 use job::resources::site::SiteResources;
 use job::{JobSpec, ResourceRequest};
 use proto::error::{ErrorCode, RequestError};
@@ -75,7 +75,8 @@ fn empty_view(node: &Node, site: &SiteResources) -> sched::NodeView {
 /// `Output_Path`/`Error_Path`: the given `host:/path` as given (a directory, `logs/`, stays a
 /// directory: the mom names the file in it at delivery, as OpenPBS does), or
 /// `<submit host>:<workdir>/<name>.o<seq>`; an array's default names end in `suffix` (the
-/// index placeholder).
+/// index placeholder). A plain job's default keeps the seq apart, so that equal prefixes can
+/// be shared (`std_path.rs`).
 pub(crate) fn std_path(
     given: Option<&str>,
     spec: &JobSpec,
@@ -83,11 +84,12 @@ pub(crate) fn std_path(
     kind: char,
     seq: u64,
     suffix: &str,
-) -> String {
-    let file_name = format!("{}.{}{}{suffix}", spec.name, kind, seq);
+) -> StdPath {
+    let prefix = || format!("{}:{}/{}.{kind}", spec.submit_host, workdir.trim_end_matches('/'), spec.name);
     match given {
-        Some(path) => path.to_string(),
-        None => format!("{}:{}/{}", spec.submit_host, workdir.trim_end_matches('/'), file_name),
+        Some(path) => StdPath::literal(path),
+        None if suffix.is_empty() => StdPath::numbered(&prefix(), seq),
+        None => StdPath::literal(&format!("{}{seq}{suffix}", prefix())),
     }
 }
 

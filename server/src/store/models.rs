@@ -18,7 +18,7 @@ use super::error::StoreError;
 use super::exec_hosts;
 use super::schema::jobs;
 use crate::state::records::JobProgress;
-use crate::state::{Job, JobTimes};
+use crate::state::{Job, JobTimes, StdPath};
 
 /// A full `jobs` row: the key (`JobId::key`, in the column named `seq`), every mutable column
 /// and the spec. Inserted with every column bound (never `DEFAULT`), so the insert's SQL is
@@ -171,6 +171,7 @@ impl JobRow {
             if self.spec_json.is_empty() {
                 let mut job = self.columns.into_job(row_seq, id, Arc::clone(&parent.spec))?;
                 job.request = parent.request.clone();
+                share_parents_paths(&mut job, parent);
                 return Ok(job);
             }
         }
@@ -192,6 +193,18 @@ impl JobRow {
     }
 }
 
+/// A loaded subjob takes its parent's path text when its own paths are the ones derived from
+/// the parent's (they are, unless a qalter of the array came after the subjob started).
+fn share_parents_paths(job: &mut Job, parent: &Job) {
+    let Some(ArrayPart::Sub(index)) = job.id.array else { return };
+    for (own, parents) in [(&mut job.output_path, &parent.output_path), (&mut job.error_path, &parent.error_path)] {
+        let derived = StdPath::of_subjob(parents, index);
+        if derived == *own {
+            *own = derived;
+        }
+    }
+}
+
 impl JobColumns {
     /// Maps everything but the key and the spec.
     pub(super) fn from_job(job: &Job) -> Result<JobColumns, StoreError> {
@@ -202,8 +215,8 @@ impl JobColumns {
             grp: job.group.to_string(),
             queue: job.queue.to_string(),
             ctime: job.times.ctime,
-            output_path: job.output_path.clone(),
-            error_path: job.error_path.clone(),
+            output_path: job.output_path.to_string(),
+            error_path: job.error_path.to_string(),
             script_bytes: to_column(seq, job.script_bytes, "script_bytes")?,
             progress: ProgressColumns::from_progress(&JobProgress::of(job))?,
         })
@@ -244,8 +257,8 @@ impl JobColumns {
         job.used = used;
         job.run_count = from_column(row_seq, "run_count", progress.run_count)?;
         job.comment = progress.comment;
-        job.output_path = self.output_path;
-        job.error_path = self.error_path;
+        job.output_path = StdPath::of_stored(&self.output_path, job.id.seq);
+        job.error_path = StdPath::of_stored(&self.error_path, job.id.seq);
         job.delete_requested = progress.delete_requested;
         job.rerun_requested = progress.rerun_requested;
         job.script_bytes = from_column(row_seq, "script_bytes", self.script_bytes)?;

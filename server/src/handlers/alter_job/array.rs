@@ -11,8 +11,7 @@
 
 use crate::state::holds::{hold_event, new_holds};
 use crate::state::outbox::Outbox;
-use crate::state::submission::ARRAY_INDEX_PLACEHOLDER;
-use crate::state::ServerState;
+use crate::state::{ServerState, StdPath};
 use crate::store::StoreOp;
 use job::id::ArrayPart;
 use job::JobKey;
@@ -41,8 +40,8 @@ pub(super) fn follow_parent(
             let Some(ArrayPart::Sub(index)) = sub.id.array else { continue };
             altered.spec = Arc::clone(&parent.spec);
             altered.request = parent.request.clone();
-            altered.output_path = parent.output_path.replace(ARRAY_INDEX_PLACEHOLDER, &index.to_string());
-            altered.error_path = parent.error_path.replace(ARRAY_INDEX_PLACEHOLDER, &index.to_string());
+            altered.output_path = StdPath::of_subjob(&parent.output_path, index);
+            altered.error_path = StdPath::of_subjob(&parent.error_path, index);
         } else if Arc::ptr_eq(&sub.spec, old_spec) && !Arc::ptr_eq(&sub.spec, &parent.spec) {
             // Keeps the spec it started with: stored on its own row from now on.
             spec_changed = true;

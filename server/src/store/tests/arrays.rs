@@ -22,7 +22,7 @@ fn array(n: u32) -> Vec<Job> {
         let mut sub = parent.clone();
         sub.id = JobId::sub(5, index, SERVER);
         sub.set_state_for_test(if index == 1 { JobState::Expired } else { JobState::Queued });
-        sub.output_path = format!("login:/home/alice/job5.o5.{index}");
+        sub.output_path = crate::state::StdPath::literal(&format!("login:/home/alice/job5.o5.{index}"));
         jobs.push(sub);
     }
     jobs
@@ -54,6 +54,29 @@ fn an_array_round_trips_with_its_parent_id_and_one_shared_spec() {
     }
     assert_eq!(loaded.jobs[4].id, JobId::new(6, SERVER), "an ordinary job after the array");
     assert_eq!(loaded.next_seq, 7);
+}
+
+#[test]
+fn loaded_subjobs_share_their_parents_path_text_unless_theirs_differs() {
+    use crate::state::StdPath;
+    let (_dir, path, mut store) = fresh_store();
+    let mut jobs = array(3);
+    jobs[0].output_path = StdPath::literal("login:/home/alice/job5.o5.^array_index^");
+    let parent_path = jobs[0].output_path.clone();
+    for (index, sub) in (1..).zip(&mut jobs[1..]) {
+        sub.output_path = StdPath::of_subjob(&parent_path, index);
+    }
+    jobs[3].output_path = StdPath::literal("login:/home/alice/kept.o5");
+    store.commit(&jobs.iter().map(|job| StoreOp::InsertJob(Box::new(job.clone()))).collect::<Vec<_>>()).unwrap();
+    drop(store);
+
+    let loaded = load(&mut Store::open(&path).unwrap());
+    assert_eq!(loaded.jobs[..4], jobs[..]);
+    let parent = &loaded.jobs[0].output_path;
+    assert_eq!(loaded.jobs[2].output_path.to_string(), "login:/home/alice/job5.o5.2");
+    assert!(loaded.jobs[1].output_path.shares_text_with(parent) && loaded.jobs[2].output_path.shares_text_with(parent));
+    assert_eq!(loaded.jobs[3].output_path.to_string(), "login:/home/alice/kept.o5", "its own path, kept");
+    assert!(!loaded.jobs[3].output_path.shares_text_with(parent));
 }
 
 #[test]

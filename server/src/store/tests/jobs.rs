@@ -76,8 +76,8 @@ fn a_progress_update_writes_its_columns_and_no_other() {
     progressed.owner = "mallory".into();
     progressed.group = "wheel".into();
     progressed.queue = "express".into();
-    progressed.output_path = "elsewhere:/o".to_string();
-    progressed.error_path = "elsewhere:/e".to_string();
+    progressed.output_path = crate::state::StdPath::literal("elsewhere:/o");
+    progressed.error_path = crate::state::StdPath::literal("elsewhere:/e");
     progressed.script_bytes = 99;
     store.commit(&[JobProgress::op(&progressed)]).unwrap();
 

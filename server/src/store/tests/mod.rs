@@ -228,8 +228,8 @@ fn queued_job(seq: u64) -> Job {
         stime: None,
         obittime: None,
     };
-    job.output_path = format!("login:/home/alice/out/job{seq}.o{seq}");
-    job.error_path = format!("login:/home/alice/job{seq}.e{seq}");
+    job.output_path = crate::state::StdPath::literal(&format!("login:/home/alice/out/job{seq}.o{seq}"));
+    job.error_path = crate::state::StdPath::literal(&format!("login:/home/alice/job{seq}.e{seq}"));
     job
 }
 

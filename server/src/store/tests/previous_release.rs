@@ -174,7 +174,7 @@ fn array_of_two(seq: u64) -> Vec<Job> {
         let mut sub = parent.clone();
         sub.id = JobId::sub(seq, index, SERVER);
         sub.set_state_for_test(if index == 1 { JobState::Expired } else { JobState::Queued });
-        sub.output_path = format!("login:/home/alice/job{seq}.o{seq}.{index}");
+        sub.output_path = crate::state::StdPath::literal(&format!("login:/home/alice/job{seq}.o{seq}.{index}"));
         jobs.push(sub);
     }
     jobs

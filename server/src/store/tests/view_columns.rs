@@ -142,8 +142,8 @@ fn no_view_shows_a_script_an_environment_or_a_secret() {
     spec.variables = vec![("TOKEN".to_string(), MARKER.to_string())].into();
     spec.interactive = Some(Interactive { host: "login".into(), port: 4000, secret: MARKER.into() });
     spec.submit_args = format!("-v TOKEN={MARKER} job.sh");
-    job.output_path = format!("login:/home/alice/{MARKER}.o9");
-    job.error_path = format!("login:/home/alice/{MARKER}.e9");
+    job.output_path = crate::state::StdPath::literal(&format!("login:/home/alice/{MARKER}.o9"));
+    job.error_path = crate::state::StdPath::literal(&format!("login:/home/alice/{MARKER}.e9"));
     let mut finished = job.clone();
     finished.id = JobId::new(10, SERVER);
     finished.set_state_for_test(JobState::Finished);
