@@ -113,6 +113,12 @@ impl Shared {
             }
             let commit = if out.persist.is_empty() && out.to_moms.is_empty() && out.notices.is_empty() {
                 None
+            } else if out.is_lazy() {
+                // Not awaited: the batch is with the store thread already, and this handler
+                // (a mom's connection) must not wait for the next transaction. A failure is
+                // logged there; what was lost is reported again (`Outbox::persist_lazily`).
+                drop(self.store.enqueue_lazily(std::mem::take(&mut out.persist)));
+                None
             } else {
                 let moms = Arc::clone(&self.moms);
                 let messages = self.address(std::mem::take(&mut out.to_moms));

@@ -20,10 +20,11 @@ pub fn job_started(
     };
     if job.is_current_run_of(node, run_count) {
         // A mom repeats its starts after each registration (a new head may not have them):
-        // the same report again writes nothing.
+        // the same report again writes nothing, and a lost one is written again, so the
+        // session id costs no fsync of its own (issue 19: a commit per job less).
         if job.session_id != Some(session_id) {
             job.session_id = Some(session_id);
-            out.persist(JobProgress::op(job));
+            out.persist_lazily(JobProgress::op(job));
         }
     } else {
         tracing::info!(

@@ -117,6 +117,7 @@ fn start_reports_and_refused_shares_count_only_for_the_current_run_and_node() {
     job_started::job_started(&mut state, &mut out, "node1", &id, 68, 1);
     assert_eq!(job(&state, &id).session_id, Some(68));
     assert_eq!(out.persist.len(), 1);
+    assert!(out.is_lazy(), "a session id rides the next transaction: the mom reports it again");
     // Repeated after a reconnect (to this head or another): nothing new to write.
     let mut out = Outbox::default();
     job_started::job_started(&mut state, &mut out, "node1", &id, 68, 1);

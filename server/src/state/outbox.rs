@@ -50,11 +50,29 @@ pub struct Outbox {
     pub notices: Vec<Notice>,
     /// Run the scheduler after this.
     pub schedule: bool,
+    /// How many of `persist` (counted from the start) were recorded with
+    /// [`Outbox::persist_lazily`].
+    lazy_ops: usize,
 }
 
 impl Outbox {
     pub fn persist(&mut self, op: StoreOp) {
         self.persist.push(op);
+    }
+
+    /// Persists `op` without a transaction of its own when nothing else is to be done (see
+    /// [`Outbox::is_lazy`]). Only for what nobody is told of and whose loss is repaired: a
+    /// start report's session id, which every mom reports again each time it registers (to a
+    /// restarted server too).
+    pub fn persist_lazily(&mut self, op: StoreOp) {
+        self.lazy_ops += usize::from(self.lazy_ops == self.persist.len());
+        self.persist.push(op);
+    }
+
+    /// Whether every op to persist was recorded lazily and nothing waits for the commit (no
+    /// mom message, no notice): then the ops may ride the next transaction, unwaited for.
+    pub fn is_lazy(&self) -> bool {
+        self.lazy_ops > 0 && self.lazy_ops == self.persist.len() && self.to_moms.is_empty() && self.notices.is_empty()
     }
 
     pub fn send(&mut self, node: &str, message: ServerToMom) {
@@ -64,5 +82,36 @@ impl Outbox {
     /// Records that `kind` happened to `job` (call after the change, with the changed job).
     pub fn notice(&mut self, kind: NoticeKind, job: &Job, time: i64) {
         self.notices.push(Notice { kind, job: Box::new(job.clone()), time });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Outbox;
+    use crate::state::records::StoreOp;
+
+    fn op(seq: u64) -> StoreOp {
+        StoreOp::SetNextSeq(seq)
+    }
+
+    #[test]
+    fn an_outbox_is_lazy_only_when_all_it_persists_was_recorded_lazily_and_nothing_waits() {
+        let mut out = Outbox::default();
+        assert!(!out.is_lazy(), "nothing to persist");
+        out.persist_lazily(op(1));
+        out.persist_lazily(op(2));
+        assert!(out.is_lazy());
+        out.persist.push(op(3));
+        assert!(!out.is_lazy(), "an op added after (fair share, arrays) is waited for");
+
+        let mut out = Outbox::default();
+        out.persist(op(1));
+        out.persist_lazily(op(2));
+        assert!(!out.is_lazy(), "an eager op makes the batch eager");
+
+        let mut out = Outbox::default();
+        out.persist_lazily(op(1));
+        out.send("node1", proto::ServerToMom::Heartbeat);
+        assert!(!out.is_lazy(), "a message waits for the commit");
     }
 }
