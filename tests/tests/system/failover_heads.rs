@@ -130,6 +130,11 @@ fn a_mom_leaves_a_server_stopped_with_its_connection_open() {
     let refused = format!("127.0.0.1:{}", refusing_port());
     // Heartbeats every second both ways: the silence is noticed after 3 s.
     spawn_mom(&cluster, |real| real.to_string(), |_| refused.clone(), &["--heartbeat", "1"]);
+    // Stopped only once the mom is registered: stopped before, the server leaves the mom's
+    // handshake unanswered, which is another failure than the silence this test is about.
+    wait_for(Duration::from_secs(30), "the mom registered", || {
+        node2_log(&cluster).contains("registered with the server").then_some(())
+    });
     let server = nix::unistd::Pid::from_raw(cluster.server_pid());
     nix::sys::signal::kill(server, nix::sys::signal::Signal::SIGSTOP).unwrap();
     let stopped = Stopped(server);
