@@ -76,7 +76,10 @@ pub struct Loaded {
 fn put_meta(connection: &mut db::Db, key: &str, value: &str) -> Result<(), diesel::result::Error> {
     use diesel::prelude::*;
     use schema::meta;
-    diesel::delete(meta::table.find(key)).execute(connection)?;
-    diesel::insert_into(meta::table).values((meta::key.eq(key), meta::value.eq(value))).execute(connection)?;
+    // `SetNextSeq` after a purge of history: on the inner connection (`db::on_inner!`).
+    db::on_inner!(connection, inner => {
+        diesel::delete(meta::table.find(key)).execute(inner)?;
+        diesel::insert_into(meta::table).values((meta::key.eq(key), meta::value.eq(value))).execute(inner)
+    })?;
     Ok(())
 }
