@@ -1,7 +1,7 @@
 //! The `accounting` table: records committed with the change they record and deleted once the
 //! accounting writer has them durably in the files (`accounting_writer.rs`).
 
-use super::db::Db;
+use super::db::{on_inner, Db};
 use diesel::prelude::*;
 
 use super::error::StoreError;
@@ -13,9 +13,9 @@ pub(super) fn add(connection: &mut Db, records: &[AccountingRecord]) -> Result<(
     for record in records {
         let id = i64::try_from(record.id)
             .map_err(|_| StoreError::Unstorable { seq: 0, message: format!("accounting id {}", record.id) })?;
-        diesel::insert_into(accounting::table)
-            .values((accounting::id.eq(id), accounting::time.eq(record.time), accounting::line.eq(&record.line)))
-            .execute(connection)
+        let values = (accounting::id.eq(id), accounting::time.eq(record.time), accounting::line.eq(&record.line));
+        // Every job's life adds records: on the inner connection (`db::on_inner!`).
+        on_inner!(&mut *connection, inner => diesel::insert_into(accounting::table).values(values).execute(inner))
             .map_err(|err| StoreError::database("storing an accounting record", err))?;
     }
     Ok(())
@@ -24,8 +24,7 @@ pub(super) fn add(connection: &mut Db, records: &[AccountingRecord]) -> Result<(
 /// Deletes the records with ids up to `last`.
 pub(super) fn forget(connection: &mut Db, last: u64) -> Result<(), StoreError> {
     let last = i64::try_from(last).unwrap_or(i64::MAX);
-    diesel::delete(accounting::table.filter(accounting::id.le(last)))
-        .execute(connection)
+    on_inner!(connection, inner => diesel::delete(accounting::table.filter(accounting::id.le(last))).execute(inner))
         .map_err(|err| StoreError::database("forgetting accounting records", err))?;
     Ok(())
 }

@@ -10,7 +10,7 @@ use job::ResourceRequest;
 
 use diesel::prelude::*;
 
-use super::db::{Db, StoreLocation};
+use super::db::{on_inner, Db, StoreLocation};
 use super::error::StoreError;
 use super::models::{key_column, key_value, JobColumns, JobRow, ProgressColumns, RequestParser};
 use super::schema::{jobs, meta};
@@ -226,13 +226,14 @@ impl Store {
     pub fn script(&mut self, key: JobKey) -> Result<Option<String>, StoreError> {
         let own = i64::try_from(key.raw()).map_err(|_| StoreError::NoSuchJob { seq: key.seq() })?;
         let parent = i64::try_from(key.parent().raw()).unwrap_or(own);
-        jobs::table
-            // Two equalities, not `eq_any`: diesel prepares an `IN` list anew on every use.
+        // Two equalities, not `eq_any`: diesel prepares an `IN` list anew on every use.
+        let query = jobs::table
             .filter(jobs::seq.eq(own).or(jobs::seq.eq(parent)))
             .filter(jobs::script.is_not_null())
             .order(jobs::seq.desc())
-            .select(jobs::script)
-            .first::<Option<String>>(&mut self.connection)
+            .select(jobs::script);
+        // Read as each job starts: on the inner connection (`db::on_inner!`).
+        on_inner!(&mut self.connection, inner => query.first::<Option<String>>(inner))
             .optional()
             .map(Option::flatten)
             .map_err(|err| StoreError::database(format!("reading the script of job key {key}"), err))
@@ -252,16 +253,15 @@ fn apply(connection: &mut Db, op: &StoreOp) -> Result<(), TransactionError> {
             let row = JobRow::from_job(job)?;
             // A subjob runs its parent's script: its row has none.
             let script = (!row.spec_json.is_empty()).then_some(job.spec.script.as_str());
-            diesel::insert_into(jobs::table)
-                .values((&row, jobs::script.eq(script)))
-                .execute(connection)
+            let values = (&row, jobs::script.eq(script));
+            on_inner!(connection, inner => diesel::insert_into(jobs::table).values(values).execute(inner))
                 .map_err(|err| StoreError::database(format!("insert of job {}", job.id.seq), err))?;
         }
         StoreOp::UpdateJob(job) => {
             let seq = job.id.seq;
             let changes = JobColumns::from_job(job)?;
-            let updated = super::update::update_job(key_column(&job.id)?, &changes)
-                .execute(connection)
+            let update = super::update::update_job(key_column(&job.id)?, &changes);
+            let updated = on_inner!(connection, inner => update.execute(inner))
                 .map_err(|err| StoreError::database(format!("update of job {seq}"), err))?;
             if updated == 0 {
                 return Err(StoreError::NoSuchJob { seq }.into());
@@ -270,8 +270,8 @@ fn apply(connection: &mut Db, op: &StoreOp) -> Result<(), TransactionError> {
         StoreOp::UpdateProgress(progress) => {
             let seq = progress.key.seq();
             let changes = ProgressColumns::from_progress(progress)?;
-            let updated = super::update::update_progress(key_value(progress.key)?, &changes)
-                .execute(connection)
+            let update = super::update::update_progress(key_value(progress.key)?, &changes);
+            let updated = on_inner!(connection, inner => update.execute(inner))
                 .map_err(|err| StoreError::database(format!("update of job {seq}"), err))?;
             if updated == 0 {
                 return Err(StoreError::NoSuchJob { seq }.into());
@@ -280,10 +280,10 @@ fn apply(connection: &mut Db, op: &StoreOp) -> Result<(), TransactionError> {
         StoreOp::UpdateJobSpec(job) => {
             let seq = job.id.seq;
             let row = JobRow::with_spec(job)?;
-            let updated = diesel::update(jobs::table.find(row.seq))
-                .set((&row.columns, jobs::spec_json.eq(&row.spec_json)))
-                .execute(connection)
-                .map_err(|err| StoreError::database(format!("update of job {seq} and its spec"), err))?;
+            let changes = (&row.columns, jobs::spec_json.eq(&row.spec_json));
+            let updated =
+                on_inner!(connection, inner => diesel::update(jobs::table.find(row.seq)).set(changes).execute(inner))
+                    .map_err(|err| StoreError::database(format!("update of job {seq} and its spec"), err))?;
             if updated == 0 {
                 return Err(StoreError::NoSuchJob { seq }.into());
             }
@@ -291,8 +291,7 @@ fn apply(connection: &mut Db, op: &StoreOp) -> Result<(), TransactionError> {
         StoreOp::DeleteJob(key) => {
             // A key beyond i64 cannot have been stored: there is nothing to delete.
             if let Ok(column) = i64::try_from(key.raw()) {
-                diesel::delete(jobs::table.find(column))
-                    .execute(connection)
+                on_inner!(connection, inner => diesel::delete(jobs::table.find(column)).execute(inner))
                     .map_err(|err| StoreError::database(format!("delete of job key {key}"), err))?;
             }
         }

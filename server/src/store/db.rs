@@ -38,6 +38,23 @@ pub enum Db {
     Postgresql(PgConnection),
 }
 
+/// Runs `$body` with `$inner` bound to `$db`'s own connection (`&mut SqliteConnection` or
+/// `&mut PgConnection`): the body is expanded once per backend, so the same diesel DSL compiles
+/// for each. Why not through [`Db`]: diesel's `MultiConnection` wraps every statement in a
+/// `SerializedQuery` that writes its SQL text and collects its binds through the multi-backend
+/// anew on each execute, even when the statement is cached (issue 19: 22 % of the store
+/// thread's CPU over a job's life, `server/examples/store_life.rs`). On the inner connection a
+/// cached statement only binds. For the statements of every job's life; cold paths stay on `Db`.
+macro_rules! on_inner {
+    ($db:expr, $inner:ident => $body:expr) => {
+        match $db {
+            $crate::store::db::Db::Sqlite($inner) => $body,
+            $crate::store::db::Db::Postgresql($inner) => $body,
+        }
+    };
+}
+pub(super) use on_inner;
+
 impl Db {
     /// Which SQL dialect this connection speaks.
     #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Rows of `fairshare_usage`: one per user and per group with recorded usage (kind `user` or
 //! `group`, name, decayed usage as of `stamp`, and a user's last group). Mapped by hand.
 
-use super::db::Db;
+use super::db::{on_inner, Db};
 use diesel::prelude::*;
 
 use super::error::StoreError;
@@ -25,10 +25,12 @@ pub(super) fn put(connection: &mut Db, usage: &StoredUsage) -> Result<(), StoreE
         fairshare_usage::grp.eq(&usage.group),
     );
     let fail = |err| StoreError::database(format!("storing the usage of {}", usage.name), err);
-    diesel::delete(fairshare_usage::table.find((kind_text(usage.kind), &usage.name)))
-        .execute(connection)
-        .map_err(fail)?;
-    diesel::insert_into(fairshare_usage::table).values(row).execute(connection).map_err(fail)?;
+    let key = (kind_text(usage.kind), &usage.name);
+    // Every job's end stores its owner's usage: on the inner connection (`db::on_inner!`).
+    on_inner!(connection, inner => diesel::delete(fairshare_usage::table.find(key))
+        .execute(inner)
+        .and_then(|_| diesel::insert_into(fairshare_usage::table).values(row).execute(inner)))
+    .map_err(fail)?;
     Ok(())
 }
 

@@ -3,7 +3,8 @@
 //! the migrations from `server/migrations/` compiled in (`migrate.rs`) and applied at open.
 //!
 //! Layout: [`Store`] (`database.rs`) loads and commits; `db.rs` is where the store is
-//! ([`StoreLocation`]) and the connection over both backends; [`StoreHandle`] (`handle.rs`) is
+//! ([`StoreLocation`]) and the connection over both backends (a job's statements run on the
+//! backend's own connection inside it: `on_inner!`); [`StoreHandle`] (`handle.rs`) is
 //! the group-commit thread the server talks to; `models.rs` maps `state::Job` to rows by hand;
 //! `exec_hosts.rs` is the text form of an allocation; `schema.rs` is diesel's table view;
 //! `update.rs` is a job row's UPDATE, written so that diesel keeps it prepared (every statement
@@ -76,7 +77,10 @@ pub struct Loaded {
 fn put_meta(connection: &mut db::Db, key: &str, value: &str) -> Result<(), diesel::result::Error> {
     use diesel::prelude::*;
     use schema::meta;
-    diesel::delete(meta::table.find(key)).execute(connection)?;
-    diesel::insert_into(meta::table).values((meta::key.eq(key), meta::value.eq(value))).execute(connection)?;
+    // `SetNextSeq` after a purge of history: on the inner connection (`db::on_inner!`).
+    db::on_inner!(connection, inner => {
+        diesel::delete(meta::table.find(key)).execute(inner)?;
+        diesel::insert_into(meta::table).values((meta::key.eq(key), meta::value.eq(value))).execute(inner)
+    })?;
     Ok(())
 }

@@ -8,19 +8,19 @@
 //! [`JobColumns`] and [`ProgressColumns`] set each of their columns on every update
 //! (`treat_none_as_null`), so each statement's SQL never varies and a static `QueryId` per
 //! column set is honest; the test `store/tests/statements.rs` checks that a job's life parses
-//! nothing twice.
+//! nothing twice. Generic over the backend: the store runs them on the inner connection
+//! (`db::on_inner!`), not through the `MultiConnection`.
 
 use std::marker::PhantomData;
 
+use diesel::backend::Backend;
 use diesel::query_builder::{AsChangeset, AstPass, QueryFragment, QueryId};
-use diesel::sql_types::BigInt;
+use diesel::serialize::ToSql;
+use diesel::sql_types::{BigInt, HasSqlType};
 use diesel::{Connection, QueryResult, RunQueryDsl};
 
-use super::db::Db;
 use super::models::{JobColumns, ProgressColumns};
 use super::schema::jobs;
-
-type Backend = <Db as Connection>::Backend;
 
 /// `UPDATE job_records SET <every column of Columns> WHERE seq = <key>`; `Columns` names the
 /// statement in diesel's cache (one SQL text per column set).
@@ -51,8 +51,14 @@ impl<Changes, Columns: 'static> QueryId for UpdateRow<Changes, Columns> {
     const HAS_STATIC_QUERY_ID: bool = true;
 }
 
-impl<Changes: QueryFragment<Backend>, Columns> QueryFragment<Backend> for UpdateRow<Changes, Columns> {
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Backend>) -> QueryResult<()> {
+impl<DB, Changes, Columns> QueryFragment<DB> for UpdateRow<Changes, Columns>
+where
+    DB: Backend + HasSqlType<BigInt>,
+    Changes: QueryFragment<DB>,
+    jobs::table: QueryFragment<DB>,
+    i64: ToSql<BigInt, DB>,
+{
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
         out.push_sql("UPDATE ");
         // A unit struct: the reference is promoted to 'static.
         QueryFragment::walk_ast(&jobs::table, out.reborrow())?;
@@ -65,4 +71,4 @@ impl<Changes: QueryFragment<Backend>, Columns> QueryFragment<Backend> for Update
     }
 }
 
-impl<Changes, Columns> RunQueryDsl<Db> for UpdateRow<Changes, Columns> {}
+impl<Conn: Connection, Changes, Columns> RunQueryDsl<Conn> for UpdateRow<Changes, Columns> {}
