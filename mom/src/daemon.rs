@@ -201,11 +201,15 @@ impl Daemon {
                 }
             }
             // Orphans of its tasks that ended were adopted by the mom (exec/children.rs): reaped.
-            let _ = tokio::task::spawn_blocking(exec::children::adopted_orphans).await;
-            if exec::files::job_id_is_safe(&job_id) {
-                let _ = std::fs::remove_file(nodefile);
-                exec::files::remove_any(&tmpdir);
-            }
+            // The files go on the blocking pool too: a TMPDIR may hold a job's whole scratch.
+            let _ = tokio::task::spawn_blocking(move || {
+                exec::children::adopted_orphans();
+                if exec::files::job_id_is_safe(&job_id) {
+                    let _ = std::fs::remove_file(nodefile);
+                    exec::files::remove_any(&tmpdir);
+                }
+            })
+            .await;
         });
     }
 
