@@ -97,10 +97,30 @@ fn fixed_mmap_threshold() {
     }
 }
 
+/// How often the heap's free pages are handed back to the kernel.
+const HEAP_TRIM_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Every [`HEAP_TRIM_EVERY`], hands the pages of freed heap memory back to the kernel
+/// (`malloc_trim`): glibc keeps free memory inside the heap (it gives back only the top), so the
+/// temporaries of a burst of starts or ends stayed resident for good (bench/scale: RSS climbs
+/// through the second wave; 35 MiB of its end state was free heap). A thread of its own: the
+/// trim walks every arena, off the runtime's workers. It costs milliseconds at 100,000 jobs.
+fn heap_trimmer() {
+    let spawned = std::thread::Builder::new().name("heap-trim".to_string()).spawn(|| loop {
+        std::thread::sleep(HEAP_TRIM_EVERY);
+        // SAFETY: malloc_trim only returns free memory of glibc's arenas; it is thread-safe.
+        unsafe { libc::malloc_trim(0) };
+    });
+    if let Err(err) = spawned {
+        tracing::warn!("cannot start the heap trimmer: {err}");
+    }
+}
+
 /// A failure to start is one line on stderr, `pbs_server: <what>: <why>`, and exit status 1.
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     fixed_mmap_threshold();
+    heap_trimmer();
     match run().await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(err) => {
