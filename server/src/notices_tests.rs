@@ -57,7 +57,7 @@ fn running() -> Job {
     job.exec = ["node1", "node2"]
         .iter()
         .map(|node| NodeShare {
-            node: node.to_string(),
+            node: (*node).into(),
             slots: vec![0, 1],
             gpus: Vec::new(),
             mem_bytes: 0,

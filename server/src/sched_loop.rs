@@ -179,7 +179,7 @@ fn apply_starts(
             .assignments
             .iter()
             .map(|assignment| NodeShare {
-                node: names[assignment.node].clone(),
+                node: names[assignment.node].as_str().into(),
                 slots: assignment.slots.clone(),
                 gpus: assignment.gpus.clone(),
                 mem_bytes: assignment.mem,
@@ -320,7 +320,7 @@ pub fn job_launch(job: &Job, kill_delay: u64) -> JobLaunch {
             .exec
             .iter()
             .map(|share| HostAlloc {
-                node: share.node.clone(),
+                node: share.node.to_string(),
                 ncpus: share.slots.len() as u32,
                 mpiprocs: share.mpiprocs,
                 gpus: share.gpus.clone(),

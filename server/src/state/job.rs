@@ -70,7 +70,7 @@ impl EligibleClock {
 /// One node's share of a running job: cpu slot indices, GPU indices and memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeShare {
-    pub node: String,
+    pub node: CompactString,
     /// Cpu slot indices on the node (`exec_host` `node/0*2` = slots 0 and 1).
     pub slots: Vec<u32>,
     pub gpus: Vec<u32>,

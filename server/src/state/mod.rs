@@ -479,7 +479,7 @@ impl ServerState {
         }
         for job in self.jobs.values().filter(|job| job.state.is_active() && !job.shares_released) {
             for share in &job.exec {
-                if let Some(node) = self.nodes.get(&share.node) {
+                if let Some(node) = self.nodes.get(share.node.as_str()) {
                     for slot in &share.slots {
                         assert_eq!(
                             node.slot_owner.get(*slot as usize),
@@ -535,7 +535,7 @@ impl ServerState {
             return Some(job);
         }
         for share in &job.exec {
-            if let Some(node) = self.nodes.get_mut(&share.node) {
+            if let Some(node) = self.nodes.get_mut(share.node.as_str()) {
                 node.release(key, share);
             }
         }

@@ -23,7 +23,7 @@ pub fn requeue_killed_run(
     now: i64,
 ) {
     let job = state.requeue_job(key, now).expect("an active job may be requeued");
-    let sisters: Vec<String> = job.exec.iter().skip(1).map(|share| share.node.clone()).collect();
+    let sisters: Vec<String> = job.exec.iter().skip(1).map(|share| share.node.to_string()).collect();
     // The notice keeps the nodes of the killed run (the R record names them).
     out.notice(NoticeKind::Rerun, job, now);
     job.forget_run();
@@ -50,7 +50,7 @@ pub fn end_lost_job(state: &mut ServerState, out: &mut Outbox, key: JobKey, now:
         job.comment = Some(format!("ended: {why}"));
         job
     };
-    let sisters: Vec<String> = job.exec.iter().skip(1).map(|share| share.node.clone()).collect();
+    let sisters: Vec<String> = job.exec.iter().skip(1).map(|share| share.node.to_string()).collect();
     // The notice keeps the nodes of the run that is lost (the R record names them).
     out.notice(if rerun { NoticeKind::Rerun } else { NoticeKind::Aborted }, job, now);
     if rerun {

@@ -92,7 +92,7 @@ fn decode_share(text: &str) -> Result<NodeShare, ExecHostsError> {
     }
     check_node_name(node)?;
     Ok(NodeShare {
-        node: (*node).to_string(),
+        node: (*node).into(),
         slots: split_indices(slots, "slots")?,
         gpus: split_indices(gpus, "gpus")?,
         mem_bytes: parse_number(mem, "mem_bytes")?,
@@ -174,7 +174,7 @@ mod tests {
 
     fn share(node: &str, slots: &[u32], gpus: &[u32], mem_bytes: u64, mpiprocs: u32) -> NodeShare {
         NodeShare {
-            node: node.to_string(),
+            node: node.into(),
             slots: slots.to_vec(),
             gpus: gpus.to_vec(),
             mem_bytes,

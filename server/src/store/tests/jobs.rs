@@ -226,7 +226,7 @@ fn other_corrupt_columns_are_errors_not_panics() {
 fn unstorable_jobs_are_refused_and_nothing_is_written() {
     let (_dir, _path, mut store) = fresh_store();
     let mut bad_node = full_job(2);
-    bad_node.exec[1].node = "n2|x".to_string();
+    bad_node.exec[1].node = "n2|x".into();
     let mut huge_seq = queued_job(1);
     huge_seq.id.seq = u64::MAX;
     let mut huge_cput = queued_job(3);

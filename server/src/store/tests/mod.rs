@@ -245,7 +245,7 @@ fn full_job(seq: u64) -> Job {
     job.times.obittime = Some(i64::MAX);
     job.exec = vec![
         NodeShare {
-            node: "n1".to_string(),
+            node: "n1".into(),
             slots: vec![0, 1],
             gpus: vec![0],
             mem_bytes: 1 << 30,
@@ -254,7 +254,7 @@ fn full_job(seq: u64) -> Job {
             amounts: vec![("scratch".to_string(), 60 << 30)],
         },
         NodeShare {
-            node: "n2.cluster".to_string(),
+            node: "n2.cluster".into(),
             slots: vec![4, 5],
             gpus: Vec::new(),
             mem_bytes: 0,
