@@ -34,20 +34,10 @@ fn run() -> anyhow::Result<()> {
         .with(pbslog::layer::PbsLogLayer::new("pbs_mom", std::io::stderr()))
         .init();
     let config = args.into_config();
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     match config.simulate {
-        Some(count) => {
-            // Hundreds of nodes' connections: worth every core.
-            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-            runtime.block_on(mom::simulate::run(config, count, shutdown_signal()))
-        }
-        None => {
-            // One thread for the mom's tasks: they only pass messages, and everything that can
-            // block (a job's set-up and clean-up, /proc scans, cgroups) is on the blocking
-            // pool. A second worker cost more in wake-ups than it saved (issue 19:
-            // bench/submit's moms 0.75 -> 0.60 ms of CPU per job, three pairs).
-            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-            runtime.block_on(mom::run(config, shutdown_signal()))
-        }
+        Some(count) => runtime.block_on(mom::simulate::run(config, count, shutdown_signal())),
+        None => runtime.block_on(mom::run(config, shutdown_signal())),
     }
 }
 
