@@ -93,7 +93,7 @@ pub fn fill(
     }
     out.add("Checkpoint", || options::checkpoint(job));
     out.add("ctime", || job.times.ctime.to_string());
-    out.add("Error_Path", || job.error_path.to_string());
+    out.add("Error_Path", || job.error_path.text().into_owned());
     if !job.exec.is_empty() {
         match flavor {
             Flavor::OpenPbs => {
@@ -118,7 +118,7 @@ pub fn fill(
         out.add("Mail_Users", || job.spec.mail_users.join(","));
     }
     out.add("mtime", || job.times.mtime.to_string());
-    out.add("Output_Path", || job.output_path.to_string());
+    out.add("Output_Path", || job.output_path.text().into_owned());
     out.add("Priority", || job.spec.priority.to_string());
     out.add("qtime", || job.times.qtime.to_string());
     out.add("Rerunable", || if job.spec.rerunnable { "True" } else { "False" }.to_string());

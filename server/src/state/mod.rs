@@ -369,10 +369,11 @@ impl ServerState {
         for (index, state) in
             [(&mut self.waiting, ::job::JobState::Waiting), (&mut self.suspended, ::job::JobState::Suspended)]
         {
-            match job.state == state {
-                true => index.insert(key),
-                false => index.remove(&key),
-            };
+            if job.state == state {
+                index.insert(key);
+            } else {
+                index.remove(&key);
+            }
         }
         Ok(job)
     }

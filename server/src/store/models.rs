@@ -215,8 +215,8 @@ impl JobColumns {
             grp: job.group.to_string(),
             queue: job.queue.to_string(),
             ctime: job.times.ctime,
-            output_path: job.output_path.to_string(),
-            error_path: job.error_path.to_string(),
+            output_path: job.output_path.text().into_owned(),
+            error_path: job.error_path.text().into_owned(),
             script_bytes: to_column(seq, job.script_bytes, "script_bytes")?,
             progress: ProgressColumns::from_progress(&JobProgress::of(job))?,
         })
