@@ -62,6 +62,9 @@ pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyho
     if !leftovers.is_empty() {
         tracing::warn!(jobs = ?leftovers, "ended jobs a previous pbs_mom left running; the server requeues or ends them");
     }
+    // After the leftovers were read and ended: the log starts empty.
+    let sessions =
+        Arc::new(exec::sessions::SessionLog::create(&config.spool_dir).context("cannot open the session log")?);
     let mom_uid = nix::unistd::geteuid().as_raw();
     if mom_uid != 0 {
         tracing::warn!(uid = mom_uid, "not running as root: only jobs of this user can run here");
@@ -93,6 +96,7 @@ pub async fn run(config: MomConfig, shutdown: impl Future<Output = ()>) -> anyho
         },
         cgroups: cgroups.clone(),
         gpu_minors: gpus.infos().iter().map(|gpu| gpu.index).collect(),
+        sessions,
     });
     let poller = tokio::spawn(gpus.clone().run_poller(config.gpu_poll));
     let channels = link::LinkChannels { inbound: inbound_sender, outbound: outbound_receiver };

@@ -1,6 +1,6 @@
 //! A job's files on the mother superior: the stdout and stderr spool files (`.OU`, `.ER`),
-//! `PBS_NODEFILE` (`aux/<jobid>`), `PBS_GPUFILE` (`aux/<jobid>gpu`), the session record
-//! (`.SID`) and the private TMPDIR (`<base>/pbs.<jobid>`). The script is no file: the shell
+//! `PBS_NODEFILE` (`aux/<jobid>`), `PBS_GPUFILE` (`aux/<jobid>gpu`) and the private TMPDIR
+//! (`<base>/pbs.<jobid>`); the job's session goes to the mom's one log (sessions.rs). The script is no file: the shell
 //! reads it from an in-memory file (`open_stdio`); a `<jobid>.SC` of an older mom is removed.
 //!
 //! Cost: every file created costs an inode allocation (the largest part of a mom's CPU per job
@@ -87,8 +87,8 @@ pub struct JobFiles {
     pub gpufile: Option<PathBuf>,
     /// `<base>/pbs.<jobid>`.
     pub tmpdir: PathBuf,
-    /// `<spool>/<jobid>.SID`: the job's session and this boot's id, while it runs, so a
-    /// restarted mom can end what its predecessor left running (recover.rs).
+    /// `<spool>/<jobid>.SID`: an older mom's record of the job's session (sessions.rs keeps
+    /// them now), removed with the rest.
     pub session_record: PathBuf,
     join: Join,
 }
@@ -161,11 +161,6 @@ impl JobFiles {
             }
         }
         self.create_tmpdir(user, chown)
-    }
-
-    /// Records the job's session (and the boot it belongs to) once its shell runs.
-    pub fn record_session(&self, sid: i32) -> io::Result<()> {
-        write_file(&self.session_record, format!("{sid} {}\n", boot_id()).as_bytes(), 0o600).map(drop)
     }
 
     /// Opens the streams for the job's top shell (stdout and stderr in append mode, shared
@@ -388,7 +383,7 @@ pub fn file_name_is_safe(name: &str) -> bool {
 }
 
 /// This boot's id (`/proc/sys/kernel/random/boot_id`), empty if unreadable: the session
-/// record names it, so a mom after a reboot knows the recorded sessions are gone.
+/// log names it (sessions.rs), so a mom after a reboot knows the recorded sessions are gone.
 /// Read once: it does not change while the mom runs.
 pub fn boot_id() -> String {
     static BOOT_ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();

@@ -27,6 +27,7 @@ pub mod pin;
 pub mod reap;
 pub mod recover;
 pub mod run;
+pub mod sessions;
 pub mod spawn;
 pub mod stage;
 pub mod supervise;
@@ -71,6 +72,8 @@ pub struct ExecContext {
     pub cgroups: Option<std::sync::Arc<crate::cgroup::Cgroups>>,
     /// The GPU indices (device minors) of this node: a job's cgroup denies those not its own.
     pub gpu_minors: Vec<u32>,
+    /// Where running jobs' sessions are recorded for a restarted mom (sessions.rs).
+    pub sessions: std::sync::Arc<sessions::SessionLog>,
 }
 
 /// Why a job could not start. Each reason maps to a negative exit status (pbs-reference 7.2).

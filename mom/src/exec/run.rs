@@ -197,7 +197,7 @@ fn set_up(
     }
     match spawn(launch, context, (&user, shell), &files, gpu_variables, cgroup) {
         Ok((sid, terminal)) => {
-            if let Err(err) = files.record_session(sid) {
+            if let Err(err) = context.sessions.started(&launch.job_id, sid) {
                 tracing::warn!(sid, "cannot record the job's session: {err}");
             }
             let (terminal, hangup) = terminal.unzip();
@@ -407,6 +407,9 @@ async fn finish(
             // The aborted run's output is discarded (pbs-reference 10.4), its checkout too.
             discard_checkout(&launch, &context, &started.user, &started.files);
             started.files.remove();
+            if let Err(err) = context.sessions.ended(&launch.job_id) {
+                tracing::warn!("cannot record the job's end in the session log: {err}");
+            }
             stage::discard(&launch, &as_user(&launch, &context, &started.user));
             Vec::new()
         } else {

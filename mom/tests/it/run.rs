@@ -83,7 +83,8 @@ async fn job_sees_its_environment_and_files() {
     let spool = harness.dir.path().join("spool");
     let mut left: Vec<_> = fs::read_dir(&spool).unwrap().flatten().map(|e| e.file_name()).collect();
     left.sort();
-    assert_eq!(left, vec![std::ffi::OsString::from("aux"), "task.sock".into()], "spool not cleaned");
+    assert_eq!(left, vec![std::ffi::OsString::from("aux"), "sessions".into(), "task.sock".into()], "spool not cleaned");
+    assert_eq!(fs::metadata(spool.join("sessions")).unwrap().len(), 0, "the session log is empty with no job left");
     assert_eq!(fs::read_dir(spool.join("aux")).unwrap().count(), 0, "aux not cleaned");
 
     server.send(proto::mom::ServerToMom::ObitAck { job_id: "1.testserver".into() }).await;
