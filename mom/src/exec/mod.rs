@@ -6,6 +6,7 @@
 //! `spawn.rs` prepares the shell's start and `vfork.rs` starts it without copying the mom; `contain.rs` puts it in the job's cgroup and kills through it;
 //! `kill.rs` signals the session (the fallback without cgroups); `children.rs` tracks the mom's children (orphans of jobs are adopted, so a job's end needs no scan when none is left); `clock.rs` is the walltime clock
 //! (suspensions excluded); `reap.rs` waits for the shell; `deliver.rs` copies output as the user;
+//! `sessions.rs` logs running jobs' sessions for a restarted mom, `recover.rs` ends what they left;
 //! `interactive.rs` connects an interactive job's pty to its waiting qsub; `modules_env.rs` gives
 //! job shells the node's `module` command; `launch_env.rs` the variables of MPI and task launchers;
 //! `pin.rs` checks a `qsub --pin` job's commit out; `supervise.rs` serves a running job's requests.
