@@ -20,7 +20,8 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// The log's size past which it is rewritten with only the live jobs' lines.
+/// The log's size past which it is rewritten with only the live jobs' lines (or twice theirs,
+/// if more).
 pub const COMPACT_AT: u64 = 256 * 1024;
 
 /// A job the log leaves running: its session and the boot it was recorded in.
@@ -81,7 +82,10 @@ impl SessionLog {
             return Ok(());
         }
         state.append(&format!("end {job_id}\n"))?;
-        if state.len > COMPACT_AT {
+        // Past the limit and mostly ended jobs' lines: however many jobs run, a rewrite comes
+        // at most once per as many bytes appended as it writes.
+        let live_len: u64 = state.live.values().map(|line| line.len() as u64).sum();
+        if state.len > COMPACT_AT.max(2 * live_len) {
             state.compact(&self.path)?;
         }
         Ok(())
@@ -199,6 +203,22 @@ mod tests {
         let mut ids: Vec<String> = read_live(dir.path()).into_iter().map(|s| s.job_id).collect();
         ids.sort();
         assert_eq!(ids, ["1.h", "last.h"], "the live jobs survive the rewrites and appends reach the new file");
+    }
+
+    #[test]
+    fn many_live_jobs_do_not_make_every_end_a_rewrite() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = SessionLog::create(dir.path()).unwrap();
+        let mut seq = 0;
+        while std::fs::metadata(log_path(dir.path())).unwrap().len() <= COMPACT_AT {
+            seq += 1;
+            log.started(&format!("{seq}.h"), seq).unwrap();
+        }
+        let before = std::fs::metadata(log_path(dir.path())).unwrap().len();
+        log.ended("1.h").unwrap();
+        let after = std::fs::metadata(log_path(dir.path())).unwrap().len();
+        assert!(after > before, "appended, not rewritten: {before} -> {after} bytes");
+        assert_eq!(read_live(dir.path()).len(), seq as usize - 1);
     }
 
     #[test]
