@@ -1,5 +1,4 @@
 //! The `qsub` command; everything is in `client::qsub`.
+#![no_main]
 
-fn main() -> std::process::ExitCode {
-    client::qsub::main()
-}
+client::command_main!(client::qsub::main);
