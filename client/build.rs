@@ -7,7 +7,9 @@
 //! then leaves out. The same unwinder std links in a `crt-static` build; still PIE, full RELRO.
 fn main() {
     let target = |key: &str| std::env::var(key).unwrap_or_default();
-    if target("CARGO_CFG_TARGET_OS") == "linux" && target("CARGO_CFG_TARGET_ENV") == "gnu" {
+    // A `crt-static` build links libgcc_eh.a already (twice would define every symbol twice).
+    let static_crt = target("CARGO_CFG_TARGET_FEATURE").split(',').any(|feature| feature == "crt-static");
+    if target("CARGO_CFG_TARGET_OS") == "linux" && target("CARGO_CFG_TARGET_ENV") == "gnu" && !static_crt {
         println!("cargo:rustc-link-arg-bins=-Wl,--whole-archive,-lgcc_eh,--no-whole-archive");
     }
 }
