@@ -12,11 +12,14 @@ use std::io::Write;
 use std::process::ExitCode;
 
 /// Defines the C `main` of a command binary, which runs `$main` (a `fn() -> ExitCode`, or a
-/// closure calling one) through [`run`]. The binary's crate must say `#![no_main]`.
+/// closure calling one) through [`run`]. The binary's crate must say
+/// `#![cfg_attr(not(test), no_main)]`: its test build (`cargo test` builds every binary's, with
+/// no tests) keeps the test harness's `main`.
 #[macro_export]
 macro_rules! command_main {
     ($main:expr) => {
         /// The process's entry, called by the C runtime: see `client::start`.
+        #[cfg(not(test))]
         #[unsafe(no_mangle)]
         pub extern "C" fn main(_argc: ::std::ffi::c_int, _argv: *const *const ::std::ffi::c_char) -> ::std::ffi::c_int {
             $crate::start::run($main)

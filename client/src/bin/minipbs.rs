@@ -1,4 +1,4 @@
 //! The `minipbs` command; everything is in `client::minipbs`.
-#![no_main]
+#![cfg_attr(not(test), no_main)]
 
 client::command_main!(client::minipbs::main);

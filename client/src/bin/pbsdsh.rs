@@ -1,4 +1,4 @@
 //! The `pbsdsh` command; everything is in `client::pbsdsh`.
-#![no_main]
+#![cfg_attr(not(test), no_main)]
 
 client::command_main!(client::pbsdsh::main);

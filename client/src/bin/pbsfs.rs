@@ -1,4 +1,4 @@
 //! The `pbsfs` command; everything is in `client::pbsfs`.
-#![no_main]
+#![cfg_attr(not(test), no_main)]
 
 client::command_main!(client::pbsfs::main);

@@ -1,4 +1,4 @@
 //! The `pbsnodes` command; everything is in `client::pbsnodes`.
-#![no_main]
+#![cfg_attr(not(test), no_main)]
 
 client::command_main!(client::pbsnodes::main);

@@ -1,4 +1,4 @@
 //! The `qalter` command; everything is in `client::qalter`.
-#![no_main]
+#![cfg_attr(not(test), no_main)]
 
 client::command_main!(client::qalter::main);

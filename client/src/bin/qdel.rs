@@ -1,4 +1,4 @@
 //! The `qdel` command; everything is in `client::qdel`.
-#![no_main]
+#![cfg_attr(not(test), no_main)]
 
 client::command_main!(client::qdel::main);

@@ -1,4 +1,4 @@
 //! The `qhold` command; everything is in `client::qhold`.
-#![no_main]
+#![cfg_attr(not(test), no_main)]
 
 client::command_main!(|| client::qhold::main(true));

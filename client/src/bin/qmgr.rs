@@ -1,4 +1,4 @@
 //! The `qmgr` command; everything is in `client::qmgr`.
-#![no_main]
+#![cfg_attr(not(test), no_main)]
 
 client::command_main!(client::qmgr::main);

@@ -1,4 +1,4 @@
 //! The `qmove` command; everything is in `client::qmove`.
-#![no_main]
+#![cfg_attr(not(test), no_main)]
 
 client::command_main!(client::qmove::main);

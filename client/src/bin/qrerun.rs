@@ -1,4 +1,4 @@
 //! The `qrerun` command; everything is in `client::qrerun`.
-#![no_main]
+#![cfg_attr(not(test), no_main)]
 
 client::command_main!(client::qrerun::main);

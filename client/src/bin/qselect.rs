@@ -1,4 +1,4 @@
 //! The `qselect` command; everything is in `client::qselect`.
-#![no_main]
+#![cfg_attr(not(test), no_main)]
 
 client::command_main!(client::qselect::main);

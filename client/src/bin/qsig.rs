@@ -1,4 +1,4 @@
 //! The `qsig` command; everything is in `client::qsig`.
-#![no_main]
+#![cfg_attr(not(test), no_main)]
 
 client::command_main!(client::qsig::main);

@@ -1,4 +1,4 @@
 //! The `qstat` command; everything is in `client::qstat`.
-#![no_main]
+#![cfg_attr(not(test), no_main)]
 
 client::command_main!(client::qstat::main);

@@ -1,4 +1,4 @@
 //! The `qsub` command; everything is in `client::qsub`.
-#![no_main]
+#![cfg_attr(not(test), no_main)]
 
 client::command_main!(client::qsub::main);

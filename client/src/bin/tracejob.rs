@@ -1,4 +1,4 @@
 //! The `tracejob` command; everything is in `client::tracejob`.
-#![no_main]
+#![cfg_attr(not(test), no_main)]
 
 client::command_main!(client::tracejob::main);
