@@ -6,6 +6,9 @@
 //! closed one becomes `/dev/null`, so a socket never lands on fd 1), SIGPIPE is ignored (a
 //! closed socket or pipe is an `EPIPE` error), a panic exits with 101, and stdout is flushed
 //! at the end. `std::env::args` needs nothing: glibc hands std the arguments before `main`.
+//! Not kept, seen only on a bug: a stack overflow is a plain SIGSEGV (no `has overflowed its
+//! stack` line), a panic message names the thread `<unnamed>` (not `main`) and a
+//! `RUST_BACKTRACE=1` trace shows the frames below the command's `main` too.
 
 use std::ffi::c_int;
 use std::io::Write;
