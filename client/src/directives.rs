@@ -5,19 +5,23 @@
 
 use clap::Parser;
 
-/// qsub's options. Used for the command line and for each directive line.
-#[derive(Parser, Debug, Default, Clone)]
-// `args_override_self`: an option given twice keeps its last value, as getopt does, inside one
-// directive line as on the command line (pbs-reference 1.4).
-#[command(name = "qsub", disable_help_flag = true, disable_version_flag = true, args_override_self = true)]
-// OpenPBS's usage lines, then the TORQUE options it lacks.
-#[command(override_usage = "qsub [-a date_time] [-A account_string] [-c interval]
+/// qsub's usage lines, as they follow `usage: ` (OpenPBS's, then the TORQUE options it lacks):
+/// clap's usage of [`QsubOpts`], and what a usage error prints without building the clap
+/// command a second time.
+pub const USAGE_LINES: &str = "qsub [-a date_time] [-A account_string] [-c interval]
 \t[-C directive_prefix] [-e path] [-f ] [-h ] [-I [-X]] [-j oe|eo] [-J X-Y[:Z][%max]]
 \t[-k o|e|oe] [-l resource_list] [-m mail_options] [-M user_list]
 \t[-N jobname] [-o path] [-p priority] [-P project] [-q queue] [-r y|n]
 \t[-S path] [-u user_list] [-W otherattributes=value...]
 \t[-v variable_list] [-V ] [-z] [script | -- command [arg1 ...]]
-\tTORQUE: [-b secs] [-d path] [-D path] [-F \"args\"] [-n] [-t array_request] [-w path] [-x]")]
+\tTORQUE: [-b secs] [-d path] [-D path] [-F \"args\"] [-n] [-t array_request] [-w path] [-x]";
+
+/// qsub's options. Used for the command line and for each directive line.
+#[derive(Parser, Debug, Default, Clone)]
+// `args_override_self`: an option given twice keeps its last value, as getopt does, inside one
+// directive line as on the command line (pbs-reference 1.4).
+#[command(name = "qsub", disable_help_flag = true, disable_version_flag = true, args_override_self = true)]
+#[command(override_usage = USAGE_LINES)]
 pub struct QsubOpts {
     #[arg(short = 'N')]
     pub name: Option<String>,

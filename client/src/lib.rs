@@ -1,7 +1,8 @@
 //! The PBS commands as a library: one module per command (`qsub.rs`, `qstat.rs`, ...), each with
 //! its clap arguments and a `main()` returning the exit code; `conf.rs` finds the server,
 //! `conn.rs` talks to it, `output/` formats what people and programs read (pure,
-//! snapshot-tested), `exit.rs` is the one exit-code table. The launchers inside a job
+//! snapshot-tested), `exit.rs` is the one exit-code table, `start.rs` every binary's entry
+//! (`src/bin/` holds one line per command). The launchers inside a job
 //! (`pbsdsh.rs`, `pbs_tmrsh.rs`) talk to the local mom instead; they share `launch.rs` (the
 //! job's context), `nodefile.rs` (its hosts) and `task_conn.rs` (one task's connection).
 //!
@@ -55,6 +56,7 @@ pub mod qsub_options;
 pub mod qsub_pin;
 pub mod select;
 pub mod server_order;
+pub mod start;
 pub mod submit;
 pub mod submit_env;
 pub mod task_conn;

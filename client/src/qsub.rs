@@ -60,13 +60,10 @@ pub fn main() -> ExitCode {
 }
 
 impl QsubOpts {
+    /// The usage a usage error prints: clap's (`qsub_tests.rs` checks), without building the
+    /// clap command once more for every qsub.
     fn command_usage() -> String {
-        use clap::CommandFactory;
-        let usage = QsubOpts::command().render_usage().to_string();
-        match usage.strip_prefix("Usage:") {
-            Some(rest) => format!("usage:{rest}"),
-            None => usage,
-        }
+        format!("usage: {}", crate::directives::USAGE_LINES)
     }
 }
 

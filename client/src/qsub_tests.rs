@@ -1,5 +1,5 @@
 //! qsub's refusals that depend on where an option came from (command line or directive), with
-//! OpenPBS's texts and exit codes.
+//! OpenPBS's texts and exit codes; the usage they print.
 
 use super::*;
 use clap::Parser;
@@ -35,4 +35,11 @@ fn a_job_name_the_server_refuses_is_openpbs_bad_attribute_value() {
         assert!(text.starts_with("Illegal attribute or resource value Job_Name"), "{text}");
         assert!(text.contains("'='"), "our reason follows: {text}");
     }
+}
+
+#[test]
+fn the_usage_printed_is_clap_s() {
+    use clap::CommandFactory;
+    let rendered = QsubOpts::command().render_usage().to_string();
+    assert_eq!(QsubOpts::command_usage(), rendered.replacen("Usage:", "usage:", 1));
 }

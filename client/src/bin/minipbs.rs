@@ -1,5 +1,4 @@
 //! The `minipbs` command; everything is in `client::minipbs`.
+#![cfg_attr(not(test), no_main)]
 
-fn main() -> std::process::ExitCode {
-    client::minipbs::main()
-}
+client::command_main!(client::minipbs::main);

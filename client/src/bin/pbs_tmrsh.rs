@@ -1,5 +1,4 @@
 //! The `pbs_tmrsh` command; everything is in `client::pbs_tmrsh`.
+#![cfg_attr(not(test), no_main)]
 
-fn main() -> std::process::ExitCode {
-    client::pbs_tmrsh::main()
-}
+client::command_main!(client::pbs_tmrsh::main);

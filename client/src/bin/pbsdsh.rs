@@ -1,5 +1,4 @@
 //! The `pbsdsh` command; everything is in `client::pbsdsh`.
+#![cfg_attr(not(test), no_main)]
 
-fn main() -> std::process::ExitCode {
-    client::pbsdsh::main()
-}
+client::command_main!(client::pbsdsh::main);

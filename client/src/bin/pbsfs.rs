@@ -1,5 +1,4 @@
 //! The `pbsfs` command; everything is in `client::pbsfs`.
+#![cfg_attr(not(test), no_main)]
 
-fn main() -> std::process::ExitCode {
-    client::pbsfs::main()
-}
+client::command_main!(client::pbsfs::main);

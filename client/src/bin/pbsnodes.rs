@@ -1,5 +1,4 @@
 //! The `pbsnodes` command; everything is in `client::pbsnodes`.
+#![cfg_attr(not(test), no_main)]
 
-fn main() -> std::process::ExitCode {
-    client::pbsnodes::main()
-}
+client::command_main!(client::pbsnodes::main);

@@ -1,5 +1,4 @@
 //! The `qalter` command; everything is in `client::qalter`.
+#![cfg_attr(not(test), no_main)]
 
-fn main() -> std::process::ExitCode {
-    client::qalter::main()
-}
+client::command_main!(client::qalter::main);

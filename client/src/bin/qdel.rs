@@ -1,5 +1,4 @@
 //! The `qdel` command; everything is in `client::qdel`.
+#![cfg_attr(not(test), no_main)]
 
-fn main() -> std::process::ExitCode {
-    client::qdel::main()
-}
+client::command_main!(client::qdel::main);

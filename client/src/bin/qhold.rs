@@ -1,5 +1,4 @@
 //! The `qhold` command; everything is in `client::qhold`.
+#![cfg_attr(not(test), no_main)]
 
-fn main() -> std::process::ExitCode {
-    client::qhold::main(true)
-}
+client::command_main!(|| client::qhold::main(true));

@@ -1,5 +1,4 @@
 //! The `qmgr` command; everything is in `client::qmgr`.
+#![cfg_attr(not(test), no_main)]
 
-fn main() -> std::process::ExitCode {
-    client::qmgr::main()
-}
+client::command_main!(client::qmgr::main);

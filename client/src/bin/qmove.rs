@@ -1,5 +1,4 @@
 //! The `qmove` command; everything is in `client::qmove`.
+#![cfg_attr(not(test), no_main)]
 
-fn main() -> std::process::ExitCode {
-    client::qmove::main()
-}
+client::command_main!(client::qmove::main);

@@ -1,5 +1,4 @@
 //! The `qrerun` command; everything is in `client::qrerun`.
+#![cfg_attr(not(test), no_main)]
 
-fn main() -> std::process::ExitCode {
-    client::qrerun::main()
-}
+client::command_main!(client::qrerun::main);

@@ -1,5 +1,4 @@
 //! The `qrls` command; everything is in `client::qhold`.
+#![cfg_attr(not(test), no_main)]
 
-fn main() -> std::process::ExitCode {
-    client::qhold::main(false)
-}
+client::command_main!(|| client::qhold::main(false));

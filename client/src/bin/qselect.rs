@@ -1,5 +1,4 @@
 //! The `qselect` command; everything is in `client::qselect`.
+#![cfg_attr(not(test), no_main)]
 
-fn main() -> std::process::ExitCode {
-    client::qselect::main()
-}
+client::command_main!(client::qselect::main);

@@ -1,5 +1,4 @@
 //! The `qsig` command; everything is in `client::qsig`.
+#![cfg_attr(not(test), no_main)]
 
-fn main() -> std::process::ExitCode {
-    client::qsig::main()
-}
+client::command_main!(client::qsig::main);

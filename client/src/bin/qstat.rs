@@ -1,5 +1,4 @@
 //! The `qstat` command; everything is in `client::qstat`.
+#![cfg_attr(not(test), no_main)]
 
-fn main() -> std::process::ExitCode {
-    client::qstat::main()
-}
+client::command_main!(client::qstat::main);

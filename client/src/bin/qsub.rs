@@ -1,5 +1,4 @@
 //! The `qsub` command; everything is in `client::qsub`.
+#![cfg_attr(not(test), no_main)]
 
-fn main() -> std::process::ExitCode {
-    client::qsub::main()
-}
+client::command_main!(client::qsub::main);

@@ -1,5 +1,4 @@
 //! The `tracejob` command; everything is in `client::tracejob`.
+#![cfg_attr(not(test), no_main)]
 
-fn main() -> std::process::ExitCode {
-    client::tracejob::main()
-}
+client::command_main!(client::tracejob::main);
