@@ -120,7 +120,6 @@ fn heap_trimmer() {
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     fixed_mmap_threshold();
-    heap_trimmer();
     match run().await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(err) => {
@@ -143,6 +142,8 @@ async fn run() -> anyhow::Result<()> {
         .with(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level)))
         .with(pbslog::layer::PbsLogLayer::new(&object, std::io::stderr()))
         .init();
+    // After the log is set up: a failure to start the thread is logged, not lost.
+    heap_trimmer();
     if let Some(sendmail) = args.sendmail {
         // `--sendmail ''`: no mailer (each mail is logged as not sent).
         config.sendmail = Some(PathBuf::from(sendmail)).filter(|path| !path.as_os_str().is_empty());
