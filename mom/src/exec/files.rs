@@ -1,7 +1,8 @@
 //! A job's files on the mother superior: the stdout and stderr spool files (`.OU`, `.ER`),
 //! `PBS_NODEFILE` (`aux/<jobid>`), `PBS_GPUFILE` (`aux/<jobid>gpu`) and the private TMPDIR
-//! (`<base>/pbs.<jobid>`); the job's session goes to the mom's one log (sessions.rs). The script is no file: the shell
-//! reads it from an in-memory file (`open_stdio`); a `<jobid>.SC` of an older mom is removed.
+//! (`<base>/pbs.<jobid>`). The job's session goes to the mom's one log (sessions.rs), and the
+//! script is no file: the shell reads it from an in-memory file (`open_stdio`); a `<jobid>.SC`
+//! of an older mom is removed (an older mom's `<jobid>.SID` records, by recover.rs).
 //!
 //! Cost: every file created costs an inode allocation (the largest part of a mom's CPU per job
 //! after the fork), so a job creates only what it needs, each with one `open(O_CREAT|O_EXCL)`
@@ -87,9 +88,6 @@ pub struct JobFiles {
     pub gpufile: Option<PathBuf>,
     /// `<base>/pbs.<jobid>`.
     pub tmpdir: PathBuf,
-    /// `<spool>/<jobid>.SID`: an older mom's record of the job's session (sessions.rs keeps
-    /// them now), removed with the rest.
-    pub session_record: PathBuf,
     join: Join,
 }
 
@@ -127,7 +125,6 @@ impl JobFiles {
             nodefile: spool.join("aux").join(id),
             gpufile: has_gpus.then(|| spool.join("aux").join(format!("{id}gpu"))),
             tmpdir: tmpdir_base.join(format!("pbs.{id}")),
-            session_record: spool.join(format!("{id}.SID")),
             join: launch.join,
         }
     }
@@ -212,7 +209,7 @@ impl JobFiles {
 
     /// Removes every file and TMPDIR; missing ones are fine, other failures are logged.
     pub fn remove(&self) {
-        let mut files = vec![&self.script, &self.stdout, &self.stderr, &self.nodefile, &self.session_record];
+        let mut files = vec![&self.script, &self.stdout, &self.stderr, &self.nodefile];
         files.extend(&self.gpufile);
         for path in files {
             if let Err(err) = fs::remove_file(path) {
