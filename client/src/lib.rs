@@ -2,9 +2,9 @@
 //! its clap arguments and a `main()` returning the exit code; `conf.rs` finds the server,
 //! `conn.rs` talks to it, `output/` formats what people and programs read (pure,
 //! snapshot-tested), `exit.rs` is the one exit-code table, `start.rs` every binary's entry
-//! (`src/bin/` holds one line per command). The launchers inside a job
-//! (`pbsdsh.rs`, `pbs_tmrsh.rs`) talk to the local mom instead; they share `launch.rs` (the
-//! job's context), `nodefile.rs` (its hosts) and `task_conn.rs` (one task's connection).
+//! (`src/bin/` holds one line per command). The launchers inside a job (`pbsdsh.rs`,
+//! `pbs_tmrsh.rs`) talk to the local mom instead; they share `launch.rs` (the job's context),
+//! `nodefile.rs` (its hosts) and `task_conn.rs` (one task's connection).
 //!
 //! Commands share code only through homes of their own, never through another command's file:
 //! `cli.rs` (arguments, connecting, the clock), `ids.rs` (job-id operands, a request per id

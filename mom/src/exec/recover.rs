@@ -79,10 +79,7 @@ mod tests {
 
     #[test]
     fn a_recorded_session_is_killed_and_its_files_cleaned() {
-        let dir = tempfile::tempdir().unwrap();
-        let (spool, tmp) = (dir.path().join("spool"), dir.path().join("tmp"));
-        std::fs::create_dir_all(spool.join("aux")).unwrap();
-        std::fs::create_dir_all(tmp.join("pbs.7.s")).unwrap();
+        let (_dir, spool, tmp) = spool_and_tmpdir_of_7();
         let mut child = sleeper();
         let sid = child.id() as i32;
         // An older mom's records, one file per job.
@@ -99,6 +96,15 @@ mod tests {
         assert_eq!(std::fs::read_to_string(spool.join("undelivered/7.s.OU")).unwrap(), "partial output\n");
     }
 
+    /// A spool (with `aux/`) and a TMPDIR base holding job 7.s's TMPDIR, in a temporary directory.
+    fn spool_and_tmpdir_of_7() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let (spool, tmp) = (dir.path().join("spool"), dir.path().join("tmp"));
+        std::fs::create_dir_all(spool.join("aux")).unwrap();
+        std::fs::create_dir_all(tmp.join("pbs.7.s")).unwrap();
+        (dir, spool, tmp)
+    }
+
     /// A `sleep 1000` in a session of its own, as a job's shell runs.
     fn sleeper() -> std::process::Child {
         let mut command = std::process::Command::new("sleep");
@@ -112,10 +118,7 @@ mod tests {
 
     #[test]
     fn a_session_live_in_the_log_is_killed_and_an_ended_one_left_alone() {
-        let dir = tempfile::tempdir().unwrap();
-        let (spool, tmp) = (dir.path().join("spool"), dir.path().join("tmp"));
-        std::fs::create_dir_all(spool.join("aux")).unwrap();
-        std::fs::create_dir_all(tmp.join("pbs.7.s")).unwrap();
+        let (_dir, spool, tmp) = spool_and_tmpdir_of_7();
         let (mut live, mut ended_child) = (sleeper(), sleeper());
         let log = sessions::SessionLog::create(&spool).unwrap();
         log.started("7.s", live.id() as i32).unwrap();
