@@ -56,14 +56,14 @@ impl SessionLog {
     /// Opens the log afresh, empty: call after recovery has read what it held.
     pub fn create(spool: &Path) -> io::Result<SessionLog> {
         let path = log_path(spool);
-        let file = open_log(&path, true)?;
+        let file = open_log(&path)?;
         Ok(SessionLog { path, state: Mutex::new(LogState { file, live: HashMap::new(), len: 0 }) })
     }
 
     /// Records that `job_id`'s shell runs in session `sid`.
     pub fn started(&self, job_id: &str, sid: i32) -> io::Result<()> {
         let line = format!("start {job_id} {sid} {}\n", super::files::boot_id());
-        let mut state = pbslog::fatal::lock_or_exit(&self.state, "the session log");
+        let mut state = pbslog::fatal::lock_or_exit(&self.state, "session log");
         state.append(&line)?;
         state.live.insert(job_id.to_string(), line);
         Ok(())
@@ -71,7 +71,7 @@ impl SessionLog {
 
     /// Records that `job_id` is gone (nothing if it never started here).
     pub fn ended(&self, job_id: &str) -> io::Result<()> {
-        let mut state = pbslog::fatal::lock_or_exit(&self.state, "the session log");
+        let mut state = pbslog::fatal::lock_or_exit(&self.state, "session log");
         if state.live.remove(job_id).is_none() {
             return Ok(());
         }
@@ -102,7 +102,7 @@ impl LogState {
     /// Rewrites the log with the live jobs' lines only (a new file renamed over the old).
     fn compact(&mut self, path: &Path) -> io::Result<()> {
         let fresh = path.with_extension("new");
-        let mut file = open_log(&fresh, true)?;
+        let mut file = open_log(&fresh)?;
         let text: String = self.live.values().map(String::as_str).collect();
         file.write_all(text.as_bytes())?;
         std::fs::rename(&fresh, path)?;
@@ -112,12 +112,10 @@ impl LogState {
     }
 }
 
-/// Opens `path` for appending (mode 0600, no link followed), emptied when `truncate`.
-fn open_log(path: &Path, truncate: bool) -> io::Result<File> {
+/// Opens `path` empty, for appending (created mode 0600, no link followed).
+fn open_log(path: &Path) -> io::Result<File> {
     let file = OpenOptions::new().append(true).create(true).mode(0o600).custom_flags(libc::O_NOFOLLOW).open(path)?;
-    if truncate {
-        file.set_len(0)?;
-    }
+    file.set_len(0)?;
     Ok(file)
 }
 
