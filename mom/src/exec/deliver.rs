@@ -313,9 +313,6 @@ pub(crate) fn deliver_and_clean(
         undelivered.push(Undelivered { spool, dest, error: err.reason(), kept });
     }
     files.remove();
-    if let Err(err) = context.sessions.ended(&launch.job_id) {
-        tracing::warn!("cannot record the job's end in the session log: {err}");
-    }
     undelivered
 }
 

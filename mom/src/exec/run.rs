@@ -403,13 +403,10 @@ async fn finish(
     }
     let rerun = ending.rerun;
     let cleanup = tokio::task::spawn_blocking(move || {
-        if rerun {
+        let undelivered = if rerun {
             // The aborted run's output is discarded (pbs-reference 10.4), its checkout too.
             discard_checkout(&launch, &context, &started.user, &started.files);
             started.files.remove();
-            if let Err(err) = context.sessions.ended(&launch.job_id) {
-                tracing::warn!("cannot record the job's end in the session log: {err}");
-            }
             stage::discard(&launch, &as_user(&launch, &context, &started.user));
             Vec::new()
         } else {
@@ -426,7 +423,12 @@ async fn finish(
                 undelivered.push(Undelivered { spool, dest: failure.other, error: failure.error, kept });
             }
             undelivered
+        };
+        // Its files are gone: a restarted mom has nothing of it left to end.
+        if let Err(err) = context.sessions.ended(&launch.job_id) {
+            tracing::warn!("cannot record the job's end in the session log: {err}");
         }
+        undelivered
     });
     let undelivered = cleanup.await.unwrap_or_else(|err| {
         tracing::error!("output delivery crashed: {err}");
