@@ -8,7 +8,7 @@
 //! kinds: the top shells and tasks it started (each in a session of its own, [`register`]ed
 //! while it is started and until it is reaped), helpers it runs and waits for itself (copies,
 //! stage commands, `git`: in the mom's own session), and adopted orphans (anything else).
-//! [`adopted_orphans`] lists `/proc/self/task/*/children` (one small file per thread): no
+//! [`adopted_orphans`] lists `/proc/self/task/<main thread>/children`, where orphans go: no
 //! adopted orphan means no process of any ended job is left, and the scan is skipped. Adopted
 //! orphans that already ended are reaped there (nobody else waits for them); live ones make the
 //! caller scan as before.
@@ -90,14 +90,60 @@ pub fn adopted_orphans() -> Option<bool> {
     Some(alive)
 }
 
-/// The children of every thread of this process.
+/// The mom's children that may be adopted orphans. The kernel gives an orphan to the first
+/// live thread of the subreaper's thread group (`find_new_reaper` and `find_alive_thread` in
+/// `kernel/exit.c`, since Linux 3.19), and that list starts with the main thread, which lives
+/// as long as the mom: only its `children` file is read. Every other thread's children are the
+/// mom's own starts (registered) or helpers (in its session), which the pass skips anyway;
+/// reading them cost five system calls per thread of the blocking pool at every job's end.
+/// Older kernels gave an orphan to the thread that had forked its ancestor: all are read there.
 fn children() -> Option<Vec<i32>> {
     let mut pids = Vec::new();
+    if orphans_go_to_main_thread() {
+        read_children(&format!("/proc/self/task/{}/children", std::process::id()), &mut pids)?;
+        return Some(pids);
+    }
     for thread in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
-        let text = std::fs::read_to_string(thread.path().join("children")).ok()?;
-        pids.extend(text.split_whitespace().filter_map(|pid| pid.parse::<i32>().ok()));
+        read_children(&thread.path().join("children").to_string_lossy(), &mut pids)?;
     }
     Some(pids)
+}
+
+/// Appends the pids listed in a `children` file to `pids` (one read into a buffer, without the
+/// `statx` of `fs::read_to_string`).
+fn read_children(path: &str, pids: &mut Vec<i32>) -> Option<()> {
+    use rustix::fs::{open, Mode, OFlags};
+    let file = open(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()).ok()?;
+    let (mut text, mut length) = (vec![0u8; 1024], 0);
+    loop {
+        if length == text.len() {
+            text.resize(text.len() * 2, 0);
+        }
+        match rustix::io::read(&file, &mut text[length..]) {
+            Ok(0) => break,
+            Ok(read) => length += read,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(_) => return None,
+        }
+    }
+    let text = std::str::from_utf8(&text[..length]).ok()?;
+    pids.extend(text.split_whitespace().filter_map(|pid| pid.parse::<i32>().ok()));
+    Some(())
+}
+
+/// Whether this kernel (3.19 or later) gives a subreaper's orphans to its main thread.
+fn orphans_go_to_main_thread() -> bool {
+    static ANSWER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ANSWER.get_or_init(|| kernel_at_least(&rustix::system::uname().release().to_string_lossy(), (3, 19)))
+}
+
+/// Whether a kernel release ("6.1.0-27-amd64") is `wanted` (major, minor) or later.
+fn kernel_at_least(release: &str, wanted: (u32, u32)) -> bool {
+    let mut numbers = release.split(|c: char| !c.is_ascii_digit()).map(|part| part.parse::<u32>().ok());
+    match (numbers.next().flatten(), numbers.next().flatten()) {
+        (Some(major), Some(minor)) => (major, minor) >= wanted,
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -126,7 +172,21 @@ mod tests {
         );
     }
 
+    #[test]
+    fn kernel_releases_compare_by_major_then_minor() {
+        assert!(kernel_at_least("6.1.0-27-amd64", (3, 19)));
+        assert!(kernel_at_least("3.19.0", (3, 19)));
+        assert!(kernel_at_least("4.0", (3, 19)));
+        assert!(!kernel_at_least("3.10.0-1160.el7.x86_64", (3, 19)));
+        assert!(!kernel_at_least("2.6.32", (3, 19)));
+        assert!(!kernel_at_least("", (3, 19)));
+        assert!(!kernel_at_least("garbage", (3, 19)));
+    }
+
     fn scenario() {
+        // Orphans must reach the main thread's list: this scenario's children are started on
+        // libtest's test thread, never the main one.
+        assert!(orphans_go_to_main_thread(), "this kernel is older than 3.19");
         become_subreaper();
         assert_eq!(adopted_orphans(), Some(false));
         // A started child (registered) that has ended: never reaped by the pass.
