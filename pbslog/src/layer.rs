@@ -33,30 +33,49 @@ impl<W: Write> PbsLogLayer<W> {
     }
 }
 
-/// Fields recorded from a span, kept in its extensions.
+/// Fields recorded from a span or an event. Names are the callsite's `&'static str`s; only
+/// values are copied.
 #[derive(Default)]
 struct Fields {
     message: String,
-    pairs: Vec<(String, String)>,
+    pairs: Vec<(&'static str, String)>,
 }
 
 impl Fields {
     fn get(&self, name: &str) -> Option<&str> {
-        self.pairs.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str())
+        self.pairs.iter().find(|(key, _)| *key == name).map(|(_, value)| value.as_str())
+    }
+
+    fn record_value(&mut self, field: &Field, value: String) {
+        if field.name() == "message" && self.message.is_empty() {
+            self.message = value;
+        } else {
+            self.pairs.push((field.name(), value));
+        }
     }
 }
 
 impl Visit for Fields {
     fn record_str(&mut self, field: &Field, value: &str) {
-        if field.name() == "message" && self.message.is_empty() {
-            self.message = value.to_string();
-        } else {
-            self.pairs.push((field.name().to_string(), value.to_string()));
-        }
+        self.record_value(field, value.to_string());
+    }
+
+    // Numbers and flags once into their text (tracing's default goes through `record_debug`,
+    // a `format!` and then a copy of it).
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        self.record_value(field, value.to_string());
+    }
+
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        self.record_value(field, value.to_string());
+    }
+
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        self.record_value(field, value.to_string());
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        self.record_str(field, &format!("{value:?}"));
+        self.record_value(field, format!("{value:?}"));
     }
 }
 
@@ -80,6 +99,9 @@ where
         let mut node = fields.get("node").map(str::to_string);
         if let Some(scope) = ctx.event_scope(event) {
             for span in scope {
+                if job_id.is_some() && node.is_some() {
+                    break;
+                }
                 let extensions = span.extensions();
                 if let Some(span_fields) = extensions.get::<Fields>() {
                     job_id = job_id.or_else(|| span_fields.get("job_id").map(str::to_string));
@@ -87,10 +109,10 @@ where
                 }
             }
         }
-        let level = *event.metadata().level();
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
         // The whole line with its newline in one write: the daemons' stderr is unbuffered, and
         // `writeln!` would make a system call per formatted piece.
-        let mut text = self.line(level, job_id, node, &fields).format();
+        let mut text = self.line(now, *event.metadata().level(), job_id.as_deref(), node.as_deref(), &fields);
         text.push('\n');
         let mut writer = self.writer.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let _ = writer.write_all(text.as_bytes());
@@ -99,8 +121,16 @@ where
 }
 
 impl<W> PbsLogLayer<W> {
-    fn line(&self, level: Level, job_id: Option<String>, node: Option<String>, fields: &Fields) -> LogLine {
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    /// The line, without its newline, as [`LogLine::format`] writes it, built in one buffer: a
+    /// daemon writes several per job (issue 19).
+    fn line(
+        &self,
+        now: std::time::Duration,
+        level: Level,
+        job_id: Option<&str>,
+        node: Option<&str>,
+        fields: &Fields,
+    ) -> String {
         let event = match level {
             Level::ERROR => "0001",
             Level::WARN => "0004",
@@ -112,24 +142,28 @@ impl<W> PbsLogLayer<W> {
         let (kind, name) = match (job_id, node) {
             (Some(job_id), _) => ("Job", job_id),
             (None, Some(node)) => ("Node", node),
-            (None, None) => ("Svr", self.object.clone()),
+            (None, None) => ("Svr", self.object.as_str()),
         };
-        let mut message = fields.message.clone();
-        for (key, value) in fields.pairs.iter().filter(|(key, _)| key != "job_id" && (key != "node" || kind != "Node"))
+        let mut text = String::with_capacity(128 + fields.message.len());
+        let _ = write!(text, "{}.{:06};{event};", Tm::local(now.as_secs() as i64).pbs_date(), now.subsec_micros());
+        for part in [self.object.as_str(), kind, name] {
+            LogLine::push_clean(&mut text, part);
+            text.push(';');
+        }
+        LogLine::push_clean(&mut text, &fields.message);
+        let mut first = fields.message.is_empty();
+        for (key, value) in
+            fields.pairs.iter().filter(|(key, _)| *key != "job_id" && (*key != "node" || kind != "Node"))
         {
-            if !message.is_empty() {
-                message.push(' ');
+            if !first {
+                text.push(' ');
             }
-            let _ = write!(message, "{key}={value}");
+            first = false;
+            LogLine::push_clean(&mut text, key);
+            text.push('=');
+            LogLine::push_clean(&mut text, value);
         }
-        LogLine {
-            date: format!("{}.{:06}", Tm::local(now.as_secs() as i64).pbs_date(), now.subsec_micros()),
-            event: event.to_string(),
-            object: self.object.clone(),
-            kind: kind.to_string(),
-            name,
-            message,
-        }
+        text
     }
 }
 
@@ -176,5 +210,62 @@ mod tests {
                 "0002;pbs_mom;Svr;pbs_mom;pbs_mom started",
             ]
         );
+    }
+
+    /// The line as the layer wrote it before it was built in one buffer: the message and its
+    /// `key=value` pairs joined, then [`LogLine::format`].
+    fn reference(
+        object: &str,
+        date: &str,
+        event: &str,
+        job_id: Option<&str>,
+        node: Option<&str>,
+        fields: &Fields,
+    ) -> String {
+        let (kind, name) = match (job_id, node) {
+            (Some(job_id), _) => ("Job", job_id),
+            (None, Some(node)) => ("Node", node),
+            (None, None) => ("Svr", object),
+        };
+        let mut message = fields.message.clone();
+        for (key, value) in
+            fields.pairs.iter().filter(|(key, _)| *key != "job_id" && (*key != "node" || kind != "Node"))
+        {
+            if !message.is_empty() {
+                message.push(' ');
+            }
+            message.push_str(&format!("{key}={value}"));
+        }
+        let line = LogLine {
+            date: date.to_string(),
+            event: event.to_string(),
+            object: object.to_string(),
+            kind: kind.to_string(),
+            name: name.to_string(),
+            message,
+        };
+        line.format()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn one_buffer_lines_equal_the_joined_lines(
+            object in "[a-z@;\n]{0,8}",
+            job_id in proptest::option::of("[0-9a-z.;\r]{0,8}"),
+            node in proptest::option::of("[a-z0-9;\n]{0,8}"),
+            message in "[ -~\n\r]{0,24}",
+            values in proptest::collection::vec("[ -~\n]{0,10}", 0..4),
+            keys in proptest::collection::vec(0usize..4, 0..4),
+        ) {
+            const KEYS: [&str; 4] = ["job_id", "node", "exit_status", "dest"];
+            let pairs = keys.iter().zip(&values).map(|(k, v)| (KEYS[*k], v.clone())).collect();
+            let fields = Fields { message, pairs };
+            let layer = PbsLogLayer::new(&object, Vec::<u8>::new());
+            let now = std::time::Duration::new(1_764_000_000, 123_456_000);
+            let line = layer.line(now, Level::DEBUG, job_id.as_deref(), node.as_deref(), &fields);
+            let date = format!("{}.123456", Tm::local(1_764_000_000).pbs_date());
+            let expected = reference(&object, &date, "0080", job_id.as_deref(), node.as_deref(), &fields);
+            proptest::prop_assert_eq!(line, expected);
+        }
     }
 }

@@ -28,16 +28,27 @@ impl LogLine {
     /// The line's text, without the newline. `;` and line breaks in fields become `,` and
     /// spaces so the line splits back into the same six fields.
     pub fn format(&self) -> String {
-        let clean = |text: &str| text.replace(';', ",").replace(['\n', '\r'], " ");
-        format!(
-            "{};{};{};{};{};{}",
-            self.date,
-            self.event,
-            clean(&self.object),
-            clean(&self.kind),
-            clean(&self.name),
-            clean(&self.message)
-        )
+        let mut text = format!("{};{};", self.date, self.event);
+        for part in [&self.object, &self.kind, &self.name] {
+            LogLine::push_clean(&mut text, part);
+            text.push(';');
+        }
+        LogLine::push_clean(&mut text, &self.message);
+        text
+    }
+
+    /// Appends `part` with what would break a line's fields made harmless: `;` becomes `,` and
+    /// a line break a space.
+    pub fn push_clean(text: &mut String, part: &str) {
+        if !part.contains([';', '\n', '\r']) {
+            text.push_str(part);
+            return;
+        }
+        text.extend(part.chars().map(|c| match c {
+            ';' => ',',
+            '\n' | '\r' => ' ',
+            c => c,
+        }));
     }
 
     /// Parses a daemon log line; `None` for anything else (an accounting record, a panic
@@ -107,6 +118,8 @@ mod tests {
         assert_eq!(parsed.name, "12.head");
         assert_eq!(parsed.message, "Job Queued, at request of root");
         assert_eq!(LogLine::parse("thread 'main' panicked at src/x.rs"), None);
+        let odd = LogLine { object: "pbs;mom".into(), name: "12;head\r".into(), message: "\r\n".into(), ..line };
+        assert_eq!(odd.format(), "11/21/2023 22:26:00;0008;pbs,mom;Job;12,head ;  ");
     }
 
     #[test]
