@@ -233,13 +233,7 @@ async fn scheduler_loop(shared: Arc<Shared>) {
             shared.apply(|state, out| handlers::execution_time::settle_waiting(state, out, shared::now())).await;
         }
         tokio::time::sleep(shared.config.sched_delay).await;
-        shared
-            .apply(|state, out| {
-                let started = std::time::Instant::now();
-                sched_loop::schedule_pass(state, out, shared::now());
-                shared.metrics.observe_pass(started.elapsed().as_secs_f64());
-            })
-            .await;
+        shared.apply(|state, out| shared.timed_pass(state, out)).await;
     }
 }
 

@@ -8,7 +8,9 @@
 //! the `RunJob` it follows). The caller awaits the commit without the lock, then replies. A
 //! failed commit is fatal: memory would no longer match the store, so the server exits and a
 //! restart recovers from the store. A handler's accounting records are committed with its rows
-//! and handed to the accounting writer after the commit (`accounting_writer.rs`).
+//! and handed to the accounting writer after the commit (`accounting_writer.rs`). The
+//! scheduling pass a handler asks for runs in the same turn when it is cheap, its starts in the
+//! handler's commit ([`Shared::schedule_inline`]).
 
 use crate::accounting_writer::Accountant;
 use crate::config::ServerConfig;
@@ -48,7 +50,16 @@ pub struct Shared {
     accounting: Option<(Accountant, AtomicU64)>,
     /// Counters and histograms for `/metrics` (`metrics.rs`).
     pub metrics: crate::metrics::ServerMetrics,
+    /// How long the last scheduling pass took ([`Shared::schedule_inline`]).
+    last_pass_nanos: AtomicU64,
 }
+
+/// [`Shared::schedule_inline`] runs a pass in a request's turn only while at most this many
+/// jobs are queued (a pass's cost grows with them; a long queue is the loop's to coalesce)...
+pub const INLINE_PASS_MAX_QUEUED: usize = 16;
+/// ...and the last pass took at most this long (a pass's cost also grows with the nodes and
+/// the running jobs: on a large cluster every pass is the loop's).
+pub const INLINE_PASS_MAX: std::time::Duration = std::time::Duration::from_micros(200);
 
 /// Current time in epoch seconds.
 pub fn now() -> i64 {
@@ -72,6 +83,7 @@ impl Shared {
             sched_wakeup: Notify::new(),
             notice_sink: Arc::new(log_notices),
             accounting: None,
+            last_pass_nanos: AtomicU64::new(0),
         }
     }
 
@@ -102,6 +114,7 @@ impl Shared {
         let (result, commit, schedule) = {
             let mut state = self.state();
             let (result, mut out) = run_handler(&mut state, now(), handler);
+            self.schedule_inline(&mut state, &mut out);
             self.metrics.count(&out.notices);
             #[cfg(debug_assertions)]
             panic_if_asked(&out);
@@ -155,6 +168,33 @@ impl Shared {
 }
 
 impl Shared {
+    /// Runs the scheduling pass a handler asked for in the handler's own turn of the state lock,
+    /// so its starts ride the handler's commit: a job submitted to a cluster with room is
+    /// stored queued and started in one transaction (one fsync), not two. Only when that is
+    /// cheap: the outbox is not lazy (a mom's report must not wait for a start's commit), at
+    /// most [`INLINE_PASS_MAX_QUEUED`] jobs are queued and the last pass took at most
+    /// [`INLINE_PASS_MAX`]. Otherwise the scheduler loop's pass, which coalesces the requests
+    /// of a few milliseconds, does it as before.
+    fn schedule_inline(&self, state: &mut ServerState, out: &mut Outbox) {
+        let cheap = self.last_pass_nanos.load(Ordering::Relaxed) <= INLINE_PASS_MAX.as_nanos() as u64;
+        if !out.schedule || out.is_lazy() || !cheap || state.queued_count() > INLINE_PASS_MAX_QUEUED {
+            return;
+        }
+        out.schedule = false;
+        let ((), pass) = run_handler(state, now(), |state, pass| self.timed_pass(state, pass));
+        out.absorb(pass);
+    }
+
+    /// One scheduling pass (`sched_loop.rs`), timed for `/metrics` and for
+    /// [`Shared::schedule_inline`]'s choice.
+    pub fn timed_pass(&self, state: &mut ServerState, out: &mut Outbox) {
+        let started = std::time::Instant::now();
+        crate::sched_loop::schedule_pass(state, out, now());
+        let took = started.elapsed();
+        self.metrics.observe_pass(took.as_secs_f64());
+        self.last_pass_nanos.store(u64::try_from(took.as_nanos()).unwrap_or(u64::MAX), Ordering::Relaxed);
+    }
+
     /// The accounting records of a handler's notices, with their ids (call under the state
     /// lock); none without an accountant.
     fn accounting_records(&self, notices: &[Notice], flavor: crate::config::Flavor) -> Vec<AccountingRecord> {
@@ -295,3 +335,7 @@ fn log_notices(notices: Vec<Notice>) {
         tracing::debug!(job_id = %notice.job.id, kind = ?notice.kind, "job notice");
     }
 }
+
+#[cfg(test)]
+#[path = "shared_tests.rs"]
+mod tests;

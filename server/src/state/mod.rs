@@ -251,6 +251,11 @@ impl ServerState {
         self.suspended.iter().filter_map(|key| self.jobs.get(key).map(|job| &**job))
     }
 
+    /// How many jobs are in state `Q`.
+    pub fn queued_count(&self) -> usize {
+        self.queued.len()
+    }
+
     /// The jobs in state `Q`, in key order (submission order; subjobs by index).
     pub fn queued_jobs(&self) -> impl Iterator<Item = &Job> {
         self.queued.iter().filter_map(|seq| self.jobs.get(seq).map(|job| &**job))

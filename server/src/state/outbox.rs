@@ -56,6 +56,16 @@ pub struct Outbox {
 }
 
 impl Outbox {
+    /// Appends what `later` (a scheduling pass run right after, in the same turn of the state
+    /// lock) wants done, after this outbox's own effects. `later`'s lazy rows become ordinary:
+    /// they ride this commit.
+    pub fn absorb(&mut self, later: Outbox) {
+        self.persist.extend(later.persist);
+        self.to_moms.extend(later.to_moms);
+        self.notices.extend(later.notices);
+        self.schedule |= later.schedule;
+    }
+
     pub fn persist(&mut self, op: StoreOp) {
         self.persist.push(op);
     }
