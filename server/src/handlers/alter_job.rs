@@ -100,7 +100,9 @@ fn alter_one(
     }
     altered.times.mtime = now;
     let unknown = || RequestError::with_detail(ErrorCode::UnknownJobId, &id);
-    state.job_mut(key).ok_or_else(unknown)?.replace_keeping_state(altered);
+    if !state.replace_job_keeping_state(key, altered) {
+        return Err(unknown());
+    }
     if let Some(event) = event {
         state.transition(key, event, now).expect("checked on the altered copy");
     }

@@ -312,38 +312,23 @@ impl ServerState {
     /// `max_user_kept_bytes` (`Job::kept_bytes` of every job of the user the server keeps,
     /// history included).
     pub fn check_user_quota(&self, owner: &str, count: u32, new_bytes: u64) -> Result<(), RequestError> {
-        // One pass over the jobs for the three sums (a submission's share of the server's CPU
-        // grows with the queue: this pass is O(jobs)).
-        let (mut total, mut mine, mut kept) = (0u32, 0u32, 0u64);
-        for job in self.jobs.values() {
-            let mine_too = job.owner == owner;
-            if mine_too {
-                kept = kept.saturating_add(job.kept_bytes());
-            }
-            if !job.state.is_finished() && !is_array_parent(job) {
-                total = total.saturating_add(1);
-                mine += u32::from(mine_too);
-            }
-        }
+        // From the tally (`tally.rs`), not a walk of every job: a submission costs the same
+        // whatever the queue and the history hold.
+        let (total, mine) = self.tally(owner);
         let limits = &self.attrs.max_queued;
         if limits.total.is_some_and(|max| total.saturating_add(count) > max) {
             return Err(RequestError::new(ErrorCode::MaxQueued, "Maximum number of jobs already in complex"));
         }
-        if limits.per_user.is_some_and(|max| mine.saturating_add(count) > max) {
+        if limits.per_user.is_some_and(|max| mine.live.saturating_add(count) > max) {
             return Err(RequestError::new(ErrorCode::UserLimit, "would exceed complex's per-user limit"));
         }
-        self.kept_bytes_allow(kept, new_bytes)
+        self.kept_bytes_allow(mine.kept, new_bytes)
     }
 
     /// `max_user_kept_bytes`: refuses `new_bytes` more for `owner` (a new job at qsub, a spec
     /// grown by qalter) over the bytes all the owner's jobs keep, history included.
     pub fn check_kept_bytes(&self, owner: &str, new_bytes: u64) -> Result<(), RequestError> {
-        let kept = self
-            .jobs
-            .values()
-            .filter(|job| job.owner == owner)
-            .fold(0u64, |kept, job| kept.saturating_add(job.kept_bytes()));
-        self.kept_bytes_allow(kept, new_bytes)
+        self.kept_bytes_allow(self.tally(owner).1.kept, new_bytes)
     }
 
     /// Whether `new_bytes` more fit in `max_user_kept_bytes` over the `kept` bytes of a user.

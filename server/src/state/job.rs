@@ -202,7 +202,7 @@ impl Job {
 
     /// Takes every field of `altered` (a qalter'd copy of this job) but the state, which only
     /// `ServerState::transition` changes.
-    pub fn replace_keeping_state(&mut self, altered: Job) {
+    pub(super) fn replace_keeping_state(&mut self, altered: Job) {
         let state = self.state;
         *self = altered;
         self.state = state;

@@ -70,6 +70,7 @@ impl ServerState {
         self.touched_arrays.clear();
         self.depend = Default::default();
         self.sched_notes = Default::default();
+        self.tally = Default::default();
     }
 
     /// Who waits on whom (derived from the jobs' specs by `depend.rs`).

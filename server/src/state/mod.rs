@@ -40,6 +40,7 @@ pub mod site;
 mod spec_share;
 pub mod std_path;
 pub mod submission;
+pub mod tally;
 pub mod values;
 
 pub use array::ArrayCounts;
@@ -133,6 +134,9 @@ pub struct ServerState {
     /// The spec of each user's last plain job, shared by the next one if equal
     /// (`spec_share.rs`).
     last_specs: spec_share::LastSpecs,
+    /// Live jobs and kept bytes by owner, for the quota checks (`tally.rs`). Invariant: equal
+    /// to a recount of `jobs`.
+    tally: tally::Tally,
 }
 
 impl ServerState {
@@ -166,6 +170,7 @@ impl ServerState {
             fairshare: Default::default(),
             eligible_paused: false,
             last_specs: Default::default(),
+            tally: Default::default(),
         }
     }
 
@@ -214,6 +219,7 @@ impl ServerState {
         if job.state == ::job::JobState::Queued && job.eligible.since.is_none() {
             self.eligible_paused = true;
         }
+        self.tally.added(&job);
         self.jobs.insert(key, Box::new(job));
     }
 
@@ -236,7 +242,9 @@ impl ServerState {
             crate::state::depend::forget(self, *key);
         }
         for key in &removed {
-            self.jobs.remove(key);
+            if let Some(job) = self.jobs.remove(key) {
+                self.tally.removed(&job);
+            }
         }
         removed
     }
@@ -341,7 +349,9 @@ impl ServerState {
     pub fn transition(&mut self, key: JobKey, event: JobEvent, now: i64) -> Result<&mut Job, TransitionError> {
         let job = self.jobs.get_mut(&key).ok_or(TransitionError::UnknownJob(key))?;
         let before = job.state;
+        let was_live = tally::is_live(job);
         job.state = job.state.apply(event)?;
+        self.tally.changed(job, was_live, job.kept_bytes());
         job.times.mtime = now;
         // Eligible time accrues only while queued; the pass stops it for a queued job that
         // cannot run and starts it again (`state/eligible.rs`). The caller stores the job.
@@ -383,10 +393,31 @@ impl ServerState {
         Ok(job)
     }
 
+    /// Replaces job `key` with `altered` (qalter's changed copy) but keeps its state (which
+    /// changes only by [`ServerState::transition`]), and follows the change in the tally.
+    /// `false` if there is no such job.
+    pub fn replace_job_keeping_state(&mut self, key: JobKey, altered: Job) -> bool {
+        let Some(job) = self.jobs.get_mut(&key) else { return false };
+        let (was_live, kept_before) = (tally::is_live(job), job.kept_bytes());
+        job.replace_keeping_state(altered);
+        self.tally.changed(job, was_live, kept_before);
+        true
+    }
+
+    /// Live jobs in all and `owner`'s tally (`tally.rs`): what the quota checks count.
+    pub fn tally(&self, owner: &str) -> (u32, tally::OwnerTally) {
+        (self.tally.live(), self.tally.owner(owner))
+    }
+
     /// Checks the state's invariants (for tests, as tako's `Core::sanity_check`): the queued
-    /// index matches the job states, and node slots and GPUs are owned exactly by the active
-    /// jobs whose allocation names them.
+    /// index matches the job states, the tally a recount, and node slots and GPUs are owned
+    /// exactly by the active jobs whose allocation names them.
     pub fn sanity_check(&self) {
+        assert_eq!(
+            tally::Tally::recount(self.jobs.values().map(|job| &**job)),
+            self.tally,
+            "tally out of step with the jobs"
+        );
         let queued: BTreeSet<JobKey> = self
             .jobs
             .values()

@@ -55,8 +55,9 @@ pub(super) fn follow_parent(
             _ => None,
         };
         altered.times.mtime = now;
-        let Some(sub) = state.job_mut(key) else { continue };
-        sub.replace_keeping_state(altered);
+        if !state.replace_job_keeping_state(key, altered) {
+            continue;
+        }
         if let Some(event) = event {
             if state.transition(key, event, now).is_err() {
                 tracing::error!(job_key = %key, ?event, "subjob cannot follow its parent's holds");
