@@ -106,6 +106,13 @@ pub struct JobStdio {
     pub stderr: File,
 }
 
+/// A batch job's spool streams as [`JobFiles::create`] made them, open for appending.
+#[derive(Debug)]
+pub struct Streams {
+    pub stdout: File,
+    pub stderr: File,
+}
+
 impl JobFiles {
     /// Names the files of `launch` (pure).
     pub fn new(spool: &Path, tmpdir_base: &Path, launch: &JobLaunch) -> JobFiles {
@@ -133,7 +140,9 @@ impl JobFiles {
     /// `chown` hands TMPDIR and the stdout/stderr spool files to the user (only root can), so
     /// the job can reopen its own streams (`echo x > /dev/stderr`). An interactive job runs no
     /// script and its streams are its terminal: it gets neither the script nor the spool files.
-    pub fn create(&self, launch: &JobLaunch, user: &JobUser, chown: bool) -> io::Result<()> {
+    /// Returns a batch job's spool streams, opened for appending as they were created, for
+    /// [`JobFiles::open_stdio`] (not opened again by name).
+    pub fn create(&self, launch: &JobLaunch, user: &JobUser, chown: bool) -> io::Result<Option<Streams>> {
         let batch = launch.interactive.is_none();
         let nodefile = nodefile_contents(&launch.hosts);
         match write_file(&self.nodefile, nodefile.as_bytes(), 0o644) {
@@ -149,29 +158,36 @@ impl JobFiles {
         if let (Some(path), Some(text)) = (&self.gpufile, gpufile_contents(&launch.hosts)) {
             write_file(path, text.as_bytes(), 0o644)?;
         }
-        let streams = if batch { vec![&self.stdout, &self.stderr] } else { Vec::new() };
-        for stream in streams {
-            let file = write_file(stream, b"", 0o600)?;
+        let streams = if batch { Some(self.create_streams(user, chown)?) } else { None };
+        self.create_tmpdir(user, chown)?;
+        Ok(streams)
+    }
+
+    /// Creates the stdout and stderr spool files (one file when joined), the user's if `chown`.
+    fn create_streams(&self, user: &JobUser, chown: bool) -> io::Result<Streams> {
+        let create = |path: &Path| -> io::Result<File> {
+            let file = create_file(path, 0o600, true)?;
             if chown {
                 // On the descriptor: a path could have been swapped for a link meanwhile.
                 std::os::unix::fs::fchown(&file, Some(user.uid), Some(user.gid))?;
             }
-        }
-        self.create_tmpdir(user, chown)
+            Ok(file)
+        };
+        let stdout = create(&self.stdout)?;
+        let stderr = if self.stderr == self.stdout { stdout.try_clone()? } else { create(&self.stderr)? };
+        Ok(Streams { stdout, stderr })
     }
 
-    /// Opens the streams for the job's top shell (stdout and stderr in append mode, shared
-    /// when joined).
+    /// The top shell's stdio: the script and the command naming it in memory, and `streams`
+    /// (from [`JobFiles::create`]: stdout and stderr in append mode, shared when joined).
     /// `args` (`qsub -F`, TORQUE) follow the script on the command the shell reads, each
     /// single-quoted: the shell passes them as `$1`... and expands nothing in them.
-    pub fn open_stdio(&self, script_text: &str, args: &[String]) -> io::Result<JobStdio> {
+    pub fn open_stdio(streams: Streams, script_text: &str, args: &[String]) -> io::Result<JobStdio> {
         use std::os::fd::AsRawFd;
         let script = memory_file("pbs_script", script_text.as_bytes(), true)?;
         let command = script_command(script.as_raw_fd(), args);
         let stdin = memory_file("pbs_command", command.as_bytes(), false)?;
-        let stdout = open_append(&self.stdout)?;
-        let stderr = if self.stderr == self.stdout { stdout.try_clone()? } else { open_append(&self.stderr)? };
-        Ok(JobStdio { script, stdin, stdout, stderr })
+        Ok(JobStdio { script, stdin, stdout: streams.stdout, stderr: streams.stderr })
     }
 
     /// Appends a line to the file the job's stderr goes to (limit-kill messages).
@@ -274,7 +290,9 @@ impl JobFiles {
 
     /// Gives the TMPDIR just made mode 0700 whatever the umask, and to the user.
     fn own_tmpdir(&self, user: &JobUser, chown: bool) -> io::Result<()> {
-        fs::set_permissions(&self.tmpdir, fs::Permissions::from_mode(0o700))?;
+        if !umask_keeps(0o700) {
+            fs::set_permissions(&self.tmpdir, fs::Permissions::from_mode(0o700))?;
+        }
         if chown {
             std::os::unix::fs::chown(&self.tmpdir, Some(user.uid), Some(user.gid))?;
         }
@@ -291,24 +309,55 @@ pub fn write_nodefile(path: &Path, launch: &JobLaunch) -> io::Result<()> {
     write_file(path, nodefile_contents(&launch.hosts).as_bytes(), 0o644).map(drop)
 }
 
-/// Creates `path` afresh and writes it, with `mode` regardless of the umask. The file is
-/// created exclusively without following links (whatever had the name is removed and the
-/// creation tried again), so a planted symbolic link cannot make the mom write elsewhere.
+/// Creates `path` afresh and writes it, with `mode` regardless of the umask.
 fn write_file(path: &Path, contents: &[u8], mode: u32) -> io::Result<File> {
-    let create =
-        || OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_NOFOLLOW).mode(mode).open(path);
-    let mut file = match create() {
+    let mut file = create_file(path, mode, false)?;
+    if !contents.is_empty() {
+        file.write_all(contents)?;
+    }
+    Ok(file)
+}
+
+/// Creates `path` afresh for writing (`append`: in append mode), with `mode` regardless of the
+/// umask. The file is created exclusively without following links (whatever had the name is
+/// removed and the creation tried again), so a planted symbolic link cannot make the mom write
+/// elsewhere.
+fn create_file(path: &Path, mode: u32, append: bool) -> io::Result<File> {
+    let create = || {
+        OpenOptions::new()
+            .write(true)
+            .append(append)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .mode(mode)
+            .open(path)
+    };
+    let file = match create() {
         Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {
             remove_any(path);
             create()?
         }
         created => created?,
     };
-    if !contents.is_empty() {
-        file.write_all(contents)?;
+    if !umask_keeps(mode) {
+        file.set_permissions(fs::Permissions::from_mode(mode))?;
     }
-    file.set_permissions(fs::Permissions::from_mode(mode))?;
     Ok(file)
+}
+
+/// Whether the mom's umask leaves every bit of `mode` (a file or directory created with it has
+/// it exactly, with no `chmod` after: one system call less per file, several per job). `false`
+/// when the umask cannot be read.
+fn umask_keeps(mode: u32) -> bool {
+    static UMASK: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+    let umask = UMASK.get_or_init(|| parse_umask(&fs::read_to_string("/proc/self/status").ok()?));
+    umask.is_some_and(|umask| mode & umask == 0)
+}
+
+/// The `Umask:` line of `/proc/<pid>/status` (Linux 4.7 and later): octal.
+fn parse_umask(status: &str) -> Option<u32> {
+    let line = status.lines().find_map(|line| line.strip_prefix("Umask:"))?;
+    u32::from_str_radix(line.trim(), 8).ok()
 }
 
 /// An anonymous in-memory file (close-on-exec) holding `contents`, positioned at its start.
@@ -464,6 +513,14 @@ mod tests {
         assert!(meta.is_dir() && meta.permissions().mode() & 0o7777 == 0o700, "a planted link is replaced");
         files.create_tmpdir(&me, false).unwrap();
         assert!(!files.tmpdir.join("mother.txt").exists());
+    }
+
+    #[test]
+    fn the_umask_is_read_from_the_status_file_in_octal() {
+        assert_eq!(parse_umask("Name:\tpbs_mom\nUmask:\t0022\nState:\tS\n"), Some(0o22));
+        assert_eq!(parse_umask("Umask:\t0077\n"), Some(0o77));
+        assert_eq!(parse_umask("Name:\tpbs_mom\n"), None, "kernels before 4.7 have no such line");
+        assert_eq!(parse_umask("Umask:\t09\n"), None);
     }
 
     #[test]

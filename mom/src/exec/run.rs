@@ -11,7 +11,7 @@ use super::clock::WalltimeClock;
 use super::contain;
 use super::deliver::deliver_and_clean;
 use super::env::{job_environment, total_slots, EnvInput};
-use super::files::{job_id_is_safe, JobFiles};
+use super::files::{job_id_is_safe, JobFiles, Streams};
 use super::interactive::{self, Terminal};
 use super::kill;
 use super::pin;
@@ -174,10 +174,13 @@ fn set_up(
     cgroup: Option<&JobCgroup>,
 ) -> Result<Started, NotStarted> {
     let files = JobFiles::new(&context.spool_dir, &context.tmpdir_base, launch);
-    if let Err(err) = files.create(launch, &user, context.mom_uid == 0) {
-        files.remove();
-        return Err(StartError::Files(err).into());
-    }
+    let streams = match files.create(launch, &user, context.mom_uid == 0) {
+        Ok(streams) => streams,
+        Err(err) => {
+            files.remove();
+            return Err(StartError::Files(err).into());
+        }
+    };
     if launch.interactive.is_none() {
         if let Err(reason) = stage::before_job(launch, &context.node, &as_user(launch, context, &user)) {
             files.remove();
@@ -195,7 +198,7 @@ fn set_up(
             return Err(NotStarted { error: StartError::Pin(reason), undelivered });
         }
     }
-    match spawn(launch, context, (&user, shell), &files, gpu_variables, cgroup) {
+    match spawn(launch, context, (&user, shell), (&files, streams), gpu_variables, cgroup) {
         Ok((sid, terminal)) => {
             if let Err(err) = context.sessions.started(&launch.job_id, sid) {
                 tracing::warn!(sid, "cannot record the job's session: {err}");
@@ -230,15 +233,21 @@ fn spawn(
     launch: &JobLaunch,
     context: &ExecContext,
     (user, shell): (&JobUser, &Path),
-    files: &JobFiles,
+    (files, streams): (&JobFiles, Option<Streams>),
     gpu_variables: &[(String, String)],
     cgroup: Option<&JobCgroup>,
 ) -> Result<(i32, Option<Relay>), StartError> {
-    let (stdio, accepted) = match &launch.interactive {
-        None => {
-            (ShellStdio::Batch(files.open_stdio(&launch.script, &launch.script_args).map_err(StartError::Stdio)?), None)
+    let (stdio, accepted) = match (&launch.interactive, streams) {
+        (None, Some(streams)) => {
+            let stdio =
+                JobFiles::open_stdio(streams, &launch.script, &launch.script_args).map_err(StartError::Stdio)?;
+            (ShellStdio::Batch(stdio), None)
         }
-        Some(target) => {
+        (None, None) => {
+            let missing = std::io::Error::other("the spool streams of a batch job were not made");
+            return Err(StartError::Stdio(missing));
+        }
+        (Some(target), _) => {
             let peer = interactive::Peer { owner_uid: user.uid, munge_socket: context.munge_socket.as_deref() };
             let accepted = interactive::connect(launch, target, peer)?;
             let (master, slave) = interactive::open_pty(&accepted).map_err(StartError::Pty)?;
