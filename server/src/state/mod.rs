@@ -349,9 +349,9 @@ impl ServerState {
     pub fn transition(&mut self, key: JobKey, event: JobEvent, now: i64) -> Result<&mut Job, TransitionError> {
         let job = self.jobs.get_mut(&key).ok_or(TransitionError::UnknownJob(key))?;
         let before = job.state;
-        let was_live = tally::is_live(job);
+        let counted = tally::Tally::before(job);
         job.state = job.state.apply(event)?;
-        self.tally.changed(job, was_live, job.kept_bytes());
+        self.tally.changed(counted, job);
         job.times.mtime = now;
         // Eligible time accrues only while queued; the pass stops it for a queued job that
         // cannot run and starts it again (`state/eligible.rs`). The caller stores the job.
@@ -398,9 +398,9 @@ impl ServerState {
     /// `false` if there is no such job.
     pub fn replace_job_keeping_state(&mut self, key: JobKey, altered: Job) -> bool {
         let Some(job) = self.jobs.get_mut(&key) else { return false };
-        let (was_live, kept_before) = (tally::is_live(job), job.kept_bytes());
+        let counted = tally::Tally::before(job);
         job.replace_keeping_state(altered);
-        self.tally.changed(job, was_live, kept_before);
+        self.tally.changed(counted, job);
         true
     }
 

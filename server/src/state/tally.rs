@@ -23,6 +23,14 @@ pub struct OwnerTally {
     pub kept: u64,
 }
 
+/// What the tally counted of one job, taken before a change.
+#[derive(Debug)]
+pub struct Counted {
+    owner: CompactString,
+    live: bool,
+    kept: u64,
+}
+
 /// The tallies of all jobs. An owner without jobs has no entry.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Tally {
@@ -69,10 +77,20 @@ impl Tally {
         self.change(&job.owner, is_live(job), false, job.kept_bytes(), 0);
     }
 
-    /// Follows a job's change: it was live or not and kept `kept_before` bytes; `job` is what
-    /// it is now (the same owner).
-    pub fn changed(&mut self, job: &Job, was_live: bool, kept_before: u64) {
-        self.change(&job.owner, was_live, is_live(job), kept_before, job.kept_bytes());
+    /// What the tally counted of `job` before a change ([`Tally::changed`]).
+    pub fn before(job: &Job) -> Counted {
+        Counted { owner: job.owner.clone(), live: is_live(job), kept: job.kept_bytes() }
+    }
+
+    /// Follows a job's change: `before` is what was counted of it, `job` what it is now.
+    pub fn changed(&mut self, before: Counted, job: &Job) {
+        if before.owner == job.owner {
+            self.change(&job.owner, before.live, is_live(job), before.kept, job.kept_bytes());
+        } else {
+            // No request changes an owner; were one to, the job moves between tallies.
+            self.change(&before.owner, before.live, false, before.kept, 0);
+            self.added(job);
+        }
     }
 
     fn change(&mut self, owner: &str, was_live: bool, is_live: bool, kept_before: u64, kept_after: u64) {
@@ -92,5 +110,44 @@ impl Tally {
         if *entry == OwnerTally::default() {
             self.owners.remove(owner);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(owner: &str, seq: u64, kept: u64) -> Job {
+        let spec = job::JobSpec::new("t", "true\n");
+        let request = job::ResourceRequest::from_list(&[]).expect("the empty request");
+        let mut job = Job::new(job::JobId::new(seq, "head"), spec.into(), request, job::JobState::Queued);
+        job.owner = owner.into();
+        job.spec_bytes = kept;
+        job
+    }
+
+    #[test]
+    fn counts_follow_ends_alterations_and_a_changed_owner() {
+        let mut tally = Tally::default();
+        let (a, b) = (job("alice", 1, 100), job("alice", 2, 50));
+        tally.added(&a);
+        tally.added(&b);
+        assert_eq!((tally.live(), tally.owner("alice")), (2, OwnerTally { live: 2, kept: 150 }));
+        // An end: no longer live, still kept.
+        let before = Tally::before(&a);
+        let mut ended = a.clone();
+        ended.set_state_for_test(job::JobState::Finished);
+        tally.changed(before, &ended);
+        assert_eq!((tally.live(), tally.owner("alice")), (1, OwnerTally { live: 1, kept: 150 }));
+        // A grown spec, then the job handed to bob.
+        let before = Tally::before(&b);
+        let mut moved = job("bob", 2, 80);
+        moved.set_state_for_test(b.state());
+        tally.changed(before, &moved);
+        assert_eq!(tally.owner("alice"), OwnerTally { live: 0, kept: 100 });
+        assert_eq!(tally.owner("bob"), OwnerTally { live: 1, kept: 80 });
+        tally.removed(&ended);
+        tally.removed(&moved);
+        assert_eq!(tally, Tally::default(), "owners without jobs leave no entry");
     }
 }
