@@ -290,9 +290,7 @@ impl JobFiles {
 
     /// Gives the TMPDIR just made mode 0700 whatever the umask, and to the user.
     fn own_tmpdir(&self, user: &JobUser, chown: bool) -> io::Result<()> {
-        if !umask_keeps(0o700) {
-            fs::set_permissions(&self.tmpdir, fs::Permissions::from_mode(0o700))?;
-        }
+        fs::set_permissions(&self.tmpdir, fs::Permissions::from_mode(0o700))?;
         if chown {
             std::os::unix::fs::chown(&self.tmpdir, Some(user.uid), Some(user.gid))?;
         }
@@ -339,25 +337,10 @@ fn create_file(path: &Path, mode: u32, append: bool) -> io::Result<File> {
         }
         created => created?,
     };
-    if !umask_keeps(mode) {
-        file.set_permissions(fs::Permissions::from_mode(mode))?;
-    }
+    // Always, even where the umask would leave `mode` whole: a default ACL on the directory
+    // replaces the umask (and could take the job's read of its nodefile away).
+    file.set_permissions(fs::Permissions::from_mode(mode))?;
     Ok(file)
-}
-
-/// Whether the mom's umask leaves every bit of `mode` (a file or directory created with it has
-/// it exactly, with no `chmod` after: one system call less per file, several per job). `false`
-/// when the umask cannot be read.
-fn umask_keeps(mode: u32) -> bool {
-    static UMASK: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
-    let umask = UMASK.get_or_init(|| parse_umask(&fs::read_to_string("/proc/self/status").ok()?));
-    umask.is_some_and(|umask| mode & umask == 0)
-}
-
-/// The `Umask:` line of `/proc/<pid>/status` (Linux 4.7 and later): octal.
-fn parse_umask(status: &str) -> Option<u32> {
-    let line = status.lines().find_map(|line| line.strip_prefix("Umask:"))?;
-    u32::from_str_radix(line.trim(), 8).ok()
 }
 
 /// An anonymous in-memory file (close-on-exec) holding `contents`, positioned at its start.
@@ -513,14 +496,6 @@ mod tests {
         assert!(meta.is_dir() && meta.permissions().mode() & 0o7777 == 0o700, "a planted link is replaced");
         files.create_tmpdir(&me, false).unwrap();
         assert!(!files.tmpdir.join("mother.txt").exists());
-    }
-
-    #[test]
-    fn the_umask_is_read_from_the_status_file_in_octal() {
-        assert_eq!(parse_umask("Name:\tpbs_mom\nUmask:\t0022\nState:\tS\n"), Some(0o22));
-        assert_eq!(parse_umask("Umask:\t0077\n"), Some(0o77));
-        assert_eq!(parse_umask("Name:\tpbs_mom\n"), None, "kernels before 4.7 have no such line");
-        assert_eq!(parse_umask("Umask:\t09\n"), None);
     }
 
     #[test]
