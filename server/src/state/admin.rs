@@ -290,7 +290,7 @@ impl ServerState {
         }
         let (mut total, mut mine) = (0u32, 0u32);
         for job in self.jobs.values() {
-            let counted = job.queue == queue.name && !job.state.is_finished() && !is_array_parent(job);
+            let counted = job.queue == queue.name && super::tally::is_live(job);
             if counted && Some(job.id.key()) != moving {
                 total += 1;
                 mine += u32::from(job.owner == owner);
@@ -374,11 +374,6 @@ impl ServerState {
     pub fn flavor_name(&self) -> &'static str {
         flavor_name(self.flavor)
     }
-}
-
-/// An array's parent `12[]`: never scheduled, its subjobs are counted instead.
-fn is_array_parent(job: &super::Job) -> bool {
-    job.id.array == Some(job::id::ArrayPart::Parent)
 }
 
 /// `resources_max` / `resources_min` against what the job asks for (resources it does not
