@@ -3,13 +3,12 @@
 //! user links the spool file into place instead when that gives the same file ([`link_in_place`]).
 //!
 //! How "as the user": a mom running as that user copies directly; a root mom runs the copy in
-//! a forked child that has taken the user's supplementary groups, gid and uid (in that order)
-//! and has an empty environment, so the kernel checks every path component, symbolic link and
+//! a child that has taken the user's supplementary groups, gid and uid (in that order) and runs
+//! no program (`deliver_child.rs`), so the kernel checks every path component, symbolic link and
 //! permission of the destination against the user, never against root: `-o /etc/evil` or a
 //! link the user planted towards a root file fails with EACCES, as it would for the user. A
 //! child rather than `setfsuid` on a thread: the identity change cannot leak to other threads
-//! of the mom, and nothing the user controls (environment, loader variables) reaches a process
-//! that still has root's rights.
+//! of the mom.
 //!
 //! Undeliverable output is moved (not copied) to the undelivered directory, `<spool>/undelivered`
 //! (OpenPBS: `$PBS_HOME/undelivered`): inside the spool, which nobody but the mom can write,
@@ -33,9 +32,7 @@ use proto::mom::{JobLaunch, Undelivered};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::OpenOptionsExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 /// Why a spool file could not be delivered.
 #[derive(Debug, thiserror::Error)]
@@ -185,46 +182,10 @@ fn has_default_acl(dir: &Path) -> bool {
     !matches!(errno, Some(libc::ENODATA) | Some(libc::ENOTSUP))
 }
 
-/// The copy run as the user: `$1` the destination, `$2` the file name in it when it is a
-/// directory. Refuses a destination that exists and is neither a regular file nor a character
-/// device (a FIFO would block delivery for ever), and gives up after `timeout` (coreutils)
-/// seconds, the open included (a name swapped for a FIFO after the check, or a device whose
-/// open waits, cannot hold the mom). The redirection opens the file as the user: the kernel
-/// checks their rights.
-const COPY_SCRIPT: &str = "d=\"$1\"; if [ -d \"$d\" ]; then d=\"${d%/}/$2\"; fi; \
-if [ -e \"$d\" ] && [ ! -f \"$d\" ] && [ ! -c \"$d\" ]; then echo \"$d: not a regular file\" >&2; exit 1; fi; \
-exec timeout 300 /bin/sh -c 'exec cat > \"$1\"' sh \"$d\"";
-
-/// `sh -c COPY_SCRIPT` with stdin = the spool file, as the user, with `umask`.
+/// The copy as the user, in a child of the mom that runs no program (`deliver_child.rs`).
 fn copy_as_user(source: File, dest: &Path, file_name: &str, user: &JobUser, umask: u32) -> Result<(), DeliverError> {
-    let identity = Identity::of(user);
-    let mut command = Command::new("/bin/sh");
-    command
-        .args(["-c", COPY_SCRIPT, "sh"])
-        .arg(dest)
-        .arg(file_name)
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .current_dir("/")
-        .stdin(Stdio::from(source))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    // SAFETY: only system calls on data prepared before the fork (see Identity::assume).
-    unsafe {
-        command.pre_exec(move || {
-            super::spawn::close_inherited_descriptors();
-            identity.assume()?;
-            libc::umask(umask as libc::mode_t);
-            Ok(())
-        });
-    }
-    let as_user_error = |message: String| DeliverError::AsUser { dest: dest.to_path_buf(), message };
-    let output = command.output().map_err(|err| as_user_error(err.to_string()))?;
-    if output.status.success() {
-        return Ok(());
-    }
-    let stderr = String::from_utf8_lossy(&output.stderr).trim().to_string();
-    Err(as_user_error(if stderr.is_empty() { output.status.to_string() } else { stderr }))
+    super::deliver_child::copy(&source, dest, file_name, &Identity::of(user), umask)
+        .map_err(|err| DeliverError::AsUser { dest: dest.to_path_buf(), message: err.0 })
 }
 
 /// Moves an undeliverable spool file into `dir` (created 0711 if missing) under its own name,

@@ -5,7 +5,7 @@
 //! `files.rs` names and writes the spool files; `env.rs` computes the environment (pure);
 //! `spawn.rs` prepares the shell's start and `vfork.rs` starts it without copying the mom; `contain.rs` puts it in the job's cgroup and kills through it;
 //! `kill.rs` signals the session (the fallback without cgroups); `children.rs` tracks the mom's children (orphans of jobs are adopted, so a job's end needs no scan when none is left); `clock.rs` is the walltime clock
-//! (suspensions excluded); `reap.rs` waits for the shell; `deliver.rs` copies output as the user;
+//! (suspensions excluded); `reap.rs` waits for the shell; `deliver.rs` copies output as the user (`deliver_child.rs`: a root mom's copy, in a child that runs no program);
 //! `sessions.rs` logs running jobs' sessions for a restarted mom, `recover.rs` ends what they left;
 //! `interactive.rs` connects an interactive job's pty to its waiting qsub; `modules_env.rs` gives
 //! job shells the node's `module` command; `launch_env.rs` the variables of MPI and task launchers;
@@ -18,6 +18,7 @@ pub mod children;
 pub mod clock;
 pub mod contain;
 pub mod deliver;
+pub mod deliver_child;
 pub mod env;
 pub mod files;
 pub mod interactive;

@@ -136,6 +136,12 @@ impl Identity {
         Identity { uid: user.uid, gid: user.gid, groups: user.groups.clone() }
     }
 
+    /// uid, gid and supplementary groups, for a child that sets them with raw system calls
+    /// (`deliver_child.rs`).
+    pub fn parts(&self) -> (libc::uid_t, libc::gid_t, &[libc::gid_t]) {
+        (self.uid, self.gid, &self.groups)
+    }
+
     /// Sets supplementary groups, gid and uid, in that order (after setuid nothing else may
     /// change). Meant for `pre_exec`: only system calls.
     pub fn assume(&self) -> io::Result<()> {

@@ -75,30 +75,8 @@ pub fn spawn(prepared: &Prepared) -> io::Result<i32> {
     };
     let shared =
         Shared { prepared, argv: pointers(&prepared.argv), envp: pointers(&prepared.envp), error: AtomicI32::new(0) };
-    let mut stack = vec![0u8; STACK_BYTES];
-    // The stack grows down: its top, 16-byte aligned.
-    let top = (stack.as_mut_ptr() as usize + STACK_BYTES) & !15;
-    // SAFETY: sigset_t is plain data; the calls take valid pointers to locals.
-    let pid = unsafe {
-        let (mut all, mut previous): (libc::sigset_t, libc::sigset_t) = (std::mem::zeroed(), std::mem::zeroed());
-        libc::sigfillset(&mut all);
-        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut previous);
-        // SAFETY: `child` only makes system calls on `shared`, which outlives the call: with
-        // CLONE_VFORK this thread resumes only after the child's execve or exit.
-        let pid = libc::clone(
-            child,
-            top as *mut c_void,
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
-            std::ptr::from_ref(&shared) as *mut c_void,
-        );
-        let error = io::Error::last_os_error();
-        libc::pthread_sigmask(libc::SIG_SETMASK, &previous, std::ptr::null_mut());
-        if pid < 0 {
-            return Err(error);
-        }
-        pid
-    };
-    drop(stack);
+    // SAFETY: `child` only makes system calls on `shared`, which outlives the call.
+    let pid = unsafe { clone_suspended(child, &shared, STACK_BYTES)? };
     match shared.error.load(Ordering::Acquire) {
         0 => Ok(pid),
         errno => {
@@ -108,6 +86,44 @@ pub fn spawn(prepared: &Prepared) -> io::Result<i32> {
             Err(io::Error::from_raw_os_error(errno))
         }
     }
+}
+
+/// Runs `child(arg)` in a new process that shares this one's memory, on a stack of
+/// `stack_bytes` of its own, and returns its pid once it has called `execve` or exited: this
+/// thread is suspended until then (`CLONE_VM | CLONE_VFORK`). All signals are blocked in this
+/// thread across the clone, so the child starts with every signal blocked and no handler of
+/// the mom's can run on its stack. The child is not reaped here.
+///
+/// # Safety
+/// `child` may only make system calls, read `arg` and write its atomics or buffers that this
+/// thread owns and does not touch until the call returns: no allocation, no lock, no glibc
+/// function that keeps state (see the header).
+pub(super) unsafe fn clone_suspended<T>(
+    child: extern "C" fn(*mut c_void) -> c_int,
+    arg: &T,
+    stack_bytes: usize,
+) -> io::Result<i32> {
+    let mut stack = vec![0u8; stack_bytes];
+    // The stack grows down: its top, 16-byte aligned.
+    let top = (stack.as_mut_ptr() as usize + stack_bytes) & !15;
+    let (mut all, mut previous): (libc::sigset_t, libc::sigset_t) = (std::mem::zeroed(), std::mem::zeroed());
+    libc::sigfillset(&mut all);
+    libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut previous);
+    // With CLONE_VFORK this thread resumes only after the child's execve or exit, so `arg`
+    // and the stack outlive the child's use of them.
+    let pid = libc::clone(
+        child,
+        top as *mut c_void,
+        libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+        std::ptr::from_ref(arg) as *mut c_void,
+    );
+    let error = io::Error::last_os_error();
+    libc::pthread_sigmask(libc::SIG_SETMASK, &previous, std::ptr::null_mut());
+    drop(stack);
+    if pid < 0 {
+        return Err(error);
+    }
+    Ok(pid)
 }
 
 /// The child: each step a system call; on failure the errno goes to the parent and the child

@@ -1,0 +1,123 @@
+//! The child copy as another user: what the kernel lets `nobody` do, the directory case, the
+//! refusals and the timeout. Needs root (under CI it fails rather than skip).
+
+use super::*;
+use crate::exec::user;
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+
+fn is_root() -> bool {
+    if nix::unistd::geteuid().is_root() {
+        return true;
+    }
+    assert!(std::env::var_os("CI").is_none(), "needs root under CI");
+    false
+}
+
+fn nobody() -> (Identity, u32) {
+    let user = user::resolve("nobody", None).expect("the nobody account");
+    (Identity::of(&user), user.uid)
+}
+
+fn spool(dir: &Path, text: &str) -> File {
+    let path = dir.join("1.OU");
+    std::fs::write(&path, text).unwrap();
+    File::open(path).unwrap()
+}
+
+/// A directory anyone may write (`/tmp`'s mode), for files `nobody` creates.
+fn open_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+    dir
+}
+
+#[test]
+fn a_file_is_made_by_the_user_with_the_umask_in_a_directory_or_at_its_name() {
+    if !is_root() {
+        return;
+    }
+    let (nobody, uid) = nobody();
+    let dir = open_dir();
+    let source = spool(dir.path(), "hello\n");
+    copy(&source, dir.path(), "job.o1", &nobody, 0o027).unwrap();
+    let made = dir.path().join("job.o1");
+    assert_eq!(std::fs::read_to_string(&made).unwrap(), "hello\n");
+    let meta = std::fs::metadata(&made).unwrap();
+    assert_eq!((meta.uid(), meta.mode() & 0o777), (uid, 0o640), "the user's file, the job's umask");
+
+    // An existing file of the user's, longer: emptied first, its mode kept.
+    let named = dir.path().join("named.out");
+    std::fs::write(&named, "much older and longer text\n").unwrap();
+    std::os::unix::fs::chown(&named, Some(uid), None).unwrap();
+    std::fs::set_permissions(&named, std::fs::Permissions::from_mode(0o604)).unwrap();
+    copy(&source, &named, "job.o1", &nobody, 0o077).unwrap();
+    assert_eq!(std::fs::read_to_string(&named).unwrap(), "hello\n");
+    assert_eq!(std::fs::metadata(&named).unwrap().mode() & 0o777, 0o604);
+
+    // The source is read from its start, however far the mom's own reads went.
+    let mut big = Vec::new();
+    for line in 0..20_000 {
+        writeln!(big, "line {line}").unwrap();
+    }
+    let source = spool(dir.path(), std::str::from_utf8(&big).unwrap());
+    copy(&source, &named, "x", &nobody, 0o077).unwrap();
+    assert_eq!(std::fs::read(&named).unwrap(), big);
+    copy(&source, Path::new("/dev/null"), "x", &nobody, 0o077).unwrap();
+}
+
+#[test]
+fn the_kernel_checks_the_users_rights_not_roots() {
+    if !is_root() {
+        return;
+    }
+    let (nobody, _) = nobody();
+    let dir = tempfile::tempdir().unwrap(); // root's, 0700
+    let source = spool(dir.path(), "secret\n");
+    let refused = copy(&source, dir.path(), "job.o1", &nobody, 0o077).unwrap_err();
+    let expected = format!("cannot create {}: Permission denied", dir.path().join("job.o1").display());
+    assert_eq!(refused.to_string(), expected);
+    assert!(!dir.path().join("job.o1").exists());
+
+    // A link the user planted towards a root file: followed as the user, so refused.
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let open = open_dir();
+    let link = open.path().join("out.link");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let refused = copy(&source, &link, "x", &nobody, 0o077).unwrap_err();
+    assert!(refused.to_string().ends_with("Permission denied"), "{refused}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    // The mom itself is still root in every thread.
+    assert!(nix::unistd::geteuid().is_root() && nix::unistd::getegid().as_raw() == 0);
+}
+
+#[test]
+fn a_fifo_is_refused_at_once_and_a_stuck_copy_times_out() {
+    if !is_root() {
+        return;
+    }
+    let (nobody, uid) = nobody();
+    let dir = open_dir();
+    let source = spool(dir.path(), "x\n");
+    // The user's own FIFO (the kernel's protected_fifos refuses others' in a sticky directory).
+    let fifo = dir.path().join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    std::os::unix::fs::chown(&fifo, Some(uid), None).unwrap();
+    let refused = copy(&source, &fifo, "x", &nobody, 0o077).unwrap_err();
+    assert_eq!(refused.to_string(), format!("{}: not a regular file", fifo.display()), "no reader: ENXIO");
+    // A FIFO with a reader opens: then the type check refuses it.
+    let _reader = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(&fifo).unwrap();
+    let refused = copy(&source, &fifo, "x", &nobody, 0o077).unwrap_err();
+    assert_eq!(refused.to_string(), format!("{}: not a regular file", fifo.display()));
+
+    // A terminal nobody reads: the writes block once its buffer is full, the alarm ends them.
+    let pty = nix::pty::openpty(None, None).unwrap();
+    let slave = std::fs::read_link(format!("/proc/self/fd/{}", pty.slave.as_raw_fd())).unwrap();
+    let big = spool(dir.path(), &"0123456789abcdef".repeat(64 * 1024));
+    let root = Identity::of(&user::resolve("root", None).unwrap());
+    let stuck = copy_within(&big, &slave, "x", &root, 0o077, 1).unwrap_err();
+    assert_eq!(stuck.to_string(), format!("copy to {} timed out after 1 seconds", slave.display()));
+}
