@@ -18,7 +18,11 @@
 //!
 //! The child shares the mom's memory, so it only makes system calls on what [`copy`] prepared
 //! (C strings, the identity, the source descriptor) and writes nothing but its stack and the
-//! atomics of [`Shared`]. Error texts are made in the parent, from the step and errno.
+//! atomics of [`Shared`]. Error texts are made in the parent, from the step and errno. Once it
+//! has the user's uid, the user may signal it (a stopped copy holds only its own delivery, as
+//! a stopped `cat` did) but not trace it or read its memory: the kernel marks a process that
+//! changed identity not dumpable (`fs.suid_dumpable` 0, the default), and the child says so
+//! itself (`PR_SET_DUMPABLE`) for hosts where that sysctl is 1.
 //!
 //! Owns: [`copy`]. Must not: open anything as root, or allocate, lock or format in the child.
 
@@ -163,6 +167,11 @@ unsafe fn steps(s: &Shared) -> Result<(), (Step, i32)> {
     {
         return Err((Step::Identity, errno()));
     }
+    // The user may signal this process (it is theirs now) but must never trace it or read its
+    // memory, which is the mom's: not dumpable, whatever `fs.suid_dumpable` says.
+    if libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 {
+        return Err((Step::Identity, errno()));
+    }
     libc::umask(s.umask);
     let mut stat: libc::stat = std::mem::zeroed();
     let is_dir = libc::stat(s.dest.as_ptr(), &mut stat) == 0 && stat.st_mode & libc::S_IFMT == libc::S_IFDIR;
@@ -188,7 +197,7 @@ unsafe fn steps(s: &Shared) -> Result<(), (Step, i32)> {
         _ => return Err((Step::NotRegular, 0)),
     }
     // Written as `cat` wrote, blocking (a character device such as a terminal).
-    libc::fcntl(fd, libc::F_SETFL, libc::O_WRONLY);
+    libc::fcntl(fd, libc::F_SETFL, 0);
     send(s.source, fd).map_err(|errno| (Step::Write, errno))?;
     // A network file system reports a failed write at the latest here.
     if libc::close(fd) < 0 {
@@ -230,6 +239,9 @@ unsafe fn send(source: RawFd, fd: RawFd) -> Result<(), i32> {
                     continue;
                 }
                 return Err(Errno::last_raw());
+            }
+            if n == 0 {
+                return Err(libc::EIO);
             }
             written += n as usize;
         }

@@ -5,6 +5,7 @@ use super::*;
 use crate::exec::user;
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
 
 fn is_root() -> bool {
     if nix::unistd::geteuid().is_root() {
@@ -120,4 +121,75 @@ fn a_fifo_is_refused_at_once_and_a_stuck_copy_times_out() {
     let root = Identity::of(&user::resolve("root", None).unwrap());
     let stuck = copy_within(&big, &slave, "x", &root, 0o077, 1).unwrap_err();
     assert_eq!(stuck.to_string(), format!("copy to {} timed out after 1 seconds", slave.display()));
+}
+
+/// The pids of this process's children that run as `uid`.
+fn children_as(uid: u32) -> Vec<i32> {
+    let mut found = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        let Ok(list) = std::fs::read_to_string(task.path().join("children")) else { continue };
+        for pid in list.split_whitespace().filter_map(|pid| pid.parse::<i32>().ok()) {
+            let Ok(meta) = std::fs::metadata(format!("/proc/{pid}")) else { continue };
+            if meta.uid() == uid {
+                found.push(pid);
+            }
+        }
+    }
+    found
+}
+
+/// Sets `fs.suid_dumpable` for the guard's life, then puts the old value back.
+struct SuidDumpable(String);
+
+impl SuidDumpable {
+    const PATH: &'static str = "/proc/sys/fs/suid_dumpable";
+
+    fn set(value: &str) -> SuidDumpable {
+        let old = std::fs::read_to_string(Self::PATH).unwrap();
+        std::fs::write(Self::PATH, value).unwrap();
+        SuidDumpable(old.trim().to_string())
+    }
+}
+
+impl Drop for SuidDumpable {
+    fn drop(&mut self) {
+        let _ = std::fs::write(Self::PATH, &self.0);
+    }
+}
+
+/// With `fs.suid_dumpable` at 1 (a debugging setting some hosts keep), the kernel would leave
+/// a process that changed identity traceable by the user; the child's own `PR_SET_DUMPABLE`
+/// is what keeps the mom's memory out of reach then.
+#[test]
+fn the_user_cannot_read_the_copy_that_holds_the_moms_memory() {
+    if !is_root() {
+        return;
+    }
+    let _debugging = SuidDumpable::set("1");
+    let (nobody, uid) = nobody();
+    let dir = open_dir();
+    let big = spool(dir.path(), &"0123456789abcdef".repeat(64 * 1024));
+    let pty = nix::pty::openpty(None, None).unwrap();
+    nix::unistd::fchown(pty.slave.as_raw_fd(), Some(nix::unistd::Uid::from_raw(uid)), None).unwrap();
+    let slave = std::fs::read_link(format!("/proc/self/fd/{}", pty.slave.as_raw_fd())).unwrap();
+    let stuck = std::thread::spawn(move || copy_within(&big, &slave, "x", &nobody, 0o077, 3));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    let pid = loop {
+        if let Some(pid) = children_as(uid).first() {
+            break *pid;
+        }
+        assert!(std::time::Instant::now() < deadline, "the copy child never ran as the user");
+        std::thread::yield_now();
+    };
+    for file in ["environ", "mem"] {
+        let read = std::process::Command::new("head")
+            .args(["-c", "1", &format!("/proc/{pid}/{file}")])
+            .uid(uid)
+            .gid(uid)
+            .output()
+            .unwrap();
+        assert!(!read.status.success(), "the user read the copy's {file}");
+        assert!(String::from_utf8_lossy(&read.stderr).contains("Permission denied"), "{read:?}");
+    }
+    assert!(stuck.join().unwrap().unwrap_err().to_string().contains("timed out after 3 seconds"));
 }

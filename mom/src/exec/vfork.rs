@@ -172,6 +172,12 @@ unsafe fn steps(shared: &Shared<'_>) -> i32 {
         {
             return errno();
         }
+        // Until `execve` this process is the user's and holds the mom's memory (a `chdir` on a
+        // hung file system can take long): never traceable, whatever `fs.suid_dumpable` says.
+        // The shell's own memory, after `execve`, is dumpable as usual.
+        if libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 {
+            return errno();
+        }
     }
     libc::umask(p.umask);
     if libc::chdir(p.dir.as_ptr()) < 0 {
