@@ -74,6 +74,17 @@ pub fn remove_dir(dir: &Path) -> io::Result<()> {
     }
 }
 
+/// Creates `dir` (an existing one is fine); `Ok(false)` when its parent is missing, so the
+/// caller makes the parent only then instead of trying it every time.
+pub fn make_dir_under(dir: &Path) -> io::Result<bool> {
+    match std::fs::create_dir(dir) {
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Ok(true),
+        Err(err) => Err(io::Error::new(err.kind(), format!("cannot create {}: {err}", dir.display()))),
+        Ok(()) => Ok(true),
+    }
+}
+
 /// Creates a cgroup directory; one that exists already (a rerun, a mom restart) is reused.
 pub fn make_dir(dir: &Path) -> io::Result<()> {
     match std::fs::create_dir(dir) {

@@ -178,3 +178,33 @@ fn the_jobs_user_cannot_write_its_cgroup() {
     cgroup.remove();
     cgroups.remove_slice();
 }
+
+/// v1: a job's cpuset gets the slice's memory nodes from the kernel (`cgroup.clone_children`,
+/// set when the slice is made), and a slice left without them or the flag (an earlier mom's)
+/// is mended at the next job.
+#[test]
+fn v1_job_cpusets_get_the_slices_nodes_old_slices_included() {
+    let Some(cgroups) = cgroups("cpuset") else { return };
+    let Backend::V1(v1) = &cgroups.backend else { return };
+    let Some(mount) = v1.mounts.get(&mounts::Controller::Cpuset).cloned() else { return };
+    let slice = mount.join(&v1.slice);
+    let read = |path: std::path::PathBuf| files::read(&path).unwrap().trim().to_string();
+    let root_mems = read(mount.join("cpuset.mems"));
+    for (n, old_slice) in [(1, false), (2, true)] {
+        if old_slice {
+            std::fs::create_dir(&slice).unwrap();
+            files::write(&slice.join("cgroup.clone_children"), "0").unwrap();
+            assert_eq!(read(slice.join("cpuset.mems")), "", "a new v1 cpuset starts empty");
+        }
+        let job = format!("{n}.cpuset");
+        let cgroup = cgroups.job(&job).unwrap();
+        cgroup.create(&cgroups.limits(&job, 1, None, &[], &[])).unwrap();
+        assert_eq!(read(slice.join("cgroup.clone_children")), "1", "old slice: {old_slice}");
+        assert_eq!(read(slice.join("cpuset.mems")), root_mems);
+        assert_eq!(read(slice.join(&job).join("cpuset.mems")), root_mems);
+        assert!(!read(slice.join(&job).join("cpuset.cpus")).is_empty());
+        cgroup.remove();
+        cgroups.remove_slice();
+        assert!(!slice.exists());
+    }
+}

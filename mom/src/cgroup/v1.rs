@@ -53,20 +53,22 @@ impl V1 {
             .join("cgroup.procs")
     }
 
-    /// Creates the job's directory in every hierarchy and writes its limits.
+    /// Creates the job's directory in every hierarchy and writes its limits. The slice is made
+    /// only when the job's directory finds it missing; its cpuset gets the root's cores and
+    /// `cgroup.clone_children`, so the kernel gives each new job cpuset the slice's cores and
+    /// memory nodes (two reads check it), instead of two copies by hand per job.
     pub fn create(&self, job: &str, limits: &Limits) -> Result<(), CgroupError> {
         let failed = |source: std::io::Error| CgroupError::Create { job: job.to_string(), source };
         for (mount, controllers) in self.hierarchies() {
             let slice = mount.join(&self.slice);
-            files::make_dir(&slice).map_err(failed)?;
-            let cpuset = controllers.contains(&Controller::Cpuset);
-            if cpuset {
-                inherit_cpuset(mount, &slice).map_err(failed)?;
-            }
             let dir = slice.join(job);
-            files::make_dir(&dir).map_err(failed)?;
+            let cpuset = controllers.contains(&Controller::Cpuset);
+            if !files::make_dir_under(&dir).map_err(failed)? {
+                files::make_dir(&slice).map_err(failed)?;
+                files::make_dir(&dir).map_err(failed)?;
+            }
             if cpuset {
-                inherit_cpuset(&slice, &dir).map_err(failed)?;
+                job_cpuset(mount, &slice, &dir).map_err(failed)?;
             }
         }
         self.write_limits(job, limits).map_err(failed)
@@ -143,10 +145,37 @@ impl V1 {
     }
 }
 
+/// A job's new cpuset has cores and memory nodes: the kernel copied the slice's
+/// (`cgroup.clone_children`), else they are copied here, from the slice, which gets the root's
+/// first when it has none (a slice made elsewhere, or by an earlier mom) and the flag for the
+/// next job.
+fn job_cpuset(mount: &Path, slice: &Path, dir: &Path) -> std::io::Result<()> {
+    if cpuset_is_set(dir)? {
+        return Ok(());
+    }
+    if !cpuset_is_set(slice)? {
+        inherit_cpuset(mount, slice)?;
+    }
+    files::write(&slice.join("cgroup.clone_children"), "1")?;
+    inherit_cpuset(slice, dir)
+}
+
+const CPUSET_FILES: [&str; 2] = ["cpuset.mems", "cpuset.cpus"];
+
+/// Whether both of the cpuset's lists are set.
+fn cpuset_is_set(dir: &Path) -> std::io::Result<bool> {
+    for name in CPUSET_FILES {
+        if files::read(&dir.join(name))?.trim().is_empty() {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 /// A new v1 cpuset starts empty: it gets its parent's cores and memory nodes (only when
 /// still empty, so a job's own cores are not overwritten).
 fn inherit_cpuset(parent: &Path, child: &Path) -> std::io::Result<()> {
-    for name in ["cpuset.mems", "cpuset.cpus"] {
+    for name in CPUSET_FILES {
         if files::read(&child.join(name))?.trim().is_empty() {
             files::write(&child.join(name), files::read(&parent.join(name))?.trim())?;
         }
