@@ -1,7 +1,7 @@
 //! Job execution on the mother superior: files, identity, environment, the top shell in its
 //! own session, kills and limits, reaping, output delivery and clean-up.
 //!
-//! Layout: `run.rs` drives one job from start to end; `user.rs` resolves the identity;
+//! Layout: `run.rs` drives one job from start to end; `user.rs` resolves the identity (`groups.rs`: supplementary groups, kept a minute);
 //! `files.rs` names and writes the spool files; `env.rs` computes the environment (pure);
 //! `spawn.rs` prepares the shell's start and `vfork.rs` starts it without copying the mom; `contain.rs` puts it in the job's cgroup and kills through it;
 //! `kill.rs` signals the session (the fallback without cgroups); `children.rs` tracks the mom's children (orphans of jobs are adopted, so a job's end needs no scan when none is left); `clock.rs` is the walltime clock
@@ -21,6 +21,7 @@ pub mod deliver;
 pub mod deliver_child;
 pub mod env;
 pub mod files;
+pub mod groups;
 pub mod interactive;
 pub mod kill;
 pub mod launch_env;

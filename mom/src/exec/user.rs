@@ -10,8 +10,10 @@
 //! look-up ([`resolve_for`]), which on a host whose NSS also asks systemd (`group: files
 //! systemd`) was an eighth of such a mom's CPU per job (issue 19).
 //!
+//! Supplementary group lists are kept a minute (`groups.rs`); users are looked up every time.
+//!
 //! Owns: [`JobUser`] and [`may_run`]. Must not: change the process identity (that happens in
-//! the spawned child, `spawn.rs`) or cache look-ups (users may be created at any time).
+//! the spawned child, `spawn.rs`) or keep users (they may be created at any time).
 
 use super::StartError;
 use std::os::unix::ffi::OsStrExt;
@@ -68,8 +70,7 @@ pub fn resolve(name: &str, group: Option<&str>) -> Result<JobUser, StartError> {
 pub fn resolve_for(name: &str, group: Option<&str>, groups: Groups) -> Result<JobUser, StartError> {
     let entry = uzers::get_user_by_name(name).ok_or_else(|| StartError::UnknownUser(name.to_string()))?;
     let primary = entry.primary_group_id();
-    let supplementary =
-        || -> Vec<u32> { uzers::get_user_groups(name, primary).unwrap_or_default().iter().map(|g| g.gid()).collect() };
+    let supplementary = || super::groups::supplementary(name, primary);
     let mut looked_up = (groups == Groups::Needed).then(supplementary);
     let gid = match group {
         Some(group_name) => {
@@ -77,7 +78,12 @@ pub fn resolve_for(name: &str, group: Option<&str>, groups: Groups) -> Result<Jo
                 .ok_or_else(|| StartError::UnknownGroup(group_name.to_string()))?
                 .gid();
             if gid != primary {
-                check_member(name, group_name, gid, primary, looked_up.get_or_insert_with(supplementary))?;
+                let listed = looked_up.get_or_insert_with(supplementary);
+                if !listed.contains(&gid) {
+                    // Kept lists may be a minute old: a user just added to the group is in it.
+                    *listed = super::groups::fresh(name, primary);
+                }
+                check_member(name, group_name, gid, primary, listed)?;
             }
             gid
         }
@@ -191,6 +197,45 @@ mod tests {
         assert!(matches!(err, StartError::NotMember { .. }), "{err}");
         let asked = resolve_for("root", Some("root"), Groups::Unused).expect("root's primary group");
         assert_eq!(asked.groups, vec![0]);
+    }
+
+    /// A group of the host's own for a test (root only), deleted on drop.
+    struct HostGroup(String);
+
+    impl HostGroup {
+        fn new(member: &str) -> HostGroup {
+            let name = format!("mpbs-t{}", std::process::id());
+            let run = |args: &[&str]| {
+                assert!(std::process::Command::new(args[0]).args(&args[1..]).status().unwrap().success())
+            };
+            run(&["groupadd", &name]);
+            let group = HostGroup(name);
+            run(&["gpasswd", "-a", member, &group.0]);
+            group
+        }
+    }
+
+    impl Drop for HostGroup {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("groupdel").arg(&self.0).status();
+        }
+    }
+
+    /// Supplementary groups are kept a minute (`groups.rs`), yet a user just added to a group
+    /// may ask for it at once: a kept list without it is looked up again before a refusal.
+    #[test]
+    fn a_group_the_kept_list_lacks_is_looked_up_again() {
+        if !nix::unistd::geteuid().is_root() {
+            assert!(std::env::var_os("CI").is_none(), "needs root under CI");
+            return;
+        }
+        let nobody = resolve("nobody", None).unwrap();
+        assert_eq!(super::super::groups::supplementary("nobody", nobody.gid), nobody.groups, "kept now");
+        let group = HostGroup::new("nobody");
+        let joined = resolve("nobody", Some(&group.0)).expect("a member since a moment ago");
+        assert!(joined.groups.contains(&joined.gid) && joined.gid != nobody.gid);
+        let again = resolve_for("nobody", Some(&group.0), Groups::Unused).unwrap();
+        assert_eq!(again.gid, joined.gid);
     }
 
     #[test]

@@ -1,0 +1,147 @@
+//! Users' supplementary group lists (`getgrouplist` through NSS), kept for [`KEEP`] per user
+//! and primary group. A root mom sets them on every job it starts, and NSS must ask every
+//! source for them (`group: files systemd`, or sssd, LDAP): on this project's machines the look-up was
+//! most of what resolving a job's user cost (issue 19). Slurm's slurmd keeps the same lists
+//! (`GroupUpdateTime`, 600 s by default), nscd an hour.
+//!
+//! What keeping them may not change: a group the kept list lacks is looked up again before a
+//! job asking for it is refused ([`fresh`]), so a user just added to a group is seen at once; a
+//! user taken out of one keeps it for jobs started within [`KEEP`]. Users are never kept:
+//! passwd is looked up every time (users may be created at any time).
+//!
+//! Owns: the kept lists. Bounded: at most [`MAX_KEPT`] entries, the expired dropped first.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long a looked-up list is used.
+pub const KEEP: Duration = Duration::from_secs(60);
+
+/// The most lists kept (user names come from the server; this bounds the memory they take).
+pub const MAX_KEPT: usize = 4096;
+
+/// A user name and primary gid.
+type Key = (String, u32);
+
+/// A list and when it was looked up.
+type Entry = (Instant, Arc<[u32]>);
+
+/// Lists by user name and primary gid.
+#[derive(Debug, Default)]
+pub struct Kept {
+    lists: HashMap<Key, Entry>,
+}
+
+impl Kept {
+    /// The list of `name` with `primary`, kept if looked up within [`KEEP`] of `now`, else
+    /// from `look_up` (and kept).
+    pub fn get(&mut self, name: &str, primary: u32, now: Instant, look_up: impl FnOnce() -> Vec<u32>) -> Arc<[u32]> {
+        if let Some((at, list)) = self.lists.get(&(name.to_string(), primary)) {
+            if now.saturating_duration_since(*at) < KEEP {
+                return list.clone();
+            }
+        }
+        self.put(name, primary, now, look_up())
+    }
+
+    /// Keeps `list` as looked up at `now`, and returns it.
+    pub fn put(&mut self, name: &str, primary: u32, now: Instant, list: Vec<u32>) -> Arc<[u32]> {
+        if self.lists.len() >= MAX_KEPT {
+            self.lists.retain(|_, (at, _)| now.saturating_duration_since(*at) < KEEP);
+            if self.lists.len() >= MAX_KEPT {
+                self.lists.clear();
+            }
+        }
+        let list: Arc<[u32]> = list.into();
+        self.lists.insert((name.to_string(), primary), (now, list.clone()));
+        list
+    }
+
+    /// How many lists are kept.
+    pub fn len(&self) -> usize {
+        self.lists.len()
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.lists.is_empty()
+    }
+}
+
+static KEPT: Mutex<Option<Kept>> = Mutex::new(None);
+
+fn look_up(name: &str, primary: u32) -> Vec<u32> {
+    uzers::get_user_groups(name, primary).unwrap_or_default().iter().map(|group| group.gid()).collect()
+}
+
+fn with_kept<T>(use_kept: impl FnOnce(&mut Kept) -> T) -> T {
+    let mut kept = KEPT.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    use_kept(kept.get_or_insert_with(Kept::default))
+}
+
+/// The supplementary groups of `name` (primary group `primary`), kept or looked up.
+pub fn supplementary(name: &str, primary: u32) -> Vec<u32> {
+    // The look-up runs under the lock: two starts for one user ask NSS once.
+    with_kept(|kept| kept.get(name, primary, Instant::now(), || look_up(name, primary))).to_vec()
+}
+
+/// The supplementary groups of `name` looked up now (and kept): before a membership the kept
+/// list lacks refuses a job.
+pub fn fresh(name: &str, primary: u32) -> Vec<u32> {
+    let list = look_up(name, primary);
+    with_kept(|kept| kept.put(name, primary, Instant::now(), list)).to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_list_is_looked_up_once_a_minute_per_user_and_primary_group() {
+        let mut kept = Kept::default();
+        let start = Instant::now();
+        let mut asked = 0;
+        let mut get = |kept: &mut Kept, name: &str, primary: u32, after: Duration| {
+            kept.get(name, primary, start + after, || {
+                asked += 1;
+                vec![primary, 100 + asked]
+            })
+        };
+        assert_eq!(&*get(&mut kept, "alice", 1000, Duration::ZERO), &[1000, 101]);
+        assert_eq!(&*get(&mut kept, "alice", 1000, KEEP - Duration::from_millis(1)), &[1000, 101], "kept");
+        assert_eq!(&*get(&mut kept, "alice", 2000, Duration::ZERO), &[2000, 102], "another primary group");
+        assert_eq!(&*get(&mut kept, "bob", 1000, Duration::ZERO), &[1000, 103], "another user");
+        assert_eq!(&*get(&mut kept, "alice", 1000, KEEP), &[1000, 104], "looked up again after a minute");
+        kept.put("alice", 1000, start + KEEP, vec![1000, 7]);
+        assert_eq!(&*get(&mut kept, "alice", 1000, KEEP), &[1000, 7], "a fresh look-up replaces the list");
+    }
+
+    #[test]
+    fn at_most_max_kept_lists_the_expired_going_first() {
+        let mut kept = Kept::default();
+        let start = Instant::now();
+        for n in 0..MAX_KEPT as u32 {
+            kept.put(&format!("u{n}"), n, start, vec![n]);
+        }
+        assert_eq!(kept.len(), MAX_KEPT);
+        // Full of live lists: all go, the new one stays.
+        kept.put("late", 1, start + Duration::from_secs(1), vec![1]);
+        assert_eq!(kept.len(), 1);
+        for n in 1..MAX_KEPT as u32 {
+            kept.put(&format!("v{n}"), n, start + KEEP * 2, vec![n]);
+        }
+        // Full again, "late" expired: only it goes.
+        kept.put("last", 1, start + KEEP * 2, vec![1]);
+        assert_eq!(kept.len(), MAX_KEPT);
+        assert!(!kept.lists.contains_key(&("late".to_string(), 1)));
+    }
+
+    #[test]
+    fn the_kept_list_is_the_one_nss_gives() {
+        let root = uzers::get_user_by_uid(0).expect("root");
+        assert_eq!(supplementary("root", 0), look_up("root", 0));
+        assert_eq!(fresh("root", 0), look_up("root", 0));
+        assert!(supplementary(&root.name().to_string_lossy(), 0).contains(&0));
+    }
+}
