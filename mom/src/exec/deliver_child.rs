@@ -18,11 +18,12 @@
 //!
 //! The child shares the mom's memory, so it only makes system calls on what [`copy`] prepared
 //! (C strings, the identity, the source descriptor) and writes nothing but its stack and the
-//! atomics of [`Shared`]. Error texts are made in the parent, from the step and errno. Once it
-//! has the user's uid, the user may signal it (a stopped copy holds only its own delivery, as
-//! a stopped `cat` did) but not trace it or read its memory: the kernel marks a process that
-//! changed identity not dumpable (`fs.suid_dumpable` 0, the default), and the child says so
-//! itself (`PR_SET_DUMPABLE`) for hosts where that sysctl is 1.
+//! atomics of [`Shared`]. Error texts are made in the parent, from the step and errno. It takes
+//! the user's effective uid (with every capability dropped, so the kernel checks the user's
+//! rights) but keeps root as its real and saved uid: the user can neither signal it (a
+//! `SIGSTOP` held the mom's thread for ever, past any timeout, when the copy was the user's
+//! own `cat`) nor trace it or read its memory, which is the mom's, whatever
+//! `fs.suid_dumpable` says.
 //!
 //! Owns: [`copy`]. Must not: open anything as root, or allocate, lock or format in the child.
 
@@ -161,15 +162,14 @@ unsafe fn steps(s: &Shared) -> Result<(), (Step, i32)> {
     libc::pthread_sigmask(libc::SIG_UNBLOCK, &alarm, std::ptr::null_mut());
     libc::alarm(s.seconds);
     let (uid, gid, groups, count) = s.identity;
+    // The effective uid, and with it the file-system one, becomes the user's: the kernel then
+    // clears every capability from the effective set, so each check is the user's. The real
+    // and saved uids stay root's: no process of the user's may signal this one (a SIGSTOP
+    // would hold the mom's thread past the alarm) or trace it (it holds the mom's memory).
     if libc::syscall(libc::SYS_setgroups, count, groups) < 0
-        || libc::syscall(libc::SYS_setgid, gid) < 0
-        || libc::syscall(libc::SYS_setuid, uid) < 0
+        || libc::syscall(libc::SYS_setresgid, gid, gid, gid) < 0
+        || libc::syscall(libc::SYS_setresuid, 0, uid, 0) < 0
     {
-        return Err((Step::Identity, errno()));
-    }
-    // The user may signal this process (it is theirs now) but must never trace it or read its
-    // memory, which is the mom's: not dumpable, whatever `fs.suid_dumpable` says.
-    if libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 {
         return Err((Step::Identity, errno()));
     }
     libc::umask(s.umask);

@@ -123,17 +123,17 @@ fn a_fifo_is_refused_at_once_and_a_stuck_copy_times_out() {
     assert_eq!(stuck.to_string(), format!("copy to {} timed out after 1 seconds", slave.display()));
 }
 
-/// The pids of this process's children that run as `uid`.
+/// The pids of this process's children whose effective uid is `uid`.
 fn children_as(uid: u32) -> Vec<i32> {
+    let effective = |pid: i32| {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let uids = status.lines().find_map(|line| line.strip_prefix("Uid:"))?;
+        uids.split_whitespace().nth(1)?.parse::<u32>().ok()
+    };
     let mut found = Vec::new();
     for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
         let Ok(list) = std::fs::read_to_string(task.path().join("children")) else { continue };
-        for pid in list.split_whitespace().filter_map(|pid| pid.parse::<i32>().ok()) {
-            let Ok(meta) = std::fs::metadata(format!("/proc/{pid}")) else { continue };
-            if meta.uid() == uid {
-                found.push(pid);
-            }
-        }
+        found.extend(list.split_whitespace().filter_map(|pid| pid.parse().ok()).filter(|pid| effective(*pid) == Some(uid)));
     }
     found
 }
@@ -157,11 +157,12 @@ impl Drop for SuidDumpable {
     }
 }
 
-/// With `fs.suid_dumpable` at 1 (a debugging setting some hosts keep), the kernel would leave
-/// a process that changed identity traceable by the user; the child's own `PR_SET_DUMPABLE`
-/// is what keeps the mom's memory out of reach then.
+/// The copy holds the mom's memory and, blocked, one of its threads: the user may neither stop
+/// it (the thread would wait past the alarm) nor read its memory, even with `fs.suid_dumpable`
+/// at 1 (a debugging setting some hosts keep, under which the kernel leaves a process that
+/// changed identity traceable by that identity).
 #[test]
-fn the_user_cannot_read_the_copy_that_holds_the_moms_memory() {
+fn the_user_can_neither_stop_nor_read_the_copy_that_holds_the_moms_memory() {
     if !is_root() {
         return;
     }
@@ -181,6 +182,8 @@ fn the_user_cannot_read_the_copy_that_holds_the_moms_memory() {
         assert!(std::time::Instant::now() < deadline, "the copy child never ran as the user");
         std::thread::yield_now();
     };
+    let stop = std::process::Command::new("kill").args(["-STOP", &pid.to_string()]).uid(uid).gid(uid).output().unwrap();
+    assert!(!stop.status.success(), "the user stopped the copy");
     for file in ["environ", "mem"] {
         let read = std::process::Command::new("head")
             .args(["-c", "1", &format!("/proc/{pid}/{file}")])
