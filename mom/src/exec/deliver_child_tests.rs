@@ -133,7 +133,9 @@ fn children_as(uid: u32) -> Vec<i32> {
     let mut found = Vec::new();
     for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
         let Ok(list) = std::fs::read_to_string(task.path().join("children")) else { continue };
-        found.extend(list.split_whitespace().filter_map(|pid| pid.parse().ok()).filter(|pid| effective(*pid) == Some(uid)));
+        found.extend(
+            list.split_whitespace().filter_map(|pid| pid.parse().ok()).filter(|pid| effective(*pid) == Some(uid)),
+        );
     }
     found
 }
@@ -183,6 +185,10 @@ fn the_user_can_neither_stop_nor_read_the_copy_that_holds_the_moms_memory() {
         std::thread::yield_now();
     };
     let stop = std::process::Command::new("kill").args(["-STOP", &pid.to_string()]).uid(uid).gid(uid).output().unwrap();
+    if stop.status.success() {
+        // Else the stopped copy would hold its thread, and this test, for ever.
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+    }
     assert!(!stop.status.success(), "the user stopped the copy");
     for file in ["environ", "mem"] {
         let read = std::process::Command::new("head")
