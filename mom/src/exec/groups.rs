@@ -34,15 +34,10 @@ pub struct Kept {
 }
 
 impl Kept {
-    /// The list of `name` with `primary`, kept if looked up within [`KEEP`] of `now`, else
-    /// from `look_up` (and kept).
-    pub fn get(&mut self, name: &str, primary: u32, now: Instant, look_up: impl FnOnce() -> Vec<u32>) -> Arc<[u32]> {
-        if let Some((at, list)) = self.lists.get(&(name.to_string(), primary)) {
-            if now.saturating_duration_since(*at) < KEEP {
-                return list.clone();
-            }
-        }
-        self.put(name, primary, now, look_up())
+    /// The list of `name` with `primary`, if looked up within [`KEEP`] of `now`.
+    pub fn live(&self, name: &str, primary: u32, now: Instant) -> Option<Arc<[u32]>> {
+        let (at, list) = self.lists.get(&(name.to_string(), primary))?;
+        (now.saturating_duration_since(*at) < KEEP).then(|| list.clone())
     }
 
     /// Keeps `list` as looked up at `now`, and returns it.
@@ -82,13 +77,25 @@ fn with_kept<T>(use_kept: impl FnOnce(&mut Kept) -> T) -> T {
 
 /// The supplementary groups of `name` (primary group `primary`), kept or looked up.
 pub fn supplementary(name: &str, primary: u32) -> Vec<u32> {
-    // The look-up runs under the lock: two starts for one user ask NSS once.
-    with_kept(|kept| kept.get(name, primary, Instant::now(), || look_up(name, primary))).to_vec()
+    supplementary_with(name, primary, look_up)
 }
 
 /// The supplementary groups of `name` looked up now (and kept): before a membership the kept
 /// list lacks refuses a job.
 pub fn fresh(name: &str, primary: u32) -> Vec<u32> {
+    fresh_with(name, primary, look_up)
+}
+
+fn supplementary_with(name: &str, primary: u32, look_up: impl FnOnce(&str, u32) -> Vec<u32>) -> Vec<u32> {
+    match with_kept(|kept| kept.live(name, primary, Instant::now())) {
+        Some(list) => list.to_vec(),
+        None => fresh_with(name, primary, look_up),
+    }
+}
+
+/// The look-up runs without the lock: NSS may wait for a directory server, and other users'
+/// job starts must not wait for it.
+fn fresh_with(name: &str, primary: u32, look_up: impl FnOnce(&str, u32) -> Vec<u32>) -> Vec<u32> {
     let list = look_up(name, primary);
     with_kept(|kept| kept.put(name, primary, Instant::now(), list)).to_vec()
 }
@@ -103,9 +110,9 @@ mod tests {
         let start = Instant::now();
         let mut asked = 0;
         let mut get = |kept: &mut Kept, name: &str, primary: u32, after: Duration| {
-            kept.get(name, primary, start + after, || {
+            kept.live(name, primary, start + after).unwrap_or_else(|| {
                 asked += 1;
-                vec![primary, 100 + asked]
+                kept.put(name, primary, start + after, vec![primary, 100 + asked])
             })
         };
         assert_eq!(&*get(&mut kept, "alice", 1000, Duration::ZERO), &[1000, 101]);
@@ -115,6 +122,34 @@ mod tests {
         assert_eq!(&*get(&mut kept, "alice", 1000, KEEP), &[1000, 104], "looked up again after a minute");
         kept.put("alice", 1000, start + KEEP, vec![1000, 7]);
         assert_eq!(&*get(&mut kept, "alice", 1000, KEEP), &[1000, 7], "a fresh look-up replaces the list");
+    }
+
+    /// A user whose look-up hangs (a directory server that does not answer) holds no other
+    /// user's start.
+    #[test]
+    fn a_slow_look_up_holds_only_its_own_user() {
+        use std::sync::mpsc::channel;
+        let limit = Duration::from_secs(10);
+        let (entered, in_look_up) = channel::<()>();
+        let (release, wait) = channel::<()>();
+        let slow = std::thread::spawn(move || {
+            supplementary_with("slow-user-test", 4242, |_, primary| {
+                entered.send(()).unwrap();
+                let _ = wait.recv();
+                vec![primary]
+            })
+        });
+        in_look_up.recv_timeout(limit).expect("the slow look-up started");
+        let (answer, answered) = channel();
+        let fast = std::thread::spawn(move || {
+            answer.send(supplementary_with("fast-user-test", 4343, |_, primary| vec![primary, 1])).unwrap()
+        });
+        let fast_list = answered.recv_timeout(limit);
+        release.send(()).unwrap();
+        fast.join().unwrap();
+        assert_eq!(fast_list.expect("the other user waited for the slow look-up"), [4343, 1]);
+        assert_eq!(slow.join().unwrap(), [4242]);
+        assert_eq!(supplementary_with("slow-user-test", 4242, |_, _| panic!("kept")), [4242]);
     }
 
     #[test]
