@@ -1,13 +1,16 @@
 //! Users' supplementary group lists (`getgrouplist` through NSS), kept for [`KEEP`] per user
 //! and primary group. A root mom sets them on every job it starts, and NSS must ask every
-//! source for them (`group: files systemd`, or sssd, LDAP): on this project's machines the look-up was
-//! most of what resolving a job's user cost (issue 19). Slurm's slurmd keeps the same lists
+//! source for them (`group: files systemd`, or sssd, LDAP): on this project's machines the
+//! look-up was most of what resolving a job's user cost (issue 19). Slurm's slurmd keeps the same lists
 //! (`GroupUpdateTime`, 600 s by default), nscd an hour.
 //!
 //! What keeping them may not change: a group the kept list lacks is looked up again before a
 //! job asking for it is refused ([`fresh`]), so a user just added to a group is seen at once; a
 //! user taken out of one keeps it for jobs started within [`KEEP`]. Users are never kept:
 //! passwd is looked up every time (users may be created at any time).
+//!
+//! A look-up runs without the lock (a directory server may keep it waiting; no other user's
+//! start waits with it); two starts of one user at once may both ask NSS.
 //!
 //! Owns: the kept lists. Bounded: at most [`MAX_KEPT`] entries, the expired dropped first.
 
