@@ -9,9 +9,11 @@
 //! nor write anything but its own stack and the one error word the parent reads. Everything is
 //! prepared before the clone ([`Prepared`]: C strings, pointer arrays, descriptors), and the
 //! child only makes system calls:
-//! - the identity changes are raw `setgroups`/`setgid`/`setuid` system calls, not glibc's
-//!   wrappers: those broadcast the change to every thread of the *mom* (glibc's thread list is
-//!   shared memory), which would be wrong and could hang;
+//! - the identity changes are raw `setgroups`/`setresgid`/`setresuid` system calls, not
+//!   glibc's wrappers: those broadcast the change to every thread of the *mom* (glibc's thread
+//!   list is shared memory), which would be wrong and could hang. The effective uid becomes the
+//!   user's before `chdir` (checked as the user's), the real and saved ones only after it (no
+//!   signal or trace of the user's reaches the child while a `chdir` waits);
 //! - all signals are blocked in the mom's thread across the clone, so no handler of the mom runs
 //!   on the child's stack; the child sets every caught signal (and SIGPIPE, which Rust ignores)
 //!   back to its default action, then unblocks everything just before `execve`, so the shell
@@ -165,17 +167,15 @@ unsafe fn steps(shared: &Shared<'_>) -> i32 {
         return errno();
     }
     if let Some((uid, gid, groups)) = &p.identity {
-        // Raw system calls: this process alone changes (see the header).
+        // Raw system calls: this process alone changes (see the header). The user's effective
+        // uid first: every effective capability goes with it, so `chdir` is the user's. Root
+        // stays the real and saved uid until `chdir` is done: a `chdir` on a hung file system
+        // can take long, and meanwhile the user may neither stop this process (and with it the
+        // mom's thread) nor trace it (it holds the mom's memory).
         if libc::syscall(libc::SYS_setgroups, groups.len(), groups.as_ptr()) < 0
-            || libc::syscall(libc::SYS_setgid, *gid) < 0
-            || libc::syscall(libc::SYS_setuid, *uid) < 0
+            || libc::syscall(libc::SYS_setresgid, *gid, *gid, *gid) < 0
+            || libc::syscall(libc::SYS_setresuid, 0, *uid, 0) < 0
         {
-            return errno();
-        }
-        // Until `execve` this process is the user's and holds the mom's memory (a `chdir` on a
-        // hung file system can take long): never traceable, whatever `fs.suid_dumpable` says.
-        // The shell's own memory, after `execve`, is dumpable as usual.
-        if libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 {
             return errno();
         }
     }
@@ -186,6 +186,16 @@ unsafe fn steps(shared: &Shared<'_>) -> i32 {
             libc::write(2, part.as_ptr().cast(), part.len());
         }
         return code;
+    }
+    if let Some((uid, _, _)) = &p.identity {
+        // The user's in full, as `setuid` from root gives: allowed without a capability (each
+        // id is one this process holds), and with no uid left 0 the kernel clears the
+        // permitted capabilities too. Not dumpable until `execve`, whatever `fs.suid_dumpable`
+        // says; the shell's own memory is dumpable as usual.
+        if libc::syscall(libc::SYS_setresuid, *uid, *uid, *uid) < 0 || libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) < 0
+        {
+            return errno();
+        }
     }
     let mut empty: libc::sigset_t = std::mem::zeroed();
     libc::sigemptyset(&mut empty);
@@ -235,6 +245,16 @@ mod tests {
     /// `sh -c script` in `dir`, its stdout and stderr to files of `tmp`; returns the spawn's
     /// result, then the two files' text once it ended.
     fn run(tmp: &std::path::Path, program: &str, script: &str, dir: &str) -> (io::Result<i32>, String, String) {
+        run_as(tmp, program, script, dir, None)
+    }
+
+    fn run_as(
+        tmp: &std::path::Path,
+        program: &str,
+        script: &str,
+        dir: &str,
+        identity: Option<(libc::uid_t, libc::gid_t, Vec<libc::gid_t>)>,
+    ) -> (io::Result<i32>, String, String) {
         let stdin = std::fs::File::open("/dev/null").unwrap();
         let (out, err) = (tmp.join("out"), tmp.join("err"));
         let (stdout, stderr) = (std::fs::File::create(&out).unwrap(), std::fs::File::create(&err).unwrap());
@@ -246,7 +266,7 @@ mod tests {
             keep_open: None,
             cgroup_fds: Vec::new(),
             terminal: false,
-            identity: None,
+            identity,
             umask: 0o027,
             dir: CString::new(dir).unwrap(),
             chdir_failed: b"PBS: chdir failed: ".to_vec(),
@@ -288,6 +308,39 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let (spawned, out, err) = run(tmp.path(), "/bin/sh", "echo ran", "/no/such/dir");
         assert_eq!(spawned.unwrap_err().raw_os_error(), Some(libc::ENOENT));
+        assert_eq!((out.as_str(), err.as_str()), ("", "PBS: chdir failed: cannot enter\n"));
+    }
+
+    /// The shell is the user's in full (all four uids and gids, no capability left), and its
+    /// start directory was entered with the user's rights, not root's.
+    #[test]
+    fn the_child_is_the_user_in_full_and_enters_its_directory_as_the_user() {
+        if !nix::unistd::geteuid().is_root() {
+            assert!(std::env::var_os("CI").is_none(), "needs root under CI");
+            return;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let nobody = Some((65534, 65534, vec![65534]));
+        let script = "grep -E '^(Uid|Gid|Groups|CapPrm|CapEff|CapAmb):' /proc/self/status";
+        let (spawned, out, _) = run_as(tmp.path(), "/bin/sh", script, "/", nobody.clone());
+        spawned.unwrap();
+        let fields: Vec<String> = out.lines().map(|line| line.split_whitespace().collect::<Vec<_>>().join(" ")).collect();
+        assert_eq!(
+            fields,
+            [
+                "Uid: 65534 65534 65534 65534",
+                "Gid: 65534 65534 65534 65534",
+                "Groups: 65534",
+                "CapPrm: 0000000000000000",
+                "CapEff: 0000000000000000",
+                "CapAmb: 0000000000000000"
+            ],
+            "{out}"
+        );
+        // The test's temporary directory is root's, mode 0700.
+        let private = tmp.path().to_str().unwrap();
+        let (spawned, out, err) = run_as(tmp.path(), "/bin/sh", "echo ran", private, nobody);
+        assert_eq!(spawned.unwrap_err().raw_os_error(), Some(libc::EACCES));
         assert_eq!((out.as_str(), err.as_str()), ("", "PBS: chdir failed: cannot enter\n"));
     }
 
