@@ -73,7 +73,7 @@ fn the_kernel_checks_the_users_rights_not_roots() {
         return;
     }
     let (nobody, _) = nobody();
-    let dir = tempfile::tempdir().unwrap(); // root's, 0700
+    let dir = tempfile::tempdir().unwrap(); // root's: others may not write in it
     let source = spool(dir.path(), "secret\n");
     let refused = copy(&source, dir.path(), "job.o1", &nobody, 0o077).unwrap_err();
     let expected = format!("cannot create {}: Permission denied", dir.path().join("job.o1").display());

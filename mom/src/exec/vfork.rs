@@ -192,7 +192,8 @@ unsafe fn steps(shared: &Shared<'_>) -> i32 {
         // id is one this process holds), and with no uid left 0 the kernel clears the
         // permitted capabilities too. Not dumpable until `execve`, whatever `fs.suid_dumpable`
         // says; the shell's own memory is dumpable as usual.
-        if libc::syscall(libc::SYS_setresuid, *uid, *uid, *uid) < 0 || libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) < 0
+        if libc::syscall(libc::SYS_setresuid, *uid, *uid, *uid) < 0
+            || libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) < 0
         {
             return errno();
         }
@@ -324,7 +325,8 @@ mod tests {
         let script = "grep -E '^(Uid|Gid|Groups|CapPrm|CapEff|CapAmb):' /proc/self/status";
         let (spawned, out, _) = run_as(tmp.path(), "/bin/sh", script, "/", nobody.clone());
         spawned.unwrap();
-        let fields: Vec<String> = out.lines().map(|line| line.split_whitespace().collect::<Vec<_>>().join(" ")).collect();
+        let fields: Vec<String> =
+            out.lines().map(|line| line.split_whitespace().collect::<Vec<_>>().join(" ")).collect();
         assert_eq!(
             fields,
             [
@@ -337,8 +339,11 @@ mod tests {
             ],
             "{out}"
         );
-        // The test's temporary directory is root's, mode 0700.
-        let private = tmp.path().to_str().unwrap();
+        // A directory of root's that others may not enter.
+        let private_dir = tmp.path().join("private");
+        std::fs::create_dir(&private_dir).unwrap();
+        std::fs::set_permissions(&private_dir, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+        let private = private_dir.to_str().unwrap();
         let (spawned, out, err) = run_as(tmp.path(), "/bin/sh", "echo ran", private, nobody);
         assert_eq!(spawned.unwrap_err().raw_os_error(), Some(libc::EACCES));
         assert_eq!((out.as_str(), err.as_str()), ("", "PBS: chdir failed: cannot enter\n"));
