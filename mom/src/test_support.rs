@@ -1,4 +1,4 @@
-//! Helpers for the crate's unit tests: a minimal job launch, a job user.
+//! Helpers for the crate's unit tests: a minimal job launch, a job user, the root check.
 
 use proto::mom::{HostAlloc, JobLaunch};
 
@@ -61,4 +61,14 @@ pub fn alice() -> crate::exec::user::JobUser {
         home: "/home/alice".into(),
         login_shell: "/bin/bash".into(),
     }
+}
+
+/// Whether this test runs as root (identity changes, host groups); when not, it fails under
+/// `CI` (a test that needs root must not pass by skipping there) and says `false` otherwise.
+pub fn is_root() -> bool {
+    if nix::unistd::geteuid().is_root() {
+        return true;
+    }
+    assert!(std::env::var_os("CI").is_none(), "needs root under CI");
+    false
 }

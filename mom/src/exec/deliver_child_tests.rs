@@ -3,17 +3,10 @@
 
 use super::*;
 use crate::exec::user;
+use crate::test_support::is_root;
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
-
-fn is_root() -> bool {
-    if nix::unistd::geteuid().is_root() {
-        return true;
-    }
-    assert!(std::env::var_os("CI").is_none(), "needs root under CI");
-    false
-}
 
 fn nobody() -> (Identity, u32) {
     let user = user::resolve("nobody", None).expect("the nobody account");
