@@ -1,8 +1,8 @@
 //! Users' supplementary group lists (`getgrouplist` through NSS), kept for [`KEEP`] per user
 //! and primary group. A root mom sets them on every job it starts, and NSS must ask every
 //! source for them (`group: files systemd`, or sssd, LDAP): on this project's machines the
-//! look-up was most of what resolving a job's user cost (issue 19). Slurm's slurmd keeps the same lists
-//! (`GroupUpdateTime`, 600 s by default), nscd an hour.
+//! look-up was most of what resolving a job's user cost (issue 19). Slurm's slurmd keeps the
+//! same lists (`GroupUpdateTime`, 600 s by default), nscd an hour.
 //!
 //! What keeping them may not change: a group the kept list lacks is looked up again before a
 //! job asking for it is refused ([`fresh`]), so a user just added to a group is seen at once; a
@@ -54,16 +54,6 @@ impl Kept {
         let list: Arc<[u32]> = list.into();
         self.lists.insert((name.to_string(), primary), (now, list.clone()));
         list
-    }
-
-    /// How many lists are kept.
-    pub fn len(&self) -> usize {
-        self.lists.len()
-    }
-
-    /// Whether none is.
-    pub fn is_empty(&self) -> bool {
-        self.lists.is_empty()
     }
 }
 
@@ -162,16 +152,16 @@ mod tests {
         for n in 0..MAX_KEPT as u32 {
             kept.put(&format!("u{n}"), n, start, vec![n]);
         }
-        assert_eq!(kept.len(), MAX_KEPT);
+        assert_eq!(kept.lists.len(), MAX_KEPT);
         // Full of live lists: all go, the new one stays.
         kept.put("late", 1, start + Duration::from_secs(1), vec![1]);
-        assert_eq!(kept.len(), 1);
+        assert_eq!(kept.lists.len(), 1);
         for n in 1..MAX_KEPT as u32 {
             kept.put(&format!("v{n}"), n, start + KEEP * 2, vec![n]);
         }
         // Full again, "late" expired: only it goes.
         kept.put("last", 1, start + KEEP * 2, vec![1]);
-        assert_eq!(kept.len(), MAX_KEPT);
+        assert_eq!(kept.lists.len(), MAX_KEPT);
         assert!(!kept.lists.contains_key(&("late".to_string(), 1)));
     }
 
