@@ -83,17 +83,28 @@ struct Args {
     verbose: u8,
 }
 
-/// Allocations of 128 KiB and more get their own mappings, given back on free, for good: glibc
-/// otherwise raises the threshold after the first such free, and the big per-pass temporaries
-/// of the start bursts (views, frames, store batches) then fragment the heap (bench/scale: peak
-/// RSS 234 -> 217 MiB with GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072). A tunable set
-/// by the site (GLIBC_TUNABLES, MALLOC_MMAP_THRESHOLD_) wins.
-fn fixed_mmap_threshold() {
-    let set_by_site = std::env::var_os("MALLOC_MMAP_THRESHOLD_").is_some()
-        || std::env::var("GLIBC_TUNABLES").is_ok_and(|t| t.contains("mmap_threshold"));
-    if !set_by_site {
-        // SAFETY: mallopt only sets an allocator parameter; it is thread-safe in glibc.
-        unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024) };
+/// The heap's shape, set before any thread starts; a tunable set by the site (`GLIBC_TUNABLES`,
+/// `MALLOC_MMAP_THRESHOLD_`, `MALLOC_ARENA_MAX`) wins.
+/// - Allocations of 128 KiB and more get their own mappings, given back on free, for good: glibc
+///   otherwise raises the threshold after the first such free, and the big per-pass temporaries
+///   of the start bursts (views, frames, store batches) then fragment the heap (bench/scale:
+///   peak RSS 234 -> 217 MiB with `glibc.malloc.mmap_threshold=131072`).
+/// - One arena: glibc gives each new thread an arena of its own (up to 8 per core), and a
+///   job's memory, made on one worker and freed on another or on the store thread, then leaves
+///   holes in several heaps that `malloc_trim` cannot give back (bench/scale: peak RSS 192-197
+///   -> 155-156 MiB, three runs each). Small blocks still come from each thread's cache without
+///   the arena's lock.
+fn heap_shape() {
+    let tunables = std::env::var("GLIBC_TUNABLES").unwrap_or_default();
+    let set_by_site = |var: &str, tunable: &str| std::env::var_os(var).is_some() || tunables.contains(tunable);
+    // SAFETY: mallopt only sets an allocator parameter; it is thread-safe in glibc.
+    unsafe {
+        if !set_by_site("MALLOC_MMAP_THRESHOLD_", "mmap_threshold") {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
+        }
+        if !set_by_site("MALLOC_ARENA_MAX", "arena_max") {
+            libc::mallopt(libc::M_ARENA_MAX, 1);
+        }
     }
 }
 
@@ -117,10 +128,15 @@ fn heap_trimmer() {
 }
 
 /// A failure to start is one line on stderr, `pbs_server: <what>: <why>`, and exit status 1.
-#[tokio::main]
-async fn main() -> std::process::ExitCode {
-    fixed_mmap_threshold();
-    match run().await {
+/// The heap is shaped before the runtime starts its threads (each would take an arena).
+fn main() -> std::process::ExitCode {
+    heap_shape();
+    let outcome = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(anyhow::Error::from)
+        .and_then(|runtime| runtime.block_on(run()));
+    match outcome {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("pbs_server: {err:#}");
