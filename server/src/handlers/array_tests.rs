@@ -326,6 +326,26 @@ fn status_shows_parents_by_default_subjobs_with_t_and_array_attributes() {
     assert_eq!(full("2[4]"), ["array_id = 2[].head", "array_index = 4"]);
 }
 
+#[test]
+fn status_with_t_lists_the_subjobs_of_each_listed_parent_only() {
+    // Arrays of alice, bob, alice: `qstat -t -u user1000` must switch between parents as it
+    // walks their subjobs (it keeps the last parent's answer).
+    let mut state = cluster(1);
+    for uid in [ALICE, 1001, ALICE] {
+        let mut spec = spec(&[("ncpus", "1")]);
+        spec.array = Some(ArraySpec { indices: "1-2".to_string(), limit: None });
+        spec.user_hold = true;
+        apply(&mut state, 10, |state, out| submit_job::submit_job(state, out, &requester(uid), 10, spec));
+    }
+    let users = [requester(ALICE).user];
+    let arrays = status_job::ArrayListing { subjobs: true, arrays_only: false };
+    let query = status_job::Query { users: &users, arrays, ..Default::default() };
+    let ServerReply::Jobs { jobs, .. } = status_job::status_job(&state, Flavor::OpenPbs, 0, query) else { panic!() };
+    let ids: Vec<&str> = jobs.iter().map(|job| job.id.as_str()).collect();
+    assert_eq!(ids, ["1[].head", "1[1].head", "1[2].head", "3[].head", "3[1].head", "3[2].head"]);
+    state.sanity_check();
+}
+
 fn submit(state: &mut ServerState) {
     super::tests::submit(state, ALICE, &[("ncpus", "1")]);
 }

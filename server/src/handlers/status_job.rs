@@ -151,9 +151,23 @@ pub fn select(state: &ServerState, flavor: Flavor, now: i64, query: &Query) -> S
     };
     // A subjob is listed (with -t) when its parent is.
     let top_listed = |job: &Job| shown(job) && user_ok(&job.owner);
+    // A subjob follows its parent in key order, so its siblings ask about the same parent:
+    // the last answer is kept (100,000 subjobs: one look-up per array, not one per subjob).
+    let last_parent = std::cell::Cell::new(None);
+    let parent_listed = |job: &Job| {
+        let parent = job::JobId::parent_key(job.id.key());
+        match last_parent.get() {
+            Some((key, listed)) if key == parent => listed,
+            _ => {
+                let listed = parent_of(state, job).is_some_and(top_listed);
+                last_parent.set(Some((parent, listed)));
+                listed
+            }
+        }
+    };
     let arrays = query.arrays;
     let listed = |job: &Job| match job.id.array {
-        Some(ArrayPart::Sub(_)) => arrays.subjobs && parent_of(state, job).is_some_and(top_listed),
+        Some(ArrayPart::Sub(_)) => arrays.subjobs && parent_listed(job),
         Some(ArrayPart::Parent) => top_listed(job),
         None => !arrays.arrays_only && top_listed(job),
     };
