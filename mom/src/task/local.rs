@@ -22,6 +22,7 @@ use proto::task::{TaskCommand, TaskInput, TaskOutput, TaskRequest, MAX_CHUNK};
 use proto::transport::{FrameReader, FrameWriter};
 use std::os::fd::OwnedFd;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::unix::pipe;
@@ -35,7 +36,7 @@ const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(2);
 /// cannot start is refused (`TaskOutput::Refused`, and the refusal returned for the log).
 pub async fn run(
     board: &TaskBoard,
-    context: &ExecContext,
+    context: Arc<ExecContext>,
     request: TaskRequest,
     node_num: u32,
     reader: FrameReader,
@@ -43,9 +44,18 @@ pub async fn run(
 ) -> Result<(), Refusal> {
     let (job_id, admitted) = (request.job_id.clone(), board.admit(&request.job_id));
     let started = match admitted {
-        Ok(admitted) => start(context, &admitted, &request, node_num)
-            .map(|spawned| (admitted.task, spawned))
-            .inspect_err(|_| board.ended(&job_id, admitted.task, Default::default())),
+        Ok(admitted) => {
+            let task = admitted.task;
+            // Off the runtime's threads: the user database, the cgroup and the fork, whose
+            // parent waits until the child has entered its directory and run `execve`.
+            let start = move || start(&context, &admitted, &request, node_num);
+            let started = match tokio::task::spawn_blocking(start).await {
+                Ok(started) => started,
+                Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+                Err(_) => Err(Refusal::Start("the mom is shutting down".into())),
+            };
+            started.map(|spawned| (task, spawned)).inspect_err(|_| board.ended(&job_id, task, Default::default()))
+        }
         Err(AdmitError::Gone) => Err(Refusal::NotHere(job_id.clone())),
         Err(AdmitError::Full(limit)) => Err(Refusal::TooManyTasks { job_id: job_id.clone(), limit }),
     };

@@ -164,7 +164,16 @@ impl TaskServer {
 
     async fn on_request(&self, caller: Caller, request: TaskRequest, reader: FrameReader, mut writer: FrameWriter) {
         let launch = self.board.launch(&request.job_id);
-        let owner_uid = launch.as_ref().and_then(|l| user::resolve(&l.user, l.group.as_deref()).ok()).map(|u| u.uid);
+        // Only the owner's uid is needed here (no supplementary groups); the user database may
+        // be a directory server, so it is asked off the runtime's threads.
+        let owner_uid = match &launch {
+            Some(launch) => {
+                let (name, group) = (launch.user.clone(), launch.group.clone());
+                let look_up = move || user::resolve_for(&name, group.as_deref(), user::Groups::Unused);
+                tokio::task::spawn_blocking(look_up).await.ok().and_then(Result::ok).map(|owner| owner.uid)
+            }
+            None => None,
+        };
         let facts = launch.as_ref().zip(owner_uid).map(|(launch, owner_uid)| JobFacts {
             owner_uid,
             cookie: &launch.cookie,
@@ -173,7 +182,7 @@ impl TaskServer {
         let routed = check(&request, caller, facts, &self.context.node);
         let result = match routed {
             Ok(Route::Here { node_num }) => {
-                local::run(&self.board, &self.context, request, node_num, reader, writer).await
+                local::run(&self.board, Arc::clone(&self.context), request, node_num, reader, writer).await
             }
             Ok(Route::Forward { node, addr }) => {
                 let job_id = request.job_id.clone();

@@ -73,14 +73,18 @@ pub fn spawn(task: TaskSpawn) -> io::Result<Spawned> {
             if libc::setsid() < 0 {
                 return Err(io::Error::last_os_error());
             }
+            // The directory is entered as the user, who may not stop or trace this child
+            // meanwhile: the mom waits for its `execve` (exec/spawn.rs `Identity`).
             if let Some(identity) = &identity {
-                identity.assume()?;
+                identity.assume_effective()?;
             }
-            if dirs.iter().any(|dir| libc::chdir(dir.as_ptr()) == 0) {
-                Ok(())
-            } else {
-                Err(io::Error::last_os_error())
+            if !dirs.iter().any(|dir| libc::chdir(dir.as_ptr()) == 0) {
+                return Err(io::Error::last_os_error());
             }
+            if let Some(identity) = &identity {
+                identity.assume_in_full()?;
+            }
+            Ok(())
         });
     }
     // Registered as the mom's own (exec/children.rs): only `wait` reaps it.
@@ -121,4 +125,53 @@ pub fn wait(pid: i32) -> io::Result<(i32, ResourcesUsed)> {
     let cput_secs = (micros(usage.ru_utime) + micros(usage.ru_stime) + 500_000) / 1_000_000;
     let used = ResourcesUsed { cput_secs, mem_kb: usage.ru_maxrss.max(0) as u64, ..Default::default() };
     Ok((code, used))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    /// A task of a user enters the first directory the user may enter (a 0700 directory of
+    /// root's is passed over, as it would be for them) and runs as the user in full.
+    #[test]
+    fn a_task_enters_its_directory_as_the_user_and_runs_as_the_user_in_full() {
+        if !crate::test_support::is_root() {
+            return;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let (private, open) = (tmp.path().join("private"), tmp.path().join("open"));
+        for (dir, mode) in [(&private, 0o700), (&open, 0o755)] {
+            std::fs::create_dir(dir).unwrap();
+            std::fs::set_permissions(dir, std::os::unix::fs::PermissionsExt::from_mode(mode)).unwrap();
+        }
+        std::fs::set_permissions(tmp.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let user =
+            crate::exec::user::JobUser { uid: 65534, gid: 65534, groups: vec![65534], ..crate::test_support::alice() };
+        let script = "pwd; grep -E '^(Uid|Gid|CapPrm|CapEff):' /proc/self/status";
+        let spawned = spawn(TaskSpawn {
+            argv: ["/bin/sh", "-c", script].map(String::from).to_vec(),
+            env: Vec::new(),
+            dirs: vec![private, open.clone()],
+            identity: Some(Identity::of(&user)),
+            join_fds: Vec::new(),
+            stdin: Stdio::null(),
+            stdout: Stdio::piped(),
+            stderr: Stdio::null(),
+        })
+        .unwrap();
+        let mut out = String::new();
+        spawned.stdout.unwrap().read_to_string(&mut out).unwrap();
+        assert_eq!(wait(spawned.pid).unwrap().0, 0);
+        let lines: Vec<String> =
+            out.lines().map(|line| line.split_whitespace().collect::<Vec<_>>().join(" ")).collect();
+        let expected = [
+            open.display().to_string(),
+            "Uid: 65534 65534 65534 65534".into(),
+            "Gid: 65534 65534 65534 65534".into(),
+            "CapPrm: 0000000000000000".into(),
+            "CapEff: 0000000000000000".into(),
+        ];
+        assert_eq!(lines, expected, "{out}");
+    }
 }
