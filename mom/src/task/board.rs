@@ -3,6 +3,10 @@
 //! or the node's share is over. Ending a share kills every task session it still has and
 //! returns what its tasks used.
 //!
+//! A sister's share may be added after the mother superior has started the job (the server
+//! sends each mom its part on its own connection): a peer's request for a job not here yet
+//! waits for it a while ([`TaskBoard::launch_within`]) before it is refused.
+//!
 //! Owns: [`TaskBoard`], the per-job task numbers (`PBS_TASKNUM`), the bound on live tasks per
 //! job ([`MAX_TASKS_PER_JOB`]) and the tasks' summed usage. Must not: check requests
 //! (check.rs) or start processes (spawn.rs); it only signals sessions it recorded.
@@ -45,6 +49,8 @@ pub struct Admitted {
 #[derive(Debug, Default)]
 pub struct TaskBoard {
     jobs: Mutex<HashMap<String, Share>>,
+    /// Woken at each share added.
+    added: tokio::sync::Notify,
 }
 
 impl TaskBoard {
@@ -66,11 +72,27 @@ impl TaskBoard {
             used: ResourcesUsed::default(),
         };
         self.lock().insert(launch.job_id.clone(), share);
+        self.added.notify_waiters();
     }
 
     /// The job's launch, when it runs here.
     pub fn launch(&self, job_id: &str) -> Option<Arc<JobLaunch>> {
         self.lock().get(job_id).map(|share| share.launch.clone())
+    }
+
+    /// The job's launch, waiting up to `patience` for its share to be added.
+    pub async fn launch_within(&self, job_id: &str, patience: Duration) -> Option<Arc<JobLaunch>> {
+        let deadline = tokio::time::Instant::now() + patience;
+        loop {
+            // Listening before looking: a share added in between still wakes this.
+            let added = self.added.notified();
+            tokio::pin!(added);
+            added.as_mut().enable();
+            if let Some(launch) = self.launch(job_id) {
+                return Some(launch);
+            }
+            tokio::time::timeout_at(deadline, added).await.ok()?;
+        }
     }
 
     /// Gives the job's next task number, unless it has [`MAX_TASKS_PER_JOB`] live tasks or
@@ -163,5 +185,25 @@ mod tests {
         assert_eq!((used.cput_secs, used.mem_kb), (3, 10 + 5 * MAX_TASKS_PER_JOB as u64), "summed");
         assert!(board.end("1.s").await.is_none(), "ended once");
         assert!(!board.started("1.s", 9, 5), "a task of an ended job is killed by its starter");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_request_may_wait_for_its_share_a_bounded_time() {
+        let board = TaskBoard::new();
+        let waiting = tokio::spawn({
+            let board = Arc::clone(&board);
+            async move { board.launch_within("1.s", Duration::from_secs(10)).await.map(|launch| launch.job_id.clone()) }
+        });
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        board.add(&crate::test_support::launch("2.s", Vec::new()), Vec::new(), false);
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        assert!(!waiting.is_finished(), "another job's share is not this one");
+        board.add(&crate::test_support::launch("1.s", Vec::new()), Vec::new(), false);
+        let started = tokio::time::Instant::now();
+        assert_eq!(waiting.await.unwrap().as_deref(), Some("1.s"));
+        assert_eq!(started.elapsed(), Duration::ZERO, "found as soon as it was added");
+        let before = tokio::time::Instant::now();
+        assert!(board.launch_within("3.s", Duration::from_secs(10)).await.is_none());
+        assert_eq!(before.elapsed(), Duration::from_secs(10), "refused after the patience");
     }
 }

@@ -41,6 +41,10 @@ const OPENING_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long the mother superior waits for each sister's usage at a job's end.
 const END_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long a peer's task request waits for its job to join here (the server sends the
+/// sister its part and the mother superior the job on separate connections).
+const JOIN_PATIENCE: Duration = Duration::from_secs(10);
+
 /// What the task server works with.
 pub struct TaskServer {
     pub board: Arc<TaskBoard>,
@@ -163,7 +167,10 @@ impl TaskServer {
     }
 
     async fn on_request(&self, caller: Caller, request: TaskRequest, reader: FrameReader, mut writer: FrameWriter) {
-        let launch = self.board.launch(&request.job_id);
+        let launch = match caller {
+            Caller::Peer => self.board.launch_within(&request.job_id, JOIN_PATIENCE).await,
+            Caller::Launcher { .. } => self.board.launch(&request.job_id),
+        };
         // Only the owner's uid is needed here (no supplementary groups); the user database may
         // be a directory server, so it is asked off the runtime's threads.
         let owner_uid = match &launch {
