@@ -42,10 +42,20 @@ pub fn become_subreaper() {
 }
 
 /// Starts a child with `start` and registers its pid before any orphan pass can see it.
+///
+/// A start can take long: its parent waits until the child has entered the job's directory,
+/// which may be on a hung file system. The registry's lock is held across it only where the
+/// orphan pass could see the child: on a kernel older than 3.19 (every thread's children are
+/// read), or when the start runs on the main thread. Starts run on the blocking pool, whose
+/// children the pass never reads, so elsewhere the lock is taken to record the pid alone, and
+/// a start that hangs holds up neither the reaping of other children nor the pass.
 pub fn register<T>(start: impl FnOnce() -> std::io::Result<(i32, T)>) -> std::io::Result<(i32, T)> {
-    let mut started = started();
+    // SAFETY: a plain system call without arguments.
+    let on_main_thread = unsafe { libc::gettid() } as u32 == std::process::id();
+    let seen_by_the_pass = !orphans_go_to_main_thread() || on_main_thread;
+    let held = seen_by_the_pass.then(started);
     let (pid, value) = start()?;
-    started.get_or_insert_with(HashSet::new).insert(pid);
+    held.unwrap_or_else(started).get_or_insert_with(HashSet::new).insert(pid);
     Ok((pid, value))
 }
 
@@ -170,6 +180,33 @@ mod tests {
             "{text}{}",
             String::from_utf8_lossy(&output.stderr)
         );
+    }
+
+    /// A start that waits (here, until the test lets it go on) does not hold up the reaping of
+    /// another registered child, which the runtime's threads do (exec/reap.rs). The orphan
+    /// pass takes the same lock; it is not run here, as this process is no subreaper.
+    #[test]
+    fn a_start_that_waits_does_not_hold_up_reaping() {
+        assert!(orphans_go_to_main_thread(), "this kernel is older than 3.19");
+        let (go_on, wait) = std::sync::mpsc::channel::<()>();
+        let (in_start, entered) = std::sync::mpsc::channel();
+        let starter = std::thread::spawn(move || {
+            register(|| {
+                in_start.send(()).unwrap();
+                let _ = wait.recv();
+                Err::<(i32, ()), _>(std::io::Error::other("not started"))
+            })
+        });
+        entered.recv_timeout(Duration::from_secs(10)).unwrap();
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            reap_registered(-1, || 0, |_| false);
+            done.send(()).unwrap();
+        });
+        let result = finished.recv_timeout(Duration::from_secs(10));
+        drop(go_on);
+        assert!(starter.join().unwrap().is_err());
+        assert!(result.is_ok(), "reaping waited for the start");
     }
 
     #[test]

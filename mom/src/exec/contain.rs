@@ -93,8 +93,9 @@ pub async fn end(cgroup: Option<JobCgroup>, sid: i32, patience: Duration) -> (bo
     let Some(cgroup) = cgroup else {
         // The shell is reaped: a survivor would be an orphan the mom adopted (children.rs).
         // Inline, not on the blocking pool: a few reads of /proc (memory, never a disk) and the
-        // registry's lock (held by a start for its vfork at most) cost less than the hand-over
-        // to a pool thread and back, paid at every job's end.
+        // registry's lock (held to record or forget a pid; across a start only on kernels
+        // before 3.19, children.rs) cost less than the hand-over to a pool thread and back,
+        // paid at every job's end.
         if children::adopted_orphans() == Some(false) {
             return (true, None, false);
         }
