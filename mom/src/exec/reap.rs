@@ -19,6 +19,8 @@ pub struct Reaped {
     pub exit_status: i32,
     /// User plus system cpu time of the shell and the descendants it waited for.
     pub cput_secs: u64,
+    /// The same in microseconds.
+    pub cput_micros: u64,
     /// Peak resident set size in kilobytes.
     pub maxrss_kb: u64,
 }
@@ -93,10 +95,14 @@ fn reap(pid: i32, flags: libc::c_int) -> io::Result<Option<Reaped>> {
         let err = io::Error::last_os_error();
         return if err.kind() == io::ErrorKind::Interrupted { Ok(None) } else { Err(err) };
     }
-    let cput = usage.ru_utime.tv_sec + usage.ru_stime.tv_sec;
-    let micros = usage.ru_utime.tv_usec + usage.ru_stime.tv_usec;
-    let cput_secs = (cput + micros / 1_000_000).max(0) as u64;
-    Ok(Some(Reaped { exit_status: pbs_exit_status(status), cput_secs, maxrss_kb: usage.ru_maxrss.max(0) as u64 }))
+    let micros = |time: libc::timeval| time.tv_sec.max(0) as u64 * 1_000_000 + time.tv_usec.max(0) as u64;
+    let cput_micros = micros(usage.ru_utime) + micros(usage.ru_stime);
+    Ok(Some(Reaped {
+        exit_status: pbs_exit_status(status),
+        cput_secs: cput_micros / 1_000_000,
+        cput_micros,
+        maxrss_kb: usage.ru_maxrss.max(0) as u64,
+    }))
 }
 
 /// A `wait` status as PBS reports it: the exit code, or 256 + the signal number.

@@ -70,7 +70,7 @@ pub async fn run(
     if !board.started(&job_id, task, pid) {
         kill::signal_session(pid, Signal::SIGKILL);
     }
-    let reaper = tokio::task::spawn_blocking(move || spawn::wait(pid));
+    let reaper = tokio::spawn(spawn::wait(pid));
     let _ = writer.write(&TaskOutput::Started { task, node_num }).await;
     let (status, used) = relay(spawned, reader, &mut writer, reaper).await;
     board.ended(&job_id, task, used);

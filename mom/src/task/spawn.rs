@@ -99,32 +99,18 @@ pub fn spawn(task: TaskSpawn) -> io::Result<Spawned> {
     Ok(spawned)
 }
 
-/// Waits for task `pid` (blocking: call it on the blocking pool) and returns its status as a
-/// shell reports it (the exit code, or 128 + the signal that killed it) and its usage.
-pub fn wait(pid: i32) -> io::Result<(i32, ResourcesUsed)> {
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is valid; wait4 fills it.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // Waits without reaping, then reaps and forgets it in one step (exec/children.rs).
-        // SAFETY: siginfo is plain data; plain system calls with pointers to our locals.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        let waited = unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT) };
-        let error = io::Error::last_os_error();
-        if waited < 0 && error.kind() != io::ErrorKind::Interrupted {
-            return Err(error);
-        }
-        let reap = || unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
-        if crate::exec::children::reap_registered(pid, reap, |reaped| *reaped == pid) == pid {
-            break;
-        }
-    }
-    let code = if libc::WIFSIGNALED(status) { 128 + libc::WTERMSIG(status) } else { libc::WEXITSTATUS(status) };
-    let micros = |time: libc::timeval| time.tv_sec.max(0) as u64 * 1_000_000 + time.tv_usec.max(0) as u64;
+/// Waits for task `pid` without a thread (its end seen on a pidfd, exec/reap.rs) and returns
+/// its status as a shell reports it (the exit code, or 128 + the signal that killed it) and
+/// its usage.
+pub async fn wait(pid: i32) -> io::Result<(i32, ResourcesUsed)> {
+    let reaped = crate::exec::reap::watch(pid).await.map_err(|_| io::Error::other("the reaper went away"))??;
+    let code = match reaped.exit_status {
+        signalled @ 256.. => 128 + (signalled - 256),
+        exited => exited,
+    };
     // To the nearest second, as resources_used.cput is shown.
-    let cput_secs = (micros(usage.ru_utime) + micros(usage.ru_stime) + 500_000) / 1_000_000;
-    let used = ResourcesUsed { cput_secs, mem_kb: usage.ru_maxrss.max(0) as u64, ..Default::default() };
-    Ok((code, used))
+    let cput_secs = (reaped.cput_micros + 500_000) / 1_000_000;
+    Ok((code, ResourcesUsed { cput_secs, mem_kb: reaped.maxrss_kb, ..Default::default() }))
 }
 
 #[cfg(test)]
@@ -132,10 +118,34 @@ mod tests {
     use super::*;
     use std::io::Read;
 
+    /// Waiting for live tasks takes no thread of the blocking pool, which MUNGE, starts and
+    /// file work need: a job may have more live tasks on a node than the pool has threads.
+    #[test]
+    fn waiting_tasks_hold_no_thread_of_the_blocking_pool() {
+        // One thread: the waits have all been polled once the test's future yields.
+        let runtime =
+            tokio::runtime::Builder::new_current_thread().max_blocking_threads(2).enable_all().build().unwrap();
+        runtime.block_on(async {
+            let mut children: Vec<_> =
+                (0..4).map(|_| std::process::Command::new("sleep").arg("60").spawn().unwrap()).collect();
+            let waits: Vec<_> = children.iter().map(|child| tokio::spawn(wait(child.id() as i32))).collect();
+            tokio::task::yield_now().await;
+            let other =
+                tokio::time::timeout(std::time::Duration::from_secs(10), tokio::task::spawn_blocking(|| 7)).await;
+            for child in &mut children {
+                child.kill().unwrap();
+            }
+            for waited in waits {
+                assert_eq!(waited.await.unwrap().unwrap().0, 128 + libc::SIGKILL);
+            }
+            assert_eq!(other.ok().map(Result::unwrap), Some(7), "the blocking pool was full");
+        });
+    }
+
     /// A task of a user enters the first directory the user may enter (a 0700 directory of
     /// root's is passed over, as it would be for them) and runs as the user in full.
-    #[test]
-    fn a_task_enters_its_directory_as_the_user_and_runs_as_the_user_in_full() {
+    #[tokio::test]
+    async fn a_task_enters_its_directory_as_the_user_and_runs_as_the_user_in_full() {
         if !crate::test_support::is_root() {
             return;
         }
@@ -162,7 +172,7 @@ mod tests {
         .unwrap();
         let mut out = String::new();
         spawned.stdout.unwrap().read_to_string(&mut out).unwrap();
-        assert_eq!(wait(spawned.pid).unwrap().0, 0);
+        assert_eq!(wait(spawned.pid).await.unwrap().0, 0);
         let lines: Vec<String> =
             out.lines().map(|line| line.split_whitespace().collect::<Vec<_>>().join(" ")).collect();
         let expected = [
