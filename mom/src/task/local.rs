@@ -26,7 +26,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::unix::pipe;
-use tokio::sync::mpsc;
 
 /// How long output is still relayed after the task exited while something it left holds
 /// its pipes open.
@@ -174,17 +173,29 @@ async fn relay(
     mut reaper: tokio::task::JoinHandle<std::io::Result<(i32, proto::mom::ResourcesUsed)>>,
 ) -> (Option<i32>, proto::mom::ResourcesUsed) {
     let pid = spawned.pid;
-    let mut stdin = spawned.stdin.and_then(|pipe| pipe::Sender::from_owned_fd(OwnedFd::from(pipe)).ok());
+    let stdin = spawned.stdin.and_then(|pipe| pipe::Sender::from_owned_fd(OwnedFd::from(pipe)).ok());
     let mut stdout = spawned.stdout.and_then(|pipe| pipe::Receiver::from_owned_fd(OwnedFd::from(pipe)).ok());
     let mut stderr = spawned.stderr.and_then(|pipe| pipe::Receiver::from_owned_fd(OwnedFd::from(pipe)).ok());
-    // Frames are read on their own task: a read cut short by select! would lose a frame.
-    let (input_sender, mut inputs) = mpsc::channel::<TaskInput>(4);
+    // The launcher's frames are read, and the task's stdin written, on a task of their own:
+    // a read cut short by select! would lose a frame, and a task that writes its output
+    // before it reads its input must not stop the output's relay while its stdin is full.
+    let (gone_sender, mut gone) = tokio::sync::oneshot::channel::<()>();
     let input_task = tokio::spawn(async move {
+        let mut stdin = stdin;
         while let Ok(input) = reader.read::<TaskInput>().await {
-            if input_sender.send(input).await.is_err() {
-                break;
+            match input {
+                TaskInput::Stdin(bytes) => {
+                    if let Some(pipe) = &mut stdin {
+                        if pipe.write_all(&bytes).await.is_err() {
+                            stdin = None;
+                        }
+                    }
+                }
+                TaskInput::StdinEof => stdin = None,
+                TaskInput::Signal(number) => signal_group(pid, number),
             }
         }
+        drop(gone_sender);
     });
     let (mut out_buf, mut err_buf) = (vec![0u8; MAX_CHUNK], vec![0u8; MAX_CHUNK]);
     let (mut connected, mut killed) = (true, false);
@@ -201,18 +212,7 @@ async fn relay(
             }
         };
         tokio::select! {
-            input = inputs.recv(), if connected => match input {
-                Some(TaskInput::Stdin(bytes)) => {
-                    if let Some(pipe) = &mut stdin {
-                        if pipe.write_all(&bytes).await.is_err() {
-                            stdin = None;
-                        }
-                    }
-                }
-                Some(TaskInput::StdinEof) => stdin = None,
-                Some(TaskInput::Signal(number)) => signal_group(pid, number),
-                None => connected = false,
-            },
+            _ = &mut gone, if connected => connected = false,
             chunk = read_chunk(&mut stdout, &mut out_buf) => {
                 match chunk {
                     Some(n) => connected &= writer.write(&proto::task::TaskOutput::Stdout(out_buf[..n].to_vec())).await.is_ok(),
@@ -261,5 +261,63 @@ async fn read_chunk<R: AsyncRead + Unpin>(pipe: &mut Option<R>, buffer: &mut [u8
 fn signal_group(pid: i32, number: i32) {
     if let Ok(signal) = Signal::try_from(number) {
         let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), signal);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proto::task::TaskOutput;
+
+    /// A task that writes all its output (more than a pipe holds) before it reads its input
+    /// ends while its launcher sends that input: the output is relayed while the task's stdin
+    /// is full.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn output_is_relayed_while_the_tasks_stdin_is_full() {
+        let identity = proto::seal::Identity { uid: 0, gid: 0 };
+        let (mom_end, launcher_end) = tokio::net::UnixStream::pair().unwrap();
+        let (read, write) = proto::transport::split_unix(mom_end);
+        let (reader, mut writer) = (
+            FrameReader::plain(read, identity).with_limits(super::super::peer::TASK_LIMITS),
+            FrameWriter::new(write, None),
+        );
+        let (read, write) = proto::transport::split_unix(launcher_end);
+        let mut launcher_reader = FrameReader::plain(read, identity).with_limits(super::super::peer::TASK_LIMITS);
+        let mut launcher_writer = FrameWriter::new(write, None);
+        let spawned = spawn::spawn(TaskSpawn {
+            argv: ["/bin/sh", "-c", "head -c 1000000 /dev/zero; wc -c"].map(String::from).to_vec(),
+            env: vec![("PATH".into(), "/usr/bin:/bin".into())],
+            dirs: vec!["/".into()],
+            identity: None,
+            join_fds: Vec::new(),
+            stdin: Stdio::piped(),
+            stdout: Stdio::piped(),
+            stderr: Stdio::null(),
+        })
+        .unwrap();
+        let reaper = tokio::spawn(spawn::wait(spawned.pid));
+        let relayed = tokio::spawn(async move { relay(spawned, reader, &mut writer, reaper).await });
+        const CHUNKS: usize = 16;
+        tokio::spawn(async move {
+            for _ in 0..CHUNKS {
+                launcher_writer.write(&TaskInput::Stdin(vec![b'x'; MAX_CHUNK])).await?;
+            }
+            launcher_writer.write(&TaskInput::StdinEof).await?;
+            // Kept open until the relay is done: its end would read as the launcher gone.
+            std::future::pending::<()>().await;
+            Ok::<_, proto::transport::TransportError>(())
+        });
+        let output = tokio::time::timeout(Duration::from_secs(30), async {
+            let mut output = Vec::new();
+            while let Ok(TaskOutput::Stdout(bytes)) = launcher_reader.read::<TaskOutput>().await {
+                output.extend(bytes);
+            }
+            output
+        })
+        .await
+        .expect("the relay and the task waited for each other");
+        assert_eq!(output.len(), 1_000_000 + format!("{}\n", CHUNKS * MAX_CHUNK).len());
+        assert!(output.ends_with(format!("{}\n", CHUNKS * MAX_CHUNK).as_bytes()));
+        assert_eq!(relayed.await.unwrap().0, Some(0));
     }
 }
