@@ -151,7 +151,6 @@ impl Daemon {
             exec::contain::create(launch, &self.context).map(|_| variables).map_err(|e| e.to_string())
         });
         if let Ok(variables) = &contained {
-            self.task_server.board.add(launch, variables.clone(), false);
             let files = exec::files::JobFiles::new(&self.context.spool_dir, &self.context.tmpdir_base, launch);
             if let Err(error) = exec::files::write_nodefile(&files.nodefile, launch) {
                 tracing::warn!(job_id = %launch.job_id, "cannot write the job's node file here: {error}");
@@ -159,6 +158,8 @@ impl Daemon {
             if let Err(error) = self.sister_tmpdir(&files, launch) {
                 tracing::warn!(job_id = %launch.job_id, "cannot create the job's TMPDIR here: {error}");
             }
+            // Last: a task request waiting for the share (task/board.rs) finds its files made.
+            self.task_server.board.add(launch, variables.clone(), false);
         }
         if let Err(reason) = contained {
             tracing::warn!(job_id = %launch.job_id, "sister share refused: {reason}");
