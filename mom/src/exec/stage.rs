@@ -6,7 +6,9 @@
 //! user's groups, gid and uid (a root mom) before it runs `mkdir`, `cp`, `scp` or `rm` with
 //! `--` before every path (the grammar in `job::exec_opts` already refuses paths starting with
 //! `-` and `..` components), an empty environment and no shell; the kernel checks every path
-//! against the user, so a link planted towards a root file gets the user's rights only.
+//! against the user, so a link planted towards a root file gets the user's rights only. Each
+//! runs under `timeout`, which is the user's process too: the mom waits at most that long and
+//! [`OVER_TIMEOUT`] more, then kills the command's process group itself.
 //!
 //! A host is this one when it names this node, this machine or `localhost`: the copy is a
 //! local `cp -rp` (OpenPBS `$usecp`); any other host is copied with `scp -B -r -p`, which
@@ -22,9 +24,52 @@ use proto::mom::JobLaunch;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 /// Seconds one copy may take before it is given up.
 const COPY_TIMEOUT: &str = "3600";
+
+/// Seconds the mom waits beyond a command's `timeout` before it kills the command's process
+/// group itself: `timeout` runs as the user, who may stop it.
+const OVER_TIMEOUT: u64 = 10;
+
+/// At most this much of a command's error output is kept for the message.
+const MAX_ERROR_OUTPUT: u64 = 64 * 1024;
+
+/// Runs `command` (its stdout not kept) and waits for it at most `limit`, then kills its
+/// process group (`timeout` leads one) and it; the error output goes to a memory file, so
+/// nothing the command left running can hold the wait. Returns the status and the first
+/// [`MAX_ERROR_OUTPUT`] bytes of its error output.
+fn run_bounded(mut command: Command, limit: Duration) -> std::io::Result<(std::process::ExitStatus, Vec<u8>)> {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    use std::io::{Read, Seek};
+    let errors = std::fs::File::from(rustix::fs::memfd_create("stage-errors", rustix::fs::MemfdFlags::CLOEXEC)?);
+    let mut child = command.stderr(errors.try_clone()?).spawn()?;
+    let pid = rustix::process::Pid::from_child(&child);
+    let pidfd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty())?;
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let timeout = Timespec { tv_sec: left.as_secs() as i64, tv_nsec: i64::from(left.subsec_nanos()) };
+        match poll(&mut [PollFd::new(&pidfd, PollFlags::IN)], Some(&timeout)) {
+            Ok(0) => {
+                // Unreaped, its pid (and so its group's id) cannot be taken by another process.
+                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+                let _ = child.kill();
+                break;
+            }
+            Ok(_) => break,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(error) => return Err(error.into()),
+        }
+    }
+    let status = child.wait()?;
+    let mut stderr = Vec::new();
+    let mut errors = errors;
+    errors.rewind()?;
+    errors.take(MAX_ERROR_OUTPUT).read_to_end(&mut stderr)?;
+    Ok((status, stderr))
+}
 
 /// The job's private directory when it asked for `sandbox=PRIVATE`.
 pub fn job_dir(launch: &JobLaunch, home: &Path) -> Option<PathBuf> {
@@ -61,8 +106,7 @@ impl AsUser<'_> {
             .env("HOME", &self.user.home)
             .current_dir("/")
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
+            .stdout(Stdio::null());
         // SAFETY: only system calls on data prepared before the fork (see Identity::assume).
         unsafe {
             command.pre_exec(move || {
@@ -74,12 +118,14 @@ impl AsUser<'_> {
                 Ok(())
             });
         }
-        let output = command.output().map_err(|err| format!("{program}: {err}"))?;
-        if output.status.success() {
+        let limit = timeout.parse::<u64>().unwrap_or(0).saturating_add(OVER_TIMEOUT);
+        let (status, stderr) =
+            run_bounded(command, Duration::from_secs(limit)).map_err(|err| format!("{program}: {err}"))?;
+        if status.success() {
             return Ok(());
         }
-        let stderr = String::from_utf8_lossy(&output.stderr).trim().to_string();
-        Err(if stderr.is_empty() { format!("{program}: {}", output.status) } else { stderr })
+        let stderr = String::from_utf8_lossy(&stderr).trim().to_string();
+        Err(if stderr.is_empty() { format!("{program}: {status}") } else { stderr })
     }
 
     /// Creates the job directory (mode 0700).

@@ -50,3 +50,20 @@ fn local_stage_in_and_out_copy_files_and_report_failures() {
     as_user.remove_dir(&work).unwrap();
     assert!(!work.exists());
 }
+
+/// A command whose `timeout` is stopped (its user may stop it) is killed by the mom once its
+/// timeout and [`OVER_TIMEOUT`] are over, with what it started: the mom's wait is bounded.
+#[test]
+fn a_stopped_timeout_holds_the_mom_a_bounded_time() {
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let user = root();
+        let as_user = AsUser { user: &user, change_identity: false, umask: 0o022 };
+        let script = "echo started >&2; kill -STOP $PPID; exec sleep 120";
+        let _ = done.send(as_user.run_for("1", "sh", &["-c".as_ref(), script.as_ref()]));
+    });
+    let waited = std::time::Duration::from_secs(1 + OVER_TIMEOUT + 30);
+    let result = finished.recv_timeout(waited).expect("the mom still waits for the stopped command");
+    let error = result.unwrap_err();
+    assert_eq!(error, "started", "its error output is the message");
+}
