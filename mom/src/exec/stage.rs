@@ -41,27 +41,14 @@ const MAX_ERROR_OUTPUT: u64 = 64 * 1024;
 /// nothing the command left running can hold the wait. Returns the status and the first
 /// [`MAX_ERROR_OUTPUT`] bytes of its error output.
 fn run_bounded(mut command: Command, limit: Duration) -> std::io::Result<(std::process::ExitStatus, Vec<u8>)> {
-    use rustix::event::{poll, PollFd, PollFlags, Timespec};
     use std::io::{Read, Seek};
     let errors = std::fs::File::from(rustix::fs::memfd_create("stage-errors", rustix::fs::MemfdFlags::CLOEXEC)?);
     let mut child = command.stderr(errors.try_clone()?).spawn()?;
-    let pid = rustix::process::Pid::from_child(&child);
-    let pidfd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty())?;
-    let deadline = std::time::Instant::now() + limit;
-    loop {
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        let timeout = Timespec { tv_sec: left.as_secs() as i64, tv_nsec: i64::from(left.subsec_nanos()) };
-        match poll(&mut [PollFd::new(&pidfd, PollFlags::IN)], Some(&timeout)) {
-            Ok(0) => {
-                // Unreaped, its pid (and so its group's id) cannot be taken by another process.
-                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-                let _ = child.kill();
-                break;
-            }
-            Ok(_) => break,
-            Err(rustix::io::Errno::INTR) => {}
-            Err(error) => return Err(error.into()),
-        }
+    if !ends_within(&mut child, std::time::Instant::now() + limit) {
+        // Unreaped, its pid (and so its group's id) cannot be taken by another process.
+        let pid = rustix::process::Pid::from_child(&child);
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        let _ = child.kill();
     }
     let status = child.wait()?;
     let mut stderr = Vec::new();
@@ -69,6 +56,44 @@ fn run_bounded(mut command: Command, limit: Duration) -> std::io::Result<(std::p
     errors.rewind()?;
     errors.take(MAX_ERROR_OUTPUT).read_to_end(&mut stderr)?;
     Ok((status, stderr))
+}
+
+/// Whether `child` ends (it is not reaped) before `deadline`: seen on its pidfd, or without
+/// pidfds (Linux < 5.3) by looking every 50 ms.
+fn ends_within(child: &mut std::process::Child, deadline: std::time::Instant) -> bool {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let pid = rustix::process::Pid::from_child(child);
+    let Ok(pidfd) = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()) else {
+        return seen_ending_within(child, deadline);
+    };
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let timeout = Timespec { tv_sec: left.as_secs() as i64, tv_nsec: i64::from(left.subsec_nanos()) };
+        match poll(&mut [PollFd::new(&pidfd, PollFlags::IN)], Some(&timeout)) {
+            Ok(0) => return false,
+            Err(rustix::io::Errno::INTR) => {}
+            // Readable, or the poll failed: the caller's wait decides.
+            _ => return true,
+        }
+    }
+}
+
+/// [`ends_within`] without a pidfd: a look every 50 ms.
+fn seen_ending_within(child: &std::process::Child, deadline: std::time::Instant) -> bool {
+    loop {
+        // SAFETY: waits without reaping for our own child; siginfo is plain data.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+        let waited = unsafe { libc::waitid(libc::P_PID, child.id(), &mut info, flags) };
+        // SAFETY: si_pid is set by waitid (0 when nothing ended).
+        if waited == 0 && unsafe { info.si_pid() } != 0 {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// The job's private directory when it asked for `sandbox=PRIVATE`.

@@ -67,3 +67,18 @@ fn a_stopped_timeout_holds_the_mom_a_bounded_time() {
     let error = result.unwrap_err();
     assert_eq!(error, "started", "its error output is the message");
 }
+
+/// Without a pidfd the end is seen by looking: a child that ends is seen, one that does not
+/// is given up at the deadline (and not reaped either way).
+#[test]
+fn without_a_pidfd_the_end_is_seen_by_looking() {
+    let soon = || std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let mut quick = std::process::Command::new("true").spawn().unwrap();
+    assert!(seen_ending_within(&quick, soon()));
+    assert!(quick.try_wait().unwrap().is_some(), "left for the caller to reap");
+    let mut slow = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(200);
+    assert!(!seen_ending_within(&slow, deadline));
+    slow.kill().unwrap();
+    slow.wait().unwrap();
+}
