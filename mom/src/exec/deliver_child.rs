@@ -58,7 +58,7 @@ enum Step {
 
 /// What the child reads and writes.
 struct Shared {
-    identity: (libc::uid_t, libc::gid_t, *const libc::gid_t, usize),
+    identity: Identity,
     umask: libc::mode_t,
     source: RawFd,
     dest: CString,
@@ -95,9 +95,8 @@ fn copy_within(
             .map_err(|_| CopyError(format!("{}: a NUL byte in the path", path.display())))
     };
     let in_dir_path = dest.join(file_name);
-    let (uid, gid, groups) = identity.parts();
     let shared = Shared {
-        identity: (uid, gid, groups.as_ptr(), groups.len()),
+        identity: identity.clone(),
         umask: umask as libc::mode_t,
         source: source.as_raw_fd(),
         dest: c_path(dest)?,
@@ -161,15 +160,10 @@ unsafe fn steps(s: &Shared) -> Result<(), (Step, i32)> {
     libc::sigaddset(&mut alarm, libc::SIGALRM);
     libc::pthread_sigmask(libc::SIG_UNBLOCK, &alarm, std::ptr::null_mut());
     libc::alarm(s.seconds);
-    let (uid, gid, groups, count) = s.identity;
-    // The effective uid, and with it the file-system one, becomes the user's: the kernel then
-    // clears every capability from the effective set, so each check is the user's. The real
-    // and saved uids stay root's: no process of the user's may signal this one (a SIGSTOP
-    // would hold the mom's thread past the alarm) or trace it (it holds the mom's memory).
-    if libc::syscall(libc::SYS_setgroups, count, groups) < 0
-        || libc::syscall(libc::SYS_setresgid, gid, gid, gid) < 0
-        || libc::syscall(libc::SYS_setresuid, 0, uid, 0) < 0
-    {
+    // The effective uid only (every capability dropped, each check the user's); the real and
+    // saved uids stay root's: no process of the user's may signal this one (a SIGSTOP would
+    // hold the mom's thread past the alarm) or trace it (it holds the mom's memory).
+    if s.identity.assume_effective().is_err() {
         return Err((Step::Identity, errno()));
     }
     libc::umask(s.umask);

@@ -91,7 +91,7 @@ pub fn spawn_shell(spec: ShellSpec<'_>) -> io::Result<i32> {
         keep_open,
         cgroup_fds: spec.cgroup_fds.iter().map(AsRawFd::as_raw_fd).collect(),
         terminal,
-        identity: spec.change_identity.then(|| (spec.user.uid, spec.user.gid, spec.user.groups.clone())),
+        identity: spec.change_identity.then(|| Identity::of(spec.user)),
         umask: (spec.umask & 0o777) as libc::mode_t,
         dir,
         chdir_failed: format!("PBS: chdir to '{}' failed: ", spec.start_dir.display()).into_bytes(),
@@ -136,19 +136,13 @@ impl Identity {
         Identity { uid: user.uid, gid: user.gid, groups: user.groups.clone() }
     }
 
-    /// uid, gid and supplementary groups, for a child that sets them with raw system calls
-    /// (`deliver_child.rs`).
-    pub fn parts(&self) -> (libc::uid_t, libc::gid_t, &[libc::gid_t]) {
-        (self.uid, self.gid, &self.groups)
-    }
-
     /// The user's supplementary groups, gid and effective uid (and with it the file-system
     /// uid); the real and saved uids stay the mom's (root). Every effective capability goes
     /// with the effective uid, so what the child opens or enters is checked as the user's,
     /// while the user may neither signal nor trace it (it may wait on a hung file system, and
     /// the mom's thread with it). [`Identity::assume_in_full`] must follow before `execve`.
-    /// Meant for `pre_exec`: raw system calls on data prepared before the fork, this process
-    /// alone changed.
+    /// Meant for a child before `execve` (`pre_exec`, the clones of vfork.rs and
+    /// deliver_child.rs): raw system calls on data prepared before, this process alone changed.
     pub fn assume_effective(&self) -> io::Result<()> {
         const UNCHANGED: libc::uid_t = libc::uid_t::MAX;
         // SAFETY: plain system calls on owned, already-allocated data.

@@ -9,11 +9,12 @@
 //! nor write anything but its own stack and the one error word the parent reads. Everything is
 //! prepared before the clone ([`Prepared`]: C strings, pointer arrays, descriptors), and the
 //! child only makes system calls:
-//! - the identity changes are raw `setgroups`/`setresgid`/`setresuid` system calls, not
-//!   glibc's wrappers: those broadcast the change to every thread of the *mom* (glibc's thread
-//!   list is shared memory), which would be wrong and could hang. The effective uid becomes the
-//!   user's before `chdir` (checked as the user's), the real and saved ones only after it (no
-//!   signal or trace of the user's reaches the child while a `chdir` waits);
+//! - the identity changes are `Identity`'s two steps (exec/spawn.rs), raw `setgroups`/
+//!   `setresgid`/`setresuid` system calls, not glibc's wrappers: those broadcast the change to
+//!   every thread of the *mom* (glibc's thread list is shared memory), which would be wrong and
+//!   could hang. The effective uid becomes the user's before `chdir` (checked as the user's),
+//!   the real and saved ones only after it (no signal or trace of the user's reaches the child
+//!   while a `chdir` waits);
 //! - all signals are blocked in the mom's thread across the clone, so no handler of the mom runs
 //!   on the child's stack; the child sets every caught signal (and SIGPIPE, which Rust ignores)
 //!   back to its default action, then unblocks everything just before `execve`, so the shell
@@ -25,6 +26,7 @@
 //!
 //! Owns: [`Prepared`] and [`spawn`]. Must not: look anything up or allocate in the child.
 
+use super::spawn::Identity;
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::io;
 use std::os::fd::RawFd;
@@ -47,8 +49,8 @@ pub struct Prepared {
     pub cgroup_fds: Vec<RawFd>,
     /// The pty slave on stdin becomes the controlling terminal.
     pub terminal: bool,
-    /// uid, gid, supplementary groups (`None`: keep the mom's).
-    pub identity: Option<(libc::uid_t, libc::gid_t, Vec<libc::gid_t>)>,
+    /// The user's (`None`: keep the mom's).
+    pub identity: Option<Identity>,
     pub umask: libc::mode_t,
     pub dir: CString,
     /// Written on stderr, followed by the reason, when `dir` cannot be entered.
@@ -166,18 +168,12 @@ unsafe fn steps(shared: &Shared<'_>) -> i32 {
     if libc::setsid() < 0 || (p.terminal && libc::ioctl(0, libc::TIOCSCTTY, 0) < 0) {
         return errno();
     }
-    if let Some((uid, gid, groups)) = &p.identity {
-        // Raw system calls: this process alone changes (see the header). The user's effective
-        // uid first: every effective capability goes with it, so `chdir` is the user's. Root
-        // stays the real and saved uid until `chdir` is done: a `chdir` on a hung file system
-        // can take long, and meanwhile the user may neither stop this process (and with it the
-        // mom's thread) nor trace it (it holds the mom's memory).
-        if libc::syscall(libc::SYS_setgroups, groups.len(), groups.as_ptr()) < 0
-            || libc::syscall(libc::SYS_setresgid, *gid, *gid, *gid) < 0
-            || libc::syscall(libc::SYS_setresuid, 0, *uid, 0) < 0
-        {
-            return errno();
-        }
+    // The user's effective uid first: every effective capability goes with it, so `chdir` is
+    // the user's. Root stays the real and saved uid until `chdir` is done: a `chdir` on a hung
+    // file system can take long, and meanwhile the user may neither stop this process (and with
+    // it the mom's thread) nor trace it (it holds the mom's memory).
+    if p.identity.as_ref().is_some_and(|identity| identity.assume_effective().is_err()) {
+        return errno();
     }
     libc::umask(p.umask);
     if libc::chdir(p.dir.as_ptr()) < 0 {
@@ -187,16 +183,9 @@ unsafe fn steps(shared: &Shared<'_>) -> i32 {
         }
         return code;
     }
-    if let Some((uid, _, _)) = &p.identity {
-        // The user's in full, as `setuid` from root gives: allowed without a capability (each
-        // id is one this process holds), and with no uid left 0 the kernel clears the
-        // permitted capabilities too. Not dumpable until `execve`, whatever `fs.suid_dumpable`
-        // says; the shell's own memory is dumpable as usual.
-        if libc::syscall(libc::SYS_setresuid, *uid, *uid, *uid) < 0
-            || libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) < 0
-        {
-            return errno();
-        }
+    // The user's in full, not dumpable until `execve`.
+    if p.identity.as_ref().is_some_and(|identity| identity.assume_in_full().is_err()) {
+        return errno();
     }
     let mut empty: libc::sigset_t = std::mem::zeroed();
     libc::sigemptyset(&mut empty);
@@ -254,7 +243,7 @@ mod tests {
         program: &str,
         script: &str,
         dir: &str,
-        identity: Option<(libc::uid_t, libc::gid_t, Vec<libc::gid_t>)>,
+        identity: Option<Identity>,
     ) -> (io::Result<i32>, String, String) {
         let stdin = std::fs::File::open("/dev/null").unwrap();
         let (out, err) = (tmp.join("out"), tmp.join("err"));
@@ -320,7 +309,9 @@ mod tests {
             return;
         }
         let tmp = tempfile::tempdir().unwrap();
-        let nobody = Some((65534, 65534, vec![65534]));
+        let user =
+            super::super::user::JobUser { uid: 65534, gid: 65534, groups: vec![65534], ..crate::test_support::alice() };
+        let nobody = Some(Identity::of(&user));
         let script = "grep -E '^(Uid|Gid|Groups|CapPrm|CapEff|CapAmb):' /proc/self/status";
         let (spawned, out, _) = run_as(tmp.path(), "/bin/sh", script, "/", nobody.clone());
         spawned.unwrap();
