@@ -24,7 +24,7 @@
 //! file before its copy or its move to the undelivered directory, or follow a destination as root.
 
 use super::files::{file_name_is_safe, Delivery, JobFiles};
-use super::spawn::Identity;
+use super::identity::Identity;
 use super::user::JobUser;
 use super::ExecContext;
 use super::DEFAULT_UMASK;

@@ -27,7 +27,7 @@
 //!
 //! Owns: [`copy`]. Must not: open anything as root, or allocate, lock or format in the child.
 
-use super::spawn::Identity;
+use super::identity::Identity;
 use nix::errno::Errno;
 use std::ffi::{c_int, c_void, CString};
 use std::fs::File;

@@ -22,6 +22,7 @@ pub mod deliver_child;
 pub mod env;
 pub mod files;
 pub mod groups;
+pub mod identity;
 pub mod interactive;
 pub mod kill;
 pub mod launch_env;

@@ -17,7 +17,7 @@
 //! Owns: the job directory's name, creation and removal, and the copies. Must not: decide
 //! what a failure does to the job (run.rs does).
 
-use super::spawn::Identity;
+use super::identity::Identity;
 use super::user::JobUser;
 use job::exec_opts::{Sandbox, StageItem};
 use proto::mom::JobLaunch;

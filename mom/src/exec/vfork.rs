@@ -26,7 +26,7 @@
 //!
 //! Owns: [`Prepared`] and [`spawn`]. Must not: look anything up or allocate in the child.
 
-use super::spawn::Identity;
+use super::identity::Identity;
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::io;
 use std::os::fd::RawFd;

@@ -12,7 +12,8 @@
 //! Owns: the code that runs in the forked child. Must not: decide the environment or the
 //! directory (the caller does), or look anything up in the child.
 
-use crate::exec::spawn::{close_inherited_descriptors, Identity};
+use crate::exec::identity::Identity;
+use crate::exec::spawn::close_inherited_descriptors;
 use proto::mom::ResourcesUsed;
 use std::ffi::CString;
 use std::io;
