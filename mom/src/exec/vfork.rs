@@ -9,7 +9,7 @@
 //! nor write anything but its own stack and the one error word the parent reads. Everything is
 //! prepared before the clone ([`Prepared`]: C strings, pointer arrays, descriptors), and the
 //! child only makes system calls:
-//! - the identity changes are `Identity`'s two steps (exec/spawn.rs), raw `setgroups`/
+//! - the identity changes are `Identity`'s two steps (exec/identity.rs), raw `setgroups`/
 //!   `setresgid`/`setresuid` system calls, not glibc's wrappers: those broadcast the change to
 //!   every thread of the *mom* (glibc's thread list is shared memory), which would be wrong and
 //!   could hang. The effective uid becomes the user's before `chdir` (checked as the user's),

@@ -1,4 +1,4 @@
-//! Starting one task process: as the job's owner (supplementary groups, gid, uid; exec/spawn.rs
+//! Starting one task process: as the job's owner (supplementary groups, gid, uid; exec/identity.rs
 //! `Identity`), in a new session, in the requested directory entered as the user (else the
 //! home directory, else `/`), with an environment built from nothing, running its argv (found
 //! on the task's `PATH`) or `$SHELL -c <line>`; stdin, stdout and stderr are pipes or files the
@@ -75,7 +75,7 @@ pub fn spawn(task: TaskSpawn) -> io::Result<Spawned> {
                 return Err(io::Error::last_os_error());
             }
             // The directory is entered as the user, who may not stop or trace this child
-            // meanwhile: the mom waits for its `execve` (exec/spawn.rs `Identity`).
+            // meanwhile: the mom waits for its `execve` (exec/identity.rs).
             if let Some(identity) = &identity {
                 identity.assume_effective()?;
             }
